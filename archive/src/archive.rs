@@ -1,0 +1,171 @@
+//! The raw archive: one JSON file per matrix run, keeping every repetition and its provenance.
+//!
+//! Top-level keys are arknet's schema 2 (`schema_version` 2, `recorded_at_utc`, `backend`,
+//! `git_head`, `git_status`, `source_sha256`, `executable_sha256`, `runner_sha256`, `host`,
+//! `settings`, `results`, `complete`, `failed_measurements`) plus an `echomark` object that
+//! names the tool and the format version.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Metrics;
+
+/// arknet's archive schema this layout extends.
+pub const ARCHIVE_SCHEMA_VERSION: u32 = 2;
+/// Version of echomark's additions to the layout; bumped on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+/// The producer named in the `echomark` object.
+pub const TOOL_NAME: &str = "echomark-runner";
+
+/// Identifies the producer and the version of echomark's additions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EchomarkInfo {
+    pub tool: String,
+    pub tool_version: String,
+    pub format_version: u32,
+    /// How `source_sha256` was computed, so anyone can recompute it.
+    pub source_hash_rule: String,
+}
+
+/// The machine a dataset was measured on. No host name is recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// `uname` system, e.g. `Linux`.
+    pub system: String,
+    /// Kernel release.
+    pub release: String,
+    /// Architecture, e.g. `x86_64`.
+    pub machine: String,
+    /// CPU model name.
+    pub cpu: String,
+    pub logical_cpus: u64,
+    pub physical_cpus: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    /// `NAME` from `/etc/os-release`.
+    pub os_name: Option<String>,
+    /// `VERSION_ID` (or `VERSION`) from `/etc/os-release`.
+    pub os_version: Option<String>,
+}
+
+/// One traffic profile of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficProfile {
+    pub clients: u64,
+    pub window: u64,
+}
+
+/// One topology × work combination of the matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoProfile {
+    pub io_model: String,
+    pub io_threads: u64,
+    pub handler_work: u64,
+}
+
+/// The requested matrix, as in arknet's schema 2 plus echomark's run options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub seconds: f64,
+    pub warmup: f64,
+    pub repetitions: u64,
+    pub payloads: Vec<u64>,
+    pub profiles: Vec<TrafficProfile>,
+    /// When 1, every UDP case uses window 1 whatever the profile says.
+    pub udp_throughput_window: Option<u64>,
+    pub io_profiles: Vec<IoProfile>,
+    pub protocols: Vec<String>,
+    /// Always null: echomark has one execution mode.
+    pub execution_modes: Option<Vec<String>>,
+    pub address_family: String,
+    /// The preset the matrix started from, if any.
+    pub preset: Option<String>,
+    /// Seed of the case-order shuffle; null when cases run in arknet's nested order.
+    pub shuffle_seed: Option<u64>,
+    /// Per-run limit after which the child is killed.
+    pub case_timeout_seconds: f64,
+    pub udp_timeout_ms: u64,
+    pub udp_send_buffer: Option<u64>,
+    pub udp_recv_buffer: Option<u64>,
+    pub udp_server_recv_buffer: Option<u64>,
+    /// Whether the matrix continued after a failed run.
+    pub keep_going: bool,
+}
+
+/// One repetition of one case: the request, the process facts and the parsed metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub repetition: u64,
+    pub protocol: String,
+    pub payload_bytes: u64,
+    pub clients: u64,
+    pub window: u64,
+    pub io_model: String,
+    pub io_threads: u64,
+    pub handler_work: u64,
+    pub backend: String,
+    pub address_family: String,
+    /// Full argv of the child process.
+    pub command: Vec<String>,
+    /// Exit code; 124 after the case timeout, 128 + signal when killed by a signal.
+    pub returncode: Option<i32>,
+    pub stderr: String,
+    /// Parsed stdout; absent when stdout was not one strict, finite JSON metrics object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Metrics>,
+    /// Raw stdout, kept only when it could not be parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    /// The runner's verdict when the run failed (arknet's schema-2 texts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Position of this case in the execution order (0-based, after any shuffle).
+    pub order: u64,
+    /// UTC time the child was started.
+    pub started_at_utc: String,
+    /// Wall time of the child process, seconds.
+    pub wall_seconds: f64,
+}
+
+impl Entry {
+    /// The nine-field configuration key plus the repetition; unique within a dataset.
+    pub fn case_key(&self) -> (String, u64, u64, u64, String, u64, u64, u64) {
+        (
+            self.protocol.clone(),
+            self.payload_bytes,
+            self.clients,
+            self.window,
+            self.io_model.clone(),
+            self.io_threads,
+            self.handler_work,
+            self.repetition,
+        )
+    }
+}
+
+/// A whole raw archive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Archive {
+    pub schema_version: u32,
+    pub echomark: EchomarkInfo,
+    /// When the matrix started, ISO-8601 UTC with microseconds.
+    pub recorded_at_utc: String,
+    pub backend: String,
+    pub git_head: Option<String>,
+    pub git_status: Option<String>,
+    pub source_sha256: String,
+    pub executable_sha256: String,
+    /// SHA-256 of the binary that drove the matrix (the runner is its own executable).
+    pub runner_sha256: String,
+    pub host: Host,
+    pub settings: Settings,
+    pub results: Vec<Entry>,
+    pub complete: bool,
+    /// Number of entries that carry an `error`.
+    pub failed_measurements: u64,
+}

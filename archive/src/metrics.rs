@@ -1,0 +1,189 @@
+//! The metrics object that `echomark-runner once` prints: one measured configuration.
+//!
+//! Field names follow arknet's loopback metrics wherever the meaning is the same, in arknet's
+//! order, so arknet-compatible readers work. Fields whose meaning differs are renamed or
+//! added beside them (see the doc comment on each field). The two semantic differences that
+//! matter when comparing with arknet:
+//!
+//! * `messages` counts verified round trips completed **inside** the measured interval
+//!   `[start, deadline]` and `elapsed_seconds` is that interval, so `roundtrips_per_second`
+//!   is not diluted by the drain (arknet-echo-core.md §15 item 3). Echoes of measured-phase
+//!   messages that complete after the deadline are in `drain_messages`; all verified echoes
+//!   are in `messages_received`, so `messages_sent − messages_received = udp_lost_messages +
+//!   unfinished_messages`.
+//! * latency comes from full HdrHistograms (every round trip recorded, nanosecond values,
+//!   3 significant digits), not from an 8192-sample reservoir.
+
+use serde::{Deserialize, Serialize};
+
+/// Names of the error counters that must all be zero for a run to be ok, in output order.
+/// The same 13 counters as arknet's measured-phase list (arknet-archives.md §7).
+pub const ERROR_COUNTER_NAMES: [&str; 13] = [
+    "client_send_rejections",
+    "client_send_completion_errors",
+    "server_send_rejections",
+    "server_send_completion_errors",
+    "content_errors",
+    "order_errors",
+    "unexpected_messages",
+    "disconnect_errors",
+    "udp_lost_messages",
+    "unfinished_messages",
+    "callback_exceptions",
+    "drain_timeouts",
+    "duplicate_completions",
+];
+
+/// One measurement, exactly as printed on stdout by `echomark-runner once`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metrics {
+    /// Metrics layout version; 1 as in arknet (echomark's additions are new keys).
+    pub schema_version: u32,
+    /// Always `"tokio"` for echomark-runner.
+    pub backend: String,
+    pub protocol: String,
+    pub address_family: String,
+    pub payload_bytes: u64,
+    pub clients: u64,
+    pub window: u64,
+    pub io_model: String,
+    pub handler_work: u64,
+    /// Runtimes: 1 for `shared`, `io_threads` for `sharded`.
+    pub io_contexts: u64,
+    pub io_threads: u64,
+    /// Independent serialised server tasks: one per TCP connection; for UDP one per server
+    /// socket (one socket per runtime).
+    pub server_io_lanes: u64,
+    pub requested_seconds: f64,
+    pub warmup_seconds: f64,
+    /// The measured interval, from the start signal to the deadline (drain excluded).
+    pub elapsed_seconds: f64,
+    /// Messages sent by the clients in the measured phase.
+    pub messages_sent: u64,
+    /// Verified round trips completed inside the measured interval.
+    pub messages: u64,
+    /// `2 × payload_bytes × messages`: application payload both ways, framing excluded.
+    pub payload_roundtrip_bytes: u64,
+    /// `messages / elapsed_seconds`.
+    pub roundtrips_per_second: f64,
+    /// `payload_roundtrip_bytes / elapsed_seconds / 2^20`.
+    pub payload_mib_per_second: f64,
+    /// Round trips recorded in the latency histogram (0 with `--no-latency`).
+    pub rtt_samples: u64,
+    /// Verified round trips eligible for latency recording (= `messages_received`).
+    pub rtt_observations: u64,
+    pub rtt_p50_us: f64,
+    pub rtt_p95_us: f64,
+    pub rtt_p99_us: f64,
+    pub client_send_rejections: u64,
+    pub client_send_completion_errors: u64,
+    pub server_send_rejections: u64,
+    pub server_send_completion_errors: u64,
+    pub content_errors: u64,
+    pub order_errors: u64,
+    pub unexpected_messages: u64,
+    pub disconnect_errors: u64,
+    pub udp_lost_messages: u64,
+    pub unfinished_messages: u64,
+    pub callback_exceptions: u64,
+    pub drain_timeouts: u64,
+    pub duplicate_completions: u64,
+    pub pending_completions: u64,
+    pub warmup_ok: bool,
+    pub warmup_errors: u64,
+    pub udp_send_buffer_requested_bytes: Option<u64>,
+    pub udp_receive_buffer_requested_bytes: Option<u64>,
+    pub udp_server_send_buffer_bytes: Option<u64>,
+    pub udp_server_receive_buffer_bytes: Option<u64>,
+    pub udp_client_send_buffer_min_bytes: Option<u64>,
+    pub udp_client_send_buffer_max_bytes: Option<u64>,
+    pub udp_client_receive_buffer_min_bytes: Option<u64>,
+    pub udp_client_receive_buffer_max_bytes: Option<u64>,
+    /// Process user + system CPU over exactly the measured interval (client and server).
+    pub cpu_seconds: Option<f64>,
+    pub cpu_elapsed_seconds: Option<f64>,
+    /// `cpu_seconds / cpu_elapsed_seconds × 100`: 100 is one logical CPU fully busy.
+    pub cpu_percent: Option<f64>,
+    /// Whole-process lifetime peak RSS.
+    pub peak_rss_bytes: Option<u64>,
+    pub ok: bool,
+    pub error: Option<String>,
+
+    // ---- echomark additions -------------------------------------------------------------
+    /// Verified echoes of measured-phase messages, inside the interval or during the drain.
+    pub messages_received: u64,
+    /// Verified echoes that completed after the deadline, during the drain.
+    pub drain_messages: u64,
+    /// Time from the deadline until every client had drained (or the drain limit hit).
+    pub drain_seconds: f64,
+    /// Verified round trips completed during warmup.
+    pub warmup_messages: u64,
+    /// Messages the server side received in the measured phase (all server tasks).
+    pub server_messages_received: u64,
+    /// How percentiles were computed.
+    pub rtt_method: String,
+    /// Whether round trips were recorded into the histogram (`--no-latency` turns it off).
+    pub latency_recording: bool,
+    pub rtt_min_us: f64,
+    pub rtt_p90_us: f64,
+    pub rtt_p999_us: f64,
+    pub rtt_p9999_us: f64,
+    pub rtt_max_us: f64,
+    pub rtt_mean_us: f64,
+    pub rtt_stddev_us: f64,
+    /// The measured-phase histogram (nanoseconds), HdrHistogram V2 + DEFLATE, base64.
+    pub rtt_histogram: Option<String>,
+    /// Resident set size at the start and at the end of the measured phase.
+    pub rss_start_bytes: Option<u64>,
+    pub rss_end_bytes: Option<u64>,
+    /// UDP: per-message timeout after which an unanswered datagram counts as lost.
+    pub udp_timeout_ms: Option<u64>,
+    /// UDP: the server socket's receive-buffer request (defaults to the client request).
+    pub udp_server_receive_buffer_requested_bytes: Option<u64>,
+    /// Linux sysctls that clamp socket buffer requests (`net.core.*`).
+    pub net_core_rmem_max: Option<u64>,
+    pub net_core_wmem_max: Option<u64>,
+    pub net_core_rmem_default: Option<u64>,
+    /// UDP: kernel counter deltas over the measured phase and drain; null when unreadable.
+    pub kernel_udp_in_errors_delta: Option<u64>,
+    pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
+    pub kernel_udp_sndbuf_errors_delta: Option<u64>,
+    pub kernel_udp_mem_errors_delta: Option<u64>,
+    pub kernel_udp_in_datagrams_delta: Option<u64>,
+}
+
+impl Metrics {
+    /// The 13 error counters with their names, in output order.
+    pub fn error_counters(&self) -> [(&'static str, u64); 13] {
+        let values = [
+            self.client_send_rejections,
+            self.client_send_completion_errors,
+            self.server_send_rejections,
+            self.server_send_completion_errors,
+            self.content_errors,
+            self.order_errors,
+            self.unexpected_messages,
+            self.disconnect_errors,
+            self.udp_lost_messages,
+            self.unfinished_messages,
+            self.callback_exceptions,
+            self.drain_timeouts,
+            self.duplicate_completions,
+        ];
+        let mut out = [("", 0); 13];
+        for (slot, (name, value)) in out.iter_mut().zip(ERROR_COUNTER_NAMES.iter().zip(values)) {
+            *slot = (name, value);
+        }
+        out
+    }
+
+    /// arknet's `ok` rule, applied to the values in this object.
+    pub fn ok_rule_holds(&self) -> bool {
+        self.error.is_none()
+            && self.warmup_errors == 0
+            && self.error_counters().iter().all(|(_, v)| *v == 0)
+            && self.messages > 0
+            && self.pending_completions == 0
+    }
+}

@@ -1,0 +1,113 @@
+//! The host's loopback floor: a blocking ping-pong on one thread, no event loop.
+//!
+//! The one thread plays both ends in turn (client send, server receive, server send, client
+//! receive), so a round trip costs four system calls and the kernel's loopback path, and
+//! nothing else: no wakeups, no scheduler, no verification. A `shared 1` echo run does the
+//! same work plus the runtime, so the ratio between the two is the event loop's overhead.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::latency;
+use crate::sockets;
+
+/// One protocol's floor.
+#[derive(Debug, Clone, Serialize)]
+pub struct Floor {
+    pub roundtrips_per_second: f64,
+    pub messages: u64,
+    pub elapsed_seconds: f64,
+    pub rtt_p50_us: f64,
+    pub rtt_p99_us: f64,
+    pub rtt_mean_us: f64,
+}
+
+/// The output of `echomark-runner calibrate`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    pub backend: &'static str,
+    pub method: &'static str,
+    pub address_family: String,
+    pub payload_bytes: u64,
+    pub requested_seconds: f64,
+    pub tcp: Floor,
+    pub udp: Floor,
+}
+
+/// Measures both floors for `seconds` each.
+pub fn run(ip: IpAddr, payload: usize, seconds: f64) -> std::io::Result<Calibration> {
+    let duration = Duration::from_secs_f64(seconds);
+    Ok(Calibration {
+        backend: "blocking",
+        method: "one thread, blocking std sockets, client and server in turn",
+        address_family: if ip.is_ipv6() { "ipv6" } else { "ipv4" }.to_string(),
+        payload_bytes: payload as u64,
+        requested_seconds: seconds,
+        tcp: tcp_floor(ip, payload, duration)?,
+        udp: udp_floor(ip, payload, duration)?,
+    })
+}
+
+fn ping_pong(
+    duration: Duration,
+    mut once: impl FnMut() -> std::io::Result<()>,
+) -> std::io::Result<Floor> {
+    let mut hist = latency::new_histogram();
+    let start = Instant::now();
+    let deadline = start + duration;
+    let mut messages = 0u64;
+    let mut now = start;
+    while now < deadline {
+        let sent = now;
+        once()?;
+        now = Instant::now();
+        latency::record(&mut hist, now - sent);
+        messages += 1;
+    }
+    let elapsed = now.duration_since(start).as_secs_f64();
+    let s = latency::summarize(&hist);
+    Ok(Floor {
+        roundtrips_per_second: messages as f64 / elapsed,
+        messages,
+        elapsed_seconds: elapsed,
+        rtt_p50_us: s.p50_us,
+        rtt_p99_us: s.p99_us,
+        rtt_mean_us: s.mean_us,
+    })
+}
+
+fn tcp_floor(ip: IpAddr, payload: usize, duration: Duration) -> std::io::Result<Floor> {
+    let pair = sockets::tcp_pairs(ip, 1)?.pop().expect("one pair");
+    let (mut client, mut server) = (pair.client, pair.server);
+    for s in [&client, &server] {
+        s.set_nonblocking(false)?;
+    }
+    let message = vec![0xA5u8; payload];
+    let mut buf = vec![0u8; payload];
+    ping_pong(duration, || {
+        client.write_all(&message)?;
+        server.read_exact(&mut buf)?;
+        server.write_all(&buf)?;
+        client.read_exact(&mut buf)
+    })
+}
+
+fn udp_floor(ip: IpAddr, payload: usize, duration: Duration) -> std::io::Result<Floor> {
+    let server = UdpSocket::bind(SocketAddr::new(ip, 0))?;
+    let client = UdpSocket::bind(SocketAddr::new(ip, 0))?;
+    client.connect(server.local_addr()?)?;
+    for s in [&client, &server] {
+        s.set_read_timeout(Some(Duration::from_secs(1)))?;
+    }
+    let message = vec![0xA5u8; payload];
+    let mut buf = vec![0u8; 65_536];
+    ping_pong(duration, || {
+        client.send(&message)?;
+        let (n, peer) = server.recv_from(&mut buf)?;
+        server.send_to(&buf[..n], peer)?;
+        client.recv(&mut buf).map(|_| ())
+    })
+}

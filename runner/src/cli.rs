@@ -1,0 +1,123 @@
+//! Command-line definitions. Flag names and ranges follow arknet's loopback benchmark.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::case::{self, AddressFamily, Case, Fault, IoModel, Protocol, UsageError};
+
+/// Loopback echo benchmark on tokio, and the matrix driver that writes raw archives.
+#[derive(Debug, Parser)]
+#[command(name = "echomark-runner", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure one configuration in this process and print one JSON metrics object.
+    Once(OnceArgs),
+    /// Measure this host's loopback floor with a blocking single-thread ping-pong.
+    Calibrate(CalibrateArgs),
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    case::parse_seconds(text, false)
+}
+
+fn warmup_seconds(text: &str) -> Result<f64, String> {
+    case::parse_seconds(text, true)
+}
+
+/// The flags of `once`.
+#[derive(Debug, Clone, Args)]
+pub struct OnceArgs {
+    /// Transport and framing.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
+    /// Loopback host: 127.0.0.1 or ::1.
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+    /// Application payload of every message, header included (16 to 65,507 bytes).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=65_507))]
+    pub payload: u32,
+    /// Client connections (UDP: client sockets), 1 to 1,024.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub clients: u32,
+    /// Messages each client keeps in flight, 1 to 1,024.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub window: u32,
+    /// Measured phase length in seconds (> 0, ≤ 3600).
+    #[arg(long, default_value = "1", value_parser = seconds)]
+    pub seconds: f64,
+    /// Warmup length in seconds on the same connections; 0 skips warmup.
+    #[arg(long, default_value = "0.25", value_parser = warmup_seconds)]
+    pub warmup: f64,
+    /// Thread and runtime topology.
+    #[arg(long, value_enum, default_value = "shared")]
+    pub io_model: IoModel,
+    /// Threads (shared) or single-thread runtimes (sharded), 1 to 64.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub io_threads: u32,
+    /// Synthetic xorshift rounds per echo in the server handler, 0 to 10,000,000.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
+    pub work: u64,
+    /// UDP: SO_SNDBUF request for every socket, bytes.
+    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    pub udp_send_buffer: u64,
+    /// UDP: SO_RCVBUF request for every socket (client and server), bytes.
+    #[arg(long, default_value_t = 4_194_304, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    pub udp_recv_buffer: u64,
+    /// UDP: SO_RCVBUF request for the server socket only, overriding --udp-recv-buffer.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    pub udp_server_recv_buffer: Option<u64>,
+    /// UDP: an unanswered datagram counts as lost after this many milliseconds.
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub udp_timeout_ms: u64,
+    /// Do not record round trips into the latency histogram (to measure its cost).
+    #[arg(long)]
+    pub no_latency: bool,
+    /// Test only: make the server misbehave so the checks can be shown to catch it.
+    #[arg(long, value_enum, hide = true)]
+    pub inject_fault: Option<Fault>,
+}
+
+impl OnceArgs {
+    /// The validated case these flags describe.
+    pub fn to_case(&self) -> Result<Case, UsageError> {
+        Case {
+            protocol: self.protocol,
+            address_family: self.address_family,
+            payload: self.payload as usize,
+            clients: self.clients as usize,
+            window: self.window as usize,
+            seconds: self.seconds,
+            warmup: self.warmup,
+            io_model: self.io_model,
+            io_threads: self.io_threads as usize,
+            work: self.work,
+            udp_send_buffer: self.udp_send_buffer,
+            udp_recv_buffer: self.udp_recv_buffer,
+            udp_server_recv_buffer: self.udp_server_recv_buffer,
+            udp_timeout: Duration::from_millis(self.udp_timeout_ms),
+            record_latency: !self.no_latency,
+            fault: self.inject_fault,
+        }
+        .validate()
+    }
+}
+
+/// The flags of `calibrate`.
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// Payload of every ping, bytes.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=65_507))]
+    pub payload: u32,
+    /// Seconds per protocol.
+    #[arg(long, default_value = "1", value_parser = seconds)]
+    pub seconds: f64,
+    /// Loopback host.
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+}

@@ -1,0 +1,356 @@
+//! The protocol-independent half of a client: its window of in-flight slots, sequence
+//! numbers, echo verification, order rule, latency recording and per-phase accounting.
+//! The TCP and UDP clients own the socket and call into this.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::latency;
+use crate::phase::{ClientReport, PhasePlan};
+use crate::wire::{self, EchoVerdict, Expectation, Header};
+
+/// How echoes must be ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderRule {
+    /// Every echo has the next expected sequence (streams).
+    Strict,
+    /// Each echo's sequence is above every earlier one in the phase (datagrams).
+    Increasing,
+}
+
+/// What the caller should do after an echo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// A slot was freed before the deadline: send a new message.
+    Send,
+    /// Nothing to send.
+    Wait,
+}
+
+/// Slot state of one in-flight message.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    sequence: u64,
+    sent_at: Instant,
+}
+
+/// One client's state across phases (sequence numbers never reset).
+pub struct ClientCore {
+    pub id: u32,
+    index: usize,
+    payload: usize,
+    order: OrderRule,
+    slots: Vec<Option<Slot>>,
+    in_flight: usize,
+    next_sequence: u64,
+    /// Strict: the next sequence expected. Increasing: one above the highest seen.
+    expected: u64,
+    plan: Option<PhasePlan>,
+    report: ClientReport,
+    histogram: Option<Histogram<u64>>,
+}
+
+impl ClientCore {
+    pub fn new(index: usize, payload: usize, window: usize, order: OrderRule) -> Self {
+        Self {
+            id: index as u32,
+            index,
+            payload,
+            order,
+            slots: vec![None; window],
+            in_flight: 0,
+            next_sequence: 0,
+            expected: 0,
+            plan: None,
+            report: ClientReport::new(index, 0),
+            histogram: None,
+        }
+    }
+
+    /// Messages in flight.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// The window size.
+    pub fn window(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Starts a phase: fresh counters; a histogram when the phase records latency.
+    pub fn begin(&mut self, plan: PhasePlan) {
+        self.plan = Some(plan);
+        self.report = ClientReport::new(self.index, plan.phase);
+        self.expected = self.next_sequence;
+        self.histogram = (plan.phase == wire::PHASE_MEASURED && plan.record_latency)
+            .then(latency::new_histogram);
+    }
+
+    fn plan(&self) -> PhasePlan {
+        self.plan.expect("begin() precedes traffic")
+    }
+
+    /// Whether new messages may still be sent at `now`.
+    pub fn may_send(&self, now: Instant) -> bool {
+        now < self.plan().deadline
+    }
+
+    /// Takes a free slot and appends the message for it to `out`.
+    ///
+    /// A message lives in slot `sequence mod window`, so an echo finds its slot without a
+    /// search. When datagrams complete out of order (or are lost), the next sequence's slot
+    /// may still be busy; the sequence then skips ahead to the next free slot. Sequences stay
+    /// increasing, which is all the datagram order rule needs; streams never skip.
+    pub fn write_next(&mut self, out: &mut Vec<u8>, now: Instant) {
+        debug_assert!(self.in_flight < self.slots.len(), "a free slot exists");
+        let width = self.slots.len() as u64;
+        let mut sequence = self.next_sequence;
+        while self.slots[(sequence % width) as usize].is_some() {
+            sequence += 1;
+        }
+        self.next_sequence = sequence + 1;
+        self.slots[(sequence % width) as usize] = Some(Slot {
+            sequence,
+            sent_at: now,
+        });
+        self.in_flight += 1;
+        self.report.sent += 1;
+        let header = Header {
+            phase: self.plan().phase,
+            client_id: self.id,
+            sequence,
+        };
+        wire::write_message(out, header, self.payload);
+    }
+
+    /// Judges one echo received at `now`.
+    pub fn on_echo(&mut self, message: &[u8], now: Instant) -> Next {
+        let plan = self.plan();
+        let slots = &self.slots;
+        let width = slots.len() as u64;
+        let expect = Expectation {
+            client_id: self.id,
+            phase: plan.phase,
+            payload: self.payload,
+            in_flight: |seq: u64| matches!(slots[(seq % width) as usize], Some(s) if s.sequence == seq),
+        };
+        let verdict = wire::verify_echo(&expect, message);
+        let c = &mut self.report.counters;
+        match verdict {
+            EchoVerdict::Malformed => c.content_errors += 1,
+            EchoVerdict::WrongPhase { .. } => self.report.other_phase_unexpected += 1,
+            EchoVerdict::NoSlot => c.unexpected_messages += 1,
+            EchoVerdict::Corrupted { sequence } => {
+                c.content_errors += 1;
+                self.free(sequence);
+                return self.refill(now);
+            }
+            EchoVerdict::Intact { sequence } => {
+                let slot = self.free(sequence);
+                self.check_order(sequence);
+                self.report.received += 1;
+                if now <= plan.deadline {
+                    self.report.in_interval += 1;
+                }
+                if let Some(h) = self.histogram.as_mut() {
+                    latency::record(h, now.saturating_duration_since(slot.sent_at));
+                }
+                return self.refill(now);
+            }
+        }
+        Next::Wait
+    }
+
+    fn refill(&self, now: Instant) -> Next {
+        if self.may_send(now) {
+            Next::Send
+        } else {
+            Next::Wait
+        }
+    }
+
+    fn free(&mut self, sequence: u64) -> Slot {
+        let index = (sequence % self.slots.len() as u64) as usize;
+        self.in_flight -= 1;
+        self.slots[index].take().expect("verified as in flight")
+    }
+
+    fn check_order(&mut self, sequence: u64) {
+        let in_order = match self.order {
+            OrderRule::Strict => sequence == self.expected,
+            OrderRule::Increasing => sequence >= self.expected,
+        };
+        if !in_order {
+            self.report.counters.order_errors += 1;
+        }
+        self.expected = self.expected.max(sequence + 1);
+    }
+
+    /// Declares every message older than `timeout` lost (UDP). Returns how many were freed.
+    pub fn expire(&mut self, now: Instant, timeout: Duration) -> usize {
+        let mut freed = 0;
+        for slot in &mut self.slots {
+            if matches!(slot, Some(s) if now.saturating_duration_since(s.sent_at) >= timeout) {
+                *slot = None;
+                freed += 1;
+            }
+        }
+        self.in_flight -= freed;
+        self.report.counters.udp_lost_messages += freed as u64;
+        freed
+    }
+
+    /// The oldest send time still in flight.
+    pub fn oldest_in_flight(&self) -> Option<Instant> {
+        self.slots.iter().flatten().map(|s| s.sent_at).min()
+    }
+
+    /// Ends the phase: anything still in flight is lost (UDP) or unfinished (streams).
+    pub fn finish(&mut self, lost_as_udp: bool) -> ClientReport {
+        let left = self.in_flight as u64;
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.in_flight = 0;
+        let c = &mut self.report.counters;
+        if lost_as_udp {
+            c.udp_lost_messages += left;
+        } else {
+            c.unfinished_messages += left;
+        }
+        let mut report = std::mem::replace(&mut self.report, ClientReport::new(self.index, 0));
+        report.finished_at = Instant::now();
+        report.histogram = self.histogram.take();
+        report
+    }
+
+    /// Mutable access to the counters of the running phase.
+    pub fn counters(&mut self) -> &mut crate::counters::Counters {
+        &mut self.report.counters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(seconds: u64) -> PhasePlan {
+        let now = Instant::now();
+        PhasePlan {
+            phase: 1,
+            deadline: now + Duration::from_secs(seconds),
+            drain_limit: now + Duration::from_secs(seconds + 2),
+            record_latency: true,
+        }
+    }
+
+    /// Sends `n` messages and returns them split into single messages.
+    fn send(core: &mut ClientCore, n: usize) -> Vec<Vec<u8>> {
+        (0..n)
+            .map(|_| {
+                let mut out = Vec::new();
+                core.write_next(&mut out, Instant::now());
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in_order_echoes_count_and_refill() {
+        let mut core = ClientCore::new(2, 64, 4, OrderRule::Strict);
+        core.begin(plan(60));
+        let msgs = send(&mut core, 4);
+        for m in &msgs {
+            assert_eq!(core.on_echo(m, Instant::now()), Next::Send);
+        }
+        let r = core.finish(false);
+        assert_eq!((r.sent, r.received, r.in_interval), (4, 4, 4));
+        assert_eq!(r.counters.total(), 0);
+        assert_eq!(r.histogram.unwrap().len(), 4);
+    }
+
+    #[test]
+    fn reordering_is_an_order_error() {
+        // Streams flag both messages of a swapped pair; datagrams only the one that came late.
+        for (rule, expected) in [(OrderRule::Strict, 2), (OrderRule::Increasing, 1)] {
+            let mut core = ClientCore::new(0, 32, 4, rule);
+            core.begin(plan(60));
+            let msgs = send(&mut core, 3);
+            core.on_echo(&msgs[1], Instant::now());
+            core.on_echo(&msgs[0], Instant::now());
+            core.on_echo(&msgs[2], Instant::now());
+            let r = core.finish(false);
+            assert_eq!(r.counters.order_errors, expected, "{rule:?}");
+            assert_eq!(r.received, 3);
+        }
+    }
+
+    #[test]
+    fn corruption_duplicates_and_foreign_phases_are_caught() {
+        let mut core = ClientCore::new(0, 64, 2, OrderRule::Increasing);
+        core.begin(plan(60));
+        let msgs = send(&mut core, 2);
+        let mut bad = msgs[0].clone();
+        bad[40] ^= 0xFF;
+        assert_eq!(core.on_echo(&bad, Instant::now()), Next::Send);
+        core.on_echo(&msgs[1], Instant::now());
+        core.on_echo(&msgs[1], Instant::now()); // duplicate: no slot any more
+        let mut warm = msgs[1].clone();
+        warm[3] = 0;
+        core.on_echo(&warm, Instant::now());
+        let r = core.finish(true);
+        assert_eq!(r.counters.content_errors, 1);
+        assert_eq!(r.counters.unexpected_messages, 1);
+        assert_eq!(r.other_phase_unexpected, 1);
+        assert_eq!(r.received, 1);
+    }
+
+    #[test]
+    fn expiry_and_finish_account_for_every_message() {
+        let mut core = ClientCore::new(0, 16, 8, OrderRule::Increasing);
+        core.begin(plan(60));
+        let msgs = send(&mut core, 8);
+        core.on_echo(&msgs[0], Instant::now());
+        assert_eq!(
+            core.expire(
+                Instant::now() + Duration::from_secs(1),
+                Duration::from_millis(10)
+            ),
+            7
+        );
+        let r = core.finish(true);
+        assert_eq!(r.sent - r.received, r.counters.udp_lost_messages);
+    }
+
+    #[test]
+    fn a_lost_datagram_never_evicts_a_message_still_in_flight() {
+        let mut core = ClientCore::new(0, 16, 4, OrderRule::Increasing);
+        core.begin(plan(60));
+        let msgs = send(&mut core, 4);
+        // Sequence 1 comes back first; 0, 2 and 3 are still out. The refill must not take
+        // slot 0 (sequence 4's natural slot), which still holds sequence 0.
+        core.on_echo(&msgs[1], Instant::now());
+        let refill = send(&mut core, 1);
+        for m in [&msgs[0], &msgs[2], &msgs[3], &refill[0]] {
+            core.on_echo(m, Instant::now());
+        }
+        let r = core.finish(true);
+        assert_eq!((r.sent, r.received), (5, 5));
+        assert_eq!(r.counters.unexpected_messages, 0);
+        assert_eq!(r.counters.udp_lost_messages, 0);
+    }
+
+    #[test]
+    fn echoes_after_the_deadline_are_drain_not_interval() {
+        let mut core = ClientCore::new(0, 16, 1, OrderRule::Strict);
+        let mut p = plan(60);
+        p.deadline = Instant::now();
+        core.begin(p);
+        let msgs = send(&mut core, 1);
+        assert_eq!(
+            core.on_echo(&msgs[0], Instant::now() + Duration::from_millis(1)),
+            Next::Wait
+        );
+        let r = core.finish(false);
+        assert_eq!((r.received, r.in_interval), (1, 0));
+    }
+}

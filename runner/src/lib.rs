@@ -1,0 +1,22 @@
+//! echomark-runner: the loopback echo core and the matrix driver.
+//!
+//! The pipeline of one measurement, by module: [`case`] (what to measure) → [`topology`]
+//! (runtimes) → [`sockets`] (setup) → [`tcp`] / [`udp`] (traffic, using [`client`] and
+//! [`wire`]) → [`phase`] (warmup, measured, drain) → [`bench`] (orchestration and the
+//! metrics object). [`latency`], [`counters`] and [`resources`] hold the measurements.
+
+pub mod bench;
+pub mod calibrate;
+pub mod case;
+pub mod cli;
+pub mod client;
+pub mod counters;
+pub mod latency;
+pub mod phase;
+pub mod resources;
+pub mod sockets;
+pub mod tcp;
+pub mod topology;
+pub mod udp;
+pub mod wire;
+pub mod work;

@@ -1,0 +1,124 @@
+//! Phase control: the orchestrator's commands to the clients and their per-phase reports.
+//!
+//! Commands go out on a `watch` channel (works across runtimes); each client finishes a phase
+//! (its drain included) before it reports, and the orchestrator sends the next command only
+//! after every client reported, so no command is ever skipped.
+
+use std::future::Future;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use tokio::sync::watch;
+
+use crate::counters::Counters;
+
+/// One phase as the clients see it.
+#[derive(Debug, Clone, Copy)]
+pub struct PhasePlan {
+    /// 0 warmup, 1 measured.
+    pub phase: u8,
+    /// No new message is sent at or after this instant.
+    pub deadline: Instant,
+    /// Whatever is still in flight at this instant is abandoned (`drain_timeouts` += 1).
+    pub drain_limit: Instant,
+    /// Whether round trips go into the client's histogram.
+    pub record_latency: bool,
+}
+
+/// What the orchestrator tells every client.
+#[derive(Debug, Clone, Copy)]
+pub enum Command {
+    Idle,
+    Run(PhasePlan),
+    Stop,
+}
+
+/// One client's account of one phase.
+#[derive(Debug)]
+pub struct ClientReport {
+    pub client: usize,
+    pub phase: u8,
+    pub counters: Counters,
+    /// `unexpected_messages` whose tag named the other phase (a late warmup echo).
+    pub other_phase_unexpected: u64,
+    pub sent: u64,
+    /// Verified echoes of this phase's messages.
+    pub received: u64,
+    /// Verified echoes completed at or before the deadline.
+    pub in_interval: u64,
+    pub finished_at: Instant,
+    pub histogram: Option<Histogram<u64>>,
+}
+
+impl ClientReport {
+    /// An empty report for `client` in `phase`.
+    pub fn new(client: usize, phase: u8) -> Self {
+        Self {
+            client,
+            phase,
+            counters: Counters::default(),
+            other_phase_unexpected: 0,
+            sent: 0,
+            received: 0,
+            in_interval: 0,
+            finished_at: Instant::now(),
+            histogram: None,
+        }
+    }
+}
+
+/// A client that can run one phase at a time on its connection.
+pub trait PhaseClient: Send + 'static {
+    /// Runs `plan` to its end (drain included) and reports.
+    fn run_phase(&mut self, plan: PhasePlan) -> impl Future<Output = ClientReport> + Send;
+}
+
+/// Sends a "panicked" report if the client task unwinds mid-phase, so the orchestrator
+/// counts a `callback_exceptions` instead of waiting for the barrier to time out.
+struct PanicGuard<'a> {
+    reports: &'a mpsc::Sender<ClientReport>,
+    client: usize,
+    phase: Option<u8>,
+}
+
+impl Drop for PanicGuard<'_> {
+    fn drop(&mut self) {
+        if let (true, Some(phase)) = (std::thread::panicking(), self.phase) {
+            let mut report = ClientReport::new(self.client, phase);
+            report.counters.callback_exceptions = 1;
+            let _ = self.reports.send(report);
+        }
+    }
+}
+
+/// Runs a client through every command until `Stop`, then drops it (closing its socket).
+pub async fn drive<C: PhaseClient>(
+    index: usize,
+    mut client: C,
+    mut commands: watch::Receiver<Command>,
+    reports: mpsc::Sender<ClientReport>,
+) {
+    loop {
+        if commands.changed().await.is_err() {
+            break;
+        }
+        let command = *commands.borrow_and_update();
+        match command {
+            Command::Idle => {}
+            Command::Stop => break,
+            Command::Run(plan) => {
+                let mut guard = PanicGuard {
+                    reports: &reports,
+                    client: index,
+                    phase: Some(plan.phase),
+                };
+                let report = client.run_phase(plan).await;
+                guard.phase = None;
+                if reports.send(report).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Socket setup, done on the orchestrator thread before any runtime sees the sockets:
+//! connected TCP pairs with TCP_NODELAY, and UDP sockets with buffer requests set before bind.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// One client connection and the server side accepted for it.
+pub struct TcpPair {
+    pub client: TcpStream,
+    pub server: TcpStream,
+}
+
+/// Opens `count` loopback connections to one listener on an ephemeral port.
+pub fn tcp_pairs(ip: IpAddr, count: usize) -> io::Result<Vec<TcpPair>> {
+    let listener = TcpListener::bind(SocketAddr::new(ip, 0))?;
+    let addr = listener.local_addr()?;
+    (0..count)
+        .map(|_| {
+            let client = TcpStream::connect(addr)?;
+            let (server, _) = listener.accept()?;
+            for s in [&client, &server] {
+                s.set_nodelay(true)?;
+                s.set_nonblocking(true)?;
+            }
+            Ok(TcpPair { client, server })
+        })
+        .collect()
+}
+
+/// A UDP socket and the buffer sizes the kernel reports for it.
+pub struct UdpEndpoint {
+    pub socket: UdpSocket,
+    pub send_buffer: u64,
+    pub recv_buffer: u64,
+}
+
+/// Binds a non-blocking UDP socket on `ip:0` after requesting buffer sizes. Linux doubles
+/// the request (after clamping it to `net.core.[rw]mem_max`); the read-back value is kept as
+/// the kernel reports it.
+pub fn udp_endpoint(ip: IpAddr, send_request: u64, recv_request: u64) -> io::Result<UdpEndpoint> {
+    let socket = Socket::new(
+        Domain::for_address(SocketAddr::new(ip, 0)),
+        Type::DGRAM,
+        Some(Protocol::UDP),
+    )?;
+    socket.set_send_buffer_size(usize::try_from(send_request).unwrap_or(usize::MAX))?;
+    socket.set_recv_buffer_size(usize::try_from(recv_request).unwrap_or(usize::MAX))?;
+    socket.bind(&SocketAddr::new(ip, 0).into())?;
+    socket.set_nonblocking(true)?;
+    let send_buffer = socket.send_buffer_size()? as u64;
+    let recv_buffer = socket.recv_buffer_size()? as u64;
+    Ok(UdpEndpoint {
+        socket: socket.into(),
+        send_buffer,
+        recv_buffer,
+    })
+}

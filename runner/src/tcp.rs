@@ -1,0 +1,280 @@
+//! TCP echo: length-prefixed messages on one connection per client, TCP_NODELAY on both ends.
+//!
+//! The client task never blocks on a write while echoes wait to be read (read and write halves
+//! are polled together), so large windows cannot deadlock against the server. Reads go through
+//! `AsyncRead`, whose short reads clear readiness, so a 1 × 1 round trip costs one read and one
+//! write system call per side.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::case::Fault;
+use crate::client::{ClientCore, Next, OrderRule};
+use crate::counters::{ServerEvent, ServerStats};
+use crate::phase::{ClientReport, PhaseClient, PhasePlan};
+use crate::wire::{self, framing, HEADER_LEN, MAX_PAYLOAD};
+use crate::work;
+
+/// A frame body longer than this means the stream is corrupt.
+const MAX_BODY: u64 = MAX_PAYLOAD as u64;
+
+/// A growable receive buffer holding unparsed bytes in `[start, end)`.
+struct InBuf {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl InBuf {
+    fn new(frame: usize) -> Self {
+        Self {
+            bytes: vec![0; (4 * frame).max(64 * 1024)],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// Free space to read into, compacting first when the tail is short.
+    fn spare(&mut self) -> &mut [u8] {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.bytes.len() - self.end < self.bytes.len() / 4 {
+            self.bytes.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        &mut self.bytes[self.end..]
+    }
+
+    /// The next complete frame body, `Ok(None)` when more bytes are needed, `Err` when the
+    /// prefix announces an impossible length.
+    fn next_frame(&mut self) -> Result<Option<std::ops::Range<usize>>, u64> {
+        let avail = &self.bytes[self.start..self.end];
+        let Some((prefix, body)) = framing::read_prefix(avail) else {
+            return Ok(None);
+        };
+        if body > MAX_BODY {
+            return Err(body);
+        }
+        let total = prefix + body as usize;
+        if avail.len() < total {
+            return Ok(None);
+        }
+        let range = self.start + prefix..self.start + total;
+        self.start += total;
+        Ok(Some(range))
+    }
+}
+
+/// One TCP client connection.
+pub struct TcpClient {
+    stream: TcpStream,
+    core: ClientCore,
+    inbuf: InBuf,
+    out: Vec<u8>,
+    payload: usize,
+    broken: bool,
+}
+
+impl TcpClient {
+    pub fn new(stream: TcpStream, index: usize, payload: usize, window: usize) -> Self {
+        Self {
+            stream,
+            core: ClientCore::new(index, payload, window, OrderRule::Strict),
+            inbuf: InBuf::new(payload + framing::MAX_PREFIX),
+            out: Vec::with_capacity(window * (payload + framing::MAX_PREFIX)),
+            payload,
+            broken: false,
+        }
+    }
+
+    fn queue_next(core: &mut ClientCore, out: &mut Vec<u8>, payload: usize, now: Instant) {
+        framing::write_prefix(out, payload);
+        core.write_next(out, now);
+    }
+
+    /// Moves bytes both ways until nothing is in flight, the stream breaks or the drain limit.
+    async fn exchange(&mut self, plan: PhasePlan, payload: usize) {
+        let drain_limit = tokio::time::sleep_until(plan.drain_limit.into());
+        tokio::pin!(drain_limit);
+        let mut written = 0usize;
+        loop {
+            if self.core.in_flight() == 0 && written == self.out.len() {
+                break;
+            }
+            let (mut rd, mut wr) = self.stream.split();
+            let pending_out = written < self.out.len();
+            tokio::select! {
+                biased;
+                r = wr.write(&self.out[written..]), if pending_out => match r {
+                    Ok(n) if n > 0 => {
+                        written += n;
+                        if written == self.out.len() {
+                            written = 0;
+                            self.out.clear();
+                        }
+                    }
+                    _ => {
+                        self.core.counters().client_send_rejections += 1;
+                        self.broken = true;
+                        break;
+                    }
+                },
+                r = rd.read(self.inbuf.spare()) => match r {
+                    Ok(0) | Err(_) => {
+                        self.core.counters().disconnect_errors += 1;
+                        self.broken = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        self.inbuf.end += n;
+                        let now = Instant::now();
+                        loop {
+                            match self.inbuf.next_frame() {
+                                Ok(Some(range)) => {
+                                    let next = self.core.on_echo(&self.inbuf.bytes[range], now);
+                                    if next == Next::Send {
+                                        Self::queue_next(&mut self.core, &mut self.out, payload, now);
+                                    }
+                                }
+                                Ok(None) => break,
+                                Err(_) => {
+                                    self.core.counters().content_errors += 1;
+                                    self.broken = true;
+                                    break;
+                                }
+                            }
+                        }
+                        if self.broken {
+                            break;
+                        }
+                    }
+                },
+                _ = &mut drain_limit => {
+                    self.core.counters().drain_timeouts += 1;
+                    break;
+                }
+            }
+        }
+        if written > 0 {
+            self.out.drain(..written);
+        }
+    }
+}
+
+impl PhaseClient for TcpClient {
+    async fn run_phase(&mut self, plan: PhasePlan) -> ClientReport {
+        self.core.begin(plan);
+        if self.broken {
+            // A client that lost its connection earlier cannot take part.
+            self.core.counters().disconnect_errors += 1;
+            return self.core.finish(false);
+        }
+        let payload = self.payload();
+        let now = Instant::now();
+        self.out.clear();
+        for _ in 0..self.core.window() {
+            Self::queue_next(&mut self.core, &mut self.out, payload, now);
+        }
+        self.exchange(plan, payload).await;
+        self.core.finish(false)
+    }
+}
+
+impl TcpClient {
+    fn payload(&self) -> usize {
+        self.payload
+    }
+}
+
+/// Serves one accepted connection until the peer closes it: every intact message is echoed
+/// after `work` rounds of synthetic work; malformed ones are counted and not echoed.
+pub async fn serve(
+    mut stream: TcpStream,
+    work_rounds: u64,
+    stats: Arc<ServerStats>,
+    fault: Option<Fault>,
+    closing: Arc<std::sync::atomic::AtomicBool>,
+) {
+    let mut inbuf = InBuf::new(MAX_PAYLOAD / 4);
+    let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut seen: u64 = 0;
+    loop {
+        let n = match stream.read(inbuf.spare()).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(_) => {
+                if !closing.load(std::sync::atomic::Ordering::Relaxed) {
+                    stats.count(wire::PHASE_MEASURED, ServerEvent::Disconnected);
+                }
+                break;
+            }
+        };
+        inbuf.end += n;
+        let batch_start = out.len();
+        let mut frames_in_batch = 0usize;
+        loop {
+            let range = match inbuf.next_frame() {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(_) => {
+                    stats.count(wire::PHASE_WARMUP, ServerEvent::ContentError);
+                    return;
+                }
+            };
+            let message = &mut inbuf.bytes[range];
+            let phase = match wire::parse_header(message) {
+                Ok(h) => h.phase,
+                Err(e) => {
+                    // arknet charges short messages and bad tags to warmup; a bad magic with
+                    // a valid tag to the tagged phase.
+                    let tagged = match e {
+                        wire::HeaderError::BadMagic => message[3],
+                        _ => wire::PHASE_WARMUP,
+                    };
+                    stats.count(tagged, ServerEvent::ContentError);
+                    continue;
+                }
+            };
+            stats.count(phase, ServerEvent::Received);
+            seen += 1;
+            work::run(work_rounds, message);
+            match fault {
+                Some(Fault::Drop) if seen % 97 == 0 => continue,
+                Some(Fault::Corrupt) if seen % 97 == 0 && message.len() > HEADER_LEN => {
+                    message[HEADER_LEN] ^= 0x5A;
+                }
+                _ => {}
+            }
+            framing::write_prefix(&mut out, message.len());
+            out.extend_from_slice(message);
+            frames_in_batch += 1;
+            if fault == Some(Fault::Reorder) && frames_in_batch == 2 && seen % 7 == 0 {
+                swap_first_two_frames(&mut out[batch_start..]);
+            }
+        }
+        if !out.is_empty() {
+            if stream.write_all(&out).await.is_err() {
+                if !closing.load(std::sync::atomic::Ordering::Relaxed) {
+                    stats.count(wire::PHASE_MEASURED, ServerEvent::SendRejected);
+                }
+                break;
+            }
+            out.clear();
+        }
+    }
+}
+
+/// Swaps the first two frames of `buf` in place (fault injection only).
+fn swap_first_two_frames(buf: &mut [u8]) {
+    let frame_len = |b: &[u8]| framing::read_prefix(b).map(|(p, n)| p + n as usize);
+    let Some(first) = frame_len(buf) else { return };
+    let Some(second) = frame_len(&buf[first..]) else {
+        return;
+    };
+    buf[..first + second].rotate_left(first);
+}

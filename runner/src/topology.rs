@@ -1,0 +1,139 @@
+//! The IO models: where tasks run.
+//!
+//! * `shared N`: one runtime. N = 1 is a current-thread runtime driven by one dedicated
+//!   thread; N > 1 is a multi-thread runtime with N workers, which may move tasks between
+//!   threads.
+//! * `sharded N`: N current-thread runtimes, each driven by its own OS thread.
+//!
+//! Placement (the orchestrator decides it, not the scheduler): client `i` runs on shard
+//! `i mod N`, and the server side of its TCP connection is spawned on the same shard, so a
+//! sharded connection never crosses threads. For UDP every shard has its own server socket
+//! and its clients send to that socket; `shared` has one server socket.
+
+use std::future::Future;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::runtime::{Builder, Handle, Runtime};
+use tokio::sync::oneshot;
+
+use crate::case::IoModel;
+
+/// The runtimes of one measurement.
+pub struct Topology {
+    shards: Vec<Shard>,
+}
+
+enum Shard {
+    /// A current-thread runtime parked in `block_on` on its own thread until told to stop.
+    Dedicated {
+        handle: Handle,
+        stop: Option<oneshot::Sender<()>>,
+        thread: Option<JoinHandle<()>>,
+    },
+    /// A multi-thread runtime (shared with N > 1).
+    Pool { runtime: Option<Runtime> },
+}
+
+impl Topology {
+    /// Builds the runtimes for `model` with `threads` threads.
+    pub fn start(model: IoModel, threads: usize) -> std::io::Result<Self> {
+        let shards = match (model, threads) {
+            (IoModel::Shared, 1) => vec![Shard::dedicated(0)?],
+            (IoModel::Shared, n) => {
+                let runtime = Builder::new_multi_thread()
+                    .worker_threads(n)
+                    .thread_name("echomark-shared")
+                    .enable_all()
+                    .build()?;
+                vec![Shard::Pool {
+                    runtime: Some(runtime),
+                }]
+            }
+            (IoModel::Sharded, n) => (0..n).map(Shard::dedicated).collect::<Result<_, _>>()?,
+        };
+        Ok(Self { shards })
+    }
+
+    /// Number of independent runtimes.
+    pub fn len(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Always false: a topology has at least one runtime.
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty()
+    }
+
+    /// The runtime that hosts client `index` (and its server side).
+    pub fn handle_for(&self, index: usize) -> Handle {
+        match &self.shards[index % self.shards.len()] {
+            Shard::Dedicated { handle, .. } => handle.clone(),
+            Shard::Pool { runtime } => runtime.as_ref().expect("running").handle().clone(),
+        }
+    }
+
+    /// Spawns `future` on the runtime of client `index`.
+    pub fn spawn<F>(&self, index: usize, future: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle_for(index).spawn(future)
+    }
+
+    /// Stops every runtime, giving remaining tasks `grace` to finish, and joins its threads.
+    pub fn shutdown(mut self, grace: Duration) {
+        for shard in &mut self.shards {
+            match shard {
+                Shard::Dedicated { stop, thread, .. } => {
+                    if let Some(stop) = stop.take() {
+                        let _ = stop.send(());
+                    }
+                    if let Some(thread) = thread.take() {
+                        let _ = thread.join();
+                    }
+                }
+                Shard::Pool { runtime } => {
+                    if let Some(rt) = runtime.take() {
+                        rt.shutdown_timeout(grace);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Topology {
+    fn drop(&mut self) {
+        for shard in &mut self.shards {
+            if let Shard::Dedicated { stop, .. } = shard {
+                if let Some(stop) = stop.take() {
+                    let _ = stop.send(());
+                }
+            }
+        }
+    }
+}
+
+impl Shard {
+    fn dedicated(index: usize) -> std::io::Result<Self> {
+        let runtime = Builder::new_current_thread().enable_all().build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name(format!("echomark-shard-{index}"))
+            .spawn(move || {
+                runtime.block_on(async {
+                    let _ = stopped.await;
+                });
+                // Dropping the runtime cancels whatever is still spawned on it.
+                runtime.shutdown_timeout(Duration::from_millis(500));
+            })?;
+        Ok(Shard::Dedicated {
+            handle,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}

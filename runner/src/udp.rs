@@ -1,0 +1,182 @@
+//! UDP echo: one datagram per message, connected client sockets, a per-message timeout.
+//!
+//! An echo that has not come back after `--udp-timeout-ms` is counted in `udp_lost_messages`
+//! and its slot is refilled (before the deadline) or freed (after it), so loss never shrinks
+//! the window for good and a run never waits for an echo that will not come. Timeouts are
+//! checked on a tick of a quarter of the timeout, so a loss is declared between 1 and 1.25
+//! timeouts after its send.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::net::UdpSocket;
+use tokio::time::MissedTickBehavior;
+
+use crate::case::Fault;
+use crate::client::{ClientCore, Next, OrderRule};
+use crate::counters::{ServerEvent, ServerStats};
+use crate::phase::{ClientReport, PhaseClient, PhasePlan};
+use crate::wire;
+use crate::work;
+
+/// Receive buffers are larger than any datagram so an oversized echo shows as a size error.
+const RECV_BUF: usize = 65_536;
+
+/// One UDP client socket.
+pub struct UdpClient {
+    socket: UdpSocket,
+    core: ClientCore,
+    send_buf: Vec<u8>,
+    recv_buf: Vec<u8>,
+    timeout: Duration,
+    broken: bool,
+}
+
+impl UdpClient {
+    pub fn new(
+        socket: UdpSocket,
+        index: usize,
+        payload: usize,
+        window: usize,
+        timeout: Duration,
+    ) -> Self {
+        Self {
+            socket,
+            core: ClientCore::new(index, payload, window, OrderRule::Increasing),
+            send_buf: Vec::with_capacity(payload),
+            recv_buf: vec![0; RECV_BUF],
+            timeout,
+            broken: false,
+        }
+    }
+
+    async fn send_next(&mut self, now: Instant) {
+        self.send_buf.clear();
+        self.core.write_next(&mut self.send_buf, now);
+        match self.socket.send(&self.send_buf).await {
+            Ok(n) if n == self.send_buf.len() => {}
+            Ok(_) => self.core.counters().client_send_completion_errors += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                self.core.counters().disconnect_errors += 1;
+                self.broken = true;
+            }
+            Err(_) => self.core.counters().client_send_rejections += 1,
+        }
+    }
+}
+
+impl PhaseClient for UdpClient {
+    async fn run_phase(&mut self, plan: PhasePlan) -> ClientReport {
+        self.core.begin(plan);
+        if self.broken {
+            self.core.counters().disconnect_errors += 1;
+            return self.core.finish(true);
+        }
+        let now = Instant::now();
+        for _ in 0..self.core.window() {
+            self.send_next(now).await;
+        }
+        let tick_every = (self.timeout / 4).max(Duration::from_millis(1));
+        let mut tick = tokio::time::interval_at((now + tick_every).into(), tick_every);
+        tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let drain_limit = tokio::time::sleep_until(plan.drain_limit.into());
+        tokio::pin!(drain_limit);
+        while self.core.in_flight() > 0 && !self.broken {
+            tokio::select! {
+                biased;
+                r = self.socket.recv(&mut self.recv_buf) => match r {
+                    Ok(n) => {
+                        let now = Instant::now();
+                        if self.core.on_echo(&self.recv_buf[..n], now) == Next::Send {
+                            self.send_next(now).await;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                        self.core.counters().disconnect_errors += 1;
+                        self.broken = true;
+                    }
+                    Err(_) => self.core.counters().unexpected_messages += 1,
+                },
+                _ = tick.tick() => {
+                    let now = Instant::now();
+                    let freed = self.core.expire(now, self.timeout);
+                    if self.core.may_send(now) {
+                        for _ in 0..freed {
+                            self.send_next(now).await;
+                        }
+                    }
+                }
+                _ = &mut drain_limit => {
+                    self.core.counters().drain_timeouts += 1;
+                    break;
+                }
+            }
+        }
+        self.core.finish(true)
+    }
+}
+
+/// Serves one server socket: each intact datagram is echoed to its sender after `work`
+/// rounds of synthetic work. Runs until the task is cancelled.
+pub async fn serve(
+    socket: UdpSocket,
+    work_rounds: u64,
+    stats: Arc<ServerStats>,
+    fault: Option<Fault>,
+) {
+    let mut buf = vec![0u8; RECV_BUF];
+    let mut seen: u64 = 0;
+    let mut held: Option<(Vec<u8>, SocketAddr)> = None;
+    loop {
+        let (n, peer) = match socket.recv_from(&mut buf).await {
+            Ok(r) => r,
+            // ICMP errors from a client that already closed surface here; keep serving.
+            Err(_) => continue,
+        };
+        let message = &mut buf[..n];
+        let phase = match wire::parse_header(message) {
+            Ok(h) => h.phase,
+            Err(e) => {
+                let tagged = match e {
+                    wire::HeaderError::BadMagic => message[3],
+                    _ => wire::PHASE_WARMUP,
+                };
+                stats.count(tagged, ServerEvent::ContentError);
+                continue;
+            }
+        };
+        stats.count(phase, ServerEvent::Received);
+        seen += 1;
+        work::run(work_rounds, message);
+        match fault {
+            Some(Fault::Drop) if seen % 97 == 0 => continue,
+            Some(Fault::Corrupt) if seen % 97 == 0 && n > wire::HEADER_LEN => {
+                message[wire::HEADER_LEN] ^= 0x5A;
+            }
+            Some(Fault::Reorder) if seen % 97 == 0 && held.is_none() => {
+                held = Some((message.to_vec(), peer));
+                continue;
+            }
+            _ => {}
+        }
+        echo(&socket, message, peer, phase, &stats).await;
+        if let Some((late, to)) = held.take_if(|(_, to)| *to == peer) {
+            echo(&socket, &late, to, phase, &stats).await;
+        }
+    }
+}
+
+async fn echo(
+    socket: &UdpSocket,
+    message: &[u8],
+    peer: SocketAddr,
+    phase: u8,
+    stats: &ServerStats,
+) {
+    match socket.send_to(message, peer).await {
+        Ok(sent) if sent == message.len() => {}
+        Ok(_) => stats.count(phase, ServerEvent::SendShort),
+        Err(_) => stats.count(phase, ServerEvent::SendRejected),
+    }
+}
