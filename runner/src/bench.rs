@@ -127,11 +127,8 @@ impl Rig {
                     rig.server_stats.push(stats.clone());
                     let serve =
                         tcp::serve(server, case.work, stats, case.fault, rig.closing.clone());
-                    rig.server_tasks.push(handle.spawn(until_stop(
-                        commands_rx.clone(),
-                        rig.panics.clone(),
-                        serve,
-                    )));
+                    rig.server_tasks
+                        .push(handle.spawn(guarded(rig.panics.clone(), serve)));
                     let client = TcpClient::new(client, i, case.payload, case.window);
                     rig.client_tasks.push(handle.spawn(phase::drive(
                         i,
@@ -161,11 +158,8 @@ impl Rig {
                     let stats = Arc::new(ServerStats::default());
                     rig.server_stats.push(stats.clone());
                     let serve = udp::serve(socket, case.work, stats, case.fault);
-                    rig.server_tasks.push(handle.spawn(until_stop(
-                        commands_rx.clone(),
-                        rig.panics.clone(),
-                        serve,
-                    )));
+                    rig.server_tasks
+                        .push(handle.spawn(guarded(rig.panics.clone(), serve)));
                 }
                 for i in 0..case.clients {
                     let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
@@ -288,13 +282,19 @@ impl Rig {
     /// Stops every task and runtime; returns the server counters per phase, the server's
     /// measured-phase message count, and the number of tasks that panicked.
     fn stop(self) -> ([Counters; 2], u64, u64) {
-        let deadline = Instant::now() + Duration::from_secs(2);
         let all_done =
             |tasks: &[tokio::task::JoinHandle<()>]| tasks.iter().all(|t| t.is_finished());
-        while !(all_done(&self.client_tasks) && all_done(&self.server_tasks))
-            && Instant::now() < deadline
-        {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !all_done(&self.client_tasks) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
+        }
+        // TCP servers end on their client's close; give them a moment, then abort the rest.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while !all_done(&self.server_tasks) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for task in &self.server_tasks {
+            task.abort();
         }
         let counters = [
             sum_counters(&self.server_stats, PHASE_WARMUP),
@@ -340,17 +340,12 @@ impl Drop for PanicCounter {
     }
 }
 
-/// Runs a server task until the orchestrator says `Stop`, counting a panic if it has one.
-async fn until_stop(
-    mut commands: watch::Receiver<Command>,
-    panics: Arc<AtomicU64>,
-    serve: impl std::future::Future<Output = ()>,
-) {
+/// Runs a server task, counting a panic if it has one. Server tasks are not told to stop:
+/// TCP ones end when their client closes, and the rest are aborted once every client is
+/// done, so the hot loop carries no stop check.
+async fn guarded(panics: Arc<AtomicU64>, serve: impl std::future::Future<Output = ()>) {
     let _guard = PanicCounter(panics);
-    tokio::select! {
-        _ = serve => {}
-        _ = commands.wait_for(|c| matches!(c, Command::Stop)) => {}
-    }
+    serve.await;
 }
 
 /// A metrics object for `case` with no traffic yet.

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::UdpSocket;
-use tokio::time::MissedTickBehavior;
 
 use crate::case::Fault;
 use crate::client::{ClientCore, Next, OrderRule};
@@ -77,11 +76,12 @@ impl PhaseClient for UdpClient {
         for _ in 0..self.core.window() {
             self.send_next(now).await;
         }
+        // One timer serves both the loss check (every quarter timeout) and the drain limit,
+        // so the hot loop polls a single timer besides the socket.
         let tick_every = (self.timeout / 4).max(Duration::from_millis(1));
-        let mut tick = tokio::time::interval_at((now + tick_every).into(), tick_every);
-        tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let drain_limit = tokio::time::sleep_until(plan.drain_limit.into());
-        tokio::pin!(drain_limit);
+        let next_check = |now: Instant| (now + tick_every).min(plan.drain_limit);
+        let timer = tokio::time::sleep_until(next_check(now).into());
+        tokio::pin!(timer);
         while self.core.in_flight() > 0 && !self.broken {
             tokio::select! {
                 biased;
@@ -98,18 +98,19 @@ impl PhaseClient for UdpClient {
                     }
                     Err(_) => self.core.counters().unexpected_messages += 1,
                 },
-                _ = tick.tick() => {
+                _ = &mut timer => {
                     let now = Instant::now();
+                    if now >= plan.drain_limit {
+                        self.core.counters().drain_timeouts += 1;
+                        break;
+                    }
                     let freed = self.core.expire(now, self.timeout);
                     if self.core.may_send(now) {
                         for _ in 0..freed {
                             self.send_next(now).await;
                         }
                     }
-                }
-                _ = &mut drain_limit => {
-                    self.core.counters().drain_timeouts += 1;
-                    break;
+                    timer.as_mut().reset(next_check(now).into());
                 }
             }
         }

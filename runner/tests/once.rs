@@ -1,0 +1,273 @@
+//! End-to-end tests of `echomark-runner once` and `calibrate`: the real binary, real
+//! loopback sockets, short runs.
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use echomark_archive::Metrics;
+
+fn runner(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
+        .args(args)
+        .output()
+        .expect("runner starts")
+}
+
+/// Runs `once` with short phases and returns the exit code and the parsed metrics.
+fn once(extra: &[&str]) -> (i32, Metrics) {
+    let mut args = vec!["once", "--seconds", "0.3", "--warmup", "0.1"];
+    args.extend_from_slice(extra);
+    let out = runner(&args);
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(stdout.lines().count(), 1, "exactly one JSON line: {stdout}");
+    let metrics: Metrics =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("metrics parse ({e}): {stdout}"));
+    (out.status.code().expect("exit code"), metrics)
+}
+
+fn assert_accounting(m: &Metrics) {
+    assert_eq!(m.payload_roundtrip_bytes, 2 * m.payload_bytes * m.messages);
+    assert_eq!(
+        m.messages_sent - m.messages_received,
+        m.udp_lost_messages + m.unfinished_messages,
+        "sent − received = lost + unfinished"
+    );
+    assert_eq!(m.messages_received, m.messages + m.drain_messages);
+    let rate = m.messages as f64 / m.elapsed_seconds;
+    assert!((m.roundtrips_per_second - rate).abs() <= 1e-9 * rate.max(1.0));
+}
+
+#[test]
+fn every_protocol_and_io_model_completes_a_clean_run() {
+    for protocol in ["tcp", "udp"] {
+        for (model, threads) in [("shared", "1"), ("shared", "2"), ("sharded", "2")] {
+            let (code, m) = once(&[
+                "--protocol",
+                protocol,
+                "--io-model",
+                model,
+                "--io-threads",
+                threads,
+                "--clients",
+                "4",
+                "--window",
+                "4",
+                "--payload",
+                "512",
+            ]);
+            let what = format!("{protocol} {model} {threads}");
+            assert_eq!(code, 0, "{what}: {:?}", m.error);
+            assert!(m.ok, "{what}");
+            assert!(m.messages > 0, "{what}");
+            assert_eq!(
+                m.error_counters().iter().map(|c| c.1).sum::<u64>(),
+                0,
+                "{what}"
+            );
+            assert!(m.warmup_ok && m.warmup_messages > 0, "{what}");
+            assert_eq!(
+                (m.protocol.as_str(), m.io_model.as_str()),
+                (protocol, model)
+            );
+            assert_eq!(m.backend, "tokio");
+            assert!(
+                m.rtt_p50_us > 0.0 && m.rtt_p50_us <= m.rtt_p99_us && m.rtt_p99_us <= m.rtt_max_us
+            );
+            assert_eq!(m.rtt_samples, m.rtt_observations);
+            assert!(m.cpu_seconds.unwrap() > 0.0 && m.cpu_percent.unwrap() > 0.0);
+            assert!(m.peak_rss_bytes.unwrap() > 0);
+            // The server saw exactly what the clients got back.
+            assert_eq!(m.server_messages_received, m.messages_received, "{what}");
+            assert_accounting(&m);
+        }
+    }
+}
+
+#[test]
+fn udp_buffers_are_requested_and_read_back() {
+    let (code, m) = once(&[
+        "--protocol",
+        "udp",
+        "--udp-send-buffer",
+        "65536",
+        "--udp-recv-buffer",
+        "262144",
+        "--udp-server-recv-buffer",
+        "131072",
+    ]);
+    assert_eq!(code, 0, "{:?}", m.error);
+    assert_eq!(m.udp_send_buffer_requested_bytes, Some(65_536));
+    assert_eq!(m.udp_receive_buffer_requested_bytes, Some(262_144));
+    assert_eq!(m.udp_server_receive_buffer_requested_bytes, Some(131_072));
+    let server = m.udp_server_receive_buffer_bytes.unwrap();
+    let client = m.udp_client_receive_buffer_max_bytes.unwrap();
+    if cfg!(target_os = "linux") {
+        // Linux doubles each request (below net.core.rmem_max).
+        assert_eq!((server, client), (262_144, 524_288));
+        assert!(m.kernel_udp_rcvbuf_errors_delta.is_some());
+    } else {
+        assert!(server >= 131_072 && client >= 262_144);
+    }
+}
+
+#[test]
+fn injected_corruption_is_caught() {
+    for protocol in ["tcp", "udp"] {
+        let (code, m) = once(&[
+            "--protocol",
+            protocol,
+            "--window",
+            "4",
+            "--inject-fault",
+            "corrupt",
+        ]);
+        assert_eq!(code, 1, "{protocol}");
+        assert!(!m.ok && m.content_errors > 0, "{protocol}: {m:?}");
+        assert!(m.error.as_deref().unwrap().contains("content_errors"));
+    }
+}
+
+#[test]
+fn injected_reordering_is_caught() {
+    let (code, m) = once(&[
+        "--protocol",
+        "tcp",
+        "--window",
+        "8",
+        "--inject-fault",
+        "reorder",
+    ]);
+    assert_eq!(code, 1);
+    assert!(m.order_errors > 0, "{m:?}");
+    let (code, m) = once(&[
+        "--protocol",
+        "udp",
+        "--window",
+        "8",
+        "--inject-fault",
+        "reorder",
+    ]);
+    assert_eq!(code, 1);
+    assert!(m.order_errors > 0, "{m:?}");
+}
+
+#[test]
+fn a_silent_tcp_server_is_a_bounded_drain_timeout() {
+    let start = Instant::now();
+    let (code, m) = once(&[
+        "--protocol",
+        "tcp",
+        "--window",
+        "2",
+        "--inject-fault",
+        "drop",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(m.drain_timeouts, 1, "{m:?}");
+    assert!(m.unfinished_messages > 0);
+    assert_accounting(&m);
+    assert!(start.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+fn udp_loss_is_counted_bounded_and_matches_the_kernel() {
+    let start = Instant::now();
+    let (code, m) = once(&[
+        "--protocol",
+        "udp",
+        "--payload",
+        "16384",
+        "--clients",
+        "16",
+        "--window",
+        "64",
+        "--udp-server-recv-buffer",
+        "65536",
+        "--udp-timeout-ms",
+        "100",
+    ]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "a lossy run never hangs"
+    );
+    assert_eq!(code, 1);
+    assert!(!m.ok && m.udp_lost_messages > 0, "{m:?}");
+    assert_accounting(&m);
+    match m.kernel_udp_rcvbuf_errors_delta {
+        Some(drops) => assert!(
+            drops >= m.udp_lost_messages,
+            "kernel {drops} < lost {}",
+            m.udp_lost_messages
+        ),
+        None => eprintln!("skipped: no /proc/net/snmp on this platform"),
+    }
+}
+
+#[test]
+fn ipv6_loopback_works_when_available() {
+    if std::net::UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("skipped: ::1 is not available here");
+        return;
+    }
+    for protocol in ["tcp", "udp"] {
+        let (code, m) = once(&["--protocol", protocol, "--address-family", "ipv6"]);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+        assert_eq!(m.address_family, "ipv6");
+        assert!(m.messages > 0);
+    }
+}
+
+#[test]
+fn latency_recording_can_be_switched_off() {
+    let (code, m) = once(&["--no-latency"]);
+    assert_eq!(code, 0);
+    assert!(!m.latency_recording && m.rtt_samples == 0 && m.rtt_histogram.is_none());
+    assert!(m.rtt_observations > 0);
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_message_and_no_metrics() {
+    let cases: &[&[&str]] = &[
+        &["once", "--payload", "15"],
+        &["once", "--payload", "70000"],
+        &["once", "--clients", "0"],
+        &["once", "--window", "1025"],
+        &["once", "--seconds", "NaN"],
+        &["once", "--seconds", "0"],
+        &["once", "--warmup", "-1"],
+        &["once", "--protocol", "sctp"],
+        &["once", "--io-model", "owned"],
+        &[
+            "once",
+            "--clients",
+            "1024",
+            "--window",
+            "1024",
+            "--payload",
+            "1024",
+        ],
+        &["once", "--bogus"],
+        &["frobnicate"],
+    ];
+    for args in cases {
+        let out = runner(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?} printed metrics");
+        assert!(!out.stderr.is_empty(), "{args:?} gave no message");
+    }
+}
+
+#[test]
+fn calibrate_reports_both_floors() {
+    let out = runner(&["calibrate", "--seconds", "0.2", "--payload", "64"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for p in ["tcp", "udp"] {
+        assert!(
+            v[p]["roundtrips_per_second"].as_f64().unwrap() > 1000.0,
+            "{v}"
+        );
+        assert!(v[p]["rtt_p50_us"].as_f64().unwrap() <= v[p]["rtt_p99_us"].as_f64().unwrap());
+    }
+    assert_eq!(v["payload_bytes"], 64);
+}
