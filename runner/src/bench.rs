@@ -14,6 +14,7 @@ use echomark_archive::Metrics;
 use hdrhistogram::Histogram;
 use tokio::sync::watch;
 
+use crate::alarm::Alarm;
 use crate::case::{Case, Protocol};
 use crate::counters::{Counters, ServerStats};
 use crate::latency;
@@ -79,6 +80,9 @@ struct Rig {
     closing: Arc<AtomicBool>,
     /// Panics of server tasks (client panics arrive as reports).
     panics: Arc<AtomicU64>,
+    /// One per client, rung every `tick` while a phase runs.
+    alarms: Vec<Arc<Alarm>>,
+    tick: Duration,
     udp: Option<UdpBuffers>,
 }
 
@@ -110,6 +114,11 @@ impl Rig {
             client_tasks: Vec::new(),
             closing,
             panics: Arc::new(AtomicU64::new(0)),
+            alarms: Vec::new(),
+            tick: match case.protocol {
+                Protocol::Udp => (case.udp_timeout / 4).max(Duration::from_millis(1)),
+                Protocol::Tcp => Duration::from_millis(50),
+            },
             udp: None,
         };
         let ip = case.address_family.loopback();
@@ -129,7 +138,13 @@ impl Rig {
                         tcp::serve(server, case.work, stats, case.fault, rig.closing.clone());
                     rig.server_tasks
                         .push(handle.spawn(guarded(rig.panics.clone(), serve)));
-                    let client = TcpClient::new(client, i, case.payload, case.window);
+                    let client = TcpClient::new(
+                        client,
+                        i,
+                        case.payload,
+                        case.window,
+                        rig.alarm_for_new_client(),
+                    );
                     rig.client_tasks.push(handle.spawn(phase::drive(
                         i,
                         client,
@@ -175,8 +190,14 @@ impl Rig {
                     let handle = rig.topology.handle_for(i);
                     let _in_runtime = handle.enter();
                     let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
-                    let client =
-                        UdpClient::new(socket, i, case.payload, case.window, case.udp_timeout);
+                    let client = UdpClient::new(
+                        socket,
+                        i,
+                        case.payload,
+                        case.window,
+                        case.udp_timeout,
+                        rig.alarm_for_new_client(),
+                    );
                     rig.client_tasks.push(handle.spawn(phase::drive(
                         i,
                         client,
@@ -226,7 +247,7 @@ impl Rig {
             // Sample CPU at the deadline on this thread while the clients run; the reports
             // are read afterwards (they arrive when each client's drain is over).
             self.commands.send_replace(Command::Run(measured_plan));
-            std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+            self.sleep_ringing(deadline);
             let cpu_end = resources::process_cpu_seconds();
             let cpu_elapsed = start.elapsed();
             let measured = self.collect(measured_plan, case.clients)?;
@@ -265,15 +286,49 @@ impl Rig {
         }
     }
 
-    /// Collects the reports of a phase whose start command was already sent.
+    /// A fresh alarm for the next client.
+    fn alarm_for_new_client(&mut self) -> Arc<Alarm> {
+        let alarm = Arc::new(Alarm::default());
+        self.alarms.push(alarm.clone());
+        alarm
+    }
+
+    fn ring_all(&self) {
+        self.alarms.iter().for_each(|a| a.ring());
+    }
+
+    /// Sleeps until `until`, ringing every client's alarm each tick.
+    fn sleep_ringing(&self, until: Instant) {
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            std::thread::sleep(left.min(self.tick));
+            self.ring_all();
+        }
+    }
+
+    /// Collects the reports of a phase whose start command was already sent, ringing the
+    /// alarms each tick until every client has reported or the barrier limit passed.
     fn collect(&self, plan: PhasePlan, clients: usize) -> Result<PhaseTotals, String> {
         let barrier = plan.drain_limit + BARRIER_LIMIT;
         let mut totals = PhaseTotals::default();
-        for _ in 0..clients {
-            let wait = barrier.saturating_duration_since(Instant::now());
-            match self.reports.recv_timeout(wait) {
-                Ok(report) => totals.add(report),
-                Err(_) => return Err("client IO barrier timed out".to_string()),
+        let mut reported = 0;
+        while reported < clients {
+            let left = barrier.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err("client IO barrier timed out".to_string());
+            }
+            match self.reports.recv_timeout(left.min(self.tick)) {
+                Ok(report) => {
+                    totals.add(report);
+                    reported += 1;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => self.ring_all(),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err("client tasks ended without reporting".to_string())
+                }
             }
         }
         Ok(totals)

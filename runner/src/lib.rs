@@ -5,6 +5,7 @@
 //! [`wire`]) → [`phase`] (warmup, measured, drain) → [`bench`] (orchestration and the
 //! metrics object). [`latency`], [`counters`] and [`resources`] hold the measurements.
 
+pub mod alarm;
 pub mod bench;
 pub mod calibrate;
 pub mod case;

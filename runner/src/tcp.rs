@@ -11,6 +11,7 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::alarm::Alarm;
 use crate::case::Fault;
 use crate::client::{ClientCore, Next, OrderRule};
 use crate::counters::{ServerEvent, ServerStats};
@@ -77,17 +78,25 @@ pub struct TcpClient {
     inbuf: InBuf,
     out: Vec<u8>,
     payload: usize,
+    alarm: Arc<Alarm>,
     broken: bool,
 }
 
 impl TcpClient {
-    pub fn new(stream: TcpStream, index: usize, payload: usize, window: usize) -> Self {
+    pub fn new(
+        stream: TcpStream,
+        index: usize,
+        payload: usize,
+        window: usize,
+        alarm: Arc<Alarm>,
+    ) -> Self {
         Self {
             stream,
             core: ClientCore::new(index, payload, window, OrderRule::Strict),
             inbuf: InBuf::new(payload + framing::MAX_PREFIX),
             out: Vec::with_capacity(window * (payload + framing::MAX_PREFIX)),
             payload,
+            alarm,
             broken: false,
         }
     }
@@ -99,8 +108,8 @@ impl TcpClient {
 
     /// Moves bytes both ways until nothing is in flight, the stream breaks or the drain limit.
     async fn exchange(&mut self, plan: PhasePlan, payload: usize) {
-        let drain_limit = tokio::time::sleep_until(plan.drain_limit.into());
-        tokio::pin!(drain_limit);
+        let alarm = self.alarm.clone();
+        let mut seen = alarm.rings();
         let mut written = 0usize;
         loop {
             if self.core.in_flight() == 0 && written == self.out.len() {
@@ -154,9 +163,12 @@ impl TcpClient {
                         }
                     }
                 },
-                _ = &mut drain_limit => {
-                    self.core.counters().drain_timeouts += 1;
-                    break;
+                rung = alarm.after(seen) => {
+                    seen = rung;
+                    if Instant::now() >= plan.drain_limit {
+                        self.core.counters().drain_timeouts += 1;
+                        break;
+                    }
                 }
             }
         }

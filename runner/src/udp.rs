@@ -2,9 +2,9 @@
 //!
 //! An echo that has not come back after `--udp-timeout-ms` is counted in `udp_lost_messages`
 //! and its slot is refilled (before the deadline) or freed (after it), so loss never shrinks
-//! the window for good and a run never waits for an echo that will not come. Timeouts are
-//! checked on a tick of a quarter of the timeout, so a loss is declared between 1 and 1.25
-//! timeouts after its send.
+//! the window for good and a run never waits for an echo that will not come. A loss is
+//! declared between 1 and 1.25 timeouts after its send. The check runs when the orchestrator rings the client's
+//! [`Alarm`](crate::alarm::Alarm), every quarter timeout.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use tokio::net::UdpSocket;
 
+use crate::alarm::Alarm;
 use crate::case::Fault;
 use crate::client::{ClientCore, Next, OrderRule};
 use crate::counters::{ServerEvent, ServerStats};
@@ -29,6 +30,7 @@ pub struct UdpClient {
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
     timeout: Duration,
+    alarm: Arc<Alarm>,
     broken: bool,
 }
 
@@ -39,6 +41,7 @@ impl UdpClient {
         payload: usize,
         window: usize,
         timeout: Duration,
+        alarm: Arc<Alarm>,
     ) -> Self {
         Self {
             socket,
@@ -46,6 +49,7 @@ impl UdpClient {
             send_buf: Vec::with_capacity(payload),
             recv_buf: vec![0; RECV_BUF],
             timeout,
+            alarm,
             broken: false,
         }
     }
@@ -76,12 +80,9 @@ impl PhaseClient for UdpClient {
         for _ in 0..self.core.window() {
             self.send_next(now).await;
         }
-        // One timer serves both the loss check (every quarter timeout) and the drain limit,
-        // so the hot loop polls a single timer besides the socket.
-        let tick_every = (self.timeout / 4).max(Duration::from_millis(1));
-        let next_check = |now: Instant| (now + tick_every).min(plan.drain_limit);
-        let timer = tokio::time::sleep_until(next_check(now).into());
-        tokio::pin!(timer);
+        // Loss checks and the drain limit run when the orchestrator rings the alarm.
+        let alarm = self.alarm.clone();
+        let mut seen = alarm.rings();
         while self.core.in_flight() > 0 && !self.broken {
             tokio::select! {
                 biased;
@@ -98,7 +99,8 @@ impl PhaseClient for UdpClient {
                     }
                     Err(_) => self.core.counters().unexpected_messages += 1,
                 },
-                _ = &mut timer => {
+                rung = alarm.after(seen) => {
+                    seen = rung;
                     let now = Instant::now();
                     if now >= plan.drain_limit {
                         self.core.counters().drain_timeouts += 1;
@@ -110,7 +112,6 @@ impl PhaseClient for UdpClient {
                             self.send_next(now).await;
                         }
                     }
-                    timer.as_mut().reset(next_check(now).into());
                 }
             }
         }

@@ -1,0 +1,172 @@
+//! The echo core's performance report: every figure side by side, from one run.
+//!
+//! Prints, for 1 KiB messages: the blocking loopback floor (`calibrate`), a bare tokio
+//! ping-pong, the echo core at 1 client / window 1, and 16 clients / window 16 on shared 2
+//! and sharded 2, each with latency recording on and off. Every case runs `ROUNDS` times,
+//! interleaved so that machine noise spreads over all of them; the table shows medians.
+//!
+//! Run with `scripts/bench-echo-core` (it builds the binaries first).
+//! Environment: `ROUNDS` (default 3), `SECONDS` (default 1).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use echomark_archive::Metrics;
+use serde_json::Value;
+
+fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    // target/release/examples/echo_core_bench → target/release
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .to_path_buf()
+}
+
+fn json(cmd: &mut Command) -> Value {
+    let out = cmd.output().expect("benchmark binary runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+struct Case {
+    label: String,
+    args: Vec<String>,
+    protocol: &'static str,
+    /// clients × window × payload, for the RSS bound.
+    outstanding: f64,
+    rates: Vec<f64>,
+    p99: Vec<f64>,
+    rss: Vec<f64>,
+}
+
+fn main() {
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let seconds = std::env::var("SECONDS").unwrap_or_else(|_| "1".into());
+    let dir = bin_dir();
+    let runner = dir.join("echomark-runner");
+    let bare = dir.join("examples").join("bare_pingpong");
+
+    let mut cases = Vec::new();
+    for latency in [true, false] {
+        for (protocol, clients, window, model, threads) in [
+            ("tcp", 1, 1, "shared", 1),
+            ("udp", 1, 1, "shared", 1),
+            ("tcp", 16, 16, "shared", 2),
+            ("tcp", 16, 16, "sharded", 2),
+            ("udp", 16, 16, "shared", 2),
+            ("udp", 16, 16, "sharded", 2),
+        ] {
+            let mut args: Vec<String> = format!(
+                "once --protocol {protocol} --payload 1024 --clients {clients} --window {window} \
+                 --io-model {model} --io-threads {threads} --seconds {seconds} --warmup 0.25"
+            )
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+            if !latency {
+                args.push("--no-latency".into());
+            }
+            cases.push(Case {
+                label: format!(
+                    "{protocol} {clients}×{window} {model} {threads}{}",
+                    if latency { "" } else { " (no latency)" }
+                ),
+                args,
+                protocol,
+                outstanding: (clients * window * 1024) as f64,
+                rates: vec![],
+                p99: vec![],
+                rss: vec![],
+            });
+        }
+    }
+    let (mut floor, mut bare_rates) = ([vec![], vec![]], [vec![], vec![]]);
+    for round in 1..=rounds {
+        eprintln!("round {round}/{rounds}");
+        let c = json(Command::new(&runner).args([
+            "calibrate",
+            "--payload",
+            "1024",
+            "--seconds",
+            &seconds,
+        ]));
+        let b = json(Command::new(&bare).args(["1024", &seconds]));
+        for (i, p) in ["tcp", "udp"].iter().enumerate() {
+            floor[i].push(c[p]["roundtrips_per_second"].as_f64().unwrap());
+            bare_rates[i].push(b[p]["roundtrips_per_second"].as_f64().unwrap());
+        }
+        for case in &mut cases {
+            let v = json(Command::new(&runner).args(&case.args));
+            let m: Metrics = serde_json::from_value(v).expect("metrics");
+            assert!(m.ok, "{}: {:?}", case.label, m.error);
+            case.rates.push(m.roundtrips_per_second);
+            case.p99.push(m.rtt_p99_us);
+            case.rss.push(m.peak_rss_bytes.unwrap_or(0) as f64);
+        }
+    }
+    let floor = [median(floor[0].clone()), median(floor[1].clone())];
+    let bare = [median(bare_rates[0].clone()), median(bare_rates[1].clone())];
+    let idx = |p: &str| usize::from(p == "udp");
+    println!("echo core, 1 KiB payload, {rounds} rounds × {seconds} s, medians\n");
+    println!("| case | round trips/s | p99 µs | vs floor | vs bare tokio | latency on vs off | peak RSS MiB | RSS bound MiB |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (i, p) in ["tcp", "udp"].iter().enumerate() {
+        println!(
+            "| {p} calibrate floor (blocking, 1 thread) | {:.0} | | 100.0% | | | | |",
+            floor[i]
+        );
+        println!(
+            "| {p} bare tokio ping-pong 1×1 | {:.0} | | {:.1}% | 100.0% | | | |",
+            bare[i],
+            100.0 * bare[i] / floor[i]
+        );
+    }
+    let half = cases.len() / 2;
+    for (k, case) in cases.iter().enumerate() {
+        let rate = median(case.rates.clone());
+        let single = case.label.contains(" 1×1 ");
+        let vs = |base: f64| {
+            if single {
+                format!("{:.1}%", 100.0 * rate / base)
+            } else {
+                String::new()
+            }
+        };
+        let cost = if k < half {
+            let off = median(cases[k + half].rates.clone());
+            format!("{:+.1}%", 100.0 * (rate - off) / off)
+        } else {
+            String::new()
+        };
+        let p99 = if k < half {
+            format!("{:.1}", median(case.p99.clone()))
+        } else {
+            String::new()
+        };
+        println!(
+            "| {} | {:.0} | {} | {} | {} | {} | {:.1} | {:.1} |",
+            case.label,
+            rate,
+            p99,
+            vs(floor[idx(case.protocol)]),
+            vs(bare[idx(case.protocol)]),
+            cost,
+            median(case.rss.clone()) / 1_048_576.0,
+            (2.0 * case.outstanding + 64.0 * 1_048_576.0) / 1_048_576.0,
+        );
+    }
+    println!("\n\"latency cost\" is the throughput change from recording every round trip (negative = slower).");
+}
