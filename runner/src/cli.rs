@@ -5,6 +5,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::case::{self, AddressFamily, Case, Fault, IoModel, Protocol, UsageError};
+use crate::matrix::plan::Preset;
 
 /// Loopback echo benchmark on tokio, and the matrix driver that writes raw archives.
 #[derive(Debug, Parser)]
@@ -20,6 +21,14 @@ pub enum Command {
     Once(OnceArgs),
     /// Measure this host's loopback floor with a blocking single-thread ping-pong.
     Calibrate(CalibrateArgs),
+    /// Run every case × repetition in a fresh `once` process and write a raw archive.
+    Matrix(MatrixArgs),
+    /// Print the `source_sha256` of a workspace (the rule archives record).
+    #[command(hide = true)]
+    SourceHash {
+        /// Workspace root (default: the one this binary was built from).
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 fn seconds(text: &str) -> Result<f64, String> {
@@ -120,4 +129,69 @@ pub struct CalibrateArgs {
     /// Loopback host.
     #[arg(long, value_enum, default_value = "ipv4")]
     pub address_family: AddressFamily,
+}
+
+/// The flags of `matrix`. Lists are comma-separated; explicit flags override the preset.
+#[derive(Debug, Clone, Args)]
+pub struct MatrixArgs {
+    /// The archive to write; must not exist yet.
+    #[arg(long, value_name = "FILE", required_unless_present = "resume")]
+    pub out: Option<std::path::PathBuf>,
+    /// Finish an interrupted archive: its own settings, no completed run repeated.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
+        "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
+        "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
+        "udp_server_recv_buffer", "udp_timeout_ms",
+    ])]
+    pub resume: Option<std::path::PathBuf>,
+    /// Starting values: quick, baseline or dimensions.
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub protocols: Option<Vec<Protocol>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(16..=65_507))]
+    pub payloads: Option<Vec<u64>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub clients: Option<Vec<u64>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub windows: Option<Vec<u64>>,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub io_models: Option<Vec<IoModel>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub io_threads: Option<Vec<u64>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
+    pub work: Option<Vec<u64>>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub repetitions: Option<u64>,
+    #[arg(long, value_parser = seconds)]
+    pub seconds: Option<f64>,
+    #[arg(long, value_parser = warmup_seconds)]
+    pub warmup: Option<f64>,
+    #[arg(long, value_enum)]
+    pub address_family: Option<AddressFamily>,
+    /// Force every UDP case to this window (arknet's `udp_throughput_window`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub udp_window: Option<u64>,
+    /// Record failed runs and go on; the exit code is still 1.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Run the cases in an order shuffled with this seed (recorded in the archive).
+    #[arg(long, value_name = "SEED")]
+    pub shuffle: Option<u64>,
+    /// Kill a run after this many seconds (default: seconds + warmup + 30).
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub case_timeout: Option<f64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    pub udp_send_buffer: Option<u64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    pub udp_recv_buffer: Option<u64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    pub udp_server_recv_buffer: Option<u64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub udp_timeout_ms: Option<u64>,
+    /// Workspace whose sources `source_sha256` covers (default: the one this binary was
+    /// built from).
+    #[arg(long, value_name = "DIR")]
+    pub source_dir: Option<std::path::PathBuf>,
 }

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod client;
 pub mod counters;
 pub mod latency;
+pub mod matrix;
 pub mod phase;
 pub mod resources;
 pub mod sockets;

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use echomark_runner::cli::{Cli, Command};
-use echomark_runner::{bench, calibrate};
+use echomark_runner::{bench, calibrate, matrix};
 
 /// Exit code for a request that cannot be run.
 const USAGE: u8 = 2;
@@ -36,6 +36,26 @@ fn main() -> ExitCode {
                 }
             }
             ExitCode::from(u8::from(!metrics.ok))
+        }
+        Command::Matrix(args) => match matrix::run(&args) {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => {
+                eprintln!("echomark-runner matrix: {e}");
+                ExitCode::from(matrix::exit::USAGE)
+            }
+        },
+        Command::SourceHash { dir } => {
+            let dir = dir.unwrap_or_else(matrix::provenance::default_source_dir);
+            match matrix::provenance::source_sha256(&dir) {
+                Ok(hash) => {
+                    println!("{hash}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("echomark-runner source-hash: {}: {e}", dir.display());
+                    ExitCode::from(USAGE)
+                }
+            }
         }
         Command::Calibrate(args) => {
             match calibrate::run(

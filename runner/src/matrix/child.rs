@@ -1,0 +1,170 @@
+//! One repetition in a fresh `echomark-runner once` process: spawn, time out, judge.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use echomark_archive::Metrics;
+
+use super::plan::PlannedRun;
+
+/// What the child process did.
+#[derive(Debug, Clone)]
+pub struct ChildOutcome {
+    /// Exit code; 124 after our timeout (as GNU `timeout`), 128 + N when killed by signal N.
+    pub returncode: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub signal: Option<i32>,
+    pub wall: Duration,
+}
+
+/// The matrix was interrupted while the child ran; the child was killed and not recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+/// Runs `exe args…` with `timeout`, killing it on timeout or when `interrupted` is set.
+/// The child gets its own process group, so a terminal's Ctrl-C reaches only the matrix,
+/// which then stops the child itself and saves the archive.
+pub fn run(
+    exe: &Path,
+    args: &[String],
+    timeout: Duration,
+    interrupted: &AtomicBool,
+) -> std::io::Result<Result<ChildOutcome, Interrupted>> {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let start = Instant::now();
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if interrupted.load(Ordering::Relaxed) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(Err(Interrupted));
+        }
+        if !timed_out && start.elapsed() >= timeout {
+            timed_out = true;
+            let _ = child.kill();
+        }
+        thread::sleep(Duration::from_millis(2));
+    };
+    let signal = status.signal();
+    let returncode = match (timed_out, status.code(), signal) {
+        (true, _, _) => 124,
+        (_, Some(code), _) => code,
+        (_, None, Some(sig)) => 128 + sig,
+        _ => -1,
+    };
+    Ok(Ok(ChildOutcome {
+        returncode,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+        timed_out,
+        signal,
+        wall: start.elapsed(),
+    }))
+}
+
+/// The runner's verdict on one child.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub metrics: Option<Metrics>,
+    /// Raw stdout, kept only when it could not be parsed.
+    pub stdout: Option<String>,
+    pub error: Option<String>,
+}
+
+/// Judges a child's outcome against its request. Error texts are arknet's schema-2 texts;
+/// a process-level failure (timeout, signal, exit code) names itself first, as in arknet.
+pub fn judge(
+    run: &PlannedRun,
+    seconds: f64,
+    warmup: f64,
+    address_family: &str,
+    out: &ChildOutcome,
+) -> Judged {
+    let parsed: Result<Metrics, String> =
+        serde_json::from_str::<serde_json::Value>(out.stdout.trim())
+            .map_err(|_| "benchmark did not return valid finite JSON".to_string())
+            .and_then(|v| {
+                if !v.is_object() {
+                    return Err("benchmark did not return valid finite JSON".to_string());
+                }
+                serde_json::from_value(v)
+                    .map_err(|e| format!("benchmark returned malformed metrics: {e}"))
+            });
+    let (metrics, stdout, parse_error) = match parsed {
+        Ok(m) => (Some(m), None, None),
+        Err(e) => (None, Some(out.stdout.clone()), Some(e)),
+    };
+    let metrics_error = metrics.as_ref().and_then(|m| {
+        let same_case = m.protocol == run.protocol.as_str()
+            && m.payload_bytes == run.payload
+            && m.clients == run.clients
+            && m.window == run.window
+            && m.io_model == run.io_model
+            && m.io_threads == run.io_threads
+            && m.handler_work == run.handler_work
+            && m.address_family == address_family
+            && m.requested_seconds == seconds
+            && m.warmup_seconds == warmup;
+        if !same_case {
+            Some("benchmark returned different case parameters")
+        } else if m.backend != "tokio" {
+            Some("benchmark returned a different backend")
+        } else if !m.ok {
+            Some("benchmark reported a failed measurement")
+        } else if m.messages == 0 || m.elapsed_seconds <= 0.0 {
+            Some("benchmark did not measure completed traffic")
+        } else {
+            None
+        }
+    });
+    let process_error = if out.timed_out {
+        Some(format!(
+            "benchmark timed out after {} seconds",
+            out.wall.as_secs()
+        ))
+    } else if out.signal == Some(9) {
+        Some("benchmark received SIGKILL (signal 9)".to_string())
+    } else if let Some(sig) = out.signal {
+        Some(format!("benchmark received signal {sig}"))
+    } else if out.returncode != 0 {
+        Some(format!(
+            "benchmark failed with exit code {}",
+            out.returncode
+        ))
+    } else {
+        None
+    };
+    let error = process_error
+        .or(parse_error)
+        .or(metrics_error.map(str::to_string));
+    Judged {
+        metrics,
+        stdout,
+        error,
+    }
+}

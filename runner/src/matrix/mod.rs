@@ -1,0 +1,422 @@
+//! `echomark-runner matrix`: every case × repetition in a fresh process, one raw archive.
+//!
+//! The archive is rewritten atomically after every run, so a crash or `kill -9` at any
+//! moment leaves a valid archive (`complete: false`) that holds every finished run, and
+//! `--resume` finishes it without repeating one. Ctrl-C (SIGINT) or SIGTERM kill the running
+//! child, save the archive and exit 130 or 143.
+
+pub mod child;
+pub mod host;
+pub mod plan;
+pub mod progress;
+pub mod provenance;
+pub mod store;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use echomark_archive::{
+    Archive, EchomarkInfo, Entry, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, TOOL_NAME,
+};
+
+use crate::case::{Case, Protocol};
+use crate::cli::MatrixArgs;
+use plan::{MatrixSpec, Overrides, PlannedRun, SettingsExtra};
+
+/// Exit codes of `matrix`.
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const FAILED_RUNS: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const SIGINT: u8 = 130;
+    pub const SIGTERM: u8 = 143;
+}
+
+/// A problem that stops the matrix before (or instead of) measuring: exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct MatrixError(pub String);
+
+/// Default margin of the per-run timeout beyond seconds + warmup: setup, two drains and
+/// the client barrier fit well inside it.
+const TIMEOUT_MARGIN_SECONDS: f64 = 30.0;
+
+/// Runs the matrix described by `args`; returns the exit code.
+pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| MatrixError(format!("cannot locate own binary: {e}")))?;
+    let exe_sha = provenance::file_sha256(&exe)
+        .map_err(|e| MatrixError(format!("cannot hash {}: {e}", exe.display())))?;
+    let source_dir = args
+        .source_dir
+        .clone()
+        .unwrap_or_else(provenance::default_source_dir);
+    let source_sha = provenance::source_sha256(&source_dir).map_err(|e| {
+        MatrixError(format!(
+            "cannot hash the measured sources in {} ({e}); pass --source-dir WORKSPACE",
+            source_dir.display()
+        ))
+    })?;
+
+    let (path, mut archive) = match &args.resume {
+        Some(path) => (path.clone(), resume(path, args, &exe_sha, &source_sha)?),
+        None => {
+            let path = args
+                .out
+                .clone()
+                .expect("clap requires --out without --resume");
+            if path.exists() {
+                return Err(MatrixError(format!(
+                    "{} already exists; finish it with --resume {0} or choose another --out",
+                    path.display()
+                )));
+            }
+            (path, new_archive(args, &exe_sha, &source_sha, &source_dir)?)
+        }
+    };
+    let spec = MatrixSpec::from_settings(&archive.settings)
+        .map_err(|e| MatrixError(format!("{}: settings: {e}", path.display())))?;
+    let mut runs = spec.runs();
+    for run in &runs {
+        case_for(run, &spec, &archive)?;
+    }
+    if let Some(seed) = archive.settings.shuffle_seed {
+        plan::shuffle(&mut runs, seed);
+    }
+    let done: BTreeSet<_> = archive.results.iter().map(Entry::case_key).collect();
+    if done.len() != archive.results.len() {
+        return Err(MatrixError(format!(
+            "{}: a (case, repetition) appears twice in results",
+            path.display()
+        )));
+    }
+    let todo: Vec<(usize, PlannedRun)> = runs
+        .into_iter()
+        .enumerate()
+        .filter(|(_, r)| !done.contains(&r.key()))
+        .collect();
+
+    store::write_atomically(&path, &archive)
+        .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+    let signal = install_signal_flags();
+    let mut progress = progress::Progress::new(todo.len() as u64, archive.failed_measurements);
+    let timeout = Duration::from_secs_f64(archive.settings.case_timeout_seconds);
+    let keep_going = archive.settings.keep_going;
+    let mut stopped_early = false;
+    for (order, run) in todo {
+        let label = label(&run);
+        progress.starting(&label);
+        let case_args = child_args(&run, &spec, &archive);
+        let started_at_utc = provenance::utc_now();
+        let outcome = match child::run(&exe, &case_args, timeout, &signal.flag) {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(child::Interrupted)) => {
+                return Ok(interrupted(&path, &archive, &progress, &signal))
+            }
+            Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
+        };
+        if signal.flag.load(Ordering::Relaxed) {
+            return Ok(interrupted(&path, &archive, &progress, &signal));
+        }
+        let judged = child::judge(
+            &run,
+            spec.seconds,
+            spec.warmup,
+            spec.address_family.as_str(),
+            &outcome,
+        );
+        let summary = match (&judged.error, &judged.metrics) {
+            (Some(e), _) => e.clone(),
+            (None, Some(m)) => format!(
+                "{:.0} rt/s, p99 {:.1} µs",
+                m.roundtrips_per_second, m.rtt_p99_us
+            ),
+            (None, None) => String::new(),
+        };
+        let failed = judged.error.is_some();
+        let mut command = vec![exe.display().to_string()];
+        command.extend(case_args);
+        archive.results.push(Entry {
+            repetition: run.repetition,
+            protocol: run.protocol.as_str().to_string(),
+            payload_bytes: run.payload,
+            clients: run.clients,
+            window: run.window,
+            io_model: run.io_model.clone(),
+            io_threads: run.io_threads,
+            handler_work: run.handler_work,
+            backend: archive.backend.clone(),
+            address_family: archive.settings.address_family.clone(),
+            command,
+            returncode: Some(outcome.returncode),
+            stderr: outcome.stderr,
+            metrics: judged.metrics,
+            stdout: judged.stdout,
+            error: judged.error,
+            order: order as u64,
+            started_at_utc,
+            wall_seconds: outcome.wall.as_secs_f64(),
+        });
+        archive.failed_measurements += u64::from(failed);
+        store::write_atomically(&path, &archive)
+            .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+        progress.finished(&label, failed, &summary);
+        if failed && !keep_going {
+            stopped_early = true;
+            break;
+        }
+    }
+    if !stopped_early {
+        archive.complete = true;
+        store::write_atomically(&path, &archive)
+            .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let failed = archive.failed_measurements;
+    progress.finish(&format!(
+        "{}: {} runs, {failed} failed{}",
+        path.display(),
+        archive.results.len(),
+        if archive.complete {
+            ""
+        } else {
+            ", stopped at the first failure (complete: false)"
+        }
+    ));
+    Ok(if failed == 0 {
+        exit::OK
+    } else {
+        exit::FAILED_RUNS
+    })
+}
+
+fn interrupted(
+    path: &Path,
+    archive: &Archive,
+    progress: &progress::Progress,
+    signal: &SignalFlag,
+) -> u8 {
+    // The archive on disk already holds every finished run; say so and leave it.
+    let sig = signal.which.load(Ordering::Relaxed);
+    progress.finish(&format!(
+        "interrupted: {} holds {} finished runs (complete: false); finish it with --resume {}",
+        path.display(),
+        archive.results.len(),
+        path.display()
+    ));
+    if sig == signal_hook::consts::SIGTERM {
+        exit::SIGTERM
+    } else {
+        exit::SIGINT
+    }
+}
+
+struct SignalFlag {
+    flag: Arc<AtomicBool>,
+    which: Arc<AtomicI32>,
+}
+
+fn install_signal_flags() -> SignalFlag {
+    let flag = Arc::new(AtomicBool::new(false));
+    let which = Arc::new(AtomicI32::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let (f, w) = (flag.clone(), which.clone());
+        // SAFETY: the handler only stores to atomics, which is async-signal-safe.
+        let _ = unsafe {
+            signal_hook::low_level::register(sig, move || {
+                w.store(sig, Ordering::Relaxed);
+                f.store(true, Ordering::Relaxed);
+            })
+        };
+    }
+    SignalFlag { flag, which }
+}
+
+fn new_archive(
+    args: &MatrixArgs,
+    exe_sha: &str,
+    source_sha: &str,
+    source_dir: &Path,
+) -> Result<Archive, MatrixError> {
+    let spec = MatrixSpec::preset(args.preset).apply(Overrides {
+        protocols: args.protocols.clone(),
+        payloads: args.payloads.clone(),
+        clients: args.clients.clone(),
+        windows: args.windows.clone(),
+        udp_window: args.udp_window,
+        io_models: args.io_models.clone(),
+        io_threads: args.io_threads.clone(),
+        work: args.work.clone(),
+        repetitions: args.repetitions,
+        seconds: args.seconds,
+        warmup: args.warmup,
+        address_family: args.address_family,
+    });
+    let settings = spec.settings(SettingsExtra {
+        preset: args.preset,
+        shuffle_seed: args.shuffle,
+        case_timeout_seconds: args
+            .case_timeout
+            .unwrap_or(spec.seconds + spec.warmup + TIMEOUT_MARGIN_SECONDS),
+        udp_timeout_ms: args.udp_timeout_ms.unwrap_or(250),
+        udp_send_buffer: args.udp_send_buffer,
+        udp_recv_buffer: args.udp_recv_buffer,
+        udp_server_recv_buffer: args.udp_server_recv_buffer,
+        keep_going: args.keep_going,
+    });
+    if spec.runs().is_empty() {
+        return Err(MatrixError("the matrix has no cases".into()));
+    }
+    let (git_head, git_status) = provenance::git_state(source_dir);
+    Ok(Archive {
+        schema_version: ARCHIVE_SCHEMA_VERSION,
+        echomark: EchomarkInfo {
+            tool: TOOL_NAME.to_string(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            format_version: FORMAT_VERSION,
+            source_hash_rule: provenance::SOURCE_HASH_RULE.to_string(),
+        },
+        recorded_at_utc: provenance::utc_now(),
+        backend: "tokio".to_string(),
+        git_head,
+        git_status,
+        source_sha256: source_sha.to_string(),
+        executable_sha256: exe_sha.to_string(),
+        runner_sha256: exe_sha.to_string(),
+        host: host::describe(),
+        settings,
+        results: Vec::new(),
+        complete: false,
+        failed_measurements: 0,
+    })
+}
+
+fn resume(
+    path: &PathBuf,
+    args: &MatrixArgs,
+    exe_sha: &str,
+    source_sha: &str,
+) -> Result<Archive, MatrixError> {
+    if let Some(out) = &args.out {
+        if out != path {
+            return Err(MatrixError(
+                "--resume writes to the archive it resumes; drop --out".into(),
+            ));
+        }
+    }
+    let archive = store::read(path).map_err(MatrixError)?;
+    if archive.echomark.tool != TOOL_NAME || archive.echomark.format_version != FORMAT_VERSION {
+        return Err(MatrixError(format!(
+            "{}: written by {} format {}, not {TOOL_NAME} format {FORMAT_VERSION}",
+            path.display(),
+            archive.echomark.tool,
+            archive.echomark.format_version
+        )));
+    }
+    if archive.complete {
+        return Err(MatrixError(format!(
+            "{}: already complete; nothing to resume",
+            path.display()
+        )));
+    }
+    if archive.executable_sha256 != exe_sha || archive.source_sha256 != source_sha {
+        return Err(MatrixError(format!(
+            "{}: measured with another build (executable or source hash differs); \
+             one archive holds one build, so start a new archive",
+            path.display()
+        )));
+    }
+    if archive.host != host::describe() {
+        return Err(MatrixError(format!(
+            "{}: measured on another host",
+            path.display()
+        )));
+    }
+    let failed = archive.results.iter().filter(|e| e.error.is_some()).count() as u64;
+    if failed != archive.failed_measurements {
+        return Err(MatrixError(format!(
+            "{}: failed_measurements is {} but {failed} entries carry an error",
+            path.display(),
+            archive.failed_measurements
+        )));
+    }
+    Ok(archive)
+}
+
+/// The `once` flags for one run.
+fn child_args(run: &PlannedRun, spec: &MatrixSpec, archive: &Archive) -> Vec<String> {
+    let s = &archive.settings;
+    let mut a: Vec<String> = [
+        "once",
+        "--protocol",
+        run.protocol.as_str(),
+        "--address-family",
+        spec.address_family.as_str(),
+    ]
+    .iter()
+    .map(|x| x.to_string())
+    .collect();
+    let mut push = |flag: &str, value: String| {
+        a.push(flag.to_string());
+        a.push(value);
+    };
+    push("--payload", run.payload.to_string());
+    push("--clients", run.clients.to_string());
+    push("--window", run.window.to_string());
+    push("--seconds", spec.seconds.to_string());
+    push("--warmup", spec.warmup.to_string());
+    push("--io-model", run.io_model.clone());
+    push("--io-threads", run.io_threads.to_string());
+    push("--work", run.handler_work.to_string());
+    if run.protocol == Protocol::Udp {
+        push("--udp-timeout-ms", s.udp_timeout_ms.to_string());
+        for (flag, v) in [
+            ("--udp-send-buffer", s.udp_send_buffer),
+            ("--udp-recv-buffer", s.udp_recv_buffer),
+            ("--udp-server-recv-buffer", s.udp_server_recv_buffer),
+        ] {
+            if let Some(v) = v {
+                push(flag, v.to_string());
+            }
+        }
+    }
+    a
+}
+
+/// Checks up front that the child will accept `run` (so a bad matrix fails with exit 2
+/// before anything is measured, not 180 times).
+fn case_for(run: &PlannedRun, spec: &MatrixSpec, archive: &Archive) -> Result<Case, MatrixError> {
+    use clap::Parser;
+    let args = child_args(run, spec, archive);
+    let cli =
+        crate::cli::Cli::try_parse_from(std::iter::once("echomark-runner".to_string()).chain(args))
+            .map_err(|e| {
+                MatrixError(format!(
+                    "case {}: {}",
+                    label(run),
+                    e.render().to_string().trim()
+                ))
+            })?;
+    match cli.command {
+        crate::cli::Command::Once(once) => once
+            .to_case()
+            .map_err(|e| MatrixError(format!("case {}: {e}", label(run)))),
+        _ => unreachable!("child_args starts with `once`"),
+    }
+}
+
+fn label(run: &PlannedRun) -> String {
+    format!(
+        "{} {} B {}×{} {} {} work {} rep {}",
+        run.protocol.as_str(),
+        run.payload,
+        run.clients,
+        run.window,
+        run.io_model,
+        run.io_threads,
+        run.handler_work,
+        run.repetition
+    )
+}

@@ -1,0 +1,480 @@
+//! What a matrix measures: presets, flag overrides, the case list and its order.
+
+use echomark_archive::{IoProfile, Settings, TrafficProfile};
+
+use crate::case::{AddressFamily, IoModel, Protocol};
+
+/// A named starting point for a matrix; explicit flags override its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Preset {
+    /// Everything in well under a minute: for the README and CI.
+    Quick,
+    /// arknet's baseline: 64/1024/16384 B; 1 × 1 and 16 × 16 (UDP window 1); shared 1/2/4,
+    /// sharded 2/4; 3 repetitions of 1 s.
+    Baseline,
+    /// arknet's dimensions matrix: 16 clients × windows 1/4/16/64; shared 1, shared 4,
+    /// sharded 4.
+    Dimensions,
+}
+
+impl Preset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Quick => "quick",
+            Preset::Baseline => "baseline",
+            Preset::Dimensions => "dimensions",
+        }
+    }
+}
+
+/// The matrix-defining values, after preset and flags are combined.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixSpec {
+    pub protocols: Vec<Protocol>,
+    pub payloads: Vec<u64>,
+    pub profiles: Vec<TrafficProfile>,
+    pub udp_throughput_window: Option<u64>,
+    pub io_models: Vec<IoModel>,
+    pub io_threads: Vec<u64>,
+    pub work: Vec<u64>,
+    pub repetitions: u64,
+    pub seconds: f64,
+    pub warmup: f64,
+    pub address_family: AddressFamily,
+}
+
+/// Flag values that override a preset (all optional).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub protocols: Option<Vec<Protocol>>,
+    pub payloads: Option<Vec<u64>>,
+    pub clients: Option<Vec<u64>>,
+    pub windows: Option<Vec<u64>>,
+    pub udp_window: Option<u64>,
+    pub io_models: Option<Vec<IoModel>>,
+    pub io_threads: Option<Vec<u64>>,
+    pub work: Option<Vec<u64>>,
+    pub repetitions: Option<u64>,
+    pub seconds: Option<f64>,
+    pub warmup: Option<f64>,
+    pub address_family: Option<AddressFamily>,
+}
+
+fn product(clients: &[u64], windows: &[u64]) -> Vec<TrafficProfile> {
+    let windows = dedup(windows.iter().copied());
+    dedup(clients.iter().copied())
+        .into_iter()
+        .flat_map(|c| {
+            windows.iter().map(move |&w| TrafficProfile {
+                clients: c,
+                window: w,
+            })
+        })
+        .collect()
+}
+
+impl MatrixSpec {
+    /// The values of `preset` (or arknet's runner defaults without one).
+    pub fn preset(preset: Option<Preset>) -> Self {
+        let tcp_udp = vec![Protocol::Tcp, Protocol::Udp];
+        let both = vec![IoModel::Shared, IoModel::Sharded];
+        let arknet_profiles = vec![
+            TrafficProfile {
+                clients: 1,
+                window: 1,
+            },
+            TrafficProfile {
+                clients: 16,
+                window: 16,
+            },
+        ];
+        match preset {
+            Some(Preset::Quick) => Self {
+                protocols: tcp_udp,
+                payloads: vec![64, 1024],
+                profiles: vec![
+                    TrafficProfile {
+                        clients: 1,
+                        window: 1,
+                    },
+                    TrafficProfile {
+                        clients: 4,
+                        window: 4,
+                    },
+                ],
+                udp_throughput_window: None,
+                io_models: both,
+                io_threads: vec![1, 2],
+                work: vec![0],
+                repetitions: 2,
+                seconds: 0.2,
+                warmup: 0.05,
+                address_family: AddressFamily::Ipv4,
+            },
+            Some(Preset::Dimensions) => Self {
+                protocols: tcp_udp,
+                payloads: vec![64, 1024, 16384],
+                profiles: product(&[16], &[1, 4, 16, 64]),
+                udp_throughput_window: None,
+                io_models: both,
+                io_threads: vec![1, 4],
+                work: vec![0],
+                repetitions: 3,
+                seconds: 1.0,
+                warmup: 0.25,
+                address_family: AddressFamily::Ipv4,
+            },
+            Some(Preset::Baseline) => Self {
+                protocols: tcp_udp,
+                payloads: vec![64, 1024, 16384],
+                profiles: arknet_profiles,
+                udp_throughput_window: Some(1),
+                io_models: both,
+                io_threads: vec![1, 2, 4],
+                work: vec![0],
+                repetitions: 3,
+                seconds: 1.0,
+                warmup: 0.25,
+                address_family: AddressFamily::Ipv4,
+            },
+            // arknet's benchmark_matrix.sh defaults.
+            None => Self {
+                protocols: tcp_udp,
+                payloads: vec![64, 1024, 16384],
+                profiles: arknet_profiles,
+                udp_throughput_window: Some(1),
+                io_models: both,
+                io_threads: vec![1, 2, 4],
+                work: vec![0],
+                repetitions: 3,
+                seconds: 3.0,
+                warmup: 1.0,
+                address_family: AddressFamily::Ipv4,
+            },
+        }
+    }
+
+    /// Applies explicit flags. As in arknet, explicit `--windows` switch the UDP window-1
+    /// rule off unless `--udp-window` is also given; `--clients`/`--windows` replace the
+    /// profiles with their product.
+    pub fn apply(mut self, o: Overrides) -> Self {
+        if o.clients.is_some() || o.windows.is_some() {
+            let clients = o
+                .clients
+                .unwrap_or_else(|| dedup(self.profiles.iter().map(|p| p.clients)));
+            let windows = o
+                .windows
+                .clone()
+                .unwrap_or_else(|| dedup(self.profiles.iter().map(|p| p.window)));
+            self.profiles = product(&clients, &windows);
+        }
+        if o.windows.is_some() {
+            self.udp_throughput_window = None;
+        }
+        if let Some(w) = o.udp_window {
+            self.udp_throughput_window = Some(w);
+        }
+        macro_rules! take {
+            ($($field:ident <- $flag:ident),*) => { $(if let Some(v) = o.$flag { self.$field = v; })* };
+        }
+        take!(protocols <- protocols, payloads <- payloads, io_models <- io_models,
+              io_threads <- io_threads, work <- work, repetitions <- repetitions,
+              seconds <- seconds, warmup <- warmup, address_family <- address_family);
+        self
+    }
+
+    /// arknet's `io_profiles` rule: models × threads × work, model-major, without `sharded 1`
+    /// when `shared` is also requested (one runtime on one thread either way).
+    pub fn io_profiles(&self) -> Vec<IoProfile> {
+        let has_shared = self.io_models.contains(&IoModel::Shared);
+        let mut out = Vec::new();
+        for model in dedup(self.io_models.iter().copied()) {
+            for &threads in &dedup(self.io_threads.iter().copied()) {
+                if model == IoModel::Sharded && threads == 1 && has_shared {
+                    continue;
+                }
+                for &work in &dedup(self.work.iter().copied()) {
+                    out.push(IoProfile {
+                        io_model: model.as_str().to_string(),
+                        io_threads: threads,
+                        handler_work: work,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Every (case, repetition) in arknet's nested order: repetition → io profile →
+    /// protocol → payload → traffic profile. A UDP case that the window rule makes identical
+    /// to an earlier one is listed once.
+    pub fn runs(&self) -> Vec<PlannedRun> {
+        let mut out = Vec::new();
+        for repetition in 1..=self.repetitions {
+            let mut seen = std::collections::BTreeSet::new();
+            for io in self.io_profiles() {
+                for &protocol in &dedup(self.protocols.iter().copied()) {
+                    for &payload in &dedup(self.payloads.iter().copied()) {
+                        for profile in &self.profiles {
+                            let window = match (protocol, self.udp_throughput_window) {
+                                (Protocol::Udp, Some(w)) => w,
+                                _ => profile.window,
+                            };
+                            let run = PlannedRun {
+                                repetition,
+                                protocol,
+                                payload,
+                                clients: profile.clients,
+                                window,
+                                io_model: io.io_model.clone(),
+                                io_threads: io.io_threads,
+                                handler_work: io.handler_work,
+                            };
+                            if seen.insert(run.key()) {
+                                out.push(run);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The archive's `settings` for this spec.
+    pub fn settings(&self, extra: SettingsExtra) -> Settings {
+        Settings {
+            seconds: self.seconds,
+            warmup: self.warmup,
+            repetitions: self.repetitions,
+            payloads: self.payloads.clone(),
+            profiles: self.profiles.clone(),
+            udp_throughput_window: self.udp_throughput_window,
+            io_profiles: self.io_profiles(),
+            protocols: self
+                .protocols
+                .iter()
+                .map(|p| p.as_str().to_string())
+                .collect(),
+            execution_modes: None,
+            address_family: self.address_family.as_str().to_string(),
+            preset: extra.preset.map(|p| p.as_str().to_string()),
+            shuffle_seed: extra.shuffle_seed,
+            case_timeout_seconds: extra.case_timeout_seconds,
+            udp_timeout_ms: extra.udp_timeout_ms,
+            udp_send_buffer: extra.udp_send_buffer,
+            udp_recv_buffer: extra.udp_recv_buffer,
+            udp_server_recv_buffer: extra.udp_server_recv_buffer,
+            keep_going: extra.keep_going,
+        }
+    }
+
+    /// The spec an archive's settings describe (for `--resume`).
+    pub fn from_settings(s: &Settings) -> Result<Self, String> {
+        let parse_list = |names: &[String], what: &str| -> Result<Vec<_>, String> {
+            names
+                .iter()
+                .map(|n| {
+                    <Protocol as clap::ValueEnum>::from_str(n, false)
+                        .map_err(|_| format!("unknown {what} '{n}'"))
+                })
+                .collect()
+        };
+        let io_models = dedup(s.io_profiles.iter().map(|p| p.io_model.clone()))
+            .iter()
+            .map(|n| {
+                <IoModel as clap::ValueEnum>::from_str(n, false)
+                    .map_err(|_| format!("unknown io_model '{n}'"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let address_family = <AddressFamily as clap::ValueEnum>::from_str(&s.address_family, false)
+            .map_err(|_| format!("unknown address_family '{}'", s.address_family))?;
+        let spec = Self {
+            protocols: parse_list(&s.protocols, "protocol")?,
+            payloads: s.payloads.clone(),
+            profiles: s.profiles.clone(),
+            udp_throughput_window: s.udp_throughput_window,
+            io_models,
+            io_threads: dedup(s.io_profiles.iter().map(|p| p.io_threads)),
+            work: dedup(s.io_profiles.iter().map(|p| p.handler_work)),
+            repetitions: s.repetitions,
+            seconds: s.seconds,
+            warmup: s.warmup,
+            address_family,
+        };
+        if spec.io_profiles() != s.io_profiles {
+            return Err("settings.io_profiles is not a models × threads × work product".into());
+        }
+        Ok(spec)
+    }
+}
+
+/// Run options recorded in `settings` beside the matrix itself.
+#[derive(Debug, Clone, Copy)]
+pub struct SettingsExtra {
+    pub preset: Option<Preset>,
+    pub shuffle_seed: Option<u64>,
+    pub case_timeout_seconds: f64,
+    pub udp_timeout_ms: u64,
+    pub udp_send_buffer: Option<u64>,
+    pub udp_recv_buffer: Option<u64>,
+    pub udp_server_recv_buffer: Option<u64>,
+    pub keep_going: bool,
+}
+
+/// The key that identifies a run within an archive.
+pub type RunKey = (String, u64, u64, u64, String, u64, u64, u64);
+
+/// One planned child process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRun {
+    pub repetition: u64,
+    pub protocol: Protocol,
+    pub payload: u64,
+    pub clients: u64,
+    pub window: u64,
+    pub io_model: String,
+    pub io_threads: u64,
+    pub handler_work: u64,
+}
+
+impl PlannedRun {
+    /// Same shape as [`echomark_archive::Entry::case_key`].
+    pub fn key(&self) -> RunKey {
+        (
+            self.protocol.as_str().to_string(),
+            self.payload,
+            self.clients,
+            self.window,
+            self.io_model.clone(),
+            self.io_threads,
+            self.handler_work,
+            self.repetition,
+        )
+    }
+}
+
+/// Shuffles `runs` with a seeded Fisher–Yates (splitmix64), so the order is reproducible from
+/// the seed recorded in the archive.
+pub fn shuffle(runs: &mut [PlannedRun], seed: u64) {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in (1..runs.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        runs.swap(i, j);
+    }
+}
+
+fn dedup<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_matches_arknet_counts() {
+        let spec = MatrixSpec::preset(Some(Preset::Baseline));
+        let io: Vec<_> = spec
+            .io_profiles()
+            .iter()
+            .map(|p| format!("{}/{}", p.io_model, p.io_threads))
+            .collect();
+        assert_eq!(
+            io,
+            ["shared/1", "shared/2", "shared/4", "sharded/2", "sharded/4"]
+        );
+        // Per protocol: 5 topologies × 3 payloads × 2 profiles × 3 repetitions = 90.
+        let runs = spec.runs();
+        assert_eq!(runs.len(), 180);
+        assert!(runs
+            .iter()
+            .filter(|r| r.protocol == Protocol::Udp)
+            .all(|r| r.window == 1));
+        assert_eq!(
+            runs.iter()
+                .filter(|r| r.protocol == Protocol::Udp && r.clients == 16)
+                .count(),
+            45
+        );
+    }
+
+    #[test]
+    fn dimensions_has_three_topologies_and_four_windows() {
+        let spec = MatrixSpec::preset(Some(Preset::Dimensions));
+        assert_eq!(spec.io_profiles().len(), 3);
+        // 2 protocols × 3 payloads × 4 windows × 3 topologies × 3 repetitions.
+        assert_eq!(spec.runs().len(), 216);
+    }
+
+    #[test]
+    fn explicit_flags_override_the_preset() {
+        let spec = MatrixSpec::preset(Some(Preset::Baseline)).apply(Overrides {
+            windows: Some(vec![1, 8]),
+            clients: Some(vec![2]),
+            protocols: Some(vec![Protocol::Udp]),
+            repetitions: Some(1),
+            ..Default::default()
+        });
+        assert_eq!(spec.udp_throughput_window, None);
+        let windows: Vec<_> = spec.runs().iter().map(|r| r.window).collect();
+        assert!(windows.contains(&8));
+        assert_eq!(spec.runs().len(), 5 * 3 * 2);
+    }
+
+    #[test]
+    fn sharded_one_is_kept_without_shared() {
+        let spec = MatrixSpec::preset(Some(Preset::Quick)).apply(Overrides {
+            io_models: Some(vec![IoModel::Sharded]),
+            ..Default::default()
+        });
+        assert_eq!(spec.io_profiles().len(), 2);
+    }
+
+    #[test]
+    fn order_is_repetition_major_and_shuffle_is_seeded() {
+        let spec = MatrixSpec::preset(Some(Preset::Quick));
+        let runs = spec.runs();
+        assert!(runs.windows(2).all(|w| w[0].repetition <= w[1].repetition));
+        let (mut a, mut b) = (runs.clone(), runs.clone());
+        shuffle(&mut a, 7);
+        shuffle(&mut b, 7);
+        assert_eq!(a, b);
+        assert_ne!(a, runs);
+        let mut keys: Vec<_> = a.iter().map(PlannedRun::key).collect();
+        keys.sort();
+        let mut orig: Vec<_> = runs.iter().map(PlannedRun::key).collect();
+        orig.sort();
+        assert_eq!(keys, orig, "a shuffle is a permutation");
+    }
+
+    #[test]
+    fn settings_roundtrip_to_the_same_spec() {
+        let spec = MatrixSpec::preset(Some(Preset::Baseline));
+        let extra = SettingsExtra {
+            preset: Some(Preset::Baseline),
+            shuffle_seed: None,
+            case_timeout_seconds: 30.0,
+            udp_timeout_ms: 250,
+            udp_send_buffer: None,
+            udp_recv_buffer: None,
+            udp_server_recv_buffer: None,
+            keep_going: false,
+        };
+        let back = MatrixSpec::from_settings(&spec.settings(extra)).unwrap();
+        assert_eq!(back.runs(), spec.runs());
+    }
+}

@@ -1,0 +1,295 @@
+//! End-to-end tests of `echomark-runner matrix`: real child processes, real archives.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use echomark_archive::{Archive, ARCHIVE_JSON_SCHEMA};
+
+fn runner() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
+}
+
+fn matrix(args: &[&str]) -> Output {
+    runner()
+        .arg("matrix")
+        .args(args)
+        .output()
+        .expect("runner starts")
+}
+
+/// Parses the archive and validates it against the published JSON Schema.
+fn load_valid(path: &Path) -> Archive {
+    let text = std::fs::read_to_string(path).expect("archive exists");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("archive is JSON");
+    let schema: serde_json::Value =
+        serde_json::from_str(ARCHIVE_JSON_SCHEMA).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    serde_json::from_value(value).expect("archive has the typed shape")
+}
+
+fn keys(a: &Archive) -> BTreeSet<(String, u64, u64, u64, String, u64, u64, u64)> {
+    a.results.iter().map(|e| e.case_key()).collect()
+}
+
+/// 2 protocols × 64 B × windows 1, 2 × shared 1: four cases per repetition.
+fn small(repetitions: &'static str) -> Vec<&'static str> {
+    vec![
+        "--protocols",
+        "tcp,udp",
+        "--payloads",
+        "64",
+        "--clients",
+        "1",
+        "--windows",
+        "1,2",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        repetitions,
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0.05",
+    ]
+}
+
+#[test]
+fn a_small_matrix_writes_a_complete_schema_valid_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("small.json");
+    let mut args = small("2");
+    args.extend(["--out", out.to_str().unwrap()]);
+    let o = matrix(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a = load_valid(&out);
+    // 2 protocols × 1 payload × 2 windows × 1 topology × 2 repetitions.
+    assert_eq!(a.results.len(), 8);
+    assert_eq!(keys(&a).len(), 8);
+    assert!(a.complete);
+    assert_eq!(a.failed_measurements, 0);
+    assert_eq!(a.settings.profiles.len(), 2);
+    assert!(a
+        .results
+        .iter()
+        .all(|e| e.error.is_none() && e.metrics.as_ref().is_some_and(|m| m.ok)));
+    assert!(a
+        .results
+        .iter()
+        .all(|e| e.returncode == Some(0) && e.command[1] == "once"));
+    assert_eq!(a.source_sha256.len(), 64);
+    assert!(a.host.logical_cpus >= 1);
+    // Plain progress lines on a non-terminal stderr.
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("[8/8]") && stderr.contains("ETA"),
+        "{stderr}"
+    );
+    // The recorded hash is the one `source-hash` reproduces.
+    let h = runner().arg("source-hash").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&h.stdout).trim(), a.source_sha256);
+}
+
+fn wait_for_results(path: &Path, at_least: usize, child: &mut Child) {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if let Ok(a) = serde_json::from_str::<Archive>(&text) {
+                if a.results.len() >= at_least {
+                    return;
+                }
+            }
+        }
+        assert!(child.try_wait().unwrap().is_none(), "matrix ended early");
+        assert!(start.elapsed() < Duration::from_secs(60), "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn kill_9_then_resume_loses_and_repeats_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("resume.json");
+    let mut args = vec!["matrix"];
+    args.extend(small("3"));
+    args.extend(["--shuffle", "42", "--out", out.to_str().unwrap()]);
+    let mut child = runner().args(&args).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_results(&out, 3, &mut child);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let partial = load_valid(&out);
+    assert!(!partial.complete);
+    assert!(partial.results.len() >= 3 && partial.results.len() < 12);
+
+    let o = matrix(&["--resume", out.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let done = load_valid(&out);
+    assert!(done.complete);
+    assert_eq!(done.results.len(), 12);
+    assert_eq!(keys(&done).len(), 12, "no duplicate (case, repetition)");
+    assert_eq!(
+        &done.results[..partial.results.len()],
+        &partial.results[..],
+        "finished runs kept as they were"
+    );
+    assert_eq!(done.settings.shuffle_seed, Some(42));
+    let orders: BTreeSet<u64> = done.results.iter().map(|e| e.order).collect();
+    assert_eq!(orders, (0..12).collect());
+
+    let again = matrix(&["--resume", out.to_str().unwrap()]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "a complete archive is not resumed"
+    );
+}
+
+/// UDP at 16 KiB: window 1 passes; window 64 overflows a tiny server receive buffer.
+fn one_failing(windows: &'static str) -> Vec<&'static str> {
+    vec![
+        "--protocols",
+        "udp",
+        "--payloads",
+        "16384",
+        "--clients",
+        "1",
+        "--windows",
+        windows,
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "1",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0",
+        "--udp-server-recv-buffer",
+        "32768",
+        "--udp-timeout-ms",
+        "50",
+    ]
+}
+
+#[test]
+fn a_failing_case_is_recorded_and_keep_going_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fail.json");
+    let mut args = one_failing("1,64");
+    args.extend(["--keep-going", "--out", out.to_str().unwrap()]);
+    let o = matrix(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a = load_valid(&out);
+    assert!(a.complete, "--keep-going still completes the archive");
+    assert_eq!(a.results.len(), 2);
+    assert_eq!(a.failed_measurements, 1);
+    let failed = a.results.iter().find(|e| e.error.is_some()).unwrap();
+    assert_eq!(failed.window, 64);
+    assert_eq!(
+        failed.error.as_deref(),
+        Some("benchmark failed with exit code 1")
+    );
+    assert_eq!(failed.returncode, Some(1));
+    assert!(failed.metrics.as_ref().unwrap().udp_lost_messages > 0);
+}
+
+#[test]
+fn without_keep_going_the_first_failure_stops_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stop.json");
+    let mut args = one_failing("64,1");
+    args.extend(["--out", out.to_str().unwrap()]);
+    let o = matrix(&args);
+    assert_eq!(o.status.code(), Some(1));
+    let a = load_valid(&out);
+    assert!(!a.complete);
+    assert_eq!(a.results.len(), 1);
+    assert_eq!(a.failed_measurements, 1);
+}
+
+#[test]
+fn ctrl_c_saves_the_archive_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("int.json");
+    let mut args = vec!["matrix"];
+    args.extend(small("5"));
+    args.extend(["--out", out.to_str().unwrap()]);
+    let mut child = runner().args(&args).stderr(Stdio::null()).spawn().unwrap();
+    wait_for_results(&out, 2, &mut child);
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let a = load_valid(&out);
+    assert!(!a.complete && a.results.len() >= 2);
+    assert_eq!(keys(&a).len(), a.results.len());
+}
+
+#[test]
+fn bad_flags_exit_2_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let existing = dir.path().join("exists.json");
+    std::fs::write(&existing, "{}").unwrap();
+    let exists = existing.to_str().unwrap();
+    let fresh = dir.path().join("new.json");
+    let fresh = fresh.to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--preset", "nope", "--out", fresh],
+        vec!["--payloads", "8", "--out", fresh],
+        vec!["--windows", "0", "--out", fresh],
+        vec!["--preset", "quick"],
+        vec!["--out", exists],
+        vec!["--resume", exists, "--payloads", "64"],
+        vec!["--resume", exists],
+        vec![
+            "--clients",
+            "1024",
+            "--windows",
+            "1024",
+            "--payloads",
+            "1024",
+            "--out",
+            fresh,
+        ],
+    ];
+    for args in cases {
+        let o = matrix(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!o.stderr.is_empty(), "{args:?}");
+        assert!(!Path::new(fresh).exists(), "{args:?} wrote an archive");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&existing).unwrap(),
+        "{}",
+        "nothing overwritten"
+    );
+}
