@@ -1,0 +1,233 @@
+//! Aggregation: median, min and max of every metric per configuration, with polars
+//! expressions over the run table. Latency is the median of per-run percentiles (arknet's
+//! method); samples are never pooled. A median of an even count is the mean of the two
+//! middle values.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+use serde::Serialize;
+
+use crate::model::{ConfigKey, Dataset};
+use crate::table::{self, KEY, METRICS};
+
+/// Median, min and max over a configuration's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stat {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    /// Whether the [min, max] ranges of two stats overlap.
+    pub fn overlaps(&self, other: &Stat) -> bool {
+        self.min <= other.max && other.min <= self.max
+    }
+
+    fn scaled(self, by: f64) -> Stat {
+        Stat {
+            median: self.median / by,
+            min: self.min / by,
+            max: self.max / by,
+        }
+    }
+}
+
+/// Whether a configuration may be ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every run passed.
+    Valid,
+    /// At least one run failed: excluded from rankings, charts' bars and ratios.
+    Failed,
+}
+
+/// One configuration's aggregate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Configuration {
+    pub dataset: String,
+    #[serde(flatten)]
+    pub key: ConfigKey,
+    pub status: Status,
+    pub runs: u64,
+    pub runs_passed: u64,
+    /// `None` when no run reported the metric.
+    pub stats: BTreeMap<&'static str, Stat>,
+    /// Median of the CPU seconds as reported (their interval depends on the program).
+    pub cpu_seconds: Option<f64>,
+    /// Whether any run's CPU interval had to be estimated; `None` without CPU figures.
+    pub cpu_percent_estimated: Option<bool>,
+    /// `cpu_percent` ÷ the host's logical CPUs: the share of the whole machine.
+    pub cpu_machine_percent: Option<Stat>,
+}
+
+impl Configuration {
+    /// A metric's statistic, if any run reported it.
+    pub fn stat(&self, metric: &str) -> Option<Stat> {
+        self.stats.get(metric).copied()
+    }
+}
+
+fn agg_exprs() -> Vec<Expr> {
+    let mut exprs = vec![
+        len().alias("runs"),
+        col("passed")
+            .cast(DataType::UInt32)
+            .sum()
+            .alias("runs_passed"),
+        col("cpu_estimated")
+            .cast(DataType::UInt32)
+            .sum()
+            .alias("cpu_estimated_runs"),
+        col("cpu_seconds").median().alias("cpu_seconds_median"),
+        col("cpu_percent").null_count().alias("cpu_percent_missing"),
+    ];
+    for m in METRICS {
+        exprs.push(col(m).median().alias(format!("{m}_median")));
+        exprs.push(col(m).min().alias(format!("{m}_min")));
+        exprs.push(col(m).max().alias(format!("{m}_max")));
+    }
+    exprs
+}
+
+/// Aggregates every configuration of every dataset, in canonical order: dataset, backend,
+/// implementation, protocol, payload, clients, window, topology (1×1, 1×2, 1×4, 2×1, 4×1),
+/// work.
+pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> {
+    let runs = table::runs(datasets)?;
+    let keys: Vec<Expr> = KEY.iter().map(|k| col(*k)).collect();
+    let df = runs
+        .lazy()
+        .group_by_stable(keys)
+        .agg(agg_exprs())
+        .collect()?;
+    let logical_cpus: BTreeMap<&str, Option<f64>> = datasets
+        .iter()
+        .map(|d| {
+            let cpus = d
+                .files
+                .first()
+                .and_then(|f| f.host.get("logical_cpus"))
+                .and_then(|v| v.as_u64())
+                .filter(|n| *n > 0)
+                .map(|n| n as f64);
+            (d.name.as_str(), cpus)
+        })
+        .collect();
+
+    let s = |name: &str| -> PolarsResult<Vec<Option<String>>> {
+        Ok(df
+            .column(name)?
+            .str()?
+            .iter()
+            .map(|v| v.map(str::to_string))
+            .collect())
+    };
+    let u = |name: &str| -> PolarsResult<Vec<Option<u64>>> {
+        let c = df.column(name)?.cast(&DataType::UInt64)?;
+        Ok(c.u64()?.iter().collect())
+    };
+    let f = |name: &str| -> PolarsResult<Vec<Option<f64>>> {
+        let c = df.column(name)?.cast(&DataType::Float64)?;
+        Ok(c.f64()?.iter().collect())
+    };
+    let (dataset, backend, implementation, protocol, io_model) = (
+        s("dataset")?,
+        s("backend")?,
+        s("implementation")?,
+        s("protocol")?,
+        s("io_model")?,
+    );
+    let (payload, clients, window, threads, work) = (
+        u("payload_bytes")?,
+        u("clients")?,
+        u("window")?,
+        u("io_threads")?,
+        u("handler_work")?,
+    );
+    let (runs_n, passed, estimated, cpu_missing) = (
+        u("runs")?,
+        u("runs_passed")?,
+        u("cpu_estimated_runs")?,
+        u("cpu_percent_missing")?,
+    );
+    let cpu_seconds = f("cpu_seconds_median")?;
+    let mut stats: Vec<(&'static str, [Vec<Option<f64>>; 3])> = Vec::new();
+    for m in METRICS {
+        stats.push((
+            m,
+            [
+                f(&format!("{m}_median"))?,
+                f(&format!("{m}_min"))?,
+                f(&format!("{m}_max"))?,
+            ],
+        ));
+    }
+
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let mut out = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        let runs = runs_n[i].unwrap_or(0);
+        let runs_passed = passed[i].unwrap_or(0);
+        let mut by_metric = BTreeMap::new();
+        for (name, [med, min, max]) in &stats {
+            if let (Some(median), Some(min), Some(max)) = (med[i], min[i], max[i]) {
+                by_metric.insert(*name, Stat { median, min, max });
+            }
+        }
+        // CPU only when every run has a value (arknet: exactly all repetitions).
+        let cpu_complete = cpu_missing[i] == Some(0);
+        if !cpu_complete {
+            by_metric.remove("cpu_percent");
+        }
+        let name = text(&dataset[i]);
+        let cpu = by_metric.get("cpu_percent").copied();
+        let machine = cpu
+            .zip(logical_cpus.get(name.as_str()).copied().flatten())
+            .map(|(c, n)| c.scaled(n));
+        out.push(Configuration {
+            key: ConfigKey {
+                backend: text(&backend[i]),
+                implementation: text(&implementation[i]),
+                protocol: text(&protocol[i]),
+                payload_bytes: payload[i].unwrap_or(0),
+                clients: clients[i].unwrap_or(0),
+                window: window[i].unwrap_or(0),
+                io_model: text(&io_model[i]),
+                io_threads: threads[i].unwrap_or(0),
+                handler_work: work[i].unwrap_or(0),
+            },
+            dataset: name,
+            status: if runs_passed == runs {
+                Status::Valid
+            } else {
+                Status::Failed
+            },
+            runs,
+            runs_passed,
+            cpu_seconds: cpu_seconds[i].filter(|_| cpu_complete),
+            cpu_percent_estimated: cpu.map(|_| estimated[i].unwrap_or(0) > 0),
+            cpu_machine_percent: machine,
+            stats: by_metric,
+        });
+    }
+    out.sort_by(|a, b| canonical(a).cmp(&canonical(b)));
+    Ok(out)
+}
+
+fn canonical(c: &Configuration) -> impl Ord + '_ {
+    let k = &c.key;
+    (
+        c.dataset.as_str(),
+        k.backend.as_str(),
+        k.implementation.as_str(),
+        k.protocol.as_str(),
+        k.payload_bytes,
+        k.clients,
+        k.window,
+        k.topology_rank(),
+        k.handler_work,
+    )
+}

@@ -1,0 +1,124 @@
+//! Rankings: within every group of comparable configurations, which IO model is fastest.
+//!
+//! A group is (dataset, backend, implementation, protocol, payload, clients, window, work);
+//! its members differ only in topology. Only valid configurations compete. The best is the
+//! highest throughput median; a tie goes to the earlier topology in the canonical order
+//! 1×1, 1×2, 1×4, 2×1, 4×1 (contexts × threads), never to string order. A win is only
+//! "distinguishable" when the min/max ranges do not overlap.
+
+use serde::Serialize;
+
+use crate::aggregate::{Configuration, Stat, Status};
+
+/// The fields a group shares.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct GroupKey {
+    pub dataset: String,
+    pub backend: String,
+    pub implementation: String,
+    pub protocol: String,
+    pub payload_bytes: u64,
+    pub clients: u64,
+    pub window: u64,
+    pub handler_work: u64,
+}
+
+/// One topology's figures in a ranking.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Contender {
+    pub io_model: String,
+    pub io_threads: u64,
+    pub roundtrips_per_second: Stat,
+    pub rtt_p99_us: Option<Stat>,
+}
+
+/// The verdict for one group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ranking {
+    #[serde(flatten)]
+    pub group: GroupKey,
+    pub best: Contender,
+    /// The one-thread (`shared 1`) configuration, when it is valid.
+    pub baseline: Option<Contender>,
+    /// Best median ÷ baseline median.
+    pub speedup: Option<f64>,
+    /// The best's range does not overlap the baseline's.
+    pub distinguishable_from_baseline: Option<bool>,
+    pub runner_up: Option<Contender>,
+    /// The best's range does not overlap the runner-up's.
+    pub distinguishable_from_runner_up: Option<bool>,
+    /// Valid topologies compared.
+    pub candidates: usize,
+    /// Topologies left out because a run failed.
+    pub excluded: Vec<String>,
+}
+
+fn group_of(c: &Configuration) -> GroupKey {
+    GroupKey {
+        dataset: c.dataset.clone(),
+        backend: c.key.backend.clone(),
+        implementation: c.key.implementation.clone(),
+        protocol: c.key.protocol.clone(),
+        payload_bytes: c.key.payload_bytes,
+        clients: c.key.clients,
+        window: c.key.window,
+        handler_work: c.key.handler_work,
+    }
+}
+
+fn contender(c: &Configuration, throughput: Stat) -> Contender {
+    Contender {
+        io_model: c.key.io_model.clone(),
+        io_threads: c.key.io_threads,
+        roundtrips_per_second: throughput,
+        rtt_p99_us: c.stat("rtt_p99_us"),
+    }
+}
+
+/// Ranks every group that has at least one valid configuration with a throughput figure.
+pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
+    let mut groups: std::collections::BTreeMap<GroupKey, Vec<&Configuration>> = Default::default();
+    for c in configurations {
+        groups.entry(group_of(c)).or_default().push(c);
+    }
+    let mut out = Vec::new();
+    for (group, members) in groups {
+        let excluded = members
+            .iter()
+            .filter(|c| c.status == Status::Failed)
+            .map(|c| format!("{} {}", c.key.io_model, c.key.io_threads))
+            .collect();
+        let mut valid: Vec<(&Configuration, Stat)> = members
+            .iter()
+            .filter(|c| c.status == Status::Valid)
+            .filter_map(|c| c.stat("roundtrips_per_second").map(|s| (*c, s)))
+            .collect();
+        if valid.is_empty() {
+            continue;
+        }
+        valid.sort_by(|(a, sa), (b, sb)| {
+            sb.median
+                .total_cmp(&sa.median)
+                .then(a.key.topology_rank().cmp(&b.key.topology_rank()))
+        });
+        let (best_cfg, best_stat) = valid[0];
+        let baseline = valid.iter().find(|(c, _)| c.key.is_baseline());
+        let runner_up = valid.get(1);
+        out.push(Ranking {
+            group,
+            best: contender(best_cfg, best_stat),
+            baseline: baseline.map(|(c, s)| contender(c, *s)),
+            speedup: baseline
+                .filter(|(_, s)| s.median > 0.0)
+                .map(|(_, s)| best_stat.median / s.median),
+            distinguishable_from_baseline: baseline
+                .filter(|(c, _)| !std::ptr::eq(*c, best_cfg))
+                .map(|(_, s)| !best_stat.overlaps(s)),
+            runner_up: runner_up.map(|(c, s)| contender(c, *s)),
+            distinguishable_from_runner_up: runner_up.map(|(_, s)| !best_stat.overlaps(s)),
+            candidates: valid.len(),
+            excluded,
+        });
+    }
+    out
+}

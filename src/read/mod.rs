@@ -1,0 +1,367 @@
+//! Reading: find the archives, parse each one (streaming, typed), normalise it into runs.
+//!
+//! A path may be a file or a folder. A folder that holds `*.json` files directly is one
+//! dataset; a folder that holds only sub-folders (like `raw-results/`) holds one dataset per
+//! sub-folder. A file on its own belongs to the dataset named after its folder.
+
+pub mod raw;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Problem};
+use crate::model::{ArchiveFile, ConfigKey, Dataset, Format, Program, Run};
+use crate::validate::{self, rules};
+use raw::RawArchive;
+
+/// Dataset name → its archive files, sorted by path.
+pub type Layout = BTreeMap<String, Vec<PathBuf>>;
+
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    let entries = fs::read_dir(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?
+            .path();
+        if path.is_file() && path.extension().is_some_and(|x| x == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn folder_name(dir: &Path) -> String {
+    let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".to_string())
+}
+
+/// Finds the datasets under `paths`.
+pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
+    let mut layout = Layout::new();
+    for path in paths {
+        if path.is_file() {
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            layout
+                .entry(folder_name(dir))
+                .or_default()
+                .push(path.clone());
+        } else if path.is_dir() {
+            let direct = json_files(path)?;
+            if !direct.is_empty() {
+                layout.entry(folder_name(path)).or_default().extend(direct);
+                continue;
+            }
+            let mut subdirs: Vec<PathBuf> = fs::read_dir(path)
+                .map_err(|e| Error::Io(format!("{}: {e}", path.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect();
+            subdirs.sort();
+            for sub in subdirs {
+                let files = json_files(&sub)?;
+                if !files.is_empty() {
+                    layout.entry(folder_name(&sub)).or_default().extend(files);
+                }
+            }
+        } else {
+            return Err(Error::Io(format!(
+                "{}: no such file or folder",
+                path.display()
+            )));
+        }
+    }
+    for files in layout.values_mut() {
+        files.sort();
+        files.dedup();
+    }
+    if layout.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::Io(format!(
+            "no archives (*.json) found in {}",
+            shown.join(", ")
+        )));
+    }
+    Ok(layout)
+}
+
+/// Parses one file strictly: the first error names the JSON path where parsing failed.
+pub fn parse(path: &Path) -> Result<RawArchive, Problem> {
+    let file = path.display().to_string();
+    let bytes = fs::read(path).map_err(|e| Problem::new(&file, "", e.to_string()))?;
+    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    let archive: RawArchive = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let message = if inner.is_eof() {
+            format!("truncated: {inner}")
+        } else {
+            inner.to_string()
+        };
+        Problem::new(
+            &file,
+            if path == "." { String::new() } else { path },
+            message,
+        )
+    })?;
+    de.end()
+        .map_err(|e| Problem::new(&file, "", format!("trailing data after the archive: {e}")))?;
+    Ok(archive)
+}
+
+/// Reads and validates every dataset under `paths`. Malformed or inconsistent input is an
+/// error listing every problem; failed runs are data and come back classified.
+pub fn load(paths: &[PathBuf]) -> Result<Vec<Dataset>, Error> {
+    let layout = discover(paths)?;
+    let mut problems = Vec::new();
+    let mut datasets = Vec::new();
+    for (name, files) in layout {
+        let parsed = parse_all(&files);
+        let mut dataset = Dataset {
+            name,
+            files: Vec::new(),
+            runs: Vec::new(),
+            warnings: Vec::new(),
+        };
+        for (path, result) in files.iter().zip(parsed) {
+            match result {
+                Ok(raw) => normalise(&mut dataset, path, raw, &mut problems),
+                Err(p) => problems.push(p),
+            }
+        }
+        validate::check_dataset(&dataset, &mut problems);
+        datasets.push(dataset);
+    }
+    if problems.is_empty() {
+        Ok(datasets)
+    } else {
+        Err(Error::Invalid(problems))
+    }
+}
+
+/// Parses files on all cores; the order of results matches `files`.
+fn parse_all(files: &[PathBuf]) -> Vec<Result<RawArchive, Problem>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len().max(1));
+    let chunk = files.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|p| parse(p)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("parser thread"))
+            .collect()
+    })
+}
+
+/// Turns one parsed file into runs, recording file-level problems (F1, F6, F8, E5).
+fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut Vec<Problem>) {
+    let file = path.display().to_string();
+    let format = match (&raw.echomark, raw.schema_version) {
+        (Some(info), 2) => {
+            if info.format_version != echomark_archive::FORMAT_VERSION {
+                problems.push(Problem::new(
+                    &file,
+                    "echomark.format_version",
+                    format!(
+                        "unknown echomark format version {} (this build reads {})",
+                        info.format_version,
+                        echomark_archive::FORMAT_VERSION
+                    ),
+                ));
+                return;
+            }
+            Format::Echomark
+        }
+        (None, 1) => Format::ArknetSchema1,
+        (None, 2) => Format::ArknetSchema2,
+        (_, v) => {
+            problems.push(Problem::new(
+                &file,
+                "schema_version",
+                format!("unknown schema_version {v} (expected 1 or 2)"),
+            ));
+            return;
+        }
+    };
+    if raw.source_sha256.as_deref().is_none_or(str::is_empty) {
+        problems.push(Problem::new(
+            &file,
+            "source_sha256",
+            "missing: every archive must name its measured sources",
+        ));
+    }
+    if matches!(format, Format::ArknetSchema2 | Format::Echomark) {
+        let with_error = raw.results.iter().filter(|e| e.error.is_some()).count() as u64;
+        match raw.failed_measurements {
+            Some(n) if n == with_error => {}
+            Some(n) => problems.push(Problem::new(
+                &file,
+                "failed_measurements",
+                format!("says {n} but {with_error} entries carry an error"),
+            )),
+            None => problems.push(Problem::new(
+                &file,
+                "failed_measurements",
+                "missing (required in schema 2)",
+            )),
+        }
+    }
+    let complete = raw.complete.unwrap_or(false);
+    if !complete {
+        dataset.warnings.push(Problem::new(
+            &file,
+            "complete",
+            "the matrix did not finish (complete is not true)",
+        ));
+    }
+    let settings_family = raw
+        .settings
+        .address_family
+        .clone()
+        .unwrap_or_else(|| "ipv4".to_string());
+    let mut backends = BTreeSet::new();
+    backends.extend(raw.backend.clone());
+    let file_index = dataset.files.len();
+    for (index, entry) in raw.results.iter().enumerate() {
+        let at = |field: &str| format!("results[{index}]{field}");
+        let metrics = entry.metrics.as_ref();
+        let Some(backend) = entry
+            .backend
+            .clone()
+            .or_else(|| raw.backend.clone())
+            .or_else(|| metrics.and_then(|m| m.backend.clone()))
+        else {
+            problems.push(Problem::new(
+                &file,
+                at(""),
+                "no backend in the entry, the file or the metrics",
+            ));
+            continue;
+        };
+        backends.insert(backend.clone());
+        if let Some(b) = metrics.and_then(|m| m.backend.clone()) {
+            backends.insert(b);
+        }
+        if entry.repetition < 1 || entry.repetition > raw.settings.repetitions {
+            problems.push(Problem::new(
+                &file,
+                at(".repetition"),
+                format!(
+                    "{} is outside 1..={}",
+                    entry.repetition, raw.settings.repetitions
+                ),
+            ));
+        }
+        let program = match (format, metrics) {
+            (Format::Echomark, _) => Program::Echomark,
+            (_, Some(m)) if m.implementation.is_some() || m.latency_mode.is_some() => {
+                Program::ArknetCoroutine
+            }
+            _ => Program::ArknetLoopback,
+        };
+        let implementation = match program {
+            Program::Echomark => "echomark".to_string(),
+            _ => metrics
+                .and_then(|m| m.implementation.clone())
+                .or_else(|| match entry.execution.as_deref() {
+                    Some("callback") => Some("asio-callback".to_string()),
+                    Some("coroutine") => Some("asio-coroutine".to_string()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "arknet-callback".to_string()),
+        };
+        let verdict = rules::classify(entry, program);
+        let (cpu_percent, cpu_estimated) = metrics.map_or((None, false), rules::cpu_percent);
+        let address_family = metrics
+            .and_then(|m| m.address_family.clone())
+            .or_else(|| entry.address_family.clone())
+            .unwrap_or_else(|| settings_family.clone());
+        dataset.runs.push(Run {
+            file: file_index,
+            index,
+            key: ConfigKey {
+                backend,
+                implementation,
+                protocol: entry.protocol.clone(),
+                payload_bytes: entry.payload_bytes,
+                clients: entry.clients,
+                window: entry.window,
+                io_model: entry.io_model.clone(),
+                io_threads: entry.io_threads,
+                handler_work: entry.handler_work,
+            },
+            repetition: entry.repetition,
+            program,
+            address_family,
+            passed: verdict.passed,
+            reasons: verdict.reasons,
+            arknet_passed: verdict.arknet_passed,
+            roundtrips_per_second: metrics.and_then(|m| m.roundtrips_per_second),
+            payload_mib_per_second: metrics.and_then(|m| m.payload_mib_per_second),
+            rtt_p50_us: metrics.and_then(|m| m.rtt_p50_us),
+            rtt_p95_us: metrics.and_then(|m| m.rtt_p95_us),
+            rtt_p99_us: metrics.and_then(|m| m.rtt_p99_us),
+            rtt_p999_us: metrics.and_then(|m| m.rtt_p999_us),
+            peak_rss_bytes: metrics.and_then(|m| m.peak_rss_bytes).map(|b| b as f64),
+            cpu_seconds: metrics.and_then(|m| m.cpu_seconds.or(m.total_cpu_seconds)),
+            cpu_percent,
+            cpu_estimated,
+            messages: metrics.and_then(|m| m.messages),
+            udp_lost_messages: metrics.and_then(|m| m.udp_lost_messages).unwrap_or(0),
+            kernel_udp_rcvbuf_errors_delta: metrics.and_then(|m| m.kernel_udp_rcvbuf_errors_delta),
+            udp_server_receive_buffer_bytes: metrics
+                .and_then(|m| m.udp_server_receive_buffer_bytes),
+            udp_server_receive_buffer_requested_bytes: metrics
+                .and_then(|m| m.udp_server_receive_buffer_requested_bytes),
+            command: entry.command.clone(),
+        });
+    }
+    if backends.len() > 1 {
+        let list: Vec<_> = backends.iter().cloned().collect();
+        problems.push(Problem::new(
+            &file,
+            "backend",
+            format!("one file holds one backend, found {}", list.join(", ")),
+        ));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dataset.files.push(ArchiveFile {
+        path: path.to_path_buf(),
+        name,
+        format,
+        backend: backends.into_iter().next(),
+        recorded_at_utc: raw.recorded_at_utc,
+        git_head: raw.git_head,
+        dirty: raw
+            .git_status
+            .as_deref()
+            .is_some_and(|s| !s.trim().is_empty()),
+        source_sha256: raw.source_sha256,
+        executable_sha256: raw.executable_sha256,
+        runner_sha256: raw.runner_sha256,
+        host: raw.host.unwrap_or_default(),
+        seconds: raw.settings.seconds,
+        warmup: raw.settings.warmup,
+        repetitions: raw.settings.repetitions,
+        address_family: settings_family,
+        complete,
+        runs: raw.results.len(),
+        shuffle_seed: raw.settings.shuffle_seed,
+        preset: raw.settings.preset,
+    });
+}

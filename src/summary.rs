@@ -1,0 +1,116 @@
+//! `summary.json` and `summary.csv`: every configuration, unrounded, with arknet's summary
+//! field names plus `dataset`, `status`, `runs` and `runs_passed`.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::aggregate::{Configuration, Stat};
+use crate::table::METRICS;
+
+fn stat_json(s: Option<Stat>) -> Value {
+    s.map_or(
+        Value::Null,
+        |s| json!({"median": s.median, "min": s.min, "max": s.max}),
+    )
+}
+
+/// One summary row as a JSON object (field order is stable).
+pub fn row(c: &Configuration, repetitions: u64) -> Value {
+    let k = &c.key;
+    let mut m = Map::new();
+    m.insert("dataset".into(), json!(c.dataset));
+    m.insert("backend".into(), json!(k.backend));
+    m.insert("implementation".into(), json!(k.implementation));
+    m.insert("protocol".into(), json!(k.protocol));
+    m.insert("payload_bytes".into(), json!(k.payload_bytes));
+    m.insert("clients".into(), json!(k.clients));
+    m.insert("window".into(), json!(k.window));
+    m.insert("io_model".into(), json!(k.io_model));
+    m.insert("io_threads".into(), json!(k.io_threads));
+    m.insert("handler_work".into(), json!(k.handler_work));
+    m.insert("repetitions".into(), json!(repetitions));
+    m.insert(
+        "status".into(),
+        serde_json::to_value(c.status).expect("plain enum"),
+    );
+    m.insert("runs".into(), json!(c.runs));
+    m.insert("runs_passed".into(), json!(c.runs_passed));
+    for metric in METRICS {
+        m.insert(metric.into(), stat_json(c.stat(metric)));
+    }
+    m.insert("cpu_seconds".into(), json!(c.cpu_seconds));
+    m.insert(
+        "cpu_percent_estimated".into(),
+        json!(c.cpu_percent_estimated),
+    );
+    m.insert(
+        "cpu_machine_percent".into(),
+        stat_json(c.cpu_machine_percent),
+    );
+    Value::Object(m)
+}
+
+/// The CSV header and rows: one column per key field and per statistic.
+pub fn csv(rows: &[Value]) -> String {
+    let mut header: Vec<String> = Vec::new();
+    if let Some(Value::Object(first)) = rows.first() {
+        for (k, v) in first {
+            match v {
+                Value::Object(_) | Value::Null if is_stat(k) => {
+                    for part in ["median", "min", "max"] {
+                        header.push(format!("{k}_{part}"));
+                    }
+                }
+                _ => header.push(k.clone()),
+            }
+        }
+    }
+    let mut out = header.join(",");
+    out.push('\n');
+    for row in rows {
+        let Value::Object(obj) = row else { continue };
+        let mut cells = Vec::with_capacity(header.len());
+        for (k, v) in obj {
+            if is_stat(k) {
+                for part in ["median", "min", "max"] {
+                    cells.push(cell(v.get(part).unwrap_or(&Value::Null)));
+                }
+            } else {
+                cells.push(cell(v));
+            }
+        }
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn is_stat(key: &str) -> bool {
+    METRICS.contains(&key) || key == "cpu_machine_percent"
+}
+
+fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) if s.contains([',', '"', '\n']) => {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        }
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The whole `summary.json` document of one dataset.
+#[derive(Debug, Serialize)]
+pub struct SummaryDocument {
+    pub dataset: String,
+    pub source_sha256: Option<String>,
+    pub host: Value,
+    pub runs: usize,
+    pub runs_passed: usize,
+    pub configurations: usize,
+    pub configurations_valid: usize,
+    pub profiles: Vec<Value>,
+    pub rankings: Vec<crate::rank::Ranking>,
+    pub failed_configurations: Vec<crate::validate::FailedConfiguration>,
+}

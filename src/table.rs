@@ -1,0 +1,93 @@
+//! The run table: every run of every dataset as one row of a polars DataFrame.
+
+use polars::prelude::*;
+
+use crate::model::Dataset;
+
+/// Metric columns aggregated per configuration, in output order.
+pub const METRICS: [&str; 8] = [
+    "roundtrips_per_second",
+    "payload_mib_per_second",
+    "rtt_p50_us",
+    "rtt_p95_us",
+    "rtt_p99_us",
+    "rtt_p999_us",
+    "peak_rss_bytes",
+    "cpu_percent",
+];
+
+/// Key columns that identify a configuration within the table.
+pub const KEY: [&str; 10] = [
+    "dataset",
+    "backend",
+    "implementation",
+    "protocol",
+    "payload_bytes",
+    "clients",
+    "window",
+    "io_model",
+    "io_threads",
+    "handler_work",
+];
+
+/// Builds the table: one row per run, key columns, `passed`, and the metrics (null where a
+/// run did not report one).
+pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
+    let rows: Vec<(&str, &crate::model::Run)> = datasets
+        .iter()
+        .flat_map(|d| d.runs.iter().map(move |r| (d.name.as_str(), r)))
+        .collect();
+    let text = |name: &str, f: &dyn Fn(&crate::model::Run) -> &str| {
+        Column::new(
+            name.into(),
+            rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>(),
+        )
+    };
+    let int = |name: &str, f: &dyn Fn(&crate::model::Run) -> u64| {
+        Column::new(
+            name.into(),
+            rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>(),
+        )
+    };
+    let num = |name: &str, f: &dyn Fn(&crate::model::Run) -> Option<f64>| {
+        Column::new(
+            name.into(),
+            rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>(),
+        )
+    };
+    let columns = vec![
+        Column::new(
+            "dataset".into(),
+            rows.iter().map(|(d, _)| *d).collect::<Vec<_>>(),
+        ),
+        text("backend", &|r| &r.key.backend),
+        text("implementation", &|r| &r.key.implementation),
+        text("protocol", &|r| &r.key.protocol),
+        int("payload_bytes", &|r| r.key.payload_bytes),
+        int("clients", &|r| r.key.clients),
+        int("window", &|r| r.key.window),
+        text("io_model", &|r| &r.key.io_model),
+        int("io_threads", &|r| r.key.io_threads),
+        int("handler_work", &|r| r.key.handler_work),
+        Column::new(
+            "passed".into(),
+            rows.iter().map(|(_, r)| r.passed).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "cpu_estimated".into(),
+            rows.iter()
+                .map(|(_, r)| r.cpu_estimated)
+                .collect::<Vec<_>>(),
+        ),
+        num("cpu_seconds", &|r| r.cpu_seconds),
+        num("roundtrips_per_second", &|r| r.roundtrips_per_second),
+        num("payload_mib_per_second", &|r| r.payload_mib_per_second),
+        num("rtt_p50_us", &|r| r.rtt_p50_us),
+        num("rtt_p95_us", &|r| r.rtt_p95_us),
+        num("rtt_p99_us", &|r| r.rtt_p99_us),
+        num("rtt_p999_us", &|r| r.rtt_p999_us),
+        num("peak_rss_bytes", &|r| r.peak_rss_bytes),
+        num("cpu_percent", &|r| r.cpu_percent),
+    ];
+    DataFrame::new(rows.len(), columns)
+}

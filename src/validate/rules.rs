@@ -1,0 +1,270 @@
+//! The one strict rule that classifies every run, and the per-run invariants it includes.
+//!
+//! A run fails on: a non-zero or missing return code; missing metrics; `ok` not true; any
+//! error text (entry or metrics); any non-zero error counter; `warmup_ok` false; or a broken
+//! invariant. Invariants and their tolerances (IDs from arknet-archives.md §15):
+//!
+//! | ID | invariant | tolerance |
+//! | --- | --- | --- |
+//! | E1 | every configuration field echoed in `metrics` equals the request | exact |
+//! | E3 | `returncode` = 0 ⇔ `ok` = true | exact |
+//! | L1 | `payload_roundtrip_bytes` = 2 × payload × `messages` | exact |
+//! | L2 | `roundtrips_per_second` = `messages` / `elapsed_seconds` | relative 1e-6 (12-digit printing) |
+//! | L3 | `payload_mib_per_second` = 2 × payload × `messages` / `elapsed_seconds` / 2^20 | relative 1e-6 |
+//! | L10 | `warmup_ok` ⇔ `warmup_errors` = 0 | exact |
+//! | L12 | sent − received = lost + unfinished (when no content or unexpected errors) | exact |
+//! | L13 | no `udp_lost_messages` outside UDP, no `unfinished_messages` in UDP | exact |
+//! | S1 | `rtt_samples` ≤ `rtt_observations` | exact |
+//! | C1 | coroutine `latency_mode` is `message` exactly when window = 1 | exact |
+//! | C2 | coroutine observations = messages (message mode) or messages / window (batch) | exact |
+//! | V1 | a passing run has finite throughput > 0 and finite latency, MiB/s and RSS ≥ 0 | exact |
+//!
+//! Received means `messages_received` in echomark archives (which count drain echoes there)
+//! and `messages` in arknet's.
+
+use crate::model::Program;
+use crate::read::raw::{RawEntry, RawMetrics};
+
+/// The classification of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub passed: bool,
+    pub reasons: Vec<String>,
+    /// arknet's dimensions rule (§10.4), for comparison with arknet's own pages.
+    pub arknet_passed: bool,
+}
+
+const REL_TOLERANCE: f64 = 1e-6;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= REL_TOLERANCE * a.abs().max(b.abs()) + 1e-9
+}
+
+/// Classifies one run of `program` with the strict rule.
+pub fn classify(entry: &RawEntry, program: Program) -> Verdict {
+    let mut reasons = Vec::new();
+    match entry.returncode {
+        Some(0) => {}
+        Some(code) => reasons.push(format!("returncode {code}")),
+        None => reasons.push("no returncode (timed out)".to_string()),
+    }
+    if let Some(e) = entry.error.as_deref().filter(|e| !e.is_empty()) {
+        reasons.push(format!("runner error: {e}"));
+    }
+    let Some(m) = entry.metrics.as_ref() else {
+        reasons.push("no metrics".to_string());
+        return Verdict {
+            passed: false,
+            reasons,
+            arknet_passed: false,
+        };
+    };
+    if m.ok != Some(true) {
+        reasons.push("ok is not true".to_string());
+    }
+    if let Some(e) = m.error.as_deref().filter(|e| !e.is_empty()) {
+        reasons.push(format!("error: {e}"));
+    }
+    let counters = m.counters();
+    for (name, value) in counters {
+        if let Some(v) = value.filter(|v| *v > 0) {
+            reasons.push(format!("{name} {v}"));
+        }
+    }
+    if m.warmup_ok == Some(false) {
+        reasons.push("warmup_ok is false".to_string());
+    }
+    let arknet_passed = entry.returncode == Some(0)
+        && m.ok == Some(true)
+        && entry.error.as_deref().is_none_or(str::is_empty)
+        && m.error.as_deref().is_none_or(str::is_empty)
+        && counters.iter().all(|(_, v)| v.unwrap_or(0) == 0)
+        && m.warmup_ok != Some(false);
+    invariants(entry, m, program, &mut reasons);
+    Verdict {
+        passed: reasons.is_empty(),
+        reasons,
+        arknet_passed,
+    }
+}
+
+fn invariants(e: &RawEntry, m: &RawMetrics, program: Program, reasons: &mut Vec<String>) {
+    let mut broken = |id: &str, what: String| reasons.push(format!("{id}: {what}"));
+    // E1: the program measured what was asked for.
+    let echoes = [
+        ("protocol", m.protocol.as_deref().map(|v| v != e.protocol)),
+        (
+            "payload_bytes",
+            m.payload_bytes.map(|v| v != e.payload_bytes),
+        ),
+        ("clients", m.clients.map(|v| v != e.clients)),
+        ("window", m.window.map(|v| v != e.window)),
+        ("io_model", m.io_model.as_deref().map(|v| v != e.io_model)),
+        ("io_threads", m.io_threads.map(|v| v != e.io_threads)),
+        ("handler_work", m.handler_work.map(|v| v != e.handler_work)),
+        (
+            "backend",
+            m.backend
+                .as_deref()
+                .zip(e.backend.as_deref())
+                .map(|(a, b)| a != b),
+        ),
+        (
+            "address_family",
+            m.address_family
+                .as_deref()
+                .zip(e.address_family.as_deref())
+                .map(|(a, b)| a != b),
+        ),
+    ];
+    for (field, differs) in echoes {
+        if differs == Some(true) {
+            broken("E1", format!("metrics.{field} differs from the request"));
+        }
+    }
+    // E3: the exit code and the verdict agree.
+    if let (Some(code), Some(ok)) = (e.returncode, m.ok) {
+        if (code == 0) != ok {
+            broken("E3", format!("returncode {code} but ok is {ok}"));
+        }
+    }
+    let messages = m.messages;
+    let payload = e.payload_bytes;
+    if let (Some(bytes), Some(n)) = (m.payload_roundtrip_bytes, messages) {
+        if bytes != 2 * payload * n {
+            broken(
+                "L1",
+                format!("payload_roundtrip_bytes {bytes} ≠ 2 × {payload} × {n}"),
+            );
+        }
+    }
+    if let (Some(n), Some(elapsed)) = (messages, m.elapsed_seconds.filter(|s| *s > 0.0)) {
+        if let Some(rate) = m.roundtrips_per_second {
+            if !close(rate, n as f64 / elapsed) {
+                broken(
+                    "L2",
+                    format!("roundtrips_per_second {rate} ≠ {n} / {elapsed}"),
+                );
+            }
+        }
+        if let Some(mib) = m.payload_mib_per_second {
+            let expected = 2.0 * payload as f64 * n as f64 / elapsed / 1_048_576.0;
+            if !close(mib, expected) {
+                broken("L3", format!("payload_mib_per_second {mib} ≠ {expected}"));
+            }
+        }
+    }
+    if let (Some(ok), Some(errors)) = (m.warmup_ok, m.warmup_errors) {
+        if ok != (errors == 0) {
+            broken("L10", format!("warmup_ok {ok} with warmup_errors {errors}"));
+        }
+    }
+    let lost = m.udp_lost_messages.unwrap_or(0);
+    let unfinished = m.unfinished_messages.unwrap_or(0);
+    if let Some(sent) = m.messages_sent {
+        let received = m.messages_received.or(messages).unwrap_or(0);
+        let clean = m.content_errors.unwrap_or(0) == 0 && m.unexpected_messages.unwrap_or(0) == 0;
+        if clean && sent.checked_sub(received) != Some(lost + unfinished) {
+            broken(
+                "L12",
+                format!(
+                    "sent {sent} − received {received} ≠ lost {lost} + unfinished {unfinished}"
+                ),
+            );
+        }
+    }
+    if e.protocol != "udp" && lost > 0 {
+        broken(
+            "L13",
+            format!("udp_lost_messages {lost} in a {} run", e.protocol),
+        );
+    }
+    if e.protocol == "udp" && unfinished > 0 {
+        broken(
+            "L13",
+            format!("unfinished_messages {unfinished} in a UDP run"),
+        );
+    }
+    if let (Some(samples), Some(observations)) = (m.rtt_samples, m.rtt_observations) {
+        if samples > observations {
+            broken(
+                "S1",
+                format!("rtt_samples {samples} > rtt_observations {observations}"),
+            );
+        }
+    }
+    if program == Program::ArknetCoroutine {
+        let message_mode = e.window == 1;
+        match m.latency_mode.as_deref() {
+            Some("message") if message_mode => {}
+            Some("batch") if !message_mode => {}
+            other => broken(
+                "C1",
+                format!("latency_mode {other:?} at window {}", e.window),
+            ),
+        }
+        if let (Some(obs), Some(n)) = (m.rtt_observations, messages) {
+            let expected_ok = if message_mode {
+                obs == n
+            } else {
+                obs * e.window == n
+            };
+            if !expected_ok {
+                broken(
+                    "C2",
+                    format!(
+                        "rtt_observations {obs} does not fit {n} messages at window {}",
+                        e.window
+                    ),
+                );
+            }
+        }
+    }
+    // V1: a run that claims success has usable numbers.
+    if m.ok == Some(true) {
+        let finite_nonneg = |v: Option<f64>| v.is_some_and(|x| x.is_finite() && x >= 0.0);
+        if !m
+            .roundtrips_per_second
+            .is_some_and(|x| x.is_finite() && x > 0.0)
+        {
+            broken("V1", "roundtrips_per_second missing or not > 0".to_string());
+        }
+        if messages.is_none_or(|n| n == 0) {
+            broken("V1", "no completed messages".to_string());
+        }
+        for (name, v) in [
+            ("payload_mib_per_second", m.payload_mib_per_second),
+            ("rtt_p50_us", m.rtt_p50_us),
+            ("rtt_p95_us", m.rtt_p95_us),
+            ("rtt_p99_us", m.rtt_p99_us),
+        ] {
+            if !finite_nonneg(v) {
+                broken("V1", format!("{name} missing or negative"));
+            }
+        }
+        if m.peak_rss_bytes.is_none() {
+            broken("V1", "peak_rss_bytes missing".to_string());
+        }
+    }
+}
+
+/// CPU percent of one logical CPU and whether it was estimated (arknet-reports.md §3.1).
+pub fn cpu_percent(m: &RawMetrics) -> (Option<f64>, bool) {
+    let (seconds, from_total) = match (m.cpu_seconds, m.total_cpu_seconds) {
+        (Some(s), _) => (s, false),
+        (None, Some(t)) => (t, true),
+        (None, None) => return (None, m.cpu_elapsed_seconds.is_none()),
+    };
+    let estimated = m.cpu_elapsed_seconds.is_none();
+    let mut wall = m.cpu_elapsed_seconds.or(m.elapsed_seconds);
+    if estimated && from_total {
+        wall = wall
+            .zip(m.warmup_seconds.filter(|w| w.is_finite() && *w >= 0.0))
+            .map(|(a, b)| a + b);
+    }
+    let percent = wall
+        .filter(|w| w.is_finite() && *w > 0.0)
+        .filter(|_| seconds.is_finite() && seconds >= 0.0)
+        .map(|w| seconds / w * 100.0);
+    (percent, estimated)
+}
