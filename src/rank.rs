@@ -122,3 +122,86 @@ pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ConfigKey;
+    use std::collections::BTreeMap;
+
+    fn config(
+        model: &str,
+        threads: u64,
+        median: f64,
+        spread: f64,
+        status: Status,
+    ) -> Configuration {
+        let mut stats = BTreeMap::new();
+        stats.insert(
+            "roundtrips_per_second",
+            Stat {
+                median,
+                min: median - spread,
+                max: median + spread,
+            },
+        );
+        Configuration {
+            dataset: "d".into(),
+            key: ConfigKey {
+                backend: "tokio".into(),
+                implementation: "echomark".into(),
+                protocol: "tcp".into(),
+                payload_bytes: 1024,
+                clients: 16,
+                window: 16,
+                io_model: model.into(),
+                io_threads: threads,
+                handler_work: 0,
+            },
+            status,
+            runs: 3,
+            runs_passed: if status == Status::Valid { 3 } else { 2 },
+            stats,
+            cpu_seconds: None,
+            cpu_percent_estimated: None,
+            cpu_machine_percent: None,
+        }
+    }
+
+    #[test]
+    fn ties_go_to_the_canonical_topology_order_not_string_order() {
+        // "sharded" < "shared" as strings; the canonical order puts shared 4 (1×4) first.
+        let configs = [
+            config("sharded", 2, 500.0, 1.0, Status::Valid),
+            config("shared", 4, 500.0, 1.0, Status::Valid),
+            config("shared", 1, 250.0, 1.0, Status::Valid),
+        ];
+        let r = &rankings(&configs)[0];
+        assert_eq!((r.best.io_model.as_str(), r.best.io_threads), ("shared", 4));
+        assert_eq!(r.speedup, Some(2.0));
+        assert_eq!(r.distinguishable_from_baseline, Some(true));
+        assert_eq!(
+            r.distinguishable_from_runner_up,
+            Some(false),
+            "equal ranges overlap"
+        );
+    }
+
+    #[test]
+    fn failed_configurations_never_win() {
+        let configs = [
+            config("sharded", 4, 900.0, 1.0, Status::Failed),
+            config("shared", 2, 300.0, 100.0, Status::Valid),
+            config("shared", 1, 250.0, 100.0, Status::Valid),
+        ];
+        let r = &rankings(&configs)[0];
+        assert_eq!(r.best.io_threads, 2);
+        assert_eq!(r.excluded, ["sharded 4"]);
+        assert_eq!(
+            r.distinguishable_from_baseline,
+            Some(false),
+            "overlapping ranges are a tie"
+        );
+        assert_eq!(r.candidates, 2);
+    }
+}

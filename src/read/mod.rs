@@ -97,7 +97,12 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
 pub fn parse(path: &Path) -> Result<RawArchive, Problem> {
     let file = path.display().to_string();
     let bytes = fs::read(path).map_err(|e| Problem::new(&file, "", e.to_string()))?;
-    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    parse_bytes(&file, &bytes)
+}
+
+/// Parses archive bytes named `file` (streaming into typed structs, no JSON tree).
+pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<RawArchive, Problem> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
     let archive: RawArchive = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -107,13 +112,13 @@ pub fn parse(path: &Path) -> Result<RawArchive, Problem> {
             inner.to_string()
         };
         Problem::new(
-            &file,
+            file,
             if path == "." { String::new() } else { path },
             message,
         )
     })?;
     de.end()
-        .map_err(|e| Problem::new(&file, "", format!("trailing data after the archive: {e}")))?;
+        .map_err(|e| Problem::new(file, "", format!("trailing data after the archive: {e}")))?;
     Ok(archive)
 }
 

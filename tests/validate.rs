@@ -1,0 +1,336 @@
+//! `echomark validate` and `summary` on synthetic archives: every failure kind is data with
+//! its reason; every kind of bad input is an error that names the file and JSON path.
+#![recursion_limit = "256"]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+fn report(dir: &std::path::Path) -> Value {
+    let out = echomark(&["validate", "--json", dir.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn every_failure_kind_is_classified_with_its_reason() {
+    type Break = fn(&mut Value);
+    let kinds: Vec<(&str, Break)> = vec![
+        ("returncode 1", |r| r["returncode"] = json!(1)),
+        ("ok is not true", |r| r["metrics"]["ok"] = json!(false)),
+        ("error: boom", |r| r["metrics"]["error"] = json!("boom")),
+        ("runner error: benchmark timed out after 46 seconds", |r| {
+            r["error"] = json!("benchmark timed out after 46 seconds")
+        }),
+        ("order_errors 2", |r| {
+            r["metrics"]["order_errors"] = json!(2)
+        }),
+        ("warmup_ok is false", |r| {
+            r["metrics"]["warmup_ok"] = json!(false);
+            r["metrics"]["warmup_errors"] = json!(1);
+        }),
+        ("L1: payload_roundtrip_bytes", |r| {
+            r["metrics"]["payload_roundtrip_bytes"] = json!(7)
+        }),
+        ("L2: roundtrips_per_second", |r| {
+            r["metrics"]["roundtrips_per_second"] = json!(1.5)
+        }),
+        ("L10: warmup_ok true with warmup_errors 3", |r| {
+            r["metrics"]["warmup_errors"] = json!(3)
+        }),
+        ("L12: sent", |r| {
+            r["metrics"]["messages_sent"] = json!(60_000_000)
+        }),
+        ("E1: metrics.window differs", |r| {
+            r["metrics"]["window"] = json!(4)
+        }),
+        ("no metrics", |r| {
+            r.as_object_mut().unwrap().remove("metrics");
+            r["returncode"] = json!(124);
+        }),
+    ];
+    for (expected, breaker) in kinds {
+        let dir = tempfile::tempdir().unwrap();
+        let mut runs = six_runs();
+        breaker(&mut runs[2]); // shared 1, repetition 2
+        let mut a = archive(runs);
+        let failed = a["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r.get("error").is_some())
+            .count();
+        a["failed_measurements"] = json!(failed);
+        write(dir.path(), "ds", "a.json", &a.to_string());
+        let r = &report(dir.path())[0];
+        assert_eq!(r["runs"], 6, "{expected}");
+        assert_eq!(r["runs_passed"], 5, "{expected}");
+        assert_eq!(
+            (
+                r["configurations"].as_u64(),
+                r["configurations_valid"].as_u64()
+            ),
+            (Some(2), Some(1)),
+            "{expected}"
+        );
+        let failed = &r["failed_configurations"][0];
+        assert_eq!(
+            (
+                failed["io_threads"].as_u64(),
+                failed["runs_passed"].as_u64()
+            ),
+            (Some(1), Some(2))
+        );
+        let reasons = failed["failures"][0]["reasons"].to_string();
+        assert!(reasons.contains(expected), "{expected}: {reasons}");
+    }
+}
+
+#[test]
+fn an_archive_of_failed_runs_validates_and_summarises() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = six_runs();
+    for r in &mut runs {
+        fail(r, "benchmark failed with exit code 1");
+        r["metrics"]["udp_lost_messages"] = json!(0);
+    }
+    write(dir.path(), "ds", "a.json", &archive(runs).to_string());
+    let r = &report(dir.path())[0];
+    assert_eq!(
+        (
+            r["runs_passed"].as_u64(),
+            r["configurations_valid"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+    let out_dir = dir.path().join("out");
+    let out = echomark(&[
+        "summary",
+        dir.path().join("ds").to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("ds/summary.json")).unwrap())
+            .unwrap();
+    assert!(s["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["status"] == "failed"));
+    assert_eq!(
+        s["rankings"].as_array().unwrap().len(),
+        0,
+        "failed configurations are never ranked"
+    );
+}
+
+/// (what, file text, expected text in the error)
+fn malformed_cases() -> Vec<(&'static str, String, &'static str)> {
+    let good = archive(six_runs());
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut a = good.clone();
+        f(&mut a);
+        a.to_string()
+    };
+    let text = good.to_string();
+    vec![
+        (
+            "not JSON",
+            "this is not json".to_string(),
+            "at line 1 column 2",
+        ),
+        (
+            "NaN",
+            text.replacen("180.5", "NaN", 1),
+            "results[0].metrics.rtt_p50_us",
+        ),
+        (
+            "Infinity",
+            text.replacen("180.5", "Infinity", 1),
+            "results[0].metrics.rtt_p50_us",
+        ),
+        ("truncated", text[..text.len() / 2].to_string(), "truncated"),
+        (
+            "wrong type",
+            with(&|a| a["results"][3]["payload_bytes"] = json!("1024")),
+            "results[3].payload_bytes: invalid type",
+        ),
+        (
+            "negative counter",
+            with(&|a| a["results"][1]["metrics"]["udp_lost_messages"] = json!(-1)),
+            "results[1].metrics.udp_lost_messages",
+        ),
+        (
+            "null counter",
+            with(&|a| a["results"][4]["metrics"]["order_errors"] = Value::Null),
+            "results[4].metrics.order_errors",
+        ),
+        (
+            "float counter",
+            with(&|a| a["results"][4]["metrics"]["drain_timeouts"] = json!(0.5)),
+            "results[4].metrics.drain_timeouts",
+        ),
+        (
+            "unknown schema",
+            with(&|a| a["schema_version"] = json!(3)),
+            "schema_version: unknown schema_version 3",
+        ),
+        (
+            "repetition out of range",
+            with(&|a| a["results"][0]["repetition"] = json!(4)),
+            "results[0].repetition: 4 is outside 1..=3",
+        ),
+        (
+            "failed_measurements",
+            with(&|a| a["failed_measurements"] = json!(2)),
+            "failed_measurements: says 2 but 0",
+        ),
+        (
+            "two backends",
+            with(&|a| a["results"][5]["metrics"]["backend"] = json!("boost")),
+            "one file holds one backend",
+        ),
+        (
+            "duplicate run",
+            with(&|a| {
+                let dup = a["results"][0].clone();
+                a["results"].as_array_mut().unwrap().push(dup);
+            }),
+            "results[6]: configuration and repetition 1 already in",
+        ),
+        ("trailing data", format!("{text} {{}}"), "trailing data"),
+    ]
+}
+
+#[test]
+fn malformed_input_names_the_file_and_json_path_and_writes_nothing() {
+    for (what, text, expected) in malformed_cases() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "ds", "bad.json", &text);
+        let out = echomark(&["validate", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+        assert!(stderr.contains("bad.json"), "{what}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{what}: expected {expected:?} in {stderr}"
+        );
+        let out_dir = dir.path().join("out");
+        let out = echomark(&[
+            "summary",
+            path.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{what}");
+        assert!(
+            !out_dir.exists(),
+            "{what}: summary wrote output for bad input"
+        );
+    }
+}
+
+#[test]
+fn mixed_datasets_are_rejected_and_every_problem_is_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = archive(six_runs());
+    let mut b = archive(vec![run(1, 64, 1, "shared", 1)]);
+    b["source_sha256"] = json!("another-build");
+    b["host"]["logical_cpus"] = json!(14);
+    write(dir.path(), "ds", "a.json", &a.to_string());
+    write(dir.path(), "ds", "b.json", &b.to_string());
+    write(dir.path(), "ds", "c.json", "{");
+    let out = echomark(&["validate", dir.path().join("ds").to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    for needle in [
+        "b.json: source_sha256: differs from",
+        "b.json: host: differs from",
+        "c.json",
+        "3 problem(s)",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+}
+
+#[test]
+fn folders_hold_datasets_and_summary_writes_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "first",
+        "a.json",
+        &archive(six_runs()).to_string(),
+    );
+    write(
+        dir.path(),
+        "second",
+        "b.json",
+        &archive(six_runs()).to_string(),
+    );
+    let out_dir = dir.path().join("out");
+    let out = echomark(&[
+        "summary",
+        dir.path().to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for ds in ["first", "second"] {
+        let s: Value = serde_json::from_str(
+            &std::fs::read_to_string(out_dir.join(ds).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(s["dataset"], ds);
+        let rows = s["profiles"].as_array().unwrap();
+        assert_eq!(rows.len(), 2);
+        // Median of three: the middle repetition's value, unrounded.
+        let shared1 = rows.iter().find(|r| r["io_threads"] == 1).unwrap();
+        assert_eq!(shared1["rtt_p99_us"]["median"], 252.0);
+        assert_eq!(shared1["rtt_p99_us"]["min"], 251.0);
+        assert_eq!(shared1["runs_passed"], 3);
+        let csv = std::fs::read_to_string(out_dir.join(ds).join("summary.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+        assert!(csv.starts_with("dataset,backend,implementation,protocol,payload_bytes"));
+        // Rankings: shared 2 has more messages in every repetition.
+        let ranking = &s["rankings"][0];
+        assert_eq!(
+            (
+                ranking["best"]["io_threads"].as_u64(),
+                ranking["baseline"]["io_threads"].as_u64()
+            ),
+            (Some(2), Some(1))
+        );
+        assert!(ranking["speedup"].as_f64().unwrap() > 1.0);
+    }
+    // Same input, byte-identical output.
+    let again = dir.path().join("again");
+    echomark(&[
+        "summary",
+        dir.path().to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(out_dir.join("first/summary.json")).unwrap(),
+        std::fs::read(again.join("first/summary.json")).unwrap()
+    );
+}
