@@ -107,6 +107,8 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
             .filter(|c| c.dataset == d.name)
             .map(|c| summary::row(c, repetitions))
             .collect();
+        let csv = summary::csv(&rows);
+        let count = rows.len();
         let doc = summary::SummaryDocument {
             dataset: d.name.clone(),
             source_sha256: d.files.first().and_then(|f| f.source_sha256.clone()),
@@ -115,7 +117,7 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
             runs_passed: report.runs_passed,
             configurations: report.configurations,
             configurations_valid: report.configurations_valid,
-            profiles: rows.clone(),
+            profiles: rows,
             rankings: rankings
                 .iter()
                 .filter(|r| r.group.dataset == d.name)
@@ -128,14 +130,9 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
         json.push(b'\n');
         output::write_atomically(&dir.join("summary.json"), &json)
             .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
-        output::write_atomically(&dir.join("summary.csv"), summary::csv(&rows).as_bytes())
+        output::write_atomically(&dir.join("summary.csv"), csv.as_bytes())
             .with_context(|| format!("writing {}", dir.join("summary.csv").display()))?;
-        println!(
-            "{}: {} configurations → {}",
-            d.name,
-            rows.len(),
-            dir.display()
-        );
+        println!("{}: {count} configurations → {}", d.name, dir.display());
     }
     Ok(())
 }

@@ -88,7 +88,8 @@ pub struct Run {
     pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
     pub udp_server_receive_buffer_bytes: Option<u64>,
     pub udp_server_receive_buffer_requested_bytes: Option<u64>,
-    pub command: Vec<String>,
+    /// The child's argv joined with spaces.
+    pub command: String,
 }
 
 /// What a file says about itself.

@@ -100,8 +100,13 @@ pub fn parse(path: &Path) -> Result<RawArchive, Problem> {
     parse_bytes(&file, &bytes)
 }
 
-/// Parses archive bytes named `file` (streaming into typed structs, no JSON tree).
+/// Parses archive bytes named `file` (streaming into typed structs, no JSON tree). The fast
+/// path parses without tracking paths; only a file that fails is parsed again to name the
+/// JSON path of its first problem.
 pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<RawArchive, Problem> {
+    if let Ok(archive) = serde_json::from_slice::<RawArchive>(bytes) {
+        return Ok(archive);
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let archive: RawArchive = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -129,17 +134,22 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Dataset>, Error> {
     let mut problems = Vec::new();
     let mut datasets = Vec::new();
     for (name, files) in layout {
-        let parsed = parse_all(&files);
         let mut dataset = Dataset {
             name,
             files: Vec::new(),
             runs: Vec::new(),
             warnings: Vec::new(),
         };
-        for (path, result) in files.iter().zip(parsed) {
-            match result {
-                Ok(raw) => normalise(&mut dataset, path, raw, &mut problems),
-                Err(p) => problems.push(p),
+        for read in read_all(&files) {
+            problems.extend(read.problems);
+            dataset.warnings.extend(read.warnings);
+            if let Some(file) = read.file {
+                let index = dataset.files.len();
+                dataset.files.push(file);
+                dataset.runs.extend(read.runs.into_iter().map(|mut r| {
+                    r.file = index;
+                    r
+                }));
             }
         }
         validate::check_dataset(&dataset, &mut problems);
@@ -152,26 +162,52 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Dataset>, Error> {
     }
 }
 
-/// Parses files on all cores; the order of results matches `files`.
-fn parse_all(files: &[PathBuf]) -> Vec<Result<RawArchive, Problem>> {
+/// Reads files on all cores; the order of results matches `files`.
+fn read_all(files: &[PathBuf]) -> Vec<FileRead> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
-    let chunk = files.len().div_ceil(workers).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<FileRead>> = (0..files.len()).map(|_| None).collect();
+    let done = std::sync::Mutex::new(&mut slots);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|p| parse(p)).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("parser thread"))
-            .collect()
-    })
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(path) = files.get(i) else { break };
+                let read = read_file(path);
+                done.lock().expect("no reader panics")[i] = Some(read);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|r| r.expect("every file read"))
+        .collect()
+}
+
+/// One file, parsed and normalised on its own (so files can be read in parallel and each
+/// raw archive is dropped as soon as its runs exist).
+#[derive(Default)]
+struct FileRead {
+    file: Option<ArchiveFile>,
+    runs: Vec<Run>,
+    problems: Vec<Problem>,
+    warnings: Vec<Problem>,
+}
+
+fn read_file(path: &Path) -> FileRead {
+    let mut out = FileRead::default();
+    match parse(path) {
+        Ok(raw) => normalise(&mut out, path, raw),
+        Err(p) => out.problems.push(p),
+    }
+    out
 }
 
 /// Turns one parsed file into runs, recording file-level problems (F1, F6, F8, E5).
-fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut Vec<Problem>) {
+fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
+    let problems = &mut out.problems;
     let file = path.display().to_string();
     let format = match (&raw.echomark, raw.schema_version) {
         (Some(info), 2) => {
@@ -225,7 +261,7 @@ fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut
     }
     let complete = raw.complete.unwrap_or(false);
     if !complete {
-        dataset.warnings.push(Problem::new(
+        out.warnings.push(Problem::new(
             &file,
             "complete",
             "the matrix did not finish (complete is not true)",
@@ -238,8 +274,12 @@ fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut
         .unwrap_or_else(|| "ipv4".to_string());
     let mut backends = BTreeSet::new();
     backends.extend(raw.backend.clone());
-    let file_index = dataset.files.len();
-    for (index, entry) in raw.results.iter().enumerate() {
+    let mut raw = raw;
+    let results = std::mem::take(&mut raw.results);
+    let total_runs = results.len();
+    for (index, mut entry) in results.into_iter().enumerate() {
+        let command = std::mem::take(&mut entry.command);
+        let entry = &entry;
         let at = |field: &str| format!("results[{index}]{field}");
         let metrics = entry.metrics.as_ref();
         let Some(backend) = entry
@@ -293,8 +333,8 @@ fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut
             .and_then(|m| m.address_family.clone())
             .or_else(|| entry.address_family.clone())
             .unwrap_or_else(|| settings_family.clone());
-        dataset.runs.push(Run {
-            file: file_index,
+        out.runs.push(Run {
+            file: 0, // set when the file joins its dataset
             index,
             key: ConfigKey {
                 backend,
@@ -330,7 +370,7 @@ fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut
                 .and_then(|m| m.udp_server_receive_buffer_bytes),
             udp_server_receive_buffer_requested_bytes: metrics
                 .and_then(|m| m.udp_server_receive_buffer_requested_bytes),
-            command: entry.command.clone(),
+            command,
         });
     }
     if backends.len() > 1 {
@@ -345,7 +385,7 @@ fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    dataset.files.push(ArchiveFile {
+    out.file = Some(ArchiveFile {
         path: path.to_path_buf(),
         name,
         format,
@@ -365,7 +405,7 @@ fn normalise(dataset: &mut Dataset, path: &Path, raw: RawArchive, problems: &mut
         repetitions: raw.settings.repetitions,
         address_family: settings_family,
         complete,
-        runs: raw.results.len(),
+        runs: total_runs,
         shuffle_seed: raw.settings.shuffle_seed,
         preset: raw.settings.preset,
     });

@@ -20,6 +20,28 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     Option::<f64>::deserialize(d)
 }
 
+/// Deserializes an array of strings into one space-separated string.
+fn joined<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    struct Join;
+    impl<'de> serde::de::Visitor<'de> for Join {
+        type Value = String;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of strings")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
+            let mut out = String::new();
+            while let Some(part) = seq.next_element::<std::borrow::Cow<'de, str>>()? {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(&part);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Join)
+}
+
 /// One archive file, any format.
 #[derive(Debug, Deserialize)]
 pub struct RawArchive {
@@ -95,8 +117,9 @@ pub struct RawEntry {
     pub execution: Option<String>,
     #[serde(default)]
     pub address_family: Option<String>,
-    #[serde(default)]
-    pub command: Vec<String>,
+    /// The argv, joined with spaces (one allocation instead of one per argument).
+    #[serde(default, deserialize_with = "joined")]
+    pub command: String,
     #[serde(default)]
     pub returncode: Option<i64>,
     #[serde(default)]
