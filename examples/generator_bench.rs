@@ -79,6 +79,8 @@ fn write_dataset(dir: &Path, runs: u64, files: u64) -> u64 {
 /// process nor earlier children are counted).
 fn measure(cmd: &mut Command) -> (f64, u64) {
     let start = Instant::now();
+    // Reaped by wait4 below, which also reports the child's own rusage.
+    #[allow(clippy::zombie_processes)]
     let child = cmd.stdout(std::process::Stdio::null()).spawn().unwrap();
     // SAFETY: wait4 on our own child's pid, writing into zeroed out-parameters.
     let (status, usage) = unsafe {
