@@ -12,6 +12,7 @@ pub mod model;
 pub mod output;
 pub mod rank;
 pub mod read;
+pub mod site;
 pub mod summary;
 pub mod table;
 pub mod validate;

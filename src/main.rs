@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use echomark::{aggregate, output, rank, read, summary, validate, Error};
+use echomark::{aggregate, output, rank, read, site, summary, validate, Error};
 
 /// Validate echo-benchmark archives and turn them into ranked summaries.
 #[derive(Debug, Parser)]
@@ -30,6 +30,27 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Render the bilingual site (default raw-results/ → site/); the old site stays until the
+    /// new one is complete.
+    Build {
+        /// Archives to read (files or folders); repeatable.
+        #[arg(long = "raw", value_name = "PATH")]
+        raw: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR", default_value = "site")]
+        out: PathBuf,
+        /// Absolute URL the site is published at (for hreflang links).
+        #[arg(long, value_name = "URL", default_value = echomark::site::DEFAULT_BASE_URL)]
+        base_url: String,
+    },
+    /// Fail when DIR differs from what the archives produce.
+    Check {
+        #[arg(long = "raw", value_name = "PATH")]
+        raw: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR", default_value = "site")]
+        out: PathBuf,
+        #[arg(long, value_name = "URL", default_value = echomark::site::DEFAULT_BASE_URL)]
+        base_url: String,
+    },
 }
 
 fn default_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -45,6 +66,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Validate { paths, json } => run_validate(&default_paths(paths), json),
         Command::Summary { paths, out } => run_summary(&default_paths(paths), &out),
+        Command::Build { raw, out, base_url } => run_build(&default_paths(raw), &out, &base_url),
+        Command::Check { raw, out, base_url } => run_check(&default_paths(raw), &out, &base_url),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -100,39 +123,60 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
         aggregate::configurations(&datasets).context("aggregating the run table")?;
     let rankings = rank::rankings(&configurations);
     for d in &datasets {
-        let report = validate::report(d);
-        let repetitions = d.files.first().map_or(0, |f| f.repetitions);
-        let rows: Vec<_> = configurations
-            .iter()
-            .filter(|c| c.dataset == d.name)
-            .map(|c| summary::row(c, repetitions))
-            .collect();
-        let csv = summary::csv(&rows);
-        let count = rows.len();
-        let doc = summary::SummaryDocument {
-            dataset: d.name.clone(),
-            source_sha256: d.files.first().and_then(|f| f.source_sha256.clone()),
-            host: serde_json::to_value(d.files.first().map(|f| &f.host))?,
-            runs: report.runs,
-            runs_passed: report.runs_passed,
-            configurations: report.configurations,
-            configurations_valid: report.configurations_valid,
-            profiles: rows,
-            rankings: rankings
-                .iter()
-                .filter(|r| r.group.dataset == d.name)
-                .cloned()
-                .collect(),
-            failed_configurations: report.failed_configurations,
-        };
+        let doc = summary::SummaryDocument::of(d, &configurations, &rankings);
         let dir = out.join(output::safe_name(&d.name));
-        let mut json = serde_json::to_vec_pretty(&doc)?;
-        json.push(b'\n');
-        output::write_atomically(&dir.join("summary.json"), &json)
+        output::write_atomically(&dir.join("summary.json"), &doc.json())
             .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
-        output::write_atomically(&dir.join("summary.csv"), csv.as_bytes())
+        output::write_atomically(&dir.join("summary.csv"), doc.csv().as_bytes())
             .with_context(|| format!("writing {}", dir.join("summary.csv").display()))?;
-        println!("{}: {count} configurations → {}", d.name, dir.display());
+        println!(
+            "{}: {} configurations → {}",
+            d.name,
+            doc.profiles.len(),
+            dir.display()
+        );
     }
     Ok(())
+}
+
+fn render_site(paths: &[PathBuf], base_url: &str) -> anyhow::Result<site::Site> {
+    let datasets = read::load(paths)?;
+    let configurations =
+        aggregate::configurations(&datasets).context("aggregating the run table")?;
+    let rankings = rank::rankings(&configurations);
+    Ok(site::render(
+        &datasets,
+        &configurations,
+        &rankings,
+        base_url,
+    )?)
+}
+
+fn run_build(paths: &[PathBuf], out: &std::path::Path, base_url: &str) -> anyhow::Result<()> {
+    let rendered = render_site(paths, base_url)?;
+    site::write(&rendered, out).with_context(|| format!("writing {}", out.display()))?;
+    println!("{}: {} files", out.display(), rendered.files.len());
+    Ok(())
+}
+
+fn run_check(paths: &[PathBuf], out: &std::path::Path, base_url: &str) -> anyhow::Result<()> {
+    let rendered = render_site(paths, base_url)?;
+    let diffs =
+        site::differences(&rendered, out).with_context(|| format!("reading {}", out.display()))?;
+    if diffs.is_empty() {
+        println!(
+            "{} is up to date ({} files)",
+            out.display(),
+            rendered.files.len()
+        );
+        return Ok(());
+    }
+    for d in diffs.iter().take(50) {
+        eprintln!("{d}");
+    }
+    anyhow::bail!(
+        "{} differs from what the archives produce in {} files; run `echomark build`",
+        out.display(),
+        diffs.len()
+    )
 }

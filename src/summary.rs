@@ -114,3 +114,48 @@ pub struct SummaryDocument {
     pub rankings: Vec<crate::rank::Ranking>,
     pub failed_configurations: Vec<crate::validate::FailedConfiguration>,
 }
+
+impl SummaryDocument {
+    /// The summary of dataset `d` from the aggregated `configurations` and `rankings` of all
+    /// datasets (only `d`'s rows are taken).
+    pub fn of(
+        d: &crate::model::Dataset,
+        configurations: &[Configuration],
+        rankings: &[crate::rank::Ranking],
+    ) -> Self {
+        let report = crate::validate::report(d);
+        let repetitions = d.files.first().map_or(0, |f| f.repetitions);
+        Self {
+            dataset: d.name.clone(),
+            source_sha256: d.files.first().and_then(|f| f.source_sha256.clone()),
+            host: serde_json::to_value(d.files.first().map(|f| &f.host)).unwrap_or(Value::Null),
+            runs: report.runs,
+            runs_passed: report.runs_passed,
+            configurations: report.configurations,
+            configurations_valid: report.configurations_valid,
+            profiles: configurations
+                .iter()
+                .filter(|c| c.dataset == d.name)
+                .map(|c| row(c, repetitions))
+                .collect(),
+            rankings: rankings
+                .iter()
+                .filter(|r| r.group.dataset == d.name)
+                .cloned()
+                .collect(),
+            failed_configurations: report.failed_configurations,
+        }
+    }
+
+    /// `summary.json` bytes: pretty, with a trailing newline.
+    pub fn json(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("plain data serialises");
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// `summary.csv` text.
+    pub fn csv(&self) -> String {
+        csv(&self.profiles)
+    }
+}

@@ -1,0 +1,314 @@
+//! SVG charts drawn with plotters, one file per language.
+//!
+//! plotters draws the picture (axes, bars, whiskers, labels, legend); this module then adds
+//! what plotters cannot: a `<title>`/`<desc>` pair and `role="img"` for screen readers, and a
+//! transparent layer of rectangles, one per bar, whose `<title>` holds the exact values as a
+//! tooltip. Text is measured with an embedded DejaVu Sans, so layout is the same on every
+//! machine; the SVG names a CJK-capable font stack so Chinese labels render in browsers.
+
+use std::fmt::Write as _;
+use std::sync::Once;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::aggregate::Stat;
+use crate::format;
+
+/// The font family written into every SVG `<text>`; the first family present wins.
+pub const FONT_STACK: &str =
+    "Noto Sans CJK SC, PingFang SC, Microsoft YaHei, DejaVu Sans, sans-serif";
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        plotters::style::register_font(FONT_STACK, FontStyle::Normal, FONT)
+            .unwrap_or_else(|_| panic!("the embedded DejaVu Sans is a valid font"));
+    });
+}
+
+/// One bar: a median with its range, or a configuration that was excluded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Value { stat: Stat, tooltip: String },
+    Failed { tooltip: String },
+    Missing,
+}
+
+/// A grouped bar chart: for every group (x position), one bar per series.
+#[derive(Debug, Clone)]
+pub struct BarChart {
+    pub title: String,
+    pub description: String,
+    pub y_label: String,
+    pub groups: Vec<String>,
+    pub series: Vec<String>,
+    /// `cells[group][series]`.
+    pub cells: Vec<Vec<Cell>>,
+    /// Text shown at an excluded bar's position.
+    pub failed_label: String,
+}
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(0x3b, 0x6e, 0xa8),
+    RGBColor(0xe0, 0x8e, 0x2b),
+    RGBColor(0x4c, 0x9a, 0x5b),
+    RGBColor(0xb8, 0x4a, 0x62),
+    RGBColor(0x7a, 0x5c, 0xa8),
+    RGBColor(0x5f, 0x8f, 0x9a),
+];
+const FAILED: RGBColor = RGBColor(0xc0, 0x1c, 0x28);
+
+fn escape_xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Adds the accessible title/description and the tooltip layer to plotters' SVG.
+fn finish_svg(
+    mut svg: String,
+    title: &str,
+    description: &str,
+    tips: &[(i32, i32, i32, i32, String)],
+) -> String {
+    if let Some(end) = svg.find('>').filter(|_| svg.starts_with("<svg")) {
+        let head = format!(
+            " role=\"img\" aria-labelledby=\"t d\"><title id=\"t\">{}</title><desc id=\"d\">{}</desc",
+            escape_xml(title),
+            escape_xml(description)
+        );
+        svg.insert_str(end, &head);
+    }
+    let mut layer = String::from("<g class=\"tips\" fill=\"#000\" fill-opacity=\"0\">\n");
+    for (x, y, w, h, tip) in tips {
+        let _ = writeln!(
+            layer,
+            "<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\"><title>{}</title></rect>",
+            escape_xml(tip)
+        );
+    }
+    layer.push_str("</g>\n");
+    if let Some(end) = svg.rfind("</svg>") {
+        svg.insert_str(end, &layer);
+    }
+    svg
+}
+
+/// Draws `chart` as an SVG document.
+pub fn grouped_bars(chart: &BarChart) -> String {
+    register_font();
+    let (width, height) = (860u32, 420u32);
+    let y_max = chart
+        .cells
+        .iter()
+        .flatten()
+        .filter_map(|c| match c {
+            Cell::Value { stat, .. } => Some(stat.max),
+            _ => None,
+        })
+        .fold(0.0f64, f64::max);
+    let y_max = if y_max > 0.0 { y_max * 1.12 } else { 1.0 };
+    let groups = chart.groups.len().max(1);
+    let series = chart.series.len().max(1);
+    let mut svg = String::new();
+    let mut tips = Vec::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE)
+            .expect("drawing into a string cannot fail");
+        let font = |size: u32| (FONT_STACK, size).into_font();
+        let mut ctx = ChartBuilder::on(&root)
+            .caption(&chart.title, font(18))
+            .margin(12)
+            .x_label_area_size(34)
+            .y_label_area_size(84)
+            .build_cartesian_2d(0f64..groups as f64, 0f64..y_max)
+            .expect("valid ranges");
+        let y_label = chart.y_label.clone();
+        ctx.configure_mesh()
+            .disable_x_mesh()
+            .disable_x_axis()
+            .x_labels(0)
+            .y_desc(y_label)
+            .y_label_formatter(&|v| format::grouped(*v, if y_max < 10.0 { 1 } else { 0 }))
+            .label_style(font(12))
+            .axis_desc_style(font(13))
+            .draw()
+            .expect("mesh");
+        let slot = 0.8 / series as f64;
+        for (s, name) in chart.series.iter().enumerate() {
+            let color = PALETTE[s % PALETTE.len()];
+            let mut bars = Vec::new();
+            for (g, row) in chart.cells.iter().enumerate() {
+                let x0 = g as f64 + 0.1 + s as f64 * slot;
+                let x1 = x0 + slot * 0.9;
+                match row.get(s) {
+                    Some(Cell::Value { stat, tooltip }) => {
+                        bars.push(Rectangle::new(
+                            [(x0, 0.0), (x1, stat.median)],
+                            color.filled(),
+                        ));
+                        let top = ctx.backend_coord(&(x0, stat.max));
+                        let bottom = ctx.backend_coord(&(x1, 0.0));
+                        tips.push((
+                            top.0,
+                            top.1,
+                            bottom.0 - top.0,
+                            bottom.1 - top.1,
+                            tooltip.clone(),
+                        ));
+                    }
+                    Some(Cell::Failed { tooltip }) => {
+                        let at = ctx.backend_coord(&((x0 + x1) / 2.0, 0.0));
+                        let mark = Text::new(
+                            "✕",
+                            (at.0, at.1 - 14),
+                            font(16)
+                                .color(&FAILED)
+                                .pos(plotters::style::text_anchor::Pos::new(
+                                    plotters::style::text_anchor::HPos::Center,
+                                    plotters::style::text_anchor::VPos::Center,
+                                )),
+                        );
+                        root.draw(&mark).expect("marker");
+                        tips.push((at.0 - 8, at.1 - 24, 16, 20, tooltip.clone()));
+                    }
+                    _ => {}
+                }
+            }
+            ctx.draw_series(bars)
+                .expect("bars")
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+            // Whiskers: min to max, with caps.
+            let whiskers = chart
+                .cells
+                .iter()
+                .enumerate()
+                .filter_map(|(g, row)| match row.get(s) {
+                    Some(Cell::Value { stat, .. }) => {
+                        let mid = g as f64 + 0.1 + s as f64 * slot + slot * 0.45;
+                        Some(PathElement::new(
+                            vec![(mid, stat.min), (mid, stat.max)],
+                            BLACK.stroke_width(1),
+                        ))
+                    }
+                    _ => None,
+                });
+            ctx.draw_series(whiskers).expect("whiskers");
+            let caps = chart.cells.iter().enumerate().flat_map(|(g, row)| {
+                let mid = g as f64 + 0.1 + s as f64 * slot + slot * 0.45;
+                let half = slot * 0.18;
+                match row.get(s) {
+                    Some(Cell::Value { stat, .. }) => vec![
+                        PathElement::new(
+                            vec![(mid - half, stat.min), (mid + half, stat.min)],
+                            BLACK.stroke_width(1),
+                        ),
+                        PathElement::new(
+                            vec![(mid - half, stat.max), (mid + half, stat.max)],
+                            BLACK.stroke_width(1),
+                        ),
+                    ],
+                    _ => vec![],
+                }
+            });
+            ctx.draw_series(caps).expect("caps");
+        }
+        for (g, label) in chart.groups.iter().enumerate() {
+            let at = ctx.backend_coord(&(g as f64 + 0.5, 0.0));
+            let text = Text::new(
+                label.as_str(),
+                (at.0, at.1 + 16),
+                TextStyle::from(font(12)).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Center,
+                )),
+            );
+            root.draw(&text).expect("group label");
+        }
+        if chart
+            .cells
+            .iter()
+            .flatten()
+            .any(|c| matches!(c, Cell::Failed { .. }))
+        {
+            ctx.draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+                .expect("legend entry")
+                .label(chart.failed_label.as_str())
+                .legend(|(x, y)| {
+                    Text::new("✕", (x, y - 7), (FONT_STACK, 13).into_font().color(&FAILED))
+                });
+        }
+        ctx.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .label_font(font(12))
+            .draw()
+            .expect("legend");
+        root.present().expect("present");
+    }
+    finish_svg(svg, &chart.title, &chart.description, &tips)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> BarChart {
+        let stat = |m: f64| Stat {
+            median: m,
+            min: m * 0.9,
+            max: m * 1.1,
+        };
+        BarChart {
+            title: "TCP 吞吐量 <test>".into(),
+            description: "median bars".into(),
+            y_label: "往返 / s".into(),
+            groups: vec!["64 B".into(), "1024 B".into()],
+            series: vec!["1 / 1".into(), "2 / 1".into()],
+            cells: vec![
+                vec![
+                    Cell::Value {
+                        stat: stat(1000.0),
+                        tooltip: "a: 1,000".into(),
+                    },
+                    Cell::Failed {
+                        tooltip: "excluded".into(),
+                    },
+                ],
+                vec![
+                    Cell::Value {
+                        stat: stat(800.0),
+                        tooltip: "c: 800".into(),
+                    },
+                    Cell::Missing,
+                ],
+            ],
+            failed_label: "excluded".into(),
+        }
+    }
+
+    #[test]
+    fn chart_is_accessible_byte_stable_and_has_tooltips() {
+        let a = grouped_bars(&sample());
+        let b = grouped_bars(&sample());
+        assert_eq!(a, b, "same input, same bytes");
+        assert!(a.starts_with("<svg") && a.contains("role=\"img\""));
+        assert!(
+            a.contains("<title id=\"t\">TCP 吞吐量 &lt;test&gt;</title>"),
+            "escaped, accessible title"
+        );
+        assert!(a.contains("<title>a: 1,000</title>") && a.contains("<title>excluded</title>"));
+        assert!(a.contains("✕"), "failed configuration marked");
+        assert!(a.contains(FONT_STACK));
+        assert!(a.contains("往返 / s"));
+        assert!(!a.contains("<script"));
+    }
+}

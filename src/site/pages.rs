@@ -1,0 +1,929 @@
+//! Page models: every number and label a page shows, computed once here (in the page's
+//! language) and handed to a template that only arranges it. Strings from archives pass
+//! through [`escape`](super::markdown::escape) before they reach Markdown.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::charts::{self, BarChart, Cell};
+use super::i18n::Catalog;
+use super::markdown::escape;
+use crate::aggregate::{Configuration, Stat, Status};
+use crate::format;
+use crate::model::{ConfigKey, Dataset};
+use crate::output::safe_name;
+use crate::rank::Ranking;
+
+/// Protocols in page order; others follow alphabetically.
+pub const PROTOCOL_ORDER: [&str; 7] = ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"];
+
+/// A label from the catalog, or the escaped raw value when the catalog has none.
+fn label(cat: &Catalog, group: &str, raw: &str) -> String {
+    match cat
+        .tree()
+        .get(group)
+        .and_then(|g| g.get(raw))
+        .and_then(|v| v.as_str())
+    {
+        Some(text) => text.to_string(),
+        None => escape(raw),
+    }
+}
+
+pub fn protocol_label(cat: &Catalog, p: &str) -> String {
+    label(cat, "protocol", p)
+}
+
+fn backend_label(cat: &Catalog, b: &str) -> String {
+    label(cat, "backend", b)
+}
+
+fn work_label(cat: &Catalog, work: u64) -> String {
+    if work == 0 {
+        cat.text("work.none").to_string()
+    } else {
+        cat.fill("work.some", &[("n", &format::count(work))])
+    }
+}
+
+/// "1 runtime / 2 threads", "4 io_contexts / 1 thread each", …
+pub fn topology_label(cat: &Catalog, backend: &str, io_model: &str, threads: u64) -> String {
+    let family = if backend == "tokio" { "tokio" } else { "asio" };
+    let unit = cat.text(&format!("topology.unit_{family}")).to_string();
+    let units = cat.text(&format!("topology.units_{family}")).to_string();
+    let n = threads.to_string();
+    match (io_model, threads) {
+        ("shared", 1) => cat.fill("topology.shared_one", &[("unit", &unit)]),
+        ("shared", _) => cat.fill("topology.shared_many", &[("unit", &unit), ("threads", &n)]),
+        _ => cat.fill("topology.sharded", &[("units", &units), ("threads", &n)]),
+    }
+}
+
+fn profile_heading(cat: &Catalog, k: &ConfigKey) -> String {
+    let (payload, window) = (k.payload_bytes.to_string(), k.window.to_string());
+    if k.clients == 1 {
+        cat.fill(
+            "page.profile_one_client",
+            &[("payload", &payload), ("window", &window)],
+        )
+    } else {
+        cat.fill(
+            "page.profile",
+            &[
+                ("payload", &payload),
+                ("clients", &k.clients.to_string()),
+                ("window", &window),
+            ],
+        )
+    }
+}
+
+fn range(s: Option<Stat>, decimals: usize) -> String {
+    s.map_or("N/A".to_string(), |s| {
+        format::with_range(s.median, s.min, s.max, decimals)
+    })
+}
+
+fn median(s: Option<Stat>, f: fn(f64) -> String) -> String {
+    s.map_or("N/A".to_string(), |s| f(s.median))
+}
+
+/// One row of a protocol table.
+fn table_row(cat: &Catalog, c: &Configuration) -> String {
+    let k = &c.key;
+    let model = format!(
+        "{} / {}",
+        backend_label(cat, &k.backend),
+        topology_label(cat, &k.backend, &k.io_model, k.io_threads)
+    );
+    if c.status == Status::Failed {
+        let excluded = cat.fill(
+            "page.excluded",
+            &[
+                ("passed", &c.runs_passed.to_string()),
+                ("runs", &c.runs.to_string()),
+            ],
+        );
+        return format!("| {model} | {excluded} | | | | | | |");
+    }
+    let cpu = c.stat("cpu_percent").map_or("N/A".to_string(), |s| {
+        let v = format::cpu_percent(s.median);
+        if c.cpu_percent_estimated == Some(true) {
+            cat.fill("page.estimated", &[("value", &v)])
+        } else {
+            v
+        }
+    });
+    format!(
+        "| {model} | {} | {} | {} | {} | {} | {cpu} | {} |",
+        range(c.stat("roundtrips_per_second"), 0),
+        median(c.stat("payload_mib_per_second"), format::two_decimals),
+        median(c.stat("rtt_p50_us"), format::two_decimals),
+        median(c.stat("rtt_p95_us"), format::two_decimals),
+        median(c.stat("rtt_p99_us"), format::two_decimals),
+        median(c.stat("peak_rss_bytes"), format::mib),
+    )
+}
+
+/// Where a page lives: `{lang}/{dataset}/{name}.md` and `.html`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct PagePath {
+    /// Relative to the site root, without extension, e.g. `en/epyc/tcp`.
+    pub stem: String,
+}
+
+/// A chart to write next to a page.
+pub struct ChartFile {
+    /// Relative to the page's folder (`charts/tcp-tokio-work0-throughput.svg`).
+    pub rel: String,
+    pub svg: String,
+}
+
+/// A rendered page's inputs: template name, context, and the charts it embeds.
+pub struct PageSpec {
+    pub path: PagePath,
+    pub template: &'static str,
+    pub title: String,
+    pub context: serde_json::Value,
+    pub charts: Vec<ChartFile>,
+}
+
+fn protocols_of(configs: &[&Configuration]) -> Vec<String> {
+    let present: BTreeSet<&str> = configs.iter().map(|c| c.key.protocol.as_str()).collect();
+    let mut out: Vec<String> = PROTOCOL_ORDER
+        .iter()
+        .filter(|p| present.contains(*p))
+        .map(|p| p.to_string())
+        .collect();
+    out.extend(
+        present
+            .iter()
+            .filter(|p| !PROTOCOL_ORDER.contains(p))
+            .map(|p| p.to_string()),
+    );
+    out
+}
+
+/// The dataset's folder name on the site.
+pub fn dataset_slug(d: &Dataset) -> String {
+    safe_name(&d.name)
+}
+
+fn host_value(d: &Dataset, key: &str) -> Option<String> {
+    d.files.first()?.host.get(key).and_then(|v| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+fn gib(bytes: f64) -> String {
+    let g = bytes / (1u64 << 30) as f64;
+    if (g - g.round()).abs() < 0.05 {
+        format!("{} GiB", g.round())
+    } else {
+        format!("{g:.1} GiB")
+    }
+}
+
+/// The load the overview charts and key results use: 1,024 B (or the nearest payload) at
+/// the largest client count.
+fn main_load(configs: &[&Configuration]) -> Option<(u64, u64)> {
+    let clients = configs.iter().map(|c| c.key.clients).max()?;
+    let payload = configs
+        .iter()
+        .filter(|c| c.key.clients == clients)
+        .map(|c| c.key.payload_bytes)
+        .min_by_key(|p| p.abs_diff(1024))?;
+    Some((payload, clients))
+}
+
+fn stat_tooltip(cat: &Catalog, series: &str, group: &str, s: Stat, decimals: usize) -> String {
+    cat.fill(
+        "chart.tooltip",
+        &[
+            ("series", series),
+            ("group", group),
+            ("median", &format::grouped(s.median, decimals)),
+            ("min", &format::grouped(s.min, decimals)),
+            ("max", &format::grouped(s.max, decimals)),
+        ],
+    )
+}
+
+/// Builds a bar chart of `metric` for `configs`, grouped by `group_of`, one series per
+/// topology in canonical order.
+fn bar_chart(
+    cat: &Catalog,
+    title: String,
+    metric: &str,
+    configs: &[&Configuration],
+    group_of: &dyn Fn(&Configuration) -> String,
+) -> BarChart {
+    let (y_label, decimals) = if metric == "rtt_p99_us" {
+        (cat.text("chart.y_p99"), 2)
+    } else {
+        (cat.text("chart.y_throughput"), 0)
+    };
+    let mut groups: Vec<String> = Vec::new();
+    for c in configs {
+        let g = group_of(c);
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut topologies: Vec<(&str, &str, u64)> = configs
+        .iter()
+        .map(|c| {
+            (
+                c.key.backend.as_str(),
+                c.key.io_model.as_str(),
+                c.key.io_threads,
+            )
+        })
+        .collect();
+    topologies.sort_by_key(|(b, m, t)| (*b, u8::from(*m != "shared"), *t));
+    topologies.dedup();
+    let series: Vec<String> = topologies
+        .iter()
+        .map(|(b, m, t)| topology_label(cat, b, m, *t))
+        .collect();
+    let cells = groups
+        .iter()
+        .map(|g| {
+            topologies
+                .iter()
+                .zip(&series)
+                .map(|((b, m, t), name)| {
+                    let found = configs.iter().find(|c| {
+                        &group_of(c) == g
+                            && c.key.backend == *b
+                            && c.key.io_model == *m
+                            && c.key.io_threads == *t
+                    });
+                    match found {
+                        Some(c) if c.status == Status::Failed => Cell::Failed {
+                            tooltip: format!("{name}, {g}: {}", cat.text("chart.failed")),
+                        },
+                        Some(c) => match c.stat(metric) {
+                            Some(stat) => Cell::Value {
+                                stat,
+                                tooltip: stat_tooltip(cat, name, g, stat, decimals),
+                            },
+                            None => Cell::Missing,
+                        },
+                        None => Cell::Missing,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    BarChart {
+        description: format!("{title}. {}", cat.text("overview.chart_note")),
+        title,
+        y_label: y_label.to_string(),
+        groups,
+        series,
+        cells,
+        failed_label: cat.text("chart.failed").to_string(),
+    }
+}
+
+/// Everything a dataset's pages need.
+pub struct DatasetView<'a> {
+    pub dataset: &'a Dataset,
+    pub configs: Vec<&'a Configuration>,
+    pub rankings: Vec<&'a Ranking>,
+    pub report: crate::validate::DatasetReport,
+}
+
+impl<'a> DatasetView<'a> {
+    pub fn new(
+        dataset: &'a Dataset,
+        configs: &'a [Configuration],
+        rankings: &'a [Ranking],
+    ) -> Self {
+        Self {
+            dataset,
+            configs: configs
+                .iter()
+                .filter(|c| c.dataset == dataset.name)
+                .collect(),
+            rankings: rankings
+                .iter()
+                .filter(|r| r.group.dataset == dataset.name)
+                .collect(),
+            report: crate::validate::report(dataset),
+        }
+    }
+
+    pub fn protocols(&self) -> Vec<String> {
+        protocols_of(&self.configs)
+    }
+}
+
+/// The index page of one language.
+pub fn index_page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
+    let rows: Vec<String> = views
+        .iter()
+        .map(|v| {
+            let d = v.dataset;
+            let slug = dataset_slug(d);
+            let host = format!(
+                "{}, {} CPUs",
+                escape(&host_value(d, "cpu").unwrap_or_default()),
+                host_value(d, "logical_cpus").unwrap_or_default()
+            );
+            let recorded = d
+                .files
+                .iter()
+                .filter_map(|f| f.recorded_at_utc.as_deref())
+                .min()
+                .unwrap_or("");
+            format!(
+                "| [{}]({slug}/overview.md) | {host} | {} / {} | {} / {} | {} |",
+                escape(&d.name),
+                format::count(v.report.runs_passed as u64),
+                format::count(v.report.runs as u64),
+                format::count(v.report.configurations_valid as u64),
+                format::count(v.report.configurations as u64),
+                escape(recorded.get(..19).unwrap_or(recorded)),
+            )
+        })
+        .collect();
+    PageSpec {
+        path: PagePath {
+            stem: format!("{}/index", cat.code),
+        },
+        template: "index.md",
+        title: cat.text("index.title").to_string(),
+        context: serde_json::json!({
+            "rows": rows,
+            "methodology": cat.fill("index.methodology", &[("link", "methodology.md")]),
+        }),
+        charts: Vec::new(),
+    }
+}
+
+/// The methodology page of one language.
+pub fn methodology_page(cat: &Catalog) -> PageSpec {
+    PageSpec {
+        path: PagePath {
+            stem: format!("{}/methodology", cat.code),
+        },
+        template: "methodology.md",
+        title: cat.text("methodology.title").to_string(),
+        context: serde_json::json!({}),
+        charts: Vec::new(),
+    }
+}
+
+fn key_result(cat: &Catalog, r: &Ranking) -> String {
+    let g = &r.group;
+    let protocol = protocol_label(cat, &g.protocol);
+    let backend = backend_label(cat, &g.backend);
+    let work = work_label(cat, g.handler_work);
+    let model = topology_label(cat, &g.backend, &r.best.io_model, r.best.io_threads);
+    let p99 = median(r.best.rtt_p99_us, format::two_decimals);
+    let mut text = match (&r.baseline, r.speedup) {
+        (Some(base), Some(speedup)) if !(r.best.io_model == "shared" && r.best.io_threads == 1) => {
+            cat.fill(
+                "overview.key_result",
+                &[
+                    ("protocol", &protocol),
+                    ("backend", &backend),
+                    ("work", &work),
+                    ("model", &model),
+                    ("speedup", &format::ratio(speedup)),
+                    ("p99", &p99),
+                    ("base_p99", &median(base.rtt_p99_us, format::two_decimals)),
+                ],
+            )
+        }
+        _ => cat.fill(
+            "overview.key_result_baseline",
+            &[
+                ("protocol", &protocol),
+                ("backend", &backend),
+                ("work", &work),
+                ("model", &model),
+                (
+                    "rate",
+                    &format::throughput(r.best.roundtrips_per_second.median),
+                ),
+                ("p99", &p99),
+            ],
+        ),
+    };
+    let tie = r.distinguishable_from_baseline == Some(false)
+        || (r.baseline.is_none() && r.distinguishable_from_runner_up == Some(false));
+    if tie {
+        text.push(' ');
+        text.push_str(cat.text("overview.not_distinguishable"));
+    }
+    text
+}
+
+fn windows_note(cat: &Catalog, view: &DatasetView, payload: u64, clients: u64) -> String {
+    let mut by_protocol: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for c in view
+        .configs
+        .iter()
+        .filter(|c| c.key.payload_bytes == payload && c.key.clients == clients)
+    {
+        by_protocol
+            .entry(protocol_label(cat, &c.key.protocol))
+            .or_default()
+            .insert(c.key.window);
+    }
+    let window_word = if cat.code == "zh" { "窗口" } else { "window" };
+    let sep = if cat.code == "zh" { "，" } else { ", " };
+    by_protocol
+        .iter()
+        .map(|(p, w)| {
+            format!(
+                "{p} {window_word} {}",
+                w.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// A dataset's overview page.
+pub fn overview_page(cat: &Catalog, view: &DatasetView) -> PageSpec {
+    let d = view.dataset;
+    let slug = dataset_slug(d);
+    let r = &view.report;
+    let first = d.files.first();
+    let family = match first.map(|f| f.address_family.as_str()) {
+        Some("ipv6") => "IPv6",
+        _ => "IPv4",
+    };
+    let not_recorded = cat.text("overview.not_recorded").to_string();
+    let hv = |k: &str| {
+        host_value(d, k)
+            .map(|v| escape(&v))
+            .unwrap_or_else(|| not_recorded.clone())
+    };
+    let os = match (
+        host_value(d, "os_name"),
+        host_value(d, "os_version"),
+        host_value(d, "system"),
+    ) {
+        (Some(name), Some(v), _) => format!("{} {}", escape(&name), escape(&v)),
+        (_, Some(v), Some(sys)) if sys == "Darwin" => format!("macOS {}", escape(&v)),
+        (_, _, Some(sys)) => escape(&sys),
+        _ => not_recorded.clone(),
+    };
+    let memory = first
+        .and_then(|f| f.host.get("memory_bytes"))
+        .and_then(|v| v.as_f64())
+        .map_or(not_recorded.clone(), gib);
+    let mut host_rows = vec![
+        [cat.text("host.cpu").to_string(), hv("cpu")],
+        [cat.text("host.arch").to_string(), hv("machine")],
+        [
+            cat.text("host.cores").to_string(),
+            format!("{} / {}", hv("physical_cpus"), hv("logical_cpus")),
+        ],
+        [cat.text("host.memory").to_string(), memory],
+        [cat.text("host.os").to_string(), os],
+        [cat.text("host.kernel").to_string(), hv("release")],
+    ];
+    if let Some(model) = host_value(d, "model") {
+        host_rows.insert(0, [cat.text("host.model").to_string(), escape(&model)]);
+    }
+    let cpus = host_value(d, "logical_cpus")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|n| *n > 0.0);
+    let cpu_share = match cpus {
+        Some(n) => cat.fill(
+            "overview.cpu_share",
+            &[
+                ("cpus", &format!("{n}")),
+                ("share", &format!("{:.2}", 100.0 / n)),
+            ],
+        ),
+        None => cat.text("overview.cpu_share_unknown").to_string(),
+    };
+    let seconds = first.map_or(0.0, |f| f.seconds);
+    let warmup = first.map_or(0.0, |f| f.warmup);
+    let repetitions = first.map_or(0, |f| f.repetitions);
+    let settings_line = cat.fill(
+        "overview.settings_line",
+        &[
+            ("seconds", &format!("{seconds:?}")),
+            ("warmup", &format!("{warmup:?}")),
+            ("repetitions", &repetitions.to_string()),
+        ],
+    );
+    let load = main_load(&view.configs);
+    let mut charts = Vec::new();
+    let (mut key_results, mut main_load_text, mut key_caveat) =
+        (Vec::new(), String::new(), String::new());
+    let (mut throughput_charts, mut p99_charts) = (Vec::new(), Vec::new());
+    if let Some((payload, clients)) = load {
+        let (p, c) = (format::count(payload), clients.to_string());
+        main_load_text = cat.fill(
+            "overview.main_load",
+            &[
+                ("payload", &p),
+                ("clients", &c),
+                ("windows", &windows_note(cat, view, payload, clients)),
+            ],
+        );
+        key_caveat = cat.fill("overview.key_caveat", &[("payload", &p), ("clients", &c)]);
+        let protocol_rank = |p: &str| {
+            PROTOCOL_ORDER
+                .iter()
+                .position(|x| *x == p)
+                .unwrap_or(PROTOCOL_ORDER.len())
+        };
+        let mut main: Vec<&&Ranking> = view
+            .rankings
+            .iter()
+            .filter(|r| r.group.payload_bytes == payload && r.group.clients == clients)
+            .collect();
+        main.sort_by_key(|r| {
+            (
+                r.group.backend.clone(),
+                protocol_rank(&r.group.protocol),
+                r.group.implementation.clone(),
+                r.group.handler_work,
+                r.group.window,
+            )
+        });
+        key_results = main.iter().map(|r| key_result(cat, r)).collect();
+        let backends: BTreeSet<&str> = view
+            .configs
+            .iter()
+            .map(|c| c.key.backend.as_str())
+            .collect();
+        for backend in backends {
+            let selected: Vec<&Configuration> = view
+                .configs
+                .iter()
+                .copied()
+                .filter(|c| {
+                    c.key.backend == backend
+                        && c.key.payload_bytes == payload
+                        && c.key.clients == clients
+                        && c.key.handler_work == 0
+                })
+                .filter(|c| {
+                    view.configs
+                        .iter()
+                        .filter(|o| {
+                            o.key.protocol == c.key.protocol
+                                && o.key.payload_bytes == payload
+                                && o.key.clients == clients
+                        })
+                        .map(|o| o.key.window)
+                        .max()
+                        == Some(c.key.window)
+                })
+                .collect();
+            let mut selected = selected;
+            selected
+                .sort_by_key(|c| (protocol_rank(&c.key.protocol), c.key.implementation.clone()));
+            let group_of = |c: &Configuration| {
+                let name = protocol_label(cat, &c.key.protocol);
+                if c.key.implementation == "arknet-callback" || c.key.implementation == "echomark" {
+                    name
+                } else {
+                    format!(
+                        "{name} ({})",
+                        label(cat, "implementation", &c.key.implementation)
+                    )
+                }
+            };
+            let b = safe_name(backend);
+            for (metric, title_key, out) in [
+                (
+                    "roundtrips_per_second",
+                    "chart.overview_throughput",
+                    &mut throughput_charts,
+                ),
+                ("rtt_p99_us", "chart.overview_p99", &mut p99_charts),
+            ] {
+                let title = format!(
+                    "{} · {}",
+                    backend_label(cat, backend),
+                    cat.fill(title_key, &[("payload", &p), ("clients", &c)])
+                );
+                let chart = bar_chart(cat, title.clone(), metric, &selected, &group_of);
+                let rel = format!(
+                    "charts/overview-{b}-{}.svg",
+                    if metric == "rtt_p99_us" {
+                        "p99"
+                    } else {
+                        "throughput"
+                    }
+                );
+                out.push(serde_json::json!({"title": title, "src": rel}));
+                charts.push(ChartFile {
+                    rel,
+                    svg: charts::grouped_bars(&chart),
+                });
+            }
+        }
+    }
+    let choose_rows: Vec<String> = view
+        .rankings
+        .iter()
+        .map(|r| {
+            let g = &r.group;
+            let load = format!(
+                "{} B, {} × {}{}",
+                g.payload_bytes,
+                g.clients,
+                g.window,
+                if g.handler_work > 0 {
+                    format!(", {}", work_label(cat, g.handler_work))
+                } else {
+                    String::new()
+                }
+            );
+            let verdict = |v: Option<bool>| match v {
+                Some(true) => cat.text("overview.distinct").to_string(),
+                Some(false) => cat.text("overview.overlap").to_string(),
+                None => "—".to_string(),
+            };
+            let vs_base = match r.speedup {
+                Some(s) if r.distinguishable_from_baseline.is_some() => cat.fill(
+                    "overview.ratio_verdict",
+                    &[
+                        ("ratio", &format::ratio(s)),
+                        ("verdict", &verdict(r.distinguishable_from_baseline)),
+                    ],
+                ),
+                Some(s) => format::ratio(s),
+                None => "—".to_string(),
+            };
+            format!(
+                "| {} / {} | {load} | {} | {vs_base} | {} | {} |",
+                protocol_label(cat, &g.protocol),
+                backend_label(cat, &g.backend),
+                topology_label(cat, &g.backend, &r.best.io_model, r.best.io_threads),
+                verdict(r.distinguishable_from_runner_up),
+                if r.excluded.is_empty() {
+                    "—".to_string()
+                } else {
+                    r.excluded.len().to_string()
+                },
+            )
+        })
+        .collect();
+    let protocols: Vec<serde_json::Value> = view
+        .protocols()
+        .iter()
+        .map(|p| serde_json::json!({"label": protocol_label(cat, p), "link": format!("{}.md", safe_name(p))}))
+        .collect();
+    let mut toolchain_rows = Vec::new();
+    for f in &d.files {
+        let git = match (&f.git_head, f.dirty) {
+            (Some(h), dirty) => cat.fill(
+                "overview.git_line",
+                &[
+                    ("hash", &escape(h.get(..12).unwrap_or(h))),
+                    (
+                        "state",
+                        cat.text(if dirty {
+                            "overview.dirty"
+                        } else {
+                            "overview.clean"
+                        }),
+                    ),
+                ],
+            ),
+            (None, _) => not_recorded.clone(),
+        };
+        let format_name = match f.format {
+            crate::model::Format::Echomark => "echomark-runner",
+            crate::model::Format::ArknetSchema1 => "arknet schema 1",
+            crate::model::Format::ArknetSchema2 => "arknet schema 2",
+        };
+        toolchain_rows.push(format!("| {} | {format_name} | {git} |", escape(&f.name)));
+    }
+    let raw_files: Vec<String> = d
+        .files
+        .iter()
+        .map(|f| {
+            cat.fill(
+                "overview.file_line",
+                &[
+                    ("file", &escape(&f.name)),
+                    ("link", &format!("../../data/{slug}/{}", safe_name(&f.name))),
+                    ("runs", &format::count(f.runs as u64)),
+                    (
+                        "recorded",
+                        &escape(f.recorded_at_utc.as_deref().unwrap_or(&not_recorded)),
+                    ),
+                    (
+                        "hash",
+                        &escape(f.executable_sha256.as_deref().unwrap_or(&not_recorded)),
+                    ),
+                ],
+            )
+        })
+        .collect();
+    let mut commands = Vec::new();
+    for f in &d.files {
+        if let Some(preset) = &f.preset {
+            let mut cmd = format!("echomark-runner matrix --preset {preset}");
+            if let Some(seed) = f.shuffle_seed {
+                cmd.push_str(&format!(" --shuffle {seed}"));
+            }
+            cmd.push_str(&format!(" --out raw-results/{slug}/{}", safe_name(&f.name)));
+            commands.push(cmd);
+        }
+    }
+    if !commands.is_empty() {
+        commands.push("echomark build".to_string());
+    }
+    let one_run = d.runs.first().map(|r| {
+        let cmd = r
+            .command
+            .split_once(" once ")
+            .map_or(r.command.clone(), |(_, rest)| {
+                format!("echomark-runner once {rest}")
+            });
+        cmd.replace('`', "'")
+    });
+    let failed_rows: Vec<String> = r
+        .failed_configurations
+        .iter()
+        .map(|f| {
+            let k = &f.key;
+            let what = format!(
+                "{} / {} / {} / {}",
+                protocol_label(cat, &k.protocol),
+                backend_label(cat, &k.backend),
+                profile_heading(cat, k),
+                topology_label(cat, &k.backend, &k.io_model, k.io_threads)
+            );
+            let mut reasons: Vec<String> = f
+                .failures
+                .iter()
+                .flat_map(|x| x.reasons.iter().cloned())
+                .collect();
+            reasons.sort();
+            reasons.dedup();
+            format!(
+                "| {what} | {} / {} | {} |",
+                f.runs_passed,
+                f.runs,
+                escape(&reasons.join("; "))
+            )
+        })
+        .collect();
+    let warnings: Vec<String> = d
+        .warnings
+        .iter()
+        .take(20)
+        .map(|w| escape(&w.to_string()))
+        .collect();
+    let title = cat.fill("overview.title", &[("dataset", &escape(&d.name))]);
+    PageSpec {
+        path: PagePath {
+            stem: format!("{}/{slug}/overview", cat.code),
+        },
+        template: "overview.md",
+        title: title.clone(),
+        context: serde_json::json!({
+            "title": title,
+            "lead": cat.fill("overview.lead", &[
+                ("runs", &format::count(r.runs as u64)),
+                ("family", family),
+                ("passed", &format::count(r.runs_passed as u64)),
+                ("configs", &format::count(r.configurations as u64)),
+                ("valid", &format::count(r.configurations_valid as u64)),
+            ]),
+            "host_rows": host_rows,
+            "settings_line": settings_line,
+            "main_load": main_load_text,
+            "cpu_share": cpu_share,
+            "key_results": key_results,
+            "key_caveat": key_caveat,
+            "throughput_charts": throughput_charts,
+            "p99_charts": p99_charts,
+            "choose_rows": choose_rows,
+            "protocols": protocols,
+            "summary_json": format!("../../data/{slug}/summary.json"),
+            "summary_csv": format!("../../data/{slug}/summary.csv"),
+            "toolchain_rows": toolchain_rows,
+            "source_hash": cat.fill("overview.source_hash", &[("hash", &escape(first.and_then(|f| f.source_sha256.as_deref()).unwrap_or(&not_recorded)))]),
+            "raw_files": raw_files,
+            "commands": commands,
+            "one_run": one_run,
+            "failed_rows": failed_rows,
+            "warnings": warnings,
+            "metrics_text": cat.fill("overview.metrics_text", &[("link", "../methodology.md")]),
+            "scope_text": cat.fill("overview.scope_text", &[("cpus", &cpus.map_or(not_recorded.clone(), |n| format!("{n}")))]),
+        }),
+        charts,
+    }
+}
+
+/// A dataset's page for one protocol.
+pub fn protocol_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> PageSpec {
+    let d = view.dataset;
+    let slug = dataset_slug(d);
+    let mine: Vec<&Configuration> = view
+        .configs
+        .iter()
+        .copied()
+        .filter(|c| c.key.protocol == protocol)
+        .collect();
+    let works: BTreeSet<u64> = mine.iter().map(|c| c.key.handler_work).collect();
+    let label_p = protocol_label(cat, protocol);
+    let mut charts = Vec::new();
+    let mut sections = Vec::new();
+    for work in works {
+        let at_work: Vec<&Configuration> = mine
+            .iter()
+            .copied()
+            .filter(|c| c.key.handler_work == work)
+            .collect();
+        let mut images = Vec::new();
+        let backends: BTreeSet<&str> = at_work.iter().map(|c| c.key.backend.as_str()).collect();
+        for backend in backends {
+            let of_backend: Vec<&Configuration> = at_work
+                .iter()
+                .copied()
+                .filter(|c| c.key.backend == backend)
+                .collect();
+            let group_of = |c: &Configuration| {
+                format!(
+                    "{} B · {}×{}",
+                    format::count(c.key.payload_bytes),
+                    c.key.clients,
+                    c.key.window
+                )
+            };
+            for (metric, key, suffix) in [
+                (
+                    "roundtrips_per_second",
+                    "chart.throughput_title",
+                    "throughput",
+                ),
+                ("rtt_p99_us", "chart.p99_title", "p99"),
+            ] {
+                let title = format!(
+                    "{} · {}",
+                    backend_label(cat, backend),
+                    cat.fill(
+                        key,
+                        &[("protocol", &label_p), ("work", &work_label(cat, work))]
+                    )
+                );
+                let chart = bar_chart(cat, title.clone(), metric, &of_backend, &group_of);
+                let rel = format!(
+                    "charts/{}-{}-work{work}-{suffix}.svg",
+                    safe_name(protocol),
+                    safe_name(backend)
+                );
+                images.push(serde_json::json!({"title": title, "src": rel}));
+                charts.push(ChartFile {
+                    rel,
+                    svg: charts::grouped_bars(&chart),
+                });
+            }
+        }
+        let mut profiles: BTreeMap<(u64, u64, u64), Vec<&Configuration>> = BTreeMap::new();
+        for c in &at_work {
+            profiles
+                .entry((c.key.clients, c.key.payload_bytes, c.key.window))
+                .or_default()
+                .push(c);
+        }
+        let tables: Vec<serde_json::Value> = profiles
+            .values()
+            .map(|rows| {
+                serde_json::json!({
+                    "heading": profile_heading(cat, &rows[0].key),
+                    "rows": rows.iter().map(|c| table_row(cat, c)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        sections.push(serde_json::json!({"heading": work_label(cat, work), "images": images, "tables": tables}));
+    }
+    let repetitions = d.files.first().map_or(0, |f| f.repetitions);
+    let title = cat.fill("page.title", &[("protocol", &label_p)]);
+    PageSpec {
+        path: PagePath {
+            stem: format!("{}/{slug}/{}", cat.code, safe_name(protocol)),
+        },
+        template: "protocol.md",
+        title: title.clone(),
+        context: serde_json::json!({
+            "title": title,
+            "intro": cat.fill("page.intro", &[("dataset", &escape(&d.name)), ("repetitions", &repetitions.to_string())]),
+            "methodology": cat.fill("page.methodology", &[("link", "../methodology.md")]),
+            "sections": sections,
+        }),
+        charts,
+    }
+}
