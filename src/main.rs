@@ -96,8 +96,9 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
         for f in &r.failed_configurations {
             let k = &f.key;
             println!(
-                "  failed: {} {} {} {} B, {} clients × window {}, {} {}, work {} ({} of {} runs passed)",
-                k.backend, k.implementation, k.protocol, k.payload_bytes, k.clients, k.window,
+                "  failed: {} {} {} {} B, {} client{} × window {}, {} {}, work {} ({} of {} runs passed)",
+                k.backend, k.implementation, k.protocol, k.payload_bytes, k.clients,
+                if k.clients == 1 { "" } else { "s" }, k.window,
                 k.io_model, k.io_threads, k.handler_work, f.runs_passed, f.runs
             );
             for run in &f.failures {

@@ -101,6 +101,8 @@ fn finish_svg(
 pub fn grouped_bars(chart: &BarChart) -> String {
     register_font();
     let (width, height) = (860u32, 420u32);
+    // The legend sits in a column right of the plot, so it never covers a bar.
+    let legend_width = 200u32;
     let y_max = chart
         .cells
         .iter()
@@ -123,6 +125,7 @@ pub fn grouped_bars(chart: &BarChart) -> String {
         let mut ctx = ChartBuilder::on(&root)
             .caption(&chart.title, font(18))
             .margin(12)
+            .margin_right(legend_width)
             .x_label_area_size(34)
             .y_label_area_size(84)
             .build_cartesian_2d(0f64..groups as f64, 0f64..y_max)
@@ -130,6 +133,8 @@ pub fn grouped_bars(chart: &BarChart) -> String {
         let y_label = chart.y_label.clone();
         ctx.configure_mesh()
             .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(BLACK.mix(0.12))
             .disable_x_axis()
             .x_labels(0)
             .y_desc(y_label)
@@ -139,7 +144,7 @@ pub fn grouped_bars(chart: &BarChart) -> String {
             .draw()
             .expect("mesh");
         let slot = 0.8 / series as f64;
-        for (s, name) in chart.series.iter().enumerate() {
+        for s in 0..chart.series.len() {
             let color = PALETTE[s % PALETTE.len()];
             let mut bars = Vec::new();
             for (g, row) in chart.cells.iter().enumerate() {
@@ -179,12 +184,7 @@ pub fn grouped_bars(chart: &BarChart) -> String {
                     _ => {}
                 }
             }
-            ctx.draw_series(bars)
-                .expect("bars")
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
-                });
+            ctx.draw_series(bars).expect("bars");
             // Whiskers: min to max, with caps.
             let whiskers = chart
                 .cells
@@ -232,26 +232,35 @@ pub fn grouped_bars(chart: &BarChart) -> String {
             );
             root.draw(&text).expect("group label");
         }
+        // The legend, drawn on the root area (outside the plot's clipping).
+        let mut entries: Vec<(Option<RGBColor>, &str)> = chart
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (Some(PALETTE[i % PALETTE.len()]), n.as_str()))
+            .collect();
         if chart
             .cells
             .iter()
             .flatten()
             .any(|c| matches!(c, Cell::Failed { .. }))
         {
-            ctx.draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
-                .expect("legend entry")
-                .label(chart.failed_label.as_str())
-                .legend(|(x, y)| {
-                    Text::new("✕", (x, y - 7), (FONT_STACK, 13).into_font().color(&FAILED))
-                });
+            entries.push((None, chart.failed_label.as_str()));
         }
-        ctx.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .label_font(font(12))
-            .draw()
-            .expect("legend");
+        let x = (width - legend_width + 12) as i32;
+        for (i, (color, name)) in entries.iter().enumerate() {
+            let y = 48 + i as i32 * 20;
+            match color {
+                Some(c) => root
+                    .draw(&Rectangle::new([(x, y - 8), (x + 12, y + 4)], c.filled()))
+                    .expect("swatch"),
+                None => root
+                    .draw(&Text::new("✕", (x, y - 8), font(14).color(&FAILED)))
+                    .expect("swatch"),
+            }
+            root.draw(&Text::new(*name, (x + 18, y - 7), font(12)))
+                .expect("legend text");
+        }
         root.present().expect("present");
     }
     finish_svg(svg, &chart.title, &chart.description, &tips)

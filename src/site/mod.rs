@@ -46,6 +46,8 @@ pub enum SiteError {
     BrokenLinks(Vec<String>),
     #[error("reading {0}: {1}")]
     Io(String, io::Error),
+    #[error("--base-url {0:?} must be an absolute http(s) URL ending in '/' without quotes, spaces or angle brackets")]
+    BaseUrl(String),
 }
 
 /// A rendered site: relative path → file bytes.
@@ -102,6 +104,12 @@ pub fn render(
     rankings: &[Ranking],
     base_url: &str,
 ) -> Result<Site, SiteError> {
+    let plain = !base_url
+        .contains(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'));
+    let absolute = base_url.starts_with("https://") || base_url.starts_with("http://");
+    if !(plain && absolute && base_url.ends_with('/')) {
+        return Err(SiteError::BaseUrl(base_url.to_string()));
+    }
     let env = environment();
     let mut site = Site::default();
     let catalogs = i18n::catalogs();

@@ -1,0 +1,397 @@
+//! `echomark build` and `check` end to end: the real binary, real archives, the real site
+//! in headless Chromium when it is installed.
+#![recursion_limit = "256"]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::json;
+
+const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/site/demo");
+
+fn build(raw: &[&Path], out: &Path) -> std::process::Output {
+    let mut args: Vec<String> = vec!["build".into()];
+    for r in raw {
+        args.push("--raw".into());
+        args.push(r.display().to_string());
+    }
+    args.push("--out".into());
+    args.push(out.display().to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    echomark(&args)
+}
+
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(
+                    p.strip_prefix(root).unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
+    String::from_utf8(
+        files
+            .get(path)
+            .unwrap_or_else(|| panic!("{path} not generated"))
+            .clone(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn both_languages_have_the_same_pages_linked_to_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let o = build(&[Path::new(DEMO)], &out);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let files = tree(&out);
+    let en: Vec<&String> = files.keys().filter(|k| k.starts_with("en/")).collect();
+    let zh: Vec<String> = files
+        .keys()
+        .filter(|k| k.starts_with("zh/"))
+        .map(|k| k.replacen("zh/", "en/", 1))
+        .collect();
+    assert_eq!(
+        en.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        zh.iter().map(|s| s.as_str()).collect::<Vec<_>>()
+    );
+    for page in [
+        "index",
+        "methodology",
+        "demo/overview",
+        "demo/tcp",
+        "demo/udp",
+    ] {
+        for (lang, html_lang, other) in [("en", "en", "zh"), ("zh", "zh-CN", "en")] {
+            let html = text(&files, &format!("{lang}/{page}.html"));
+            assert!(
+                html.contains(&format!("<html lang=\"{html_lang}\">")),
+                "{lang}/{page}"
+            );
+            for hreflang in ["en", "zh-CN", "x-default"] {
+                assert!(
+                    html.contains(&format!("hreflang=\"{hreflang}\" href=\"https://")),
+                    "{lang}/{page}: {hreflang}"
+                );
+            }
+            // The switch leads to the same page in the other language.
+            let depth = page.matches('/').count() + 1;
+            let target = format!("{}{other}/{page}.html", "../".repeat(depth));
+            assert!(
+                html.contains(&format!("class=\"lang-switch\" href=\"{target}\"")),
+                "{lang}/{page} → {target}"
+            );
+            assert!(files.contains_key(&format!("{other}/{page}.html")));
+            assert!(
+                files.contains_key(&format!("{lang}/{page}.md")),
+                "Markdown beside HTML"
+            );
+        }
+    }
+    assert!(
+        files.contains_key("data/demo/summary.json") && files.contains_key("data/demo/summary.csv")
+    );
+    assert!(files.contains_key("index.html") && files.contains_key("assets/style.css"));
+}
+
+#[test]
+fn failed_configurations_are_excluded_explained_and_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(&[Path::new(DEMO)], &out).status.success());
+    let files = tree(&out);
+    let overview = text(&files, "en/demo/overview.md");
+    assert!(
+        overview.contains(
+            "| UDP / tokio / 16384 B / 1 client / window 64 / 1 runtime / 1 thread | 0 / 2 |"
+        ),
+        "{overview}"
+    );
+    assert!(
+        overview.contains("udp\\_lost\\_messages"),
+        "reasons shown: {overview}"
+    );
+    let udp = text(&files, "en/demo/udp.md");
+    assert!(
+        udp.contains("| tokio / 1 runtime / 1 thread | excluded (failed: 0/2 runs passed) |"),
+        "{udp}"
+    );
+    let chart = text(&files, "en/demo/charts/udp-tokio-work0-throughput.svg");
+    assert!(
+        chart.contains("✕") && chart.contains("excluded: a run failed"),
+        "marked in the chart"
+    );
+    let zh = text(&files, "zh/demo/udp.md");
+    assert!(zh.contains("已排除（失败：2 次中 0 次通过）"), "{zh}");
+    // The summary keeps the failed configuration's rows, unranked.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&files["data/demo/summary.json"]).unwrap();
+    assert_eq!(summary["configurations"], 16);
+    assert_eq!(summary["configurations_valid"], 13);
+    assert!(
+        summary["rankings"].as_array().unwrap().iter().all(|r| {
+            !(r["protocol"] == "udp" && r["payload_bytes"] == 16384 && r["window"] == 64)
+        }),
+        "a group whose every topology failed is not ranked"
+    );
+}
+
+#[test]
+fn the_same_archives_give_byte_identical_sites_and_check_catches_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    assert!(build(&[Path::new(DEMO)], &a).status.success());
+    assert!(build(&[Path::new(DEMO)], &b).status.success());
+    assert_eq!(tree(&a), tree(&b));
+    let check = |out: &Path| echomark(&["check", "--raw", DEMO, "--out", out.to_str().unwrap()]);
+    assert_eq!(check(&a).status.code(), Some(0));
+    std::fs::write(a.join("en/demo/tcp.md"), "edited by hand").unwrap();
+    std::fs::write(a.join("stray.txt"), "x").unwrap();
+    std::fs::remove_file(a.join("zh/index.html")).unwrap();
+    let o = check(&a);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    for needle in [
+        "changed: en/demo/tcp.md",
+        "not generated: stray.txt",
+        "missing: zh/index.html",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+}
+
+#[test]
+fn a_failed_build_leaves_the_old_site_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(&[Path::new(DEMO)], &out).status.success());
+    let before = tree(&out);
+    let bad = write(
+        dir.path(),
+        "broken",
+        "a.json",
+        "{\"schema_version\": 2, \"results\": [",
+    );
+    let o = build(&[&bad], &out);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(tree(&out), before);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        2,
+        "no staging tree left behind: {leftovers:?}"
+    );
+}
+
+#[test]
+fn strings_from_archives_are_escaped_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = archive(six_runs());
+    a["host"]["cpu"] = json!("<script>alert(1)</script> [x](javascript:alert(2))");
+    a["host"]["os_name"] = json!("<img src=x onerror=alert(3)>");
+    a["git_head"] = json!("<b>head</b>");
+    let raw = write(dir.path(), "evil<i>", "a.json", &a.to_string());
+    let out = dir.path().join("site");
+    let o = build(&[raw.parent().unwrap()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    assert!(
+        files.keys().all(|k| !k.contains('<') && !k.contains('>')),
+        "sanitised file names: {:?}",
+        files.keys()
+    );
+    for (path, bytes) in &files {
+        if path.ends_with(".html") || path.ends_with(".svg") {
+            let text = String::from_utf8_lossy(bytes);
+            for bad in [
+                "<script",
+                "<img",
+                "onerror=alert",
+                "href=\"javascript:",
+                "<b>head",
+                "<i>",
+            ] {
+                assert!(!text.contains(bad), "{path} contains {bad}");
+            }
+        }
+    }
+    let html = text(&files, "en/evil_i_/overview.html");
+    assert!(html.contains("&lt;script&gt;"), "shown as text");
+}
+
+#[test]
+fn the_committed_site_is_up_to_date() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_echomark"))
+        .current_dir(root)
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "site/ is stale: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn snapshot_of_the_demo_site() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(&[Path::new(DEMO)], &out).status.success());
+    let files = tree(&out);
+    for page in [
+        "en/index.md",
+        "zh/index.md",
+        "en/demo/overview.md",
+        "zh/demo/overview.md",
+        "en/demo/udp.md",
+        "zh/demo/udp.md",
+    ] {
+        let name = page.replace('/', "__");
+        // Hashes and times come from the fixture file, so they are stable.
+        insta::assert_snapshot!(name, text(&files, page));
+    }
+    insta::assert_snapshot!(
+        "zh__demo__charts__udp_throughput_svg",
+        text(&files, "zh/demo/charts/udp-tokio-work0-throughput.svg")
+    );
+}
+
+/// Serves `root` on 127.0.0.1 for `requests` requests.
+fn serve(root: PathBuf, requests: usize) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let Ok(mut s) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let req = String::from_utf8_lossy(&buf[..n]);
+            let path = req
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("/")
+                .trim_start_matches('/')
+                .to_string();
+            let file = root.join(if path.is_empty() { "index.html" } else { &path });
+            let (status, body) = match std::fs::read(&file) {
+                Ok(b) if file.starts_with(&root) => ("200 OK", b),
+                _ => ("404 Not Found", b"not found".to_vec()),
+            };
+            let kind = match file.extension().and_then(|e| e.to_str()) {
+                Some("html") => "text/html; charset=utf-8",
+                Some("css") => "text/css",
+                Some("svg") => "image/svg+xml",
+                _ => "application/octet-stream",
+            };
+            let _ = write!(s, "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+            let _ = s.write_all(&body);
+        }
+    });
+    port
+}
+
+fn chromium() -> Option<PathBuf> {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
+}
+
+#[test]
+fn the_site_works_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipped: no Chromium installed (.ci/run installs Debian's chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(&[Path::new(DEMO)], &out).status.success());
+    let port = serve(out.clone(), 64);
+    let profile = dir.path().join("profile");
+    let run = |url: &str, extra: &[&str]| {
+        let mut cmd = std::process::Command::new(&browser);
+        cmd.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=3000",
+        ]);
+        cmd.arg(format!("--user-data-dir={}", profile.display()));
+        cmd.args(extra).arg(url);
+        cmd.output().expect("chromium runs")
+    };
+    let base = format!("http://127.0.0.1:{port}");
+    let dom = run(&format!("{base}/zh/demo/overview.html"), &["--dump-dom"]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("lang=\"zh-CN\""), "{dom}");
+    assert!(
+        dom.contains("<div class=\"table-wrap\"><table>"),
+        "tables wrapped for scrolling"
+    );
+    assert!(
+        dom.contains("<figure class=\"chart\"><svg"),
+        "charts inline, tooltips live"
+    );
+    assert!(dom.contains("核心结果"), "Chinese headings");
+    // Follow the language switch the way a reader would, and land on the same page.
+    let href = dom
+        .split("class=\"lang-switch\" href=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("switch link");
+    assert_eq!(href, "../../en/demo/overview.html");
+    let en = run(&format!("{base}/en/demo/overview.html"), &["--dump-dom"]);
+    assert!(String::from_utf8_lossy(&en.stdout).contains("Key results"));
+    // A screenshot of a narrow viewport renders.
+    let shot = dir.path().join("narrow.png");
+    run(
+        &format!("{base}/en/demo/udp.html"),
+        &[
+            "--window-size=420,900",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+}
