@@ -88,6 +88,7 @@ pub struct Run {
     pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
     pub udp_server_receive_buffer_bytes: Option<u64>,
     pub udp_server_receive_buffer_requested_bytes: Option<u64>,
+    pub udp_send_buffer_requested_bytes: Option<u64>,
     /// The child's argv joined with spaces.
     pub command: String,
 }
@@ -116,6 +117,8 @@ pub struct ArchiveFile {
     pub runs: usize,
     pub shuffle_seed: Option<u64>,
     pub preset: Option<String>,
+    /// echomark archives: the UDP loss timeout of the matrix.
+    pub udp_timeout_ms: Option<u64>,
 }
 
 /// A folder of archives measured together.

@@ -370,6 +370,8 @@ fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
                 .and_then(|m| m.udp_server_receive_buffer_bytes),
             udp_server_receive_buffer_requested_bytes: metrics
                 .and_then(|m| m.udp_server_receive_buffer_requested_bytes),
+            udp_send_buffer_requested_bytes: metrics
+                .and_then(|m| m.udp_send_buffer_requested_bytes),
             command,
         });
     }
@@ -408,5 +410,6 @@ fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
         runs: total_runs,
         shuffle_seed: raw.settings.shuffle_seed,
         preset: raw.settings.preset,
+        udp_timeout_ms: raw.settings.udp_timeout_ms,
     });
 }

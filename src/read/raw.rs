@@ -98,6 +98,8 @@ pub struct RawSettings {
     pub shuffle_seed: Option<u64>,
     #[serde(default)]
     pub preset: Option<String>,
+    #[serde(default)]
+    pub udp_timeout_ms: Option<u64>,
 }
 
 /// One `results[i]` entry.
@@ -255,6 +257,8 @@ pub struct RawMetrics {
     pub udp_server_receive_buffer_bytes: Option<u64>,
     #[serde(default)]
     pub udp_server_receive_buffer_requested_bytes: Option<u64>,
+    #[serde(default)]
+    pub udp_send_buffer_requested_bytes: Option<u64>,
     #[serde(default)]
     pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
     #[serde(default)]

@@ -233,37 +233,301 @@ pub fn grouped_bars(chart: &BarChart) -> String {
             root.draw(&text).expect("group label");
         }
         // The legend, drawn on the root area (outside the plot's clipping).
-        let mut entries: Vec<(Option<RGBColor>, &str)> = chart
-            .series
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (Some(PALETTE[i % PALETTE.len()]), n.as_str()))
-            .collect();
-        if chart
+        let failed = chart
             .cells
             .iter()
             .flatten()
-            .any(|c| matches!(c, Cell::Failed { .. }))
-        {
-            entries.push((None, chart.failed_label.as_str()));
-        }
-        let x = (width - legend_width + 12) as i32;
-        for (i, (color, name)) in entries.iter().enumerate() {
-            let y = 48 + i as i32 * 20;
-            match color {
-                Some(c) => root
-                    .draw(&Rectangle::new([(x, y - 8), (x + 12, y + 4)], c.filled()))
-                    .expect("swatch"),
-                None => root
-                    .draw(&Text::new("✕", (x, y - 8), font(14).color(&FAILED)))
-                    .expect("swatch"),
-            }
-            root.draw(&Text::new(*name, (x + 18, y - 7), font(12)))
-                .expect("legend text");
-        }
+            .any(|c| matches!(c, Cell::Failed { .. }));
+        legend(
+            &root,
+            (width - legend_width + 12) as i32,
+            &chart.series,
+            failed.then_some(chart.failed_label.as_str()),
+        );
         root.present().expect("present");
     }
     finish_svg(svg, &chart.title, &chart.description, &tips)
+}
+
+/// Lines over a categorical x axis (windows): one line per series, whiskers at each point,
+/// excluded configurations marked on the axis.
+#[derive(Debug, Clone)]
+pub struct LineChart {
+    pub title: String,
+    pub description: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_ticks: Vec<String>,
+    pub series: Vec<String>,
+    /// `points[series][x]`.
+    pub points: Vec<Vec<Cell>>,
+    pub failed_label: String,
+}
+
+fn legend(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    x: i32,
+    names: &[String],
+    with_failed: Option<&str>,
+) {
+    let font = (FONT_STACK, 12).into_font();
+    let mut entries: Vec<(Option<RGBColor>, &str)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (Some(PALETTE[i % PALETTE.len()]), n.as_str()))
+        .collect();
+    if let Some(failed) = with_failed {
+        entries.push((None, failed));
+    }
+    for (i, (color, name)) in entries.iter().enumerate() {
+        let y = 48 + i as i32 * 20;
+        match color {
+            Some(c) => root
+                .draw(&Rectangle::new([(x, y - 8), (x + 12, y + 4)], c.filled()))
+                .expect("swatch"),
+            None => root
+                .draw(&Text::new(
+                    "✕",
+                    (x, y - 8),
+                    (FONT_STACK, 14).into_font().color(&FAILED),
+                ))
+                .expect("swatch"),
+        }
+        root.draw(&Text::new(*name, (x + 18, y - 7), font.clone()))
+            .expect("legend text");
+    }
+}
+
+fn centered(text: &str, at: (i32, i32), size: u32) -> Text<'_, (i32, i32), &str> {
+    Text::new(
+        text,
+        at,
+        TextStyle::from((FONT_STACK, size).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Center,
+            ),
+        ),
+    )
+}
+
+/// Draws `chart` as an SVG document.
+pub fn lines(chart: &LineChart) -> String {
+    register_font();
+    let (width, height, legend_width) = (860u32, 400u32, 200u32);
+    let y_max = chart
+        .points
+        .iter()
+        .flatten()
+        .filter_map(|c| match c {
+            Cell::Value { stat, .. } => Some(stat.max),
+            _ => None,
+        })
+        .fold(0.0f64, f64::max);
+    let y_max = if y_max > 0.0 { y_max * 1.12 } else { 1.0 };
+    let n = chart.x_ticks.len().max(1);
+    let mut svg = String::new();
+    let mut tips = Vec::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE)
+            .expect("drawing into a string cannot fail");
+        let font = |size: u32| (FONT_STACK, size).into_font();
+        let mut ctx = ChartBuilder::on(&root)
+            .caption(&chart.title, font(18))
+            .margin(12)
+            .margin_right(legend_width)
+            .x_label_area_size(44)
+            .y_label_area_size(84)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_max)
+            .expect("valid ranges");
+        ctx.configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(BLACK.mix(0.12))
+            .x_labels(0)
+            .y_desc(chart.y_label.clone())
+            .y_label_formatter(&|v| format::grouped(*v, if y_max < 10.0 { 1 } else { 0 }))
+            .label_style(font(12))
+            .axis_desc_style(font(13))
+            .draw()
+            .expect("mesh");
+        for (s, row) in chart.points.iter().enumerate() {
+            let color = PALETTE[s % PALETTE.len()];
+            // One polyline per run of consecutive values: a gap where a point is missing.
+            let mut run: Vec<(f64, f64)> = Vec::new();
+            let mut runs = Vec::new();
+            for (x, cell) in row.iter().enumerate() {
+                match cell {
+                    Cell::Value { stat, tooltip } => {
+                        run.push((x as f64, stat.median));
+                        let top = ctx.backend_coord(&(x as f64, stat.max));
+                        let bottom = ctx.backend_coord(&(x as f64, stat.min));
+                        tips.push((
+                            top.0 - 6,
+                            top.1 - 6,
+                            12,
+                            (bottom.1 - top.1) + 12,
+                            tooltip.clone(),
+                        ));
+                        ctx.draw_series(std::iter::once(PathElement::new(
+                            vec![(x as f64, stat.min), (x as f64, stat.max)],
+                            color.stroke_width(1),
+                        )))
+                        .expect("whisker");
+                    }
+                    Cell::Failed { tooltip } => {
+                        runs.push(std::mem::take(&mut run));
+                        let at = ctx.backend_coord(&(x as f64, 0.0));
+                        root.draw(&Text::new(
+                            "✕",
+                            (at.0 - 5, at.1 - 22 - 12 * s as i32),
+                            font(14).color(&FAILED),
+                        ))
+                        .expect("marker");
+                        tips.push((at.0 - 8, at.1 - 24 - 12 * s as i32, 16, 16, tooltip.clone()));
+                    }
+                    Cell::Missing => runs.push(std::mem::take(&mut run)),
+                }
+            }
+            runs.push(run);
+            for points in runs.into_iter().filter(|r| !r.is_empty()) {
+                ctx.draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                    .expect("line");
+                ctx.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 3, color.filled())),
+                )
+                .expect("points");
+            }
+        }
+        for (x, tick) in chart.x_ticks.iter().enumerate() {
+            let at = ctx.backend_coord(&(x as f64, 0.0));
+            root.draw(&centered(tick, (at.0, at.1 + 14), 12))
+                .expect("tick");
+        }
+        let axis = ctx.backend_coord(&((n as f64 - 1.0) / 2.0, 0.0));
+        root.draw(&centered(&chart.x_label, (axis.0, axis.1 + 34), 13))
+            .expect("x label");
+        let failed = chart
+            .points
+            .iter()
+            .flatten()
+            .any(|c| matches!(c, Cell::Failed { .. }));
+        legend(
+            &root,
+            (width - legend_width + 12) as i32,
+            &chart.series,
+            failed.then_some(chart.failed_label.as_str()),
+        );
+        root.present().expect("present");
+    }
+    finish_svg(svg, &chart.title, &chart.description, &tips)
+}
+
+/// One cell of a heat map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatCell {
+    /// 0 = every run passed; 1 = every run failed. `None`: not measured.
+    pub failed_share: Option<f64>,
+    /// Short text shown in the cell (e.g. "2/3 · 767").
+    pub label: String,
+    pub tooltip: String,
+}
+
+/// A grid of cells, for UDP loss over payload × window.
+#[derive(Debug, Clone)]
+pub struct Heatmap {
+    pub title: String,
+    pub description: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_ticks: Vec<String>,
+    pub y_ticks: Vec<String>,
+    /// `cells[y][x]`.
+    pub cells: Vec<Vec<HeatCell>>,
+}
+
+/// Draws `map` as an SVG document: green where every run passed, shading to red with the
+/// share of failed runs.
+pub fn heatmap(map: &Heatmap) -> String {
+    register_font();
+    let (cols, rows) = (
+        map.x_ticks.len().max(1) as i32,
+        map.y_ticks.len().max(1) as i32,
+    );
+    let (left, top, cell_w, cell_h) = (120i32, 56i32, 130i32, 40i32);
+    let (width, height) = (
+        (left + cols * cell_w + 24) as u32,
+        (top + rows * cell_h + 64) as u32,
+    );
+    let mut svg = String::new();
+    let mut tips = Vec::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE)
+            .expect("drawing into a string cannot fail");
+        root.draw(&centered(&map.title, (width as i32 / 2, 20), 17))
+            .expect("title");
+        for (y, row) in map.cells.iter().enumerate() {
+            for (x, cell) in row.iter().enumerate() {
+                let x0 = left + x as i32 * cell_w;
+                let y0 = top + y as i32 * cell_h;
+                let fill = match cell.failed_share {
+                    None => RGBColor(0xee, 0xee, 0xee),
+                    Some(f) if f <= 0.0 => RGBColor(0xcd, 0xe8, 0xd0),
+                    Some(f) => {
+                        let t = f.clamp(0.0, 1.0);
+                        let mix =
+                            |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * t).round() as u8;
+                        RGBColor(mix(0xf6, 0xd7), mix(0xd3, 0x5a), mix(0xa4, 0x5a))
+                    }
+                };
+                root.draw(&Rectangle::new(
+                    [(x0, y0), (x0 + cell_w - 2, y0 + cell_h - 2)],
+                    fill.filled(),
+                ))
+                .expect("cell");
+                root.draw(&centered(
+                    &cell.label,
+                    (x0 + cell_w / 2, y0 + cell_h / 2),
+                    12,
+                ))
+                .expect("cell text");
+                tips.push((x0, y0, cell_w - 2, cell_h - 2, cell.tooltip.clone()));
+            }
+        }
+        for (x, tick) in map.x_ticks.iter().enumerate() {
+            root.draw(&centered(
+                tick,
+                (
+                    left + x as i32 * cell_w + cell_w / 2,
+                    top + rows * cell_h + 14,
+                ),
+                12,
+            ))
+            .expect("x tick");
+        }
+        for (y, tick) in map.y_ticks.iter().enumerate() {
+            root.draw(&centered(
+                tick,
+                (left / 2, top + y as i32 * cell_h + cell_h / 2),
+                12,
+            ))
+            .expect("y tick");
+        }
+        root.draw(&centered(
+            &map.x_label,
+            (left + cols * cell_w / 2, top + rows * cell_h + 40),
+            13,
+        ))
+        .expect("x label");
+        root.draw(&centered(&map.y_label, (left / 2, top - 14), 13))
+            .expect("y label");
+        root.present().expect("present");
+    }
+    finish_svg(svg, &map.title, &map.description, &tips)
 }
 
 #[cfg(test)]
@@ -302,6 +566,71 @@ mod tests {
             ],
             failed_label: "excluded".into(),
         }
+    }
+
+    #[test]
+    fn line_chart_and_heatmap_are_accessible_and_mark_failures() {
+        let stat = |m: f64| Stat {
+            median: m,
+            min: m * 0.9,
+            max: m * 1.1,
+        };
+        let chart = LineChart {
+            title: "UDP over windows".into(),
+            description: "d".into(),
+            x_label: "window".into(),
+            y_label: "rt/s".into(),
+            x_ticks: vec!["1".into(), "4".into(), "16".into()],
+            series: vec!["1 / 1".into()],
+            points: vec![vec![
+                Cell::Value {
+                    stat: stat(10.0),
+                    tooltip: "w1: 10".into(),
+                },
+                Cell::Value {
+                    stat: stat(30.0),
+                    tooltip: "w4: 30".into(),
+                },
+                Cell::Failed {
+                    tooltip: "w16 excluded".into(),
+                },
+            ]],
+            failed_label: "excluded".into(),
+        };
+        let svg = lines(&chart);
+        assert_eq!(svg, lines(&chart));
+        assert!(
+            svg.contains("<title>w4: 30</title>")
+                && svg.contains("<title>w16 excluded</title>")
+                && svg.contains("✕")
+        );
+        assert!(svg.contains("<polyline"), "a line is drawn");
+        let map = Heatmap {
+            title: "loss".into(),
+            description: "d".into(),
+            x_label: "window".into(),
+            y_label: "payload".into(),
+            x_ticks: vec!["1".into(), "64".into()],
+            y_ticks: vec!["16384 B".into()],
+            cells: vec![vec![
+                HeatCell {
+                    failed_share: Some(0.0),
+                    label: "3/3".into(),
+                    tooltip: "ok".into(),
+                },
+                HeatCell {
+                    failed_share: Some(1.0),
+                    label: "0/3 · 767".into(),
+                    tooltip: "lost 767".into(),
+                },
+            ]],
+        };
+        let svg = heatmap(&map);
+        assert!(
+            svg.contains("<title>lost 767</title>")
+                && svg.contains("0/3 · 767")
+                && svg.contains("role=\"img\"")
+        );
     }
 
     #[test]

@@ -117,6 +117,8 @@ mod tests {
             include_str!("../../templates/pages/overview.md"),
             include_str!("../../templates/pages/protocol.md"),
             include_str!("../../templates/pages/methodology.md"),
+            include_str!("../../templates/pages/dimensions.md"),
+            include_str!("../../templates/pages/udp.md"),
             include_str!("../../templates/layout.html"),
             include_str!("pages.rs"),
             include_str!("charts.rs"),

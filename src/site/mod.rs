@@ -74,6 +74,11 @@ fn environment() -> Environment<'static> {
             "methodology.md",
             include_str!("../../templates/pages/methodology.md"),
         ),
+        (
+            "dimensions.md",
+            include_str!("../../templates/pages/dimensions.md"),
+        ),
+        ("udp.md", include_str!("../../templates/pages/udp.md")),
         ("layout.html", include_str!("../../templates/layout.html")),
     ] {
         env.add_template(name, source)
@@ -132,6 +137,14 @@ pub fn render(
                 stem: format!("{}/methodology", cat.code),
             },
         ];
+        if let Some(report) = pages::udp_report(cat, &views) {
+            sidebar.push(SidebarEntry {
+                kind: "top",
+                label: cat.text("udp.nav").to_string(),
+                stem: report.path.stem.clone(),
+            });
+            specs.push(report);
+        }
         for view in &views {
             let slug = pages::dataset_slug(view.dataset);
             let overview = pages::overview_page(cat, view);
@@ -148,6 +161,18 @@ pub fn render(
                     stem: format!("{}/{slug}/{}", cat.code, safe_name(&protocol)),
                 });
                 specs.push(pages::protocol_page(cat, view, &protocol));
+                if pages::has_dimensions(view, &protocol) {
+                    let page = pages::dimensions_page(cat, view, &protocol);
+                    sidebar.push(SidebarEntry {
+                        kind: "page",
+                        label: cat.fill(
+                            "dimensions.nav",
+                            &[("protocol", &pages::protocol_label(cat, &protocol))],
+                        ),
+                        stem: page.path.stem.clone(),
+                    });
+                    specs.push(page);
+                }
             }
         }
         for spec in specs {

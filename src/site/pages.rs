@@ -927,3 +927,602 @@ pub fn protocol_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> PageS
         charts,
     }
 }
+
+/// Whether `protocol` in `view` was measured over enough windows for a dimensions page.
+pub fn has_dimensions(view: &DatasetView, protocol: &str) -> bool {
+    let windows: BTreeSet<u64> = view
+        .configs
+        .iter()
+        .filter(|c| c.key.protocol == protocol)
+        .map(|c| c.key.window)
+        .collect();
+    windows.len() >= 3
+}
+
+fn failed_rows(cat: &Catalog, view: &DatasetView, protocol: Option<&str>) -> Vec<String> {
+    view.report
+        .failed_configurations
+        .iter()
+        .filter(|f| protocol.is_none_or(|p| f.key.protocol == p))
+        .map(|f| {
+            let k = &f.key;
+            let what = format!(
+                "{} / {} / {} / {}",
+                protocol_label(cat, &k.protocol),
+                backend_label(cat, &k.backend),
+                profile_heading(cat, k),
+                topology_label(cat, &k.backend, &k.io_model, k.io_threads)
+            );
+            let mut reasons: Vec<String> = f
+                .failures
+                .iter()
+                .flat_map(|x| x.reasons.iter().cloned())
+                .collect();
+            reasons.sort();
+            reasons.dedup();
+            format!(
+                "| {what} | {} / {} | {} |",
+                f.runs_passed,
+                f.runs,
+                escape(&reasons.join("; "))
+            )
+        })
+        .collect()
+}
+
+/// Median of the per-run UDP loss of one configuration's runs.
+fn median_loss(view: &DatasetView, key: &ConfigKey) -> u64 {
+    let mut losses: Vec<u64> = view
+        .dataset
+        .runs
+        .iter()
+        .filter(|r| &r.key == key)
+        .map(|r| r.udp_lost_messages)
+        .collect();
+    losses.sort_unstable();
+    losses.get(losses.len() / 2).copied().unwrap_or(0)
+}
+
+/// A dataset's payload × window × IO model page for one protocol.
+pub fn dimensions_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> PageSpec {
+    let d = view.dataset;
+    let slug = dataset_slug(d);
+    let label_p = protocol_label(cat, protocol);
+    let mine: Vec<&Configuration> = view
+        .configs
+        .iter()
+        .copied()
+        .filter(|c| c.key.protocol == protocol)
+        .collect();
+    let windows: Vec<u64> = mine
+        .iter()
+        .map(|c| c.key.window)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let clients: BTreeSet<u64> = mine.iter().map(|c| c.key.clients).collect();
+    let topologies: BTreeSet<(u8, u64)> = mine.iter().map(|c| c.key.topology_rank()).collect();
+    let mut charts = Vec::new();
+    let mut sections = Vec::new();
+    let mut findings = Vec::new();
+    let mut loss_maps = Vec::new();
+    let groups: BTreeSet<(&str, u64)> = mine
+        .iter()
+        .map(|c| (c.key.backend.as_str(), c.key.handler_work))
+        .collect();
+    for (backend, work) in groups {
+        let of_group: Vec<&Configuration> = mine
+            .iter()
+            .copied()
+            .filter(|c| c.key.backend == backend && c.key.handler_work == work)
+            .collect();
+        let payloads: BTreeSet<u64> = of_group.iter().map(|c| c.key.payload_bytes).collect();
+        let mut topo: Vec<(&str, u64)> = of_group
+            .iter()
+            .map(|c| (c.key.io_model.as_str(), c.key.io_threads))
+            .collect();
+        topo.sort_by_key(|(m, t)| (u8::from(*m != "shared"), *t));
+        topo.dedup();
+        let series: Vec<String> = topo
+            .iter()
+            .map(|(m, t)| topology_label(cat, backend, m, *t))
+            .collect();
+        let mut images = Vec::new();
+        for &payload in &payloads {
+            for (metric, key, suffix, decimals) in [
+                (
+                    "roundtrips_per_second",
+                    "dimensions.throughput_title",
+                    "throughput",
+                    0usize,
+                ),
+                ("rtt_p99_us", "dimensions.p99_title", "p99", 2),
+            ] {
+                let title = cat.fill(
+                    key,
+                    &[
+                        ("backend", &backend_label(cat, backend)),
+                        ("protocol", &label_p),
+                        ("payload", &format::count(payload)),
+                        ("work", &work_label(cat, work)),
+                    ],
+                );
+                let points = topo
+                    .iter()
+                    .zip(&series)
+                    .map(|((m, t), name)| {
+                        windows
+                            .iter()
+                            .map(|w| {
+                                let found = of_group.iter().find(|c| {
+                                    c.key.payload_bytes == payload
+                                        && c.key.window == *w
+                                        && c.key.io_model == *m
+                                        && c.key.io_threads == *t
+                                });
+                                let group = format!("window {w}");
+                                match found {
+                                    Some(c) if c.status == Status::Failed => Cell::Failed {
+                                        tooltip: format!(
+                                            "{name}, {group}: {}",
+                                            cat.text("chart.failed")
+                                        ),
+                                    },
+                                    Some(c) => {
+                                        c.stat(metric).map_or(Cell::Missing, |stat| Cell::Value {
+                                            stat,
+                                            tooltip: stat_tooltip(
+                                                cat, name, &group, stat, decimals,
+                                            ),
+                                        })
+                                    }
+                                    None => Cell::Missing,
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let y_label = if metric == "rtt_p99_us" {
+                    cat.text("chart.y_p99")
+                } else {
+                    cat.text("chart.y_throughput")
+                };
+                let chart = charts::LineChart {
+                    description: format!("{title}. {}", cat.text("overview.chart_note")),
+                    title: title.clone(),
+                    x_label: cat.text("dimensions.x_window").to_string(),
+                    y_label: y_label.to_string(),
+                    x_ticks: windows.iter().map(u64::to_string).collect(),
+                    series: series.clone(),
+                    points,
+                    failed_label: cat.text("chart.failed").to_string(),
+                };
+                let rel = format!(
+                    "charts/dimensions-{}-{}-work{work}-{payload}-{suffix}.svg",
+                    safe_name(protocol),
+                    safe_name(backend)
+                );
+                images.push(serde_json::json!({"title": title, "src": rel}));
+                charts.push(ChartFile {
+                    rel,
+                    svg: charts::lines(&chart),
+                });
+            }
+        }
+        sections.push(serde_json::json!({"heading": format!("{} / {}", backend_label(cat, backend), work_label(cat, work)), "images": images}));
+        // Findings at the payload nearest 1 KiB, over every window and topology.
+        if let Some(&payload) = payloads.iter().min_by_key(|p| p.abs_diff(1024)) {
+            let valid: Vec<&&Configuration> = of_group
+                .iter()
+                .filter(|c| c.status == Status::Valid && c.key.payload_bytes == payload)
+                .collect();
+            let best = valid
+                .iter()
+                .filter_map(|c| c.stat("roundtrips_per_second").map(|s| (c, s)))
+                .max_by(|a, b| {
+                    a.1.median
+                        .total_cmp(&b.1.median)
+                        .then(b.0.key.topology_rank().cmp(&a.0.key.topology_rank()))
+                });
+            let lowest = valid
+                .iter()
+                .filter_map(|c| c.stat("rtt_p99_us").map(|s| (c, s)))
+                .min_by(|a, b| {
+                    a.1.median
+                        .total_cmp(&b.1.median)
+                        .then(a.0.key.topology_rank().cmp(&b.0.key.topology_rank()))
+                });
+            if let (Some((b, bs)), Some((l, ls))) = (best, lowest) {
+                findings.push(cat.fill(
+                    "dimensions.finding",
+                    &[
+                        ("backend", &backend_label(cat, backend)),
+                        ("work", &work_label(cat, work)),
+                        ("payload", &format::count(payload)),
+                        (
+                            "model",
+                            &topology_label(cat, backend, &b.key.io_model, b.key.io_threads),
+                        ),
+                        ("window", &b.key.window.to_string()),
+                        ("rate", &format::throughput(bs.median)),
+                        (
+                            "p99_model",
+                            &topology_label(cat, backend, &l.key.io_model, l.key.io_threads),
+                        ),
+                        ("p99_window", &l.key.window.to_string()),
+                        ("p99", &format::two_decimals(ls.median)),
+                    ],
+                ));
+            }
+        }
+        if protocol == "udp" {
+            for ((m, t), name) in topo.iter().zip(&series) {
+                let cells = payloads
+                    .iter()
+                    .map(|p| {
+                        windows
+                            .iter()
+                            .map(|w| {
+                                match of_group.iter().find(|c| {
+                                    c.key.payload_bytes == *p
+                                        && c.key.window == *w
+                                        && c.key.io_model == *m
+                                        && c.key.io_threads == *t
+                                }) {
+                                    None => charts::HeatCell {
+                                        failed_share: None,
+                                        label: "—".into(),
+                                        tooltip: String::new(),
+                                    },
+                                    Some(c) => {
+                                        let lost = median_loss(view, &c.key);
+                                        let share =
+                                            1.0 - c.runs_passed as f64 / c.runs.max(1) as f64;
+                                        let label = if lost > 0 {
+                                            format!(
+                                                "{}/{} · {}",
+                                                c.runs_passed,
+                                                c.runs,
+                                                format::count(lost)
+                                            )
+                                        } else {
+                                            format!("{}/{}", c.runs_passed, c.runs)
+                                        };
+                                        let tooltip = cat.fill(
+                                            "dimensions.loss_tooltip",
+                                            &[
+                                                ("payload", &format::count(*p)),
+                                                ("window", &w.to_string()),
+                                                ("passed", &c.runs_passed.to_string()),
+                                                ("runs", &c.runs.to_string()),
+                                                ("lost", &format::count(lost)),
+                                            ],
+                                        );
+                                        charts::HeatCell {
+                                            failed_share: Some(share),
+                                            label,
+                                            tooltip,
+                                        }
+                                    }
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let title = cat.fill(
+                    "dimensions.loss_title",
+                    &[("backend", &backend_label(cat, backend)), ("model", name)],
+                );
+                let map = charts::Heatmap {
+                    description: cat.text("dimensions.loss_note").to_string(),
+                    title: title.clone(),
+                    x_label: cat.text("dimensions.x_window").to_string(),
+                    y_label: cat.text("dimensions.y_payload").to_string(),
+                    x_ticks: windows.iter().map(u64::to_string).collect(),
+                    y_ticks: payloads
+                        .iter()
+                        .map(|p| format!("{} B", format::count(*p)))
+                        .collect(),
+                    cells,
+                };
+                let rel = format!("charts/loss-{}-work{work}-{m}{t}.svg", safe_name(backend));
+                loss_maps.push(serde_json::json!({"title": title, "src": rel}));
+                charts.push(ChartFile {
+                    rel,
+                    svg: charts::heatmap(&map),
+                });
+            }
+        }
+    }
+    let repetitions = d.files.first().map_or(0, |f| f.repetitions);
+    let title = cat.fill("dimensions.title", &[("protocol", &label_p)]);
+    PageSpec {
+        path: PagePath {
+            stem: format!("{}/{slug}/dimensions-{}", cat.code, safe_name(protocol)),
+        },
+        template: "dimensions.md",
+        title: title.clone(),
+        context: serde_json::json!({
+            "title": title,
+            "intro": cat.fill("dimensions.intro", &[
+                ("dataset", &escape(&d.name)),
+                ("clients", &clients.iter().map(u64::to_string).collect::<Vec<_>>().join("/")),
+                ("windows", &windows.iter().map(u64::to_string).collect::<Vec<_>>().join("/")),
+                ("topologies", &topologies.len().to_string()),
+                ("repetitions", &repetitions.to_string()),
+            ]),
+            "methodology": cat.fill("page.methodology", &[("link", "../methodology.md")]),
+            "sections": sections,
+            "findings": findings,
+            "loss_maps": loss_maps,
+            "failed_rows": failed_rows(cat, view, Some(protocol)),
+        }),
+        charts,
+    }
+}
+
+/// The site-wide UDP report, when any dataset measured UDP.
+pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
+    let with_udp: Vec<&DatasetView> = views
+        .iter()
+        .filter(|v| v.dataset.runs.iter().any(|r| r.key.protocol == "udp"))
+        .collect();
+    if with_udp.is_empty() {
+        return None;
+    }
+    let not_recorded = cat.text("overview.not_recorded").to_string();
+    let (mut runs, mut passed, mut failed) = (0u64, 0u64, 0u64);
+    let mut condition_rows = Vec::new();
+    let mut correctness_rows = Vec::new();
+    let mut throughput_rows = Vec::new();
+    let mut buffer_lines = Vec::new();
+    let mut images = Vec::new();
+    let mut charts = Vec::new();
+    let mut evidence = Vec::new();
+    let (mut failed_command, mut passed_command) = (None, None);
+    let (payload, clients, window) = (1024u64, 16u64, 1u64);
+    for view in &with_udp {
+        let d = view.dataset;
+        let slug = dataset_slug(d);
+        let udp_runs: Vec<&crate::model::Run> =
+            d.runs.iter().filter(|r| r.key.protocol == "udp").collect();
+        runs += udp_runs.len() as u64;
+        passed += udp_runs.iter().filter(|r| r.passed).count() as u64;
+        let f = d.files.first();
+        let host = format!(
+            "{}, {} CPUs",
+            escape(&host_value(d, "cpu").unwrap_or_else(|| not_recorded.clone())),
+            host_value(d, "logical_cpus").unwrap_or_else(|| not_recorded.clone())
+        );
+        let measurement = cat.fill(
+            "udp.measurement",
+            &[
+                ("seconds", &format!("{:?}", f.map_or(0.0, |f| f.seconds))),
+                ("warmup", &format!("{:?}", f.map_or(0.0, |f| f.warmup))),
+                ("repetitions", &f.map_or(0, |f| f.repetitions).to_string()),
+                (
+                    "timeout",
+                    &f.and_then(|f| f.udp_timeout_ms)
+                        .map_or(not_recorded.clone(), |t| format!("{t} ms")),
+                ),
+            ],
+        );
+        let first_udp = udp_runs
+            .iter()
+            .find(|r| r.udp_server_receive_buffer_bytes.is_some());
+        let kib = |b: u64| {
+            if b % (1 << 20) == 0 {
+                format!("{} MiB", b >> 20)
+            } else {
+                format!("{} KiB", format::count(b / 1024))
+            }
+        };
+        let buffers = first_udp.map_or(not_recorded.clone(), |r| {
+            cat.fill(
+                "udp.buffers",
+                &[
+                    (
+                        "send",
+                        &r.udp_send_buffer_requested_bytes
+                            .map_or(not_recorded.clone(), kib),
+                    ),
+                    (
+                        "recv",
+                        &r.udp_server_receive_buffer_requested_bytes
+                            .map_or(not_recorded.clone(), kib),
+                    ),
+                    (
+                        "actual",
+                        &r.udp_server_receive_buffer_bytes
+                            .map_or(not_recorded.clone(), kib),
+                    ),
+                ],
+            )
+        });
+        condition_rows.push(format!(
+            "| [{}]({slug}/overview.md) | {host} | {measurement} | {buffers} |",
+            escape(&d.name)
+        ));
+        let mut seen_buffers = BTreeSet::new();
+        for r in &udp_runs {
+            if let (Some(req), Some(actual)) = (
+                r.udp_server_receive_buffer_requested_bytes,
+                r.udp_server_receive_buffer_bytes,
+            ) {
+                if seen_buffers.insert((req, actual)) && seen_buffers.len() <= 4 {
+                    buffer_lines.push(cat.fill(
+                        "udp.buffer_line",
+                        &[
+                            ("dataset", &escape(&d.name)),
+                            ("request", &kib(req)),
+                            ("actual", &kib(actual)),
+                        ],
+                    ));
+                }
+            }
+        }
+        let backends: BTreeSet<&str> = udp_runs.iter().map(|r| r.key.backend.as_str()).collect();
+        for backend in backends {
+            let mine: Vec<&&crate::model::Run> = udp_runs
+                .iter()
+                .filter(|r| r.key.backend == backend)
+                .collect();
+            let configs: Vec<&&Configuration> = view
+                .configs
+                .iter()
+                .filter(|c| c.key.protocol == "udp" && c.key.backend == backend)
+                .collect();
+            let bad: Vec<&&Configuration> = configs
+                .iter()
+                .copied()
+                .filter(|c| c.status == Status::Failed)
+                .collect();
+            failed += bad.len() as u64;
+            let worst = mine.iter().map(|r| r.udp_lost_messages).max().unwrap_or(0);
+            let result = if bad.is_empty() {
+                cat.text("udp.all_passed").to_string()
+            } else {
+                cat.fill(
+                    "udp.some_failed",
+                    &[
+                        ("n", &bad.len().to_string()),
+                        ("loss", &format::count(worst)),
+                    ],
+                )
+            };
+            correctness_rows.push(format!(
+                "| {} | {} | {} / {} | {} / {} | {result} |",
+                escape(&d.name),
+                backend_label(cat, backend),
+                format::count(mine.iter().filter(|r| r.passed).count() as u64),
+                format::count(mine.len() as u64),
+                format::count((configs.len() - bad.len()) as u64),
+                format::count(configs.len() as u64),
+            ));
+            let at_load: Vec<&Configuration> = configs
+                .iter()
+                .map(|c| **c)
+                .filter(|c| {
+                    c.key.payload_bytes == payload
+                        && c.key.clients == clients
+                        && c.key.window == window
+                        && c.key.handler_work == 0
+                })
+                .collect();
+            for c in &at_load {
+                let cpu = c
+                    .stat("cpu_percent")
+                    .map_or("N/A".to_string(), |s| format::cpu_percent(s.median));
+                let row = if c.status == Status::Failed {
+                    format!(
+                        "| {} / {} | {} | {} | | |",
+                        escape(&d.name),
+                        backend_label(cat, backend),
+                        topology_label(cat, backend, &c.key.io_model, c.key.io_threads),
+                        cat.fill(
+                            "page.excluded",
+                            &[
+                                ("passed", &c.runs_passed.to_string()),
+                                ("runs", &c.runs.to_string())
+                            ]
+                        )
+                    )
+                } else {
+                    format!(
+                        "| {} / {} | {} | {} | {} | {cpu} |",
+                        escape(&d.name),
+                        backend_label(cat, backend),
+                        topology_label(cat, backend, &c.key.io_model, c.key.io_threads),
+                        range(c.stat("roundtrips_per_second"), 0),
+                        median(c.stat("rtt_p99_us"), format::two_decimals),
+                    )
+                };
+                throughput_rows.push(row);
+            }
+            if !at_load.is_empty() && images.len() < 4 {
+                let group_of = |c: &Configuration| {
+                    escape(&view.dataset.name)
+                        .replace('\\', "")
+                        .chars()
+                        .take(40)
+                        .collect::<String>()
+                        + &format!(" · {}", backend_label(cat, &c.key.backend))
+                };
+                for (metric, key, suffix) in [
+                    (
+                        "roundtrips_per_second",
+                        "chart.overview_throughput",
+                        "throughput",
+                    ),
+                    ("rtt_p99_us", "chart.overview_p99", "p99"),
+                ] {
+                    let title = format!(
+                        "UDP · {}",
+                        cat.fill(
+                            key,
+                            &[
+                                ("payload", &format::count(payload)),
+                                ("clients", &clients.to_string())
+                            ]
+                        )
+                    );
+                    let chart = bar_chart(cat, title.clone(), metric, &at_load, &group_of);
+                    let rel = format!("charts/udp-{slug}-{}-{suffix}.svg", safe_name(backend));
+                    images.push(serde_json::json!({"title": title, "src": rel}));
+                    charts.push(ChartFile {
+                        rel,
+                        svg: charts::grouped_bars(&chart),
+                    });
+                }
+            }
+        }
+        let once = |r: &crate::model::Run| {
+            r.command
+                .split_once(" once ")
+                .map(|(_, rest)| format!("echomark-runner once {}", rest.replace('`', "'")))
+        };
+        if failed_command.is_none() {
+            failed_command = udp_runs
+                .iter()
+                .find(|r| !r.passed && r.udp_lost_messages > 0)
+                .and_then(|r| once(r));
+        }
+        if passed_command.is_none() {
+            passed_command = udp_runs.iter().find(|r| r.passed).and_then(|r| once(r));
+        }
+        for f in &d.files {
+            evidence.push(format!(
+                "[{}/{}](../data/{slug}/{})",
+                escape(&d.name),
+                escape(&f.name),
+                safe_name(&f.name)
+            ));
+        }
+    }
+    let code = cat.code;
+    Some(PageSpec {
+        path: PagePath {
+            stem: format!("{code}/udp-report"),
+        },
+        template: "udp.md",
+        title: cat.text("udp.title").to_string(),
+        context: serde_json::json!({
+            "lead": cat.fill("udp.lead", &[
+                ("runs", &format::count(runs)),
+                ("datasets", &with_udp.len().to_string()),
+                ("passed", &format::count(passed)),
+                ("failed", &format::count(failed)),
+            ]),
+            "condition_rows": condition_rows,
+            "correctness_rows": correctness_rows,
+            "throughput_intro": cat.fill("udp.throughput_intro", &[("payload", &format::count(payload)), ("clients", &clients.to_string()), ("window", &window.to_string())]),
+            "throughput_rows": throughput_rows,
+            "images": images,
+            "buffer_lines": buffer_lines,
+            "failed_command": failed_command,
+            "passed_command": passed_command,
+            "evidence": cat.fill("udp.evidence", &[("links", &evidence.join(" · "))]),
+        }),
+        charts,
+    })
+}
