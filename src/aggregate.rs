@@ -147,6 +147,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         u("io_threads")?,
         u("handler_work")?,
     );
+    let server_buffer = u("udp_server_recv_buffer")?;
     let (runs_n, passed, estimated, cpu_missing) = (
         u("runs")?,
         u("runs_passed")?,
@@ -198,6 +199,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
                 io_model: text(&io_model[i]),
                 io_threads: threads[i].unwrap_or(0),
                 handler_work: work[i].unwrap_or(0),
+                udp_server_recv_buffer: server_buffer[i],
             },
             dataset: name,
             status: if runs_passed == runs {
@@ -229,5 +231,6 @@ fn canonical(c: &Configuration) -> impl Ord + '_ {
         k.window,
         k.topology_rank(),
         k.handler_work,
+        k.udp_server_recv_buffer,
     )
 }

@@ -17,6 +17,10 @@ pub struct ConfigKey {
     pub io_model: String,
     pub io_threads: u64,
     pub handler_work: u64,
+    /// echomark's UDP isolation cases: the server socket's receive-buffer request. Not part
+    /// of arknet's nine-field key (always `None` there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp_server_recv_buffer: Option<u64>,
 }
 
 impl ConfigKey {
@@ -84,6 +88,12 @@ pub struct Run {
     /// The CPU interval was not reported and had to be estimated.
     pub cpu_estimated: bool,
     pub messages: Option<u64>,
+    pub messages_sent: Option<u64>,
+    /// Verified echoes of measured-phase messages (echomark), else `messages`.
+    pub messages_received: Option<u64>,
+    pub server_messages_received: Option<u64>,
+    pub content_errors: u64,
+    pub order_errors: u64,
     pub udp_lost_messages: u64,
     pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
     pub udp_server_receive_buffer_bytes: Option<u64>,
@@ -119,6 +129,20 @@ pub struct ArchiveFile {
     pub preset: Option<String>,
     /// echomark archives: the UDP loss timeout of the matrix.
     pub udp_timeout_ms: Option<u64>,
+    /// Sustained tests recorded with the matrix.
+    pub soak: Vec<SoakResult>,
+}
+
+/// The outcome of one sustained test.
+#[derive(Debug, Clone, Serialize)]
+pub struct SoakResult {
+    pub protocol: String,
+    pub seconds: f64,
+    pub passed: bool,
+    pub verified_echoes: u64,
+    pub rounds: u64,
+    /// The first failure, when it failed.
+    pub failure: Option<String>,
 }
 
 /// A folder of archives measured together.

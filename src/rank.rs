@@ -21,6 +21,8 @@ pub struct GroupKey {
     pub clients: u64,
     pub window: u64,
     pub handler_work: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp_server_recv_buffer: Option<u64>,
 }
 
 /// One topology's figures in a ranking.
@@ -63,6 +65,7 @@ fn group_of(c: &Configuration) -> GroupKey {
         clients: c.key.clients,
         window: c.key.window,
         handler_work: c.key.handler_work,
+        udp_server_recv_buffer: c.key.udp_server_recv_buffer,
     }
 }
 
@@ -157,6 +160,7 @@ mod tests {
                 io_model: model.into(),
                 io_threads: threads,
                 handler_work: 0,
+                udp_server_recv_buffer: None,
             },
             status,
             runs: 3,

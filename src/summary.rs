@@ -28,6 +28,9 @@ pub fn row(c: &Configuration, repetitions: u64) -> Value {
     m.insert("io_model".into(), json!(k.io_model));
     m.insert("io_threads".into(), json!(k.io_threads));
     m.insert("handler_work".into(), json!(k.handler_work));
+    if let Some(buffer) = k.udp_server_recv_buffer {
+        m.insert("udp_server_recv_buffer".into(), json!(buffer));
+    }
     m.insert("repetitions".into(), json!(repetitions));
     m.insert(
         "status".into(),

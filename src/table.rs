@@ -17,7 +17,7 @@ pub const METRICS: [&str; 8] = [
 ];
 
 /// Key columns that identify a configuration within the table.
-pub const KEY: [&str; 10] = [
+pub const KEY: [&str; 11] = [
     "dataset",
     "backend",
     "implementation",
@@ -28,6 +28,7 @@ pub const KEY: [&str; 10] = [
     "io_model",
     "io_threads",
     "handler_work",
+    "udp_server_recv_buffer",
 ];
 
 /// Builds the table: one row per run, key columns, `passed`, and the metrics (null where a
@@ -69,6 +70,12 @@ pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
         text("io_model", &|r| &r.key.io_model),
         int("io_threads", &|r| r.key.io_threads),
         int("handler_work", &|r| r.key.handler_work),
+        Column::new(
+            "udp_server_recv_buffer".into(),
+            rows.iter()
+                .map(|(_, r)| r.key.udp_server_recv_buffer)
+                .collect::<Vec<_>>(),
+        ),
         Column::new(
             "passed".into(),
             rows.iter().map(|(_, r)| r.passed).collect::<Vec<_>>(),

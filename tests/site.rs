@@ -214,6 +214,13 @@ fn strings_from_archives_are_escaped_everywhere() {
     let mut a = archive(six_runs());
     a["host"]["cpu"] = json!("<script>alert(1)</script> [x](javascript:alert(2))");
     a["host"]["os_name"] = json!("<img src=x onerror=alert(3)>");
+    a["host"]["machine"] = json!("\"><img onerror=alert(4)>");
+    a["results"][0]["command"] = json!([
+        "/x/echomark-runner",
+        "once",
+        "--protocol",
+        "</code><script>alert(5)</script>"
+    ]);
     a["git_head"] = json!("<b>head</b>");
     let raw = write(dir.path(), "evil<i>", "a.json", &a.to_string());
     let out = dir.path().join("site");
@@ -228,10 +235,13 @@ fn strings_from_archives_are_escaped_everywhere() {
     for (path, bytes) in &files {
         if path.ends_with(".html") || path.ends_with(".svg") {
             let text = String::from_utf8_lossy(bytes);
+            // Escaped text may still *read* "onerror=alert"; what must never appear is markup.
             for bad in [
                 "<script",
                 "<img",
-                "onerror=alert",
+                "alert(3)>",
+                "alert(4)>",
+                "</code><script",
                 "href=\"javascript:",
                 "<b>head",
                 "<i>",
@@ -242,6 +252,110 @@ fn strings_from_archives_are_escaped_everywhere() {
     }
     let html = text(&files, "en/evil_i_/overview.html");
     assert!(html.contains("&lt;script&gt;"), "shown as text");
+}
+
+/// Every `href` and `src` in `html` that is relative.
+fn relative_targets(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in ["href=\"", "src=\""] {
+        for (i, _) in html.match_indices(attr) {
+            let rest = &html[i + attr.len()..];
+            let target = &rest[..rest.find('"').unwrap_or(0)];
+            if !target.contains("://") && !target.starts_with("mailto:") && !target.starts_with('#')
+            {
+                out.push(target.split('#').next().unwrap_or("").to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_internal_link_and_image_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(
+        &[
+            Path::new(DEMO),
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/raw-results"))
+        ],
+        &out
+    )
+    .status
+    .success());
+    let files = tree(&out);
+    let mut checked = 0;
+    for (path, bytes) in &files {
+        let text = String::from_utf8_lossy(bytes);
+        let dir = Path::new(path).parent().unwrap();
+        let targets: Vec<String> = if path.ends_with(".html") {
+            relative_targets(&text)
+        } else if path.ends_with(".md") {
+            text.match_indices("](")
+                .filter_map(|(i, _)| {
+                    let rest = &text[i + 2..];
+                    rest.find(')')
+                        .map(|end| rest[..end].split('#').next().unwrap_or("").to_string())
+                })
+                .filter(|t| !t.contains("://"))
+                .collect()
+        } else {
+            continue;
+        };
+        for target in targets.iter().filter(|t| !t.is_empty()) {
+            let mut parts: Vec<&str> = Vec::new();
+            let joined = dir.join(target);
+            for c in joined.components() {
+                match c {
+                    std::path::Component::ParentDir => assert!(
+                        parts.pop().is_some(),
+                        "{path}: {target} climbs out of the site"
+                    ),
+                    std::path::Component::Normal(p) => parts.push(p.to_str().unwrap()),
+                    _ => {}
+                }
+            }
+            let resolved = parts.join("/");
+            assert!(
+                files.contains_key(&resolved),
+                "{path}: {target} → {resolved} is not in the site"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 200, "only {checked} links checked");
+}
+
+#[test]
+fn the_arknet_baseline_reproduces_the_seed_key_results() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/arknet");
+    if !fixtures.is_dir() {
+        eprintln!("skipped: {} is not here", fixtures.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let o = build(&[&fixtures], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let zh = text(&files, "zh/arknet/overview.md");
+    // Seed 002: TCP 1.98× (p99 1,346.00 vs 1,491.79), coroutine TCP 1.84× (870.46 vs
+    // 1,028.71) and 3.54× (1,749.29 vs 5,687.25). echomark names sharded 4 correctly as
+    // four io_contexts with one thread each (arknet printed "4 个 io_context / 4 个线程").
+    for needle in [
+        "**TCP / Standalone Asio / 无额外业务计算**：本组吞吐量中位数最高的模型为 4 个 io_context / 各 1 个线程，相对单线程为 1.98×；对应 p99 为 1,346.00 µs，单线程为 1,491.79 µs。",
+        "1 个 io_context / 4 个线程，相对单线程为 1.84×；对应 p99 为 870.46 µs，单线程为 1,028.71 µs。",
+        "相对单线程为 3.54×；对应 p99 为 1,749.29 µs，单线程为 5,687.25 µs。",
+        "本机完成 **1,620 次 IPv4 回环测量**",
+    ] {
+        assert!(zh.contains(needle), "{needle} not in:\n{zh}");
+    }
+    let en = text(&files, "en/arknet/overview.md");
+    assert!(en.contains("4 io_contexts / 1 thread each has this group's highest throughput median (1.98× one thread); its p99 is 1,346.00 µs versus 1,491.79 µs with one thread."), "{en}");
+    assert!(
+        en.contains("**TCP / Boost.Asio / No added computation**"),
+        "every backend ranked"
+    );
 }
 
 #[test]
@@ -358,29 +472,62 @@ fn the_site_works_in_headless_chromium() {
         cmd.output().expect("chromium runs")
     };
     let base = format!("http://127.0.0.1:{port}");
-    let dom = run(&format!("{base}/zh/demo/overview.html"), &["--dump-dom"]);
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    assert!(dom.contains("lang=\"zh-CN\""), "{dom}");
-    assert!(
-        dom.contains("<div class=\"table-wrap\"><table>"),
-        "tables wrapped for scrolling"
-    );
-    assert!(
-        dom.contains("<figure class=\"chart\"><svg"),
-        "charts inline, tooltips live"
-    );
-    assert!(dom.contains("核心结果"), "Chinese headings");
-    // Follow the language switch the way a reader would, and land on the same page.
-    let href = dom
-        .split("class=\"lang-switch\" href=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .expect("switch link");
-    assert_eq!(href, "../../en/demo/overview.html");
-    let en = run(&format!("{base}/en/demo/overview.html"), &["--dump-dom"]);
-    assert!(String::from_utf8_lossy(&en.stdout).contains("Key results"));
-    // A screenshot of a narrow viewport renders.
+    for (page, heading) in [
+        ("zh/demo/overview.html", "核心结果"),
+        ("en/demo/overview.html", "Key results"),
+    ] {
+        let out = run(
+            &format!("{base}/{page}"),
+            &["--dump-dom", "--enable-logging=stderr", "--v=0"],
+        );
+        let dom = String::from_utf8_lossy(&out.stdout);
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(dom.contains(heading), "{page}: {dom}");
+        assert!(
+            dom.contains("<div class=\"table-wrap\"><table>"),
+            "tables wrapped for scrolling"
+        );
+        assert!(
+            dom.contains("<figure class=\"chart\"><svg"),
+            "charts inline, tooltips live"
+        );
+        let console: Vec<&str> = log
+            .lines()
+            .filter(|l| {
+                l.contains("CONSOLE")
+                    || l.contains("Uncaught")
+                    || l.contains("Failed to load resource")
+            })
+            .collect();
+        assert!(console.is_empty(), "{page}: console errors {console:?}");
+        // Follow the language switch the way a reader would: it lands on the same page.
+        let href = dom
+            .split("class=\"lang-switch\" href=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("switch link");
+        let other = if page.starts_with("zh") {
+            "en/demo/overview.html"
+        } else {
+            "zh/demo/overview.html"
+        };
+        assert_eq!(href, format!("../../{other}"));
+        let page_dir = page.rsplit_once('/').map_or("", |(d, _)| d);
+        let switched = run(&format!("{base}/{page_dir}/{href}"), &["--dump-dom"]);
+        let switched = String::from_utf8_lossy(&switched.stdout);
+        let other_heading = if page.starts_with("zh") {
+            "Key results"
+        } else {
+            "核心结果"
+        };
+        assert!(
+            switched.contains(other_heading),
+            "the switch reaches the same page in the other language"
+        );
+    }
+    // A screenshot of a narrow viewport is not blank: it is far larger than one of an empty page.
     let shot = dir.path().join("narrow.png");
+    let blank = dir.path().join("blank.png");
     run(
         &format!("{base}/en/demo/udp.html"),
         &[
@@ -388,10 +535,22 @@ fn the_site_works_in_headless_chromium() {
             &format!("--screenshot={}", shot.display()),
         ],
     );
-    let png = std::fs::read(&shot).expect("screenshot written");
+    run(
+        "about:blank",
+        &[
+            "--window-size=420,900",
+            &format!("--screenshot={}", blank.display()),
+        ],
+    );
+    let (png, empty) = (
+        std::fs::read(&shot).expect("screenshot written"),
+        std::fs::read(&blank).expect("blank screenshot"),
+    );
+    assert!(png.starts_with(b"\x89PNG"));
     assert!(
-        png.starts_with(b"\x89PNG") && png.len() > 10_000,
-        "{} bytes",
-        png.len()
+        png.len() > 5 * empty.len(),
+        "{} bytes vs {} for a blank page",
+        png.len(),
+        empty.len()
     );
 }

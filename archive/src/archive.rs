@@ -93,7 +93,47 @@ pub struct Settings {
     pub udp_server_recv_buffer: Option<u64>,
     /// Whether the matrix continued after a failed run.
     pub keep_going: bool,
+    /// An explicit case list (presets such as `udp-buffers`); when set it replaces the
+    /// product of the lists above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cases: Option<Vec<ExplicitCase>>,
+    /// Length of the sustained test run after the cases, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak_seconds: Option<f64>,
 }
+
+/// One case of an explicit case list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitCase {
+    pub protocol: String,
+    pub payload_bytes: u64,
+    pub clients: u64,
+    pub window: u64,
+    pub io_model: String,
+    pub io_threads: u64,
+    pub handler_work: u64,
+    /// UDP: the server socket's receive-buffer request for this case.
+    pub udp_server_recv_buffer: Option<u64>,
+}
+
+/// The sustained test recorded with a matrix: the child's command, exit code and report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoakRecord {
+    pub protocol: String,
+    pub seconds: f64,
+    pub command: Vec<String>,
+    pub returncode: Option<i32>,
+    pub passed: bool,
+    /// The JSON report `echomark-runner soak` printed; null when it printed none.
+    pub report: Option<serde_json::Value>,
+    pub stderr: String,
+}
+
+/// (protocol, payload, clients, window, io model, io threads, work, UDP server receive
+/// buffer, repetition).
+pub type CaseKey = (String, u64, u64, u64, String, u64, u64, Option<u64>, u64);
 
 /// One repetition of one case: the request, the process facts and the parsed metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +147,9 @@ pub struct Entry {
     pub io_model: String,
     pub io_threads: u64,
     pub handler_work: u64,
+    /// UDP: the server socket's receive-buffer request when the case sets its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_server_recv_buffer: Option<u64>,
     pub backend: String,
     pub address_family: String,
     /// Full argv of the child process.
@@ -132,8 +175,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The nine-field configuration key plus the repetition; unique within a dataset.
-    pub fn case_key(&self) -> (String, u64, u64, u64, String, u64, u64, u64) {
+    /// The configuration key plus the repetition; unique within a dataset.
+    pub fn case_key(&self) -> CaseKey {
         (
             self.protocol.clone(),
             self.payload_bytes,
@@ -142,6 +185,7 @@ impl Entry {
             self.io_model.clone(),
             self.io_threads,
             self.handler_work,
+            self.udp_server_recv_buffer,
             self.repetition,
         )
     }
@@ -168,4 +212,7 @@ pub struct Archive {
     pub complete: bool,
     /// Number of entries that carry an `error`.
     pub failed_measurements: u64,
+    /// The sustained tests run after the cases (`--soak`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub soak: Vec<SoakRecord>,
 }

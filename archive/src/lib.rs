@@ -11,8 +11,8 @@ pub mod archive;
 pub mod metrics;
 
 pub use archive::{
-    Archive, EchomarkInfo, Entry, Host, IoProfile, Settings, TrafficProfile,
-    ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, TOOL_NAME,
+    Archive, CaseKey, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, Settings, SoakRecord,
+    TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, TOOL_NAME,
 };
 pub use metrics::{Metrics, ERROR_COUNTER_NAMES};
 

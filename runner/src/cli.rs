@@ -23,6 +23,8 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Run every case × repetition in a fresh `once` process and write a raw archive.
     Matrix(MatrixArgs),
+    /// A sustained test across topologies with restarts; prints one JSON report.
+    Soak(SoakArgs),
     /// Print the `source_sha256` of a workspace (the rule archives record).
     #[command(hide = true)]
     SourceHash {
@@ -142,7 +144,7 @@ pub struct MatrixArgs {
         "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
-        "udp_server_recv_buffer", "udp_timeout_ms",
+        "udp_server_recv_buffer", "udp_timeout_ms", "soak",
     ])]
     pub resume: Option<std::path::PathBuf>,
     /// Starting values: quick, baseline or dimensions.
@@ -190,8 +192,60 @@ pub struct MatrixArgs {
     pub udp_server_recv_buffer: Option<u64>,
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub udp_timeout_ms: Option<u64>,
+    /// After the cases, run `soak` for this many seconds per protocol and record it.
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub soak: Option<f64>,
     /// Workspace whose sources `source_sha256` covers (default: the one this binary was
     /// built from).
     #[arg(long, value_name = "DIR")]
     pub source_dir: Option<std::path::PathBuf>,
+}
+
+/// The flags of `soak`.
+#[derive(Debug, Clone, Args)]
+pub struct SoakArgs {
+    /// Total length, split over rounds × topologies (shared 1, shared 4, sharded 4).
+    #[arg(long, default_value = "60", value_parser = seconds)]
+    pub seconds: f64,
+    #[arg(long, value_enum, default_value = "udp")]
+    pub protocol: Protocol,
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub clients: u32,
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub window: u32,
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=65_507))]
+    pub payload: u32,
+    /// Restarts per topology.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub rounds: u64,
+    /// Test only: make the server misbehave, to show the soak fails.
+    #[arg(long, value_enum, hide = true)]
+    pub inject_fault: Option<Fault>,
+}
+
+impl SoakArgs {
+    /// The base case of every round (topology and durations are set per round).
+    pub fn to_case(&self) -> Result<Case, UsageError> {
+        Case {
+            protocol: self.protocol,
+            address_family: self.address_family,
+            payload: self.payload as usize,
+            clients: self.clients as usize,
+            window: self.window as usize,
+            seconds: 1.0,
+            warmup: 0.0,
+            io_model: IoModel::Shared,
+            io_threads: 1,
+            work: 0,
+            udp_send_buffer: 65_536,
+            udp_recv_buffer: 4_194_304,
+            udp_server_recv_buffer: None,
+            udp_timeout: Duration::from_millis(250),
+            record_latency: true,
+            fault: self.inject_fault,
+        }
+        .validate()
+    }
 }

@@ -16,6 +16,7 @@ pub mod latency;
 pub mod matrix;
 pub mod phase;
 pub mod resources;
+pub mod soak;
 pub mod sockets;
 pub mod tcp;
 pub mod topology;

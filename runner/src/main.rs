@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use echomark_runner::cli::{Cli, Command};
-use echomark_runner::{bench, calibrate, matrix};
+use echomark_runner::{bench, calibrate, matrix, soak};
 
 /// Exit code for a request that cannot be run.
 const USAGE: u8 = 2;
@@ -44,6 +44,18 @@ fn main() -> ExitCode {
                 ExitCode::from(matrix::exit::USAGE)
             }
         },
+        Command::Soak(args) => {
+            let case = match args.to_case() {
+                Ok(case) => case,
+                Err(e) => {
+                    eprintln!("echomark-runner soak: {e}");
+                    return ExitCode::from(USAGE);
+                }
+            };
+            let report = soak::run(&case, args.seconds, args.rounds);
+            println!("{}", serde_json::to_string(&report).expect("plain data"));
+            ExitCode::from(u8::from(!report.passed))
+        }
         Command::SourceHash { dir } => {
             let dir = dir.unwrap_or_else(matrix::provenance::default_source_dir);
             match matrix::provenance::source_sha256(&dir) {

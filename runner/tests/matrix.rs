@@ -34,7 +34,7 @@ fn load_valid(path: &Path) -> Archive {
     serde_json::from_value(value).expect("archive has the typed shape")
 }
 
-fn keys(a: &Archive) -> BTreeSet<(String, u64, u64, u64, String, u64, u64, u64)> {
+fn keys(a: &Archive) -> BTreeSet<echomark_archive::CaseKey> {
     a.results.iter().map(|e| e.case_key()).collect()
 }
 
@@ -292,4 +292,81 @@ fn bad_flags_exit_2_with_a_message() {
         "{}",
         "nothing overwritten"
     );
+}
+
+#[test]
+fn a_matrix_can_record_a_soak() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("soak.json");
+    let o = matrix(&[
+        "--protocols",
+        "udp",
+        "--payloads",
+        "64",
+        "--clients",
+        "1",
+        "--windows",
+        "1",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "1",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0",
+        "--soak",
+        "0.6",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a = load_valid(&out);
+    assert!(a.complete);
+    assert_eq!(a.soak.len(), 1);
+    assert!(a.soak[0].passed);
+    assert_eq!(a.soak[0].report.as_ref().unwrap()["protocol"], "udp");
+}
+
+#[test]
+fn the_udp_buffers_preset_gives_each_case_its_server_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("iso.json");
+    // The preset's cases with short phases and one repetition (explicit flags override).
+    let o = matrix(&[
+        "--preset",
+        "udp-buffers",
+        "--repetitions",
+        "1",
+        "--seconds",
+        "0.1",
+        "--keep-going",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a = load_valid(&out);
+    assert_eq!(a.results.len(), 11);
+    for e in &a.results {
+        let requested = e
+            .udp_server_recv_buffer
+            .expect("each case names its buffer");
+        let m = e.metrics.as_ref().unwrap();
+        assert_eq!(m.udp_server_receive_buffer_requested_bytes, Some(requested));
+        assert!(e
+            .command
+            .windows(2)
+            .any(|w| w[0] == "--udp-server-recv-buffer" && w[1] == requested.to_string()));
+    }
 }

@@ -346,6 +346,7 @@ fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
                 io_model: entry.io_model.clone(),
                 io_threads: entry.io_threads,
                 handler_work: entry.handler_work,
+                udp_server_recv_buffer: entry.udp_server_recv_buffer,
             },
             repetition: entry.repetition,
             program,
@@ -364,6 +365,11 @@ fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
             cpu_percent,
             cpu_estimated,
             messages: metrics.and_then(|m| m.messages),
+            messages_sent: metrics.and_then(|m| m.messages_sent),
+            messages_received: metrics.and_then(|m| m.messages_received.or(m.messages)),
+            server_messages_received: metrics.and_then(|m| m.server_messages_received),
+            content_errors: metrics.and_then(|m| m.content_errors).unwrap_or(0),
+            order_errors: metrics.and_then(|m| m.order_errors).unwrap_or(0),
             udp_lost_messages: metrics.and_then(|m| m.udp_lost_messages).unwrap_or(0),
             kernel_udp_rcvbuf_errors_delta: metrics.and_then(|m| m.kernel_udp_rcvbuf_errors_delta),
             udp_server_receive_buffer_bytes: metrics
@@ -411,5 +417,36 @@ fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
         shuffle_seed: raw.settings.shuffle_seed,
         preset: raw.settings.preset,
         udp_timeout_ms: raw.settings.udp_timeout_ms,
+        soak: raw
+            .soak
+            .iter()
+            .map(|s| {
+                let report = s.report.as_ref();
+                let rounds = report
+                    .and_then(|r| r.get("rounds"))
+                    .and_then(|r| r.as_array());
+                crate::model::SoakResult {
+                    protocol: s.protocol.clone(),
+                    seconds: s.seconds,
+                    passed: s.passed,
+                    verified_echoes: report
+                        .and_then(|r| r.get("verified_echoes"))
+                        .and_then(|v| v.as_u64())
+                        .unwrap_or(0),
+                    rounds: rounds.map_or(0, |r| r.len() as u64),
+                    failure: rounds.and_then(|r| {
+                        r.iter()
+                            .flat_map(|round| {
+                                round
+                                    .get("failures")
+                                    .and_then(|f| f.as_array())
+                                    .cloned()
+                                    .unwrap_or_default()
+                            })
+                            .find_map(|f| f.as_str().map(str::to_string))
+                    }),
+                }
+            })
+            .collect(),
     });
 }

@@ -70,6 +70,19 @@ pub struct RawArchive {
     pub complete: Option<bool>,
     #[serde(default, deserialize_with = "present_u64")]
     pub failed_measurements: Option<u64>,
+    /// echomark: sustained tests run with the matrix.
+    #[serde(default)]
+    pub soak: Vec<RawSoak>,
+}
+
+/// A sustained test recorded in an echomark archive.
+#[derive(Debug, Deserialize)]
+pub struct RawSoak {
+    pub protocol: String,
+    pub seconds: f64,
+    pub passed: bool,
+    #[serde(default)]
+    pub report: Option<serde_json::Value>,
 }
 
 /// echomark's tool and format marker.
@@ -113,6 +126,8 @@ pub struct RawEntry {
     pub io_model: String,
     pub io_threads: u64,
     pub handler_work: u64,
+    #[serde(default)]
+    pub udp_server_recv_buffer: Option<u64>,
     #[serde(default)]
     pub backend: Option<String>,
     #[serde(default)]

@@ -61,6 +61,26 @@ pub fn topology_label(cat: &Catalog, backend: &str, io_model: &str, threads: u64
 }
 
 fn profile_heading(cat: &Catalog, k: &ConfigKey) -> String {
+    let mut heading = profile_heading_plain(cat, k);
+    if let Some(buffer) = k.udp_server_recv_buffer {
+        heading.push_str(" / ");
+        heading.push_str(&cat.fill("page.server_buffer", &[("size", &size(buffer))]));
+    }
+    heading
+}
+
+/// A byte size in MiB or KiB, as socket buffers are spoken of.
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 20 {
+        format!("{} MiB", format::grouped(bytes as f64 / 1_048_576.0, 2))
+    } else {
+        format!("{} KiB", format::grouped(bytes as f64 / 1024.0, 0))
+    }
+}
+
+fn profile_heading_plain(cat: &Catalog, k: &ConfigKey) -> String {
     let (payload, window) = (k.payload_bytes.to_string(), k.window.to_string());
     if k.clients == 1 {
         cat.fill(
@@ -92,11 +112,17 @@ fn median(s: Option<Stat>, f: fn(f64) -> String) -> String {
 /// One row of a protocol table.
 fn table_row(cat: &Catalog, c: &Configuration) -> String {
     let k = &c.key;
-    let model = format!(
+    let mut model = format!(
         "{} / {}",
         backend_label(cat, &k.backend),
         topology_label(cat, &k.backend, &k.io_model, k.io_threads)
     );
+    if !matches!(k.implementation.as_str(), "echomark" | "arknet-callback") {
+        model = format!(
+            "{} / {model}",
+            label(cat, "implementation", &k.implementation)
+        );
+    }
     if c.status == Status::Failed {
         let excluded = cat.fill(
             "page.excluded",
@@ -892,10 +918,16 @@ pub fn protocol_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> PageS
                 });
             }
         }
-        let mut profiles: BTreeMap<(u64, u64, u64), Vec<&Configuration>> = BTreeMap::new();
+        type ProfileKey = (u64, u64, u64, Option<u64>);
+        let mut profiles: BTreeMap<ProfileKey, Vec<&Configuration>> = BTreeMap::new();
         for c in &at_work {
             profiles
-                .entry((c.key.clients, c.key.payload_bytes, c.key.window))
+                .entry((
+                    c.key.clients,
+                    c.key.payload_bytes,
+                    c.key.window,
+                    c.key.udp_server_recv_buffer,
+                ))
                 .or_default()
                 .push(c);
         }
@@ -1280,6 +1312,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     let mut charts = Vec::new();
     let mut evidence = Vec::new();
     let (mut failed_command, mut passed_command) = (None, None);
+    let (mut isolation_rows, mut isolation_intro) = (Vec::new(), String::new());
     let (payload, clients, window) = (1024u64, 16u64, 1u64);
     for view in &with_udp {
         let d = view.dataset;
@@ -1361,6 +1394,58 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                 }
             }
         }
+        for soak in d
+            .files
+            .iter()
+            .flat_map(|f| f.soak.iter())
+            .filter(|s| s.protocol == "udp")
+        {
+            let seconds = format::grouped(soak.seconds, 0);
+            let result = if soak.passed {
+                cat.fill(
+                    "udp.soak_passed",
+                    &[
+                        ("seconds", &seconds),
+                        ("echoes", &format::count(soak.verified_echoes)),
+                        ("rounds", &soak.rounds.to_string()),
+                    ],
+                )
+            } else {
+                cat.fill(
+                    "udp.soak_failed",
+                    &[
+                        ("seconds", &seconds),
+                        ("reason", &escape(soak.failure.as_deref().unwrap_or(""))),
+                    ],
+                )
+            };
+            correctness_rows.push(format!(
+                "| {} | {} | | | {result} |",
+                escape(&d.name),
+                cat.fill(
+                    "udp.soak_row",
+                    &[("protocol", &protocol_label(cat, &soak.protocol))]
+                )
+            ));
+        }
+        let isolated: Vec<&&Configuration> = view
+            .configs
+            .iter()
+            .filter(|c| c.key.protocol == "udp" && c.key.udp_server_recv_buffer.is_some())
+            .collect();
+        if !isolated.is_empty() && isolation_intro.is_empty() {
+            isolation_intro = cat.fill(
+                "udp.isolation_intro",
+                &[
+                    ("dataset", &escape(&d.name)),
+                    ("clients", &isolated[0].key.clients.to_string()),
+                    ("repetitions", &f.map_or(0, |f| f.repetitions).to_string()),
+                ],
+            );
+        }
+        for c in isolated {
+            isolation_rows.push(isolation_row(cat, c, &udp_runs, &not_recorded));
+        }
         let backends: BTreeSet<&str> = udp_runs.iter().map(|r| r.key.backend.as_str()).collect();
         for backend in backends {
             let mine: Vec<&&crate::model::Run> = udp_runs
@@ -1407,6 +1492,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                         && c.key.clients == clients
                         && c.key.window == window
                         && c.key.handler_work == 0
+                        && c.key.udp_server_recv_buffer.is_none()
                 })
                 .collect();
             for c in &at_load {
@@ -1519,10 +1605,79 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             "throughput_rows": throughput_rows,
             "images": images,
             "buffer_lines": buffer_lines,
+            "isolation_rows": isolation_rows,
+            "isolation_intro": isolation_intro,
             "failed_command": failed_command,
             "passed_command": passed_command,
             "evidence": cat.fill("udp.evidence", &[("links", &evidence.join(" · "))]),
         }),
         charts,
     })
+}
+
+/// One row of the receive-buffer isolation table, with every broken invariant named.
+fn isolation_row(
+    cat: &Catalog,
+    c: &Configuration,
+    udp_runs: &[&crate::model::Run],
+    not_recorded: &str,
+) -> String {
+    let k = &c.key;
+    let mut runs_of: Vec<&&crate::model::Run> = udp_runs.iter().filter(|r| r.key == *k).collect();
+    runs_of.sort_by_key(|r| r.repetition);
+    let losses: Vec<u64> = runs_of.iter().map(|r| r.udp_lost_messages).collect();
+    let actual = runs_of
+        .iter()
+        .filter_map(|r| r.udp_server_receive_buffer_bytes)
+        .max();
+    let same = losses.windows(2).all(|w| w[0] == w[1]);
+    let mut broken = Vec::new();
+    for r in &runs_of {
+        let rep = r.repetition.to_string();
+        if let (Some(sent), Some(server)) = (r.messages_sent, r.server_messages_received) {
+            if sent.checked_sub(server) != Some(r.udp_lost_messages) {
+                broken.push(cat.fill("udp.inv_sent", &[("rep", &rep)]));
+            }
+            if Some(server) != r.messages_received {
+                broken.push(cat.fill("udp.inv_replies", &[("rep", &rep)]));
+            }
+        }
+        if r.content_errors + r.order_errors > 0 {
+            broken.push(cat.fill("udp.inv_content", &[("rep", &rep)]));
+        }
+        if let Some(kernel) = r.kernel_udp_rcvbuf_errors_delta {
+            if kernel != r.udp_lost_messages {
+                broken.push(cat.fill(
+                    "udp.inv_kernel",
+                    &[
+                        ("rep", &rep),
+                        ("kernel", &format::count(kernel)),
+                        ("lost", &format::count(r.udp_lost_messages)),
+                    ],
+                ));
+            }
+        }
+    }
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} |",
+        format::count(k.payload_bytes),
+        format::count(k.window),
+        actual.map_or(not_recorded.to_string(), size),
+        size(k.clients * k.window * k.payload_bytes),
+        losses
+            .iter()
+            .map(|l| format::count(*l))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        cat.text(if same {
+            "udp.isolation_yes"
+        } else {
+            "udp.isolation_no"
+        }),
+        if broken.is_empty() {
+            cat.text("udp.isolation_ok").to_string()
+        } else {
+            broken.join("; ")
+        },
+    )
 }

@@ -102,7 +102,12 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
     store::write_atomically(&path, &archive)
         .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
     let signal = install_signal_flags();
-    let mut progress = progress::Progress::new(todo.len() as u64, archive.failed_measurements);
+    let soaks_due = match archive.settings.soak_seconds {
+        Some(_) if archive.soak.is_empty() => archive.settings.protocols.len(),
+        _ => 0,
+    };
+    let mut progress =
+        progress::Progress::new((todo.len() + soaks_due) as u64, archive.failed_measurements);
     let timeout = Duration::from_secs_f64(archive.settings.case_timeout_seconds);
     let keep_going = archive.settings.keep_going;
     let mut stopped_early = false;
@@ -148,6 +153,7 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
             io_model: run.io_model.clone(),
             io_threads: run.io_threads,
             handler_work: run.handler_work,
+            udp_server_recv_buffer: run.udp_server_recv_buffer,
             backend: archive.backend.clone(),
             address_family: archive.settings.address_family.clone(),
             command,
@@ -170,6 +176,38 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
         }
     }
     if !stopped_early {
+        if let Some(seconds) = archive
+            .settings
+            .soak_seconds
+            .filter(|_| archive.soak.is_empty())
+        {
+            for protocol in archive.settings.protocols.clone() {
+                progress.starting(&format!("soak {protocol} {seconds} s"));
+                let record = soak_child(
+                    &exe,
+                    &protocol,
+                    seconds,
+                    &archive.settings.address_family,
+                    &signal.flag,
+                )?;
+                let Some(record) = record else {
+                    return Ok(interrupted(&path, &archive, &progress, &signal));
+                };
+                let summary = if record.passed {
+                    "passed".to_string()
+                } else {
+                    "FAILED".to_string()
+                };
+                progress.finished(
+                    &format!("soak {protocol} {seconds} s"),
+                    !record.passed,
+                    &summary,
+                );
+                archive.soak.push(record);
+                store::write_atomically(&path, &archive)
+                    .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+            }
+        }
         archive.complete = true;
         store::write_atomically(&path, &archive)
             .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
@@ -185,11 +223,57 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
             ", stopped at the first failure (complete: false)"
         }
     ));
-    Ok(if failed == 0 {
+    let soak_failed = archive.soak.iter().any(|s| !s.passed);
+    Ok(if failed == 0 && !soak_failed {
         exit::OK
     } else {
         exit::FAILED_RUNS
     })
+}
+
+/// Runs `echomark-runner soak` as a child and records it; `None` when interrupted.
+fn soak_child(
+    exe: &Path,
+    protocol: &str,
+    seconds: f64,
+    address_family: &str,
+    interrupted: &AtomicBool,
+) -> Result<Option<echomark_archive::SoakRecord>, MatrixError> {
+    let args: Vec<String> = [
+        "soak",
+        "--protocol",
+        protocol,
+        "--address-family",
+        address_family,
+        "--seconds",
+        &seconds.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let timeout = Duration::from_secs_f64(seconds * 2.0 + TIMEOUT_MARGIN_SECONDS * 3.0);
+    let outcome = match child::run(exe, &args, timeout, interrupted) {
+        Ok(Ok(o)) => o,
+        Ok(Err(child::Interrupted)) => return Ok(None),
+        Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
+    };
+    let report: Option<serde_json::Value> = serde_json::from_str(outcome.stdout.trim()).ok();
+    let reported = report
+        .as_ref()
+        .and_then(|r| r.get("passed"))
+        .and_then(|p| p.as_bool());
+    let passed = outcome.returncode == 0 && reported == Some(true);
+    let mut command = vec![exe.display().to_string()];
+    command.extend(args);
+    Ok(Some(echomark_archive::SoakRecord {
+        protocol: protocol.to_string(),
+        seconds,
+        command,
+        returncode: Some(outcome.returncode),
+        passed,
+        report,
+        stderr: outcome.stderr,
+    }))
 }
 
 fn interrupted(
@@ -265,6 +349,7 @@ fn new_archive(
         udp_recv_buffer: args.udp_recv_buffer,
         udp_server_recv_buffer: args.udp_server_recv_buffer,
         keep_going: args.keep_going,
+        soak_seconds: args.soak,
     });
     if spec.runs().is_empty() {
         return Err(MatrixError("the matrix has no cases".into()));
@@ -290,6 +375,7 @@ fn new_archive(
         results: Vec::new(),
         complete: false,
         failed_measurements: 0,
+        soak: Vec::new(),
     })
 }
 
@@ -375,7 +461,10 @@ fn child_args(run: &PlannedRun, spec: &MatrixSpec, archive: &Archive) -> Vec<Str
         for (flag, v) in [
             ("--udp-send-buffer", s.udp_send_buffer),
             ("--udp-recv-buffer", s.udp_recv_buffer),
-            ("--udp-server-recv-buffer", s.udp_server_recv_buffer),
+            (
+                "--udp-server-recv-buffer",
+                run.udp_server_recv_buffer.or(s.udp_server_recv_buffer),
+            ),
         ] {
             if let Some(v) = v {
                 push(flag, v.to_string());

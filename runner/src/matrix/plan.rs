@@ -1,6 +1,6 @@
 //! What a matrix measures: presets, flag overrides, the case list and its order.
 
-use echomark_archive::{IoProfile, Settings, TrafficProfile};
+use echomark_archive::{ExplicitCase, IoProfile, Settings, TrafficProfile};
 
 use crate::case::{AddressFamily, IoModel, Protocol};
 
@@ -15,6 +15,10 @@ pub enum Preset {
     /// arknet's dimensions matrix: 16 clients × windows 1/4/16/64; shared 1, shared 4,
     /// sharded 4.
     Dimensions,
+    /// The UDP receive-buffer isolation experiment: 16 clients, shared 1, no warmup;
+    /// 16,384 B × windows 1/16/64 × server receive buffers 1/2/4 MiB, plus 1,472 B at
+    /// window 64 and 1,024 B at window 1,024 (4 MiB).
+    UdpBuffers,
 }
 
 impl Preset {
@@ -23,6 +27,7 @@ impl Preset {
             Preset::Quick => "quick",
             Preset::Baseline => "baseline",
             Preset::Dimensions => "dimensions",
+            Preset::UdpBuffers => "udp-buffers",
         }
     }
 }
@@ -41,6 +46,8 @@ pub struct MatrixSpec {
     pub seconds: f64,
     pub warmup: f64,
     pub address_family: AddressFamily,
+    /// An explicit case list that replaces the product (presets only).
+    pub cases: Option<Vec<ExplicitCase>>,
 }
 
 /// Flag values that override a preset (all optional).
@@ -110,6 +117,7 @@ impl MatrixSpec {
                 seconds: 0.2,
                 warmup: 0.05,
                 address_family: AddressFamily::Ipv4,
+                cases: None,
             },
             Some(Preset::Dimensions) => Self {
                 protocols: tcp_udp,
@@ -123,6 +131,7 @@ impl MatrixSpec {
                 seconds: 1.0,
                 warmup: 0.25,
                 address_family: AddressFamily::Ipv4,
+                cases: None,
             },
             Some(Preset::Baseline) => Self {
                 protocols: tcp_udp,
@@ -136,7 +145,60 @@ impl MatrixSpec {
                 seconds: 1.0,
                 warmup: 0.25,
                 address_family: AddressFamily::Ipv4,
+                cases: None,
             },
+            Some(Preset::UdpBuffers) => {
+                const MIB: u64 = 1 << 20;
+                let case = |payload: u64, window: u64, buffer: u64| ExplicitCase {
+                    protocol: "udp".to_string(),
+                    payload_bytes: payload,
+                    clients: 16,
+                    window,
+                    io_model: "shared".to_string(),
+                    io_threads: 1,
+                    handler_work: 0,
+                    udp_server_recv_buffer: Some(buffer),
+                };
+                let mut cases = Vec::new();
+                for window in [1, 16, 64] {
+                    for buffer in [MIB, 2 * MIB, 4 * MIB] {
+                        cases.push(case(16_384, window, buffer));
+                    }
+                }
+                cases.push(case(1_472, 64, 4 * MIB));
+                cases.push(case(1_024, 1_024, 4 * MIB));
+                Self {
+                    protocols: vec![Protocol::Udp],
+                    payloads: vec![16_384, 1_472, 1_024],
+                    profiles: vec![
+                        TrafficProfile {
+                            clients: 16,
+                            window: 1,
+                        },
+                        TrafficProfile {
+                            clients: 16,
+                            window: 16,
+                        },
+                        TrafficProfile {
+                            clients: 16,
+                            window: 64,
+                        },
+                        TrafficProfile {
+                            clients: 16,
+                            window: 1024,
+                        },
+                    ],
+                    udp_throughput_window: None,
+                    io_models: vec![IoModel::Shared],
+                    io_threads: vec![1],
+                    work: vec![0],
+                    repetitions: 3,
+                    seconds: 1.0,
+                    warmup: 0.0,
+                    address_family: AddressFamily::Ipv4,
+                    cases: Some(cases),
+                }
+            }
             // arknet's benchmark_matrix.sh defaults.
             None => Self {
                 protocols: tcp_udp,
@@ -150,6 +212,7 @@ impl MatrixSpec {
                 seconds: 3.0,
                 warmup: 1.0,
                 address_family: AddressFamily::Ipv4,
+                cases: None,
             },
         }
     }
@@ -210,6 +273,26 @@ impl MatrixSpec {
     /// to an earlier one is listed once.
     pub fn runs(&self) -> Vec<PlannedRun> {
         let mut out = Vec::new();
+        if let Some(cases) = &self.cases {
+            return (1..=self.repetitions)
+                .flat_map(|repetition| {
+                    cases.iter().filter_map(move |c| {
+                        Some(PlannedRun {
+                            repetition,
+                            protocol: <Protocol as clap::ValueEnum>::from_str(&c.protocol, false)
+                                .ok()?,
+                            payload: c.payload_bytes,
+                            clients: c.clients,
+                            window: c.window,
+                            io_model: c.io_model.clone(),
+                            io_threads: c.io_threads,
+                            handler_work: c.handler_work,
+                            udp_server_recv_buffer: c.udp_server_recv_buffer,
+                        })
+                    })
+                })
+                .collect();
+        }
         for repetition in 1..=self.repetitions {
             let mut seen = std::collections::BTreeSet::new();
             for io in self.io_profiles() {
@@ -229,6 +312,7 @@ impl MatrixSpec {
                                 io_model: io.io_model.clone(),
                                 io_threads: io.io_threads,
                                 handler_work: io.handler_work,
+                                udp_server_recv_buffer: None,
                             };
                             if seen.insert(run.key()) {
                                 out.push(run);
@@ -266,6 +350,8 @@ impl MatrixSpec {
             udp_recv_buffer: extra.udp_recv_buffer,
             udp_server_recv_buffer: extra.udp_server_recv_buffer,
             keep_going: extra.keep_going,
+            cases: self.cases.clone(),
+            soak_seconds: extra.soak_seconds,
         }
     }
 
@@ -301,6 +387,7 @@ impl MatrixSpec {
             seconds: s.seconds,
             warmup: s.warmup,
             address_family,
+            cases: s.cases.clone(),
         };
         if spec.io_profiles() != s.io_profiles {
             return Err("settings.io_profiles is not a models × threads × work product".into());
@@ -320,10 +407,11 @@ pub struct SettingsExtra {
     pub udp_recv_buffer: Option<u64>,
     pub udp_server_recv_buffer: Option<u64>,
     pub keep_going: bool,
+    pub soak_seconds: Option<f64>,
 }
 
 /// The key that identifies a run within an archive.
-pub type RunKey = (String, u64, u64, u64, String, u64, u64, u64);
+pub type RunKey = echomark_archive::CaseKey;
 
 /// One planned child process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -336,6 +424,8 @@ pub struct PlannedRun {
     pub io_model: String,
     pub io_threads: u64,
     pub handler_work: u64,
+    /// UDP: this case's own server receive-buffer request.
+    pub udp_server_recv_buffer: Option<u64>,
 }
 
 impl PlannedRun {
@@ -349,6 +439,7 @@ impl PlannedRun {
             self.io_model.clone(),
             self.io_threads,
             self.handler_work,
+            self.udp_server_recv_buffer,
             self.repetition,
         )
     }
@@ -413,6 +504,22 @@ mod tests {
     }
 
     #[test]
+    fn udp_buffers_is_the_isolation_experiment() {
+        let spec = MatrixSpec::preset(Some(Preset::UdpBuffers));
+        let runs = spec.runs();
+        assert_eq!(runs.len(), 11 * 3);
+        assert!(runs
+            .iter()
+            .all(|r| r.protocol == Protocol::Udp && r.clients == 16 && r.io_threads == 1));
+        let keys: std::collections::BTreeSet<_> = runs.iter().map(PlannedRun::key).collect();
+        assert_eq!(keys.len(), runs.len(), "the buffer is part of the key");
+        assert!(runs.iter().any(
+            |r| (r.payload, r.window, r.udp_server_recv_buffer) == (1024, 1024, Some(4 << 20))
+        ));
+        assert_eq!(spec.warmup, 0.0);
+    }
+
+    #[test]
     fn dimensions_has_three_topologies_and_four_windows() {
         let spec = MatrixSpec::preset(Some(Preset::Dimensions));
         assert_eq!(spec.io_profiles().len(), 3);
@@ -473,6 +580,7 @@ mod tests {
             udp_recv_buffer: None,
             udp_server_recv_buffer: None,
             keep_going: false,
+            soak_seconds: None,
         };
         let back = MatrixSpec::from_settings(&spec.settings(extra)).unwrap();
         assert_eq!(back.runs(), spec.runs());

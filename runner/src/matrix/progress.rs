@@ -62,7 +62,8 @@ impl Progress {
             }
             None => {
                 let elapsed = self.started.elapsed();
-                let eta = elapsed.mul_f64((self.total - self.done) as f64 / self.done as f64);
+                let eta =
+                    elapsed.mul_f64(self.total.saturating_sub(self.done) as f64 / self.done as f64);
                 eprintln!(
                     "[{}/{}] {label}: {summary} | elapsed {} ETA {} failures {}",
                     self.done,
