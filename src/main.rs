@@ -101,6 +101,9 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
                 if k.clients == 1 { "" } else { "s" }, k.window,
                 k.io_model, k.io_threads, k.handler_work, f.runs_passed, f.runs
             );
+            if let Some(buffer) = k.udp_server_recv_buffer {
+                println!("    server receive buffer request: {buffer} bytes");
+            }
             for run in &f.failures {
                 println!(
                     "    {} results[{}] repetition {}: {}",

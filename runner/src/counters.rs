@@ -122,6 +122,26 @@ impl ServerStats {
         c.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The server-side check of one received message (arknet §2.5): counts it and returns
+    /// its phase, or counts a content error and returns `None` (no echo). Short messages and
+    /// bad tags are charged to warmup; a bad magic with a valid tag to the tagged phase.
+    pub fn admit(&self, message: &[u8]) -> Option<u8> {
+        match crate::wire::parse_header(message) {
+            Ok(h) => {
+                self.count(h.phase, ServerEvent::Received);
+                Some(h.phase)
+            }
+            Err(e) => {
+                let tagged = match e {
+                    crate::wire::HeaderError::BadMagic => message[3],
+                    _ => crate::wire::PHASE_WARMUP,
+                };
+                self.count(tagged, ServerEvent::ContentError);
+                None
+            }
+        }
+    }
+
     /// Messages received on `phase`.
     pub fn received(&self, phase: u8) -> u64 {
         self.phases[usize::from(phase == 1)]

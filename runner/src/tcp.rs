@@ -239,20 +239,9 @@ pub async fn serve(
                 }
             };
             let message = &mut inbuf.bytes[range];
-            let phase = match wire::parse_header(message) {
-                Ok(h) => h.phase,
-                Err(e) => {
-                    // arknet charges short messages and bad tags to warmup; a bad magic with
-                    // a valid tag to the tagged phase.
-                    let tagged = match e {
-                        wire::HeaderError::BadMagic => message[3],
-                        _ => wire::PHASE_WARMUP,
-                    };
-                    stats.count(tagged, ServerEvent::ContentError);
-                    continue;
-                }
+            let Some(phase) = stats.admit(message) else {
+                continue;
             };
-            stats.count(phase, ServerEvent::Received);
             seen += 1;
             work::run(work_rounds, message);
             match fault {

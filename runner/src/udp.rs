@@ -137,18 +137,9 @@ pub async fn serve(
             Err(_) => continue,
         };
         let message = &mut buf[..n];
-        let phase = match wire::parse_header(message) {
-            Ok(h) => h.phase,
-            Err(e) => {
-                let tagged = match e {
-                    wire::HeaderError::BadMagic => message[3],
-                    _ => wire::PHASE_WARMUP,
-                };
-                stats.count(tagged, ServerEvent::ContentError);
-                continue;
-            }
+        let Some(phase) = stats.admit(message) else {
+            continue;
         };
-        stats.count(phase, ServerEvent::Received);
         seen += 1;
         work::run(work_rounds, message);
         match fault {

@@ -56,7 +56,7 @@ fn a_soak_with_a_dropping_server_fails_and_says_why() {
     assert_eq!(r["passed"], false);
     let failures = r["rounds"][0]["failures"].to_string();
     assert!(
-        failures.contains("udp_lost_messages") && failures.contains("server received"),
+        failures.contains("udp_lost_messages") && failures.contains("came back"),
         "{failures}"
     );
 }

@@ -97,22 +97,28 @@ fn finish_svg(
     svg
 }
 
+/// The top of the y axis: 12% above the largest whisker (1 for an empty chart).
+fn axis_top<'a>(cells: impl Iterator<Item = &'a Cell>) -> f64 {
+    let max = cells
+        .filter_map(|c| match c {
+            Cell::Value { stat, .. } => Some(stat.max),
+            _ => None,
+        })
+        .fold(0.0f64, f64::max);
+    if max > 0.0 {
+        max * 1.12
+    } else {
+        1.0
+    }
+}
+
 /// Draws `chart` as an SVG document.
 pub fn grouped_bars(chart: &BarChart) -> String {
     register_font();
     let (width, height) = (860u32, 420u32);
     // The legend sits in a column right of the plot, so it never covers a bar.
     let legend_width = 200u32;
-    let y_max = chart
-        .cells
-        .iter()
-        .flatten()
-        .filter_map(|c| match c {
-            Cell::Value { stat, .. } => Some(stat.max),
-            _ => None,
-        })
-        .fold(0.0f64, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.12 } else { 1.0 };
+    let y_max = axis_top(chart.cells.iter().flatten());
     let groups = chart.groups.len().max(1);
     let series = chart.series.len().max(1);
     let mut svg = String::new();
@@ -315,16 +321,7 @@ fn centered(text: &str, at: (i32, i32), size: u32) -> Text<'_, (i32, i32), &str>
 pub fn lines(chart: &LineChart) -> String {
     register_font();
     let (width, height, legend_width) = (860u32, 400u32, 200u32);
-    let y_max = chart
-        .points
-        .iter()
-        .flatten()
-        .filter_map(|c| match c {
-            Cell::Value { stat, .. } => Some(stat.max),
-            _ => None,
-        })
-        .fold(0.0f64, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.12 } else { 1.0 };
+    let y_max = axis_top(chart.points.iter().flatten());
     let n = chart.x_ticks.len().max(1);
     let mut svg = String::new();
     let mut tips = Vec::new();

@@ -769,42 +769,8 @@ pub fn overview_page(cat: &Catalog, view: &DatasetView) -> PageSpec {
     if !commands.is_empty() {
         commands.push("echomark build".to_string());
     }
-    let one_run = d.runs.first().map(|r| {
-        let cmd = r
-            .command
-            .split_once(" once ")
-            .map_or(r.command.clone(), |(_, rest)| {
-                format!("echomark-runner once {rest}")
-            });
-        cmd.replace('`', "'")
-    });
-    let failed_rows: Vec<String> = r
-        .failed_configurations
-        .iter()
-        .map(|f| {
-            let k = &f.key;
-            let what = format!(
-                "{} / {} / {} / {}",
-                protocol_label(cat, &k.protocol),
-                backend_label(cat, &k.backend),
-                profile_heading(cat, k),
-                topology_label(cat, &k.backend, &k.io_model, k.io_threads)
-            );
-            let mut reasons: Vec<String> = f
-                .failures
-                .iter()
-                .flat_map(|x| x.reasons.iter().cloned())
-                .collect();
-            reasons.sort();
-            reasons.dedup();
-            format!(
-                "| {what} | {} / {} | {} |",
-                f.runs_passed,
-                f.runs,
-                escape(&reasons.join("; "))
-            )
-        })
-        .collect();
+    let one_run = d.runs.first().and_then(once_command);
+    let failed_rows = failed_rows(cat, view, None);
     let warnings: Vec<String> = d
         .warnings
         .iter()
@@ -962,13 +928,10 @@ pub fn protocol_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> PageS
 
 /// Whether `protocol` in `view` was measured over enough windows for a dimensions page.
 pub fn has_dimensions(view: &DatasetView, protocol: &str) -> bool {
-    let windows: BTreeSet<u64> = view
-        .configs
-        .iter()
-        .filter(|c| c.key.protocol == protocol)
-        .map(|c| c.key.window)
-        .collect();
-    windows.len() >= 3
+    let mine = || view.configs.iter().filter(|c| c.key.protocol == protocol);
+    // Isolation cases vary the server buffer too; they have their own table in the UDP report.
+    let windows: BTreeSet<u64> = mine().map(|c| c.key.window).collect();
+    windows.len() >= 3 && mine().all(|c| c.key.udp_server_recv_buffer.is_none())
 }
 
 fn failed_rows(cat: &Catalog, view: &DatasetView, protocol: Option<&str>) -> Vec<String> {
@@ -1562,19 +1525,17 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                 }
             }
         }
-        let once = |r: &crate::model::Run| {
-            r.command
-                .split_once(" once ")
-                .map(|(_, rest)| format!("echomark-runner once {}", rest.replace('`', "'")))
-        };
         if failed_command.is_none() {
             failed_command = udp_runs
                 .iter()
                 .find(|r| !r.passed && r.udp_lost_messages > 0)
-                .and_then(|r| once(r));
+                .and_then(|r| once_command(r));
         }
         if passed_command.is_none() {
-            passed_command = udp_runs.iter().find(|r| r.passed).and_then(|r| once(r));
+            passed_command = udp_runs
+                .iter()
+                .find(|r| r.passed)
+                .and_then(|r| once_command(r));
         }
         for f in &d.files {
             evidence.push(format!(
@@ -1680,4 +1641,12 @@ fn isolation_row(
             broken.join("; ")
         },
     )
+}
+
+/// A run's `once` command line as a reader would type it (the runner's absolute path
+/// replaced by its name); `None` for runs not started through `once`.
+fn once_command(r: &crate::model::Run) -> Option<String> {
+    r.command
+        .split_once(" once ")
+        .map(|(_, rest)| format!("echomark-runner once {}", rest.replace('`', "'")))
 }
