@@ -127,6 +127,11 @@ pub struct ArchiveFile {
     pub runs: usize,
     pub shuffle_seed: Option<u64>,
     pub preset: Option<String>,
+    /// The protocols the matrix requested.
+    pub protocols: Vec<String>,
+    /// echomark: `--keep-going` and `--soak` of the matrix.
+    pub keep_going: bool,
+    pub soak_seconds: Option<f64>,
     /// echomark archives: the UDP loss timeout of the matrix.
     pub udp_timeout_ms: Option<u64>,
     /// Sustained tests recorded with the matrix.

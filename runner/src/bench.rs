@@ -117,13 +117,13 @@ impl Rig {
             alarms: Vec::new(),
             tick: match case.protocol {
                 Protocol::Udp => (case.udp_timeout / 4).max(Duration::from_millis(1)),
-                Protocol::Tcp => Duration::from_millis(50),
+                Protocol::Tcp | Protocol::Http => Duration::from_millis(50),
             },
             udp: None,
         };
         let ip = case.address_family.loopback();
         match case.protocol {
-            Protocol::Tcp => {
+            Protocol::Tcp | Protocol::Http => {
                 for (i, pair) in sockets::tcp_pairs(ip, case.clients)?
                     .into_iter()
                     .enumerate()
@@ -131,11 +131,23 @@ impl Rig {
                     let handle = rig.topology.handle_for(i);
                     let _in_runtime = handle.enter();
                     let client = tokio::net::TcpStream::from_std(pair.client)?;
+                    let framing = match case.protocol {
+                        Protocol::Http => tcp::Framing::Http {
+                            host: http_host(client.peer_addr()?),
+                        },
+                        _ => tcp::Framing::Dgram,
+                    };
                     let server = tokio::net::TcpStream::from_std(pair.server)?;
                     let stats = Arc::new(ServerStats::default());
                     rig.server_stats.push(stats.clone());
-                    let serve =
-                        tcp::serve(server, case.work, stats, case.fault, rig.closing.clone());
+                    let serve = tcp::serve(
+                        server,
+                        case.work,
+                        stats,
+                        case.fault,
+                        rig.closing.clone(),
+                        framing.clone(),
+                    );
                     rig.server_tasks
                         .push(handle.spawn(guarded(rig.panics.clone(), serve)));
                     let client = TcpClient::new(
@@ -143,6 +155,7 @@ impl Rig {
                         i,
                         case.payload,
                         case.window,
+                        framing,
                         rig.alarm_for_new_client(),
                     );
                     rig.client_tasks.push(handle.spawn(phase::drive(
@@ -401,6 +414,11 @@ impl Drop for PanicCounter {
 async fn guarded(panics: Arc<AtomicU64>, serve: impl std::future::Future<Output = ()>) {
     let _guard = PanicCounter(panics);
     serve.await;
+}
+
+/// The `Host` header for a loopback server address: `127.0.0.1:port` or `[::1]:port`.
+fn http_host(addr: std::net::SocketAddr) -> String {
+    addr.to_string()
 }
 
 /// A metrics object for `case` with no traffic yet.

@@ -21,6 +21,8 @@ pub enum Protocol {
     Tcp,
     /// One datagram per message on connected client sockets.
     Udp,
+    /// HTTP/1.1 keep-alive `POST /echo`, pipelined up to the window on one connection.
+    Http,
 }
 
 impl Protocol {
@@ -29,6 +31,7 @@ impl Protocol {
         match self {
             Protocol::Tcp => "tcp",
             Protocol::Udp => "udp",
+            Protocol::Http => "http",
         }
     }
 }

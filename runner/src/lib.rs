@@ -12,6 +12,7 @@ pub mod case;
 pub mod cli;
 pub mod client;
 pub mod counters;
+pub mod http1;
 pub mod latency;
 pub mod matrix;
 pub mod phase;

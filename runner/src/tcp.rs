@@ -1,4 +1,6 @@
-//! TCP echo: length-prefixed messages on one connection per client, TCP_NODELAY on both ends.
+//! Stream echo: one TCP connection per client, TCP_NODELAY on both ends, messages framed by
+//! arknet's `use_dgram` length prefix (`tcp`) or as pipelined HTTP/1.1 requests and responses
+//! (`http`, see [`crate::http1`]).
 //!
 //! The client task never blocks on a write while echoes wait to be read (read and write halves
 //! are polled together), so large windows cannot deadlock against the server. Reads go through
@@ -15,12 +17,63 @@ use crate::alarm::Alarm;
 use crate::case::Fault;
 use crate::client::{ClientCore, Next, OrderRule};
 use crate::counters::{ServerEvent, ServerStats};
+use crate::http1;
 use crate::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::wire::{self, framing, HEADER_LEN, MAX_PAYLOAD};
 use crate::work;
 
 /// A frame body longer than this means the stream is corrupt.
 const MAX_BODY: u64 = MAX_PAYLOAD as u64;
+
+/// How messages are delimited on the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Framing {
+    /// arknet's `use_dgram` length prefix.
+    Dgram,
+    /// HTTP/1.1 `POST /echo`; the client sends this `Host` header.
+    Http { host: String },
+}
+
+/// Which end of the connection reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Client,
+    Server,
+}
+
+impl Framing {
+    /// Room a message's framing takes beyond its body.
+    fn overhead(&self) -> usize {
+        match self {
+            Framing::Dgram => framing::MAX_PREFIX,
+            Framing::Http { .. } => 160,
+        }
+    }
+
+    /// Appends what precedes a body of `len` bytes sent by `side`.
+    fn write_head(&self, out: &mut Vec<u8>, side: Side, len: usize) {
+        match (self, side) {
+            (Framing::Dgram, _) => framing::write_prefix(out, len),
+            (Framing::Http { host }, Side::Client) => http1::write_request(out, host, len),
+            (Framing::Http { .. }, Side::Server) => http1::write_response(out, len),
+        }
+    }
+
+    /// Decodes the head at the start of `buf` as read by `side`.
+    fn read_head(&self, buf: &[u8], side: Side) -> Result<Option<(usize, u64)>, ()> {
+        match self {
+            Framing::Dgram => Ok(framing::read_prefix(buf)),
+            Framing::Http { .. } => {
+                let kind = if side == Side::Server {
+                    http1::Kind::Request
+                } else {
+                    http1::Kind::Response
+                };
+                http1::parse(buf, kind).map_err(|_| ())
+            }
+        }
+    }
+}
 
 /// A growable receive buffer holding unparsed bytes in `[start, end)`.
 struct InBuf {
@@ -52,14 +105,18 @@ impl InBuf {
     }
 
     /// The next complete frame body, `Ok(None)` when more bytes are needed, `Err` when the
-    /// prefix announces an impossible length.
-    fn next_frame(&mut self) -> Result<Option<std::ops::Range<usize>>, u64> {
+    /// head is malformed or announces an impossible length.
+    fn next_frame(
+        &mut self,
+        framing: &Framing,
+        side: Side,
+    ) -> Result<Option<std::ops::Range<usize>>, ()> {
         let avail = &self.bytes[self.start..self.end];
-        let Some((prefix, body)) = framing::read_prefix(avail) else {
+        let Some((prefix, body)) = framing.read_head(avail, side)? else {
             return Ok(None);
         };
         if body > MAX_BODY {
-            return Err(body);
+            return Err(());
         }
         let total = prefix + body as usize;
         if avail.len() < total {
@@ -78,6 +135,7 @@ pub struct TcpClient {
     inbuf: InBuf,
     out: Vec<u8>,
     payload: usize,
+    framing: Framing,
     alarm: Arc<Alarm>,
     broken: bool,
 }
@@ -88,21 +146,29 @@ impl TcpClient {
         index: usize,
         payload: usize,
         window: usize,
+        framing: Framing,
         alarm: Arc<Alarm>,
     ) -> Self {
         Self {
             stream,
             core: ClientCore::new(index, payload, window, OrderRule::Strict),
-            inbuf: InBuf::new(payload + framing::MAX_PREFIX),
-            out: Vec::with_capacity(window * (payload + framing::MAX_PREFIX)),
+            inbuf: InBuf::new(payload + framing.overhead()),
+            out: Vec::with_capacity(window * (payload + framing.overhead())),
             payload,
+            framing,
             alarm,
             broken: false,
         }
     }
 
-    fn queue_next(core: &mut ClientCore, out: &mut Vec<u8>, payload: usize, now: Instant) {
-        framing::write_prefix(out, payload);
+    fn queue_next(
+        core: &mut ClientCore,
+        framing: &Framing,
+        out: &mut Vec<u8>,
+        payload: usize,
+        now: Instant,
+    ) {
+        framing.write_head(out, Side::Client, payload);
         core.write_next(out, now);
     }
 
@@ -143,11 +209,11 @@ impl TcpClient {
                         self.inbuf.end += n;
                         let now = Instant::now();
                         loop {
-                            match self.inbuf.next_frame() {
+                            match self.inbuf.next_frame(&self.framing, Side::Client) {
                                 Ok(Some(range)) => {
                                     let next = self.core.on_echo(&self.inbuf.bytes[range], now);
                                     if next == Next::Send {
-                                        Self::queue_next(&mut self.core, &mut self.out, payload, now);
+                                        Self::queue_next(&mut self.core, &self.framing, &mut self.out, payload, now);
                                     }
                                 }
                                 Ok(None) => break,
@@ -190,7 +256,7 @@ impl PhaseClient for TcpClient {
         let now = Instant::now();
         self.out.clear();
         for _ in 0..self.core.window() {
-            Self::queue_next(&mut self.core, &mut self.out, payload, now);
+            Self::queue_next(&mut self.core, &self.framing, &mut self.out, payload, now);
         }
         self.exchange(plan, payload).await;
         self.core.finish(false)
@@ -211,6 +277,7 @@ pub async fn serve(
     stats: Arc<ServerStats>,
     fault: Option<Fault>,
     closing: Arc<std::sync::atomic::AtomicBool>,
+    framing: Framing,
 ) {
     let mut inbuf = InBuf::new(MAX_PAYLOAD / 4);
     let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
@@ -230,7 +297,7 @@ pub async fn serve(
         let batch_start = out.len();
         let mut frames_in_batch = 0usize;
         loop {
-            let range = match inbuf.next_frame() {
+            let range = match inbuf.next_frame(&framing, Side::Server) {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(_) => {
@@ -239,9 +306,9 @@ pub async fn serve(
                 }
             };
             let message = &mut inbuf.bytes[range];
-            let Some(phase) = stats.admit(message) else {
+            if stats.admit(message).is_none() {
                 continue;
-            };
+            }
             seen += 1;
             work::run(work_rounds, message);
             match fault {
@@ -251,11 +318,11 @@ pub async fn serve(
                 }
                 _ => {}
             }
-            framing::write_prefix(&mut out, message.len());
+            framing.write_head(&mut out, Side::Server, message.len());
             out.extend_from_slice(message);
             frames_in_batch += 1;
             if fault == Some(Fault::Reorder) && frames_in_batch == 2 && seen % 7 == 0 {
-                swap_first_two_frames(&mut out[batch_start..]);
+                swap_first_two_frames(&framing, &mut out[batch_start..]);
             }
         }
         if !out.is_empty() {
@@ -271,8 +338,14 @@ pub async fn serve(
 }
 
 /// Swaps the first two frames of `buf` in place (fault injection only).
-fn swap_first_two_frames(buf: &mut [u8]) {
-    let frame_len = |b: &[u8]| framing::read_prefix(b).map(|(p, n)| p + n as usize);
+fn swap_first_two_frames(framing: &Framing, buf: &mut [u8]) {
+    let frame_len = |b: &[u8]| {
+        framing
+            .read_head(b, Side::Client)
+            .ok()
+            .flatten()
+            .map(|(p, n)| p + n as usize)
+    };
     let Some(first) = frame_len(buf) else { return };
     let Some(second) = frame_len(&buf[first..]) else {
         return;

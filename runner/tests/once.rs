@@ -39,7 +39,7 @@ fn assert_accounting(m: &Metrics) {
 
 #[test]
 fn every_protocol_and_io_model_completes_a_clean_run() {
-    for protocol in ["tcp", "udp"] {
+    for protocol in ["tcp", "udp", "http"] {
         for (model, threads) in [("shared", "1"), ("shared", "2"), ("sharded", "2")] {
             let (code, m) = once(&[
                 "--protocol",
@@ -112,7 +112,7 @@ fn udp_buffers_are_requested_and_read_back() {
 
 #[test]
 fn injected_corruption_is_caught() {
-    for protocol in ["tcp", "udp"] {
+    for protocol in ["tcp", "udp", "http"] {
         let (code, m) = once(&[
             "--protocol",
             protocol,
@@ -209,7 +209,7 @@ fn ipv6_loopback_works_when_available() {
         eprintln!("skipped: ::1 is not available here");
         return;
     }
-    for protocol in ["tcp", "udp"] {
+    for protocol in ["tcp", "udp", "http"] {
         let (code, m) = once(&["--protocol", protocol, "--address-family", "ipv6"]);
         assert_eq!(code, 0, "{protocol}: {:?}", m.error);
         assert_eq!(m.address_family, "ipv6");

@@ -416,6 +416,9 @@ fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
         runs: total_runs,
         shuffle_seed: raw.settings.shuffle_seed,
         preset: raw.settings.preset,
+        protocols: raw.settings.protocols.clone().unwrap_or_default(),
+        keep_going: raw.settings.keep_going.unwrap_or(false),
+        soak_seconds: raw.settings.soak_seconds,
         udp_timeout_ms: raw.settings.udp_timeout_ms,
         soak: raw
             .soak

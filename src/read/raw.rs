@@ -113,6 +113,10 @@ pub struct RawSettings {
     pub preset: Option<String>,
     #[serde(default)]
     pub udp_timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub keep_going: Option<bool>,
+    #[serde(default)]
+    pub soak_seconds: Option<f64>,
 }
 
 /// One `results[i]` entry.

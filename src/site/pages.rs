@@ -759,8 +759,24 @@ pub fn overview_page(cat: &Catalog, view: &DatasetView) -> PageSpec {
     for f in &d.files {
         if let Some(preset) = &f.preset {
             let mut cmd = format!("echomark-runner matrix --preset {preset}");
+            if !f.protocols.is_empty() {
+                cmd.push_str(&format!(
+                    " --protocols {}",
+                    f.protocols
+                        .iter()
+                        .map(|p| safe_name(p))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
             if let Some(seed) = f.shuffle_seed {
                 cmd.push_str(&format!(" --shuffle {seed}"));
+            }
+            if f.keep_going {
+                cmd.push_str(" --keep-going");
+            }
+            if let Some(s) = f.soak_seconds {
+                cmd.push_str(&format!(" --soak {s}"));
             }
             cmd.push_str(&format!(" --out raw-results/{slug}/{}", safe_name(&f.name)));
             commands.push(cmd);

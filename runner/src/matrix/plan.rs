@@ -83,7 +83,7 @@ fn product(clients: &[u64], windows: &[u64]) -> Vec<TrafficProfile> {
 impl MatrixSpec {
     /// The values of `preset` (or arknet's runner defaults without one).
     pub fn preset(preset: Option<Preset>) -> Self {
-        let tcp_udp = vec![Protocol::Tcp, Protocol::Udp];
+        let stream_and_datagram = vec![Protocol::Tcp, Protocol::Udp, Protocol::Http];
         let both = vec![IoModel::Shared, IoModel::Sharded];
         let arknet_profiles = vec![
             TrafficProfile {
@@ -97,7 +97,7 @@ impl MatrixSpec {
         ];
         match preset {
             Some(Preset::Quick) => Self {
-                protocols: tcp_udp,
+                protocols: stream_and_datagram.clone(),
                 payloads: vec![64, 1024],
                 profiles: vec![
                     TrafficProfile {
@@ -120,7 +120,7 @@ impl MatrixSpec {
                 cases: None,
             },
             Some(Preset::Dimensions) => Self {
-                protocols: tcp_udp,
+                protocols: stream_and_datagram.clone(),
                 payloads: vec![64, 1024, 16384],
                 profiles: product(&[16], &[1, 4, 16, 64]),
                 udp_throughput_window: None,
@@ -134,7 +134,7 @@ impl MatrixSpec {
                 cases: None,
             },
             Some(Preset::Baseline) => Self {
-                protocols: tcp_udp,
+                protocols: stream_and_datagram.clone(),
                 payloads: vec![64, 1024, 16384],
                 profiles: arknet_profiles,
                 udp_throughput_window: Some(1),
@@ -201,7 +201,7 @@ impl MatrixSpec {
             }
             // arknet's benchmark_matrix.sh defaults.
             None => Self {
-                protocols: tcp_udp,
+                protocols: stream_and_datagram.clone(),
                 payloads: vec![64, 1024, 16384],
                 profiles: arknet_profiles,
                 udp_throughput_window: Some(1),
@@ -490,7 +490,7 @@ mod tests {
         );
         // Per protocol: 5 topologies × 3 payloads × 2 profiles × 3 repetitions = 90.
         let runs = spec.runs();
-        assert_eq!(runs.len(), 180);
+        assert_eq!(runs.len(), 3 * 90);
         assert!(runs
             .iter()
             .filter(|r| r.protocol == Protocol::Udp)
@@ -523,8 +523,8 @@ mod tests {
     fn dimensions_has_three_topologies_and_four_windows() {
         let spec = MatrixSpec::preset(Some(Preset::Dimensions));
         assert_eq!(spec.io_profiles().len(), 3);
-        // 2 protocols × 3 payloads × 4 windows × 3 topologies × 3 repetitions.
-        assert_eq!(spec.runs().len(), 216);
+        // 3 protocols × 3 payloads × 4 windows × 3 topologies × 3 repetitions.
+        assert_eq!(spec.runs().len(), 324);
     }
 
     #[test]

@@ -1,0 +1,121 @@
+//! HTTP/1.1 framing for the `http` protocol: keep-alive `POST /echo` whose body is the
+//! message, answered by `200 OK` with the same body.
+//!
+//! The window is honoured by **pipelining**: a client writes up to `window` requests back to
+//! back on its one connection and the server answers them in order (RFC 9112 §9.3.2). That
+//! keeps the closed loop and the strict order check identical to TCP's, and measures one
+//! connection per client as arknet does; concurrent requests would need more connections.
+//! Only what the echo needs is parsed: the start line, `Content-Length`, the blank line.
+
+use std::fmt::Write as _;
+
+/// Longest head accepted before the stream is declared corrupt.
+pub const MAX_HEAD: usize = 8 * 1024;
+
+/// Which side's messages are parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `POST /echo HTTP/1.1` requests (the server reads these).
+    Request,
+    /// `HTTP/1.1 200 OK` responses (the client reads these).
+    Response,
+}
+
+/// Why a head could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadError {
+    TooLong,
+    BadStartLine,
+    NoContentLength,
+}
+
+/// Appends a request head for a body of `len` bytes. `host` is `127.0.0.1:port` or
+/// `[::1]:port` (the Host header follows the address family).
+pub fn write_request(out: &mut Vec<u8>, host: &str, len: usize) {
+    let mut head = String::with_capacity(128);
+    let _ = write!(
+        head,
+        "POST /echo HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/octet-stream\r\nContent-Length: {len}\r\n\r\n"
+    );
+    out.extend_from_slice(head.as_bytes());
+}
+
+/// Appends a response head for a body of `len` bytes.
+pub fn write_response(out: &mut Vec<u8>, len: usize) {
+    let mut head = String::with_capacity(96);
+    let _ = write!(head, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {len}\r\n\r\n");
+    out.extend_from_slice(head.as_bytes());
+}
+
+/// Parses a head at the start of `buf`: `Ok(Some((head_len, body_len)))`, `Ok(None)` when
+/// more bytes are needed.
+pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, u64)>, HeadError> {
+    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return if buf.len() > MAX_HEAD {
+            Err(HeadError::TooLong)
+        } else {
+            Ok(None)
+        };
+    };
+    let head = std::str::from_utf8(&buf[..end]).map_err(|_| HeadError::BadStartLine)?;
+    let mut lines = head.split("\r\n");
+    let start = lines.next().unwrap_or("");
+    let start_ok = match kind {
+        Kind::Request => start == "POST /echo HTTP/1.1",
+        Kind::Response => start.starts_with("HTTP/1.1 200"),
+    };
+    if !start_ok {
+        return Err(HeadError::BadStartLine);
+    }
+    let length = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        .ok_or(HeadError::NoContentLength)?;
+    Ok(Some((end + 4, length)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_and_response_roundtrip() {
+        let mut out = Vec::new();
+        write_request(&mut out, "[::1]:8080", 1024);
+        let (head, body) = parse(&out, Kind::Request).unwrap().unwrap();
+        assert_eq!((head, body), (out.len(), 1024));
+        assert!(String::from_utf8_lossy(&out).contains("Host: [::1]:8080\r\n"));
+        let mut resp = Vec::new();
+        write_response(&mut resp, 16);
+        assert_eq!(
+            parse(&resp, Kind::Response).unwrap(),
+            Some((resp.len(), 16))
+        );
+    }
+
+    #[test]
+    fn partial_heads_wait_and_bad_heads_are_errors() {
+        let mut out = Vec::new();
+        write_request(&mut out, "127.0.0.1:1", 5);
+        assert_eq!(parse(&out[..out.len() - 1], Kind::Request), Ok(None));
+        assert_eq!(
+            parse(b"GET / HTTP/1.1\r\n\r\n", Kind::Request),
+            Err(HeadError::BadStartLine)
+        );
+        assert_eq!(
+            parse(b"HTTP/1.1 500 Oops\r\n\r\n", Kind::Response),
+            Err(HeadError::BadStartLine)
+        );
+        assert_eq!(
+            parse(b"POST /echo HTTP/1.1\r\nHost: x\r\n\r\n", Kind::Request),
+            Err(HeadError::NoContentLength)
+        );
+        assert_eq!(
+            parse(&vec![b'a'; MAX_HEAD + 1], Kind::Request),
+            Err(HeadError::TooLong)
+        );
+        let lower = b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\n";
+        assert_eq!(parse(lower, Kind::Response), Ok(Some((lower.len(), 7))));
+    }
+}
