@@ -171,5 +171,9 @@ fn main() {
             (2.0 * case.outstanding + 64.0 * 1_048_576.0) / 1_048_576.0,
         );
     }
-    println!("\n\"latency cost\" is the throughput change from recording every round trip (negative = slower).");
+    println!(
+        "\n\"latency on vs off\" is the throughput with every round trip recorded relative to none \
+         recorded (negative = recording costs). On this shared 2-vCPU VM, run-to-run noise reaches \
+         tens of percent on the multi-threaded cases; use ROUNDS=5 or more before reading small gaps."
+    );
 }
