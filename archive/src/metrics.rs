@@ -151,6 +151,11 @@ pub struct Metrics {
     pub kernel_udp_sndbuf_errors_delta: Option<u64>,
     pub kernel_udp_mem_errors_delta: Option<u64>,
     pub kernel_udp_in_datagrams_delta: Option<u64>,
+    /// TLS protocols: the negotiated version and cipher suite (absent in older archives).
+    #[serde(default)]
+    pub tls_version: Option<String>,
+    #[serde(default)]
+    pub tls_cipher_suite: Option<String>,
 }
 
 impl Metrics {

@@ -83,6 +83,8 @@ struct Rig {
     /// One per client, rung every `tick` while a phase runs.
     alarms: Vec<Arc<Alarm>>,
     tick: Duration,
+    /// TLS: the negotiated version and cipher suite.
+    tls: Option<(String, String)>,
     udp: Option<UdpBuffers>,
 }
 
@@ -115,15 +117,22 @@ impl Rig {
             closing,
             panics: Arc::new(AtomicU64::new(0)),
             alarms: Vec::new(),
+            tls: None,
             tick: match case.protocol {
                 Protocol::Udp => (case.udp_timeout / 4).max(Duration::from_millis(1)),
-                Protocol::Tcp | Protocol::Http => Duration::from_millis(50),
+                _ => Duration::from_millis(50),
             },
             udp: None,
         };
         let ip = case.address_family.loopback();
         match case.protocol {
-            Protocol::Tcp | Protocol::Http => {
+            Protocol::Tcp | Protocol::Http | Protocol::Tcps | Protocol::Https => {
+                let tls = match case.protocol {
+                    Protocol::Tcps | Protocol::Https => {
+                        Some(crate::tls::Tls::new(ip).map_err(std::io::Error::other)?)
+                    }
+                    _ => None,
+                };
                 for (i, pair) in sockets::tcp_pairs(ip, case.clients)?
                     .into_iter()
                     .enumerate()
@@ -132,7 +141,7 @@ impl Rig {
                     let _in_runtime = handle.enter();
                     let client = tokio::net::TcpStream::from_std(pair.client)?;
                     let framing = match case.protocol {
-                        Protocol::Http => tcp::Framing::Http {
+                        Protocol::Http | Protocol::Https => tcp::Framing::Http {
                             host: http_host(client.peer_addr()?),
                         },
                         _ => tcp::Framing::Dgram,
@@ -140,18 +149,55 @@ impl Rig {
                     let server = tokio::net::TcpStream::from_std(pair.server)?;
                     let stats = Arc::new(ServerStats::default());
                     rig.server_stats.push(stats.clone());
-                    let serve = tcp::serve(
-                        server,
+                    let serve_args = (
                         case.work,
                         stats,
                         case.fault,
                         rig.closing.clone(),
                         framing.clone(),
                     );
-                    rig.server_tasks
-                        .push(handle.spawn(guarded(rig.panics.clone(), serve)));
+                    let conn = match &tls {
+                        None => {
+                            let (work, stats, fault, closing, framing) = serve_args;
+                            let serve = tcp::serve(server, work, stats, fault, closing, framing);
+                            rig.server_tasks
+                                .push(handle.spawn(guarded(rig.panics.clone(), serve)));
+                            tcp::Conn::Plain(client)
+                        }
+                        Some(tls) => {
+                            // The handshake runs on the connection's own runtime, before any
+                            // phase, and is not timed.
+                            let tls = tls.clone();
+                            let (done, result) = mpsc::channel();
+                            handle.spawn(async move {
+                                let _ = done.send(tls.handshake(client, server).await);
+                            });
+                            let established = result
+                                .recv_timeout(Duration::from_secs(10))
+                                .map_err(|_| std::io::Error::other("TLS handshake timed out"))?
+                                .map_err(|e| {
+                                    std::io::Error::other(format!("TLS handshake: {e}"))
+                                })?;
+                            rig.tls = Some((
+                                established.version.clone(),
+                                established.cipher_suite.clone(),
+                            ));
+                            let (work, stats, fault, closing, framing) = serve_args;
+                            let serve = tcp::serve(
+                                established.server,
+                                work,
+                                stats,
+                                fault,
+                                closing,
+                                framing,
+                            );
+                            rig.server_tasks
+                                .push(handle.spawn(guarded(rig.panics.clone(), serve)));
+                            tcp::Conn::Tls(Box::new(tokio::io::split(established.client)))
+                        }
+                    };
                     let client = TcpClient::new(
-                        client,
+                        conn,
                         i,
                         case.payload,
                         case.window,
@@ -225,6 +271,10 @@ impl Rig {
     }
 
     fn run(mut self, case: &Case, m: &mut Metrics) {
+        if let Some((version, suite)) = self.tls.take() {
+            m.tls_version = Some(version);
+            m.tls_cipher_suite = Some(suite);
+        }
         if let Some(b) = self.udp.take() {
             m.udp_server_send_buffer_bytes = Some(b.server_send);
             m.udp_server_receive_buffer_bytes = Some(b.server_recv);
@@ -512,6 +562,8 @@ fn empty_metrics(case: &Case) -> Metrics {
         kernel_udp_sndbuf_errors_delta: None,
         kernel_udp_mem_errors_delta: None,
         kernel_udp_in_datagrams_delta: None,
+        tls_version: None,
+        tls_cipher_suite: None,
     }
 }
 

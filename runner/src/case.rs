@@ -23,6 +23,10 @@ pub enum Protocol {
     Udp,
     /// HTTP/1.1 keep-alive `POST /echo`, pipelined up to the window on one connection.
     Http,
+    /// TCP's framing inside TLS (rustls).
+    Tcps,
+    /// HTTP/1.1 inside TLS.
+    Https,
 }
 
 impl Protocol {
@@ -32,6 +36,8 @@ impl Protocol {
             Protocol::Tcp => "tcp",
             Protocol::Udp => "udp",
             Protocol::Http => "http",
+            Protocol::Tcps => "tcps",
+            Protocol::Https => "https",
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod resources;
 pub mod soak;
 pub mod sockets;
 pub mod tcp;
+pub mod tls;
 pub mod topology;
 pub mod udp;
 pub mod wire;

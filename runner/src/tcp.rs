@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 
 use crate::alarm::Alarm;
@@ -128,9 +128,20 @@ impl InBuf {
     }
 }
 
-/// One TCP client connection.
-pub struct TcpClient {
-    stream: TcpStream,
+/// A client's connection: plain TCP (split without cost) or TLS (split into owned halves).
+pub enum Conn {
+    Plain(TcpStream),
+    Tls(Box<TlsHalves>),
+}
+
+/// The two halves of a client TLS stream.
+pub type TlsHalves = (
+    ReadHalf<tokio_rustls::client::TlsStream<TcpStream>>,
+    WriteHalf<tokio_rustls::client::TlsStream<TcpStream>>,
+);
+
+/// Everything of a stream client except its connection.
+struct Session {
     core: ClientCore,
     inbuf: InBuf,
     out: Vec<u8>,
@@ -140,9 +151,15 @@ pub struct TcpClient {
     broken: bool,
 }
 
+/// One stream client connection.
+pub struct TcpClient {
+    conn: Conn,
+    session: Session,
+}
+
 impl TcpClient {
     pub fn new(
-        stream: TcpStream,
+        conn: Conn,
         index: usize,
         payload: usize,
         window: usize,
@@ -150,30 +167,33 @@ impl TcpClient {
         alarm: Arc<Alarm>,
     ) -> Self {
         Self {
-            stream,
-            core: ClientCore::new(index, payload, window, OrderRule::Strict),
-            inbuf: InBuf::new(payload + framing.overhead()),
-            out: Vec::with_capacity(window * (payload + framing.overhead())),
-            payload,
-            framing,
-            alarm,
-            broken: false,
+            conn,
+            session: Session {
+                core: ClientCore::new(index, payload, window, OrderRule::Strict),
+                inbuf: InBuf::new(payload + framing.overhead()),
+                out: Vec::with_capacity(window * (payload + framing.overhead())),
+                payload,
+                framing,
+                alarm,
+                broken: false,
+            },
         }
     }
+}
 
-    fn queue_next(
-        core: &mut ClientCore,
-        framing: &Framing,
-        out: &mut Vec<u8>,
-        payload: usize,
-        now: Instant,
-    ) {
-        framing.write_head(out, Side::Client, payload);
-        core.write_next(out, now);
+impl Session {
+    fn queue_next(&mut self, now: Instant) {
+        self.framing
+            .write_head(&mut self.out, Side::Client, self.payload);
+        self.core.write_next(&mut self.out, now);
     }
 
     /// Moves bytes both ways until nothing is in flight, the stream breaks or the drain limit.
-    async fn exchange(&mut self, plan: PhasePlan, payload: usize) {
+    async fn exchange<R, W>(&mut self, plan: PhasePlan, rd: &mut R, wr: &mut W)
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
         let alarm = self.alarm.clone();
         let mut seen = alarm.rings();
         let mut written = 0usize;
@@ -181,7 +201,6 @@ impl TcpClient {
             if self.core.in_flight() == 0 && written == self.out.len() {
                 break;
             }
-            let (mut rd, mut wr) = self.stream.split();
             let pending_out = written < self.out.len();
             tokio::select! {
                 biased;
@@ -191,6 +210,12 @@ impl TcpClient {
                         if written == self.out.len() {
                             written = 0;
                             self.out.clear();
+                        }
+                        // TLS buffers records; push them out so the echo is not delayed.
+                        if wr.flush().await.is_err() {
+                            self.core.counters().client_send_rejections += 1;
+                            self.broken = true;
+                            break;
                         }
                     }
                     _ => {
@@ -213,11 +238,11 @@ impl TcpClient {
                                 Ok(Some(range)) => {
                                     let next = self.core.on_echo(&self.inbuf.bytes[range], now);
                                     if next == Next::Send {
-                                        Self::queue_next(&mut self.core, &self.framing, &mut self.out, payload, now);
+                                        self.queue_next(now);
                                     }
                                 }
                                 Ok(None) => break,
-                                Err(_) => {
+                                Err(()) => {
                                     self.core.counters().content_errors += 1;
                                     self.broken = true;
                                     break;
@@ -246,33 +271,36 @@ impl TcpClient {
 
 impl PhaseClient for TcpClient {
     async fn run_phase(&mut self, plan: PhasePlan) -> ClientReport {
-        self.core.begin(plan);
-        if self.broken {
+        let s = &mut self.session;
+        s.core.begin(plan);
+        if s.broken {
             // A client that lost its connection earlier cannot take part.
-            self.core.counters().disconnect_errors += 1;
-            return self.core.finish(false);
+            s.core.counters().disconnect_errors += 1;
+            return s.core.finish(false);
         }
-        let payload = self.payload();
         let now = Instant::now();
-        self.out.clear();
-        for _ in 0..self.core.window() {
-            Self::queue_next(&mut self.core, &self.framing, &mut self.out, payload, now);
+        s.out.clear();
+        for _ in 0..s.core.window() {
+            s.queue_next(now);
         }
-        self.exchange(plan, payload).await;
-        self.core.finish(false)
-    }
-}
-
-impl TcpClient {
-    fn payload(&self) -> usize {
-        self.payload
+        match &mut self.conn {
+            Conn::Plain(stream) => {
+                let (mut rd, mut wr) = stream.split();
+                s.exchange(plan, &mut rd, &mut wr).await;
+            }
+            Conn::Tls(halves) => {
+                let (rd, wr) = &mut **halves;
+                s.exchange(plan, rd, wr).await;
+            }
+        }
+        s.core.finish(false)
     }
 }
 
 /// Serves one accepted connection until the peer closes it: every intact message is echoed
 /// after `work` rounds of synthetic work; malformed ones are counted and not echoed.
-pub async fn serve(
-    mut stream: TcpStream,
+pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
     work_rounds: u64,
     stats: Arc<ServerStats>,
     fault: Option<Fault>,
@@ -326,7 +354,7 @@ pub async fn serve(
             }
         }
         if !out.is_empty() {
-            if stream.write_all(&out).await.is_err() {
+            if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
                 if !closing.load(std::sync::atomic::Ordering::Relaxed) {
                     stats.count(wire::PHASE_MEASURED, ServerEvent::SendRejected);
                 }

@@ -39,7 +39,7 @@ fn assert_accounting(m: &Metrics) {
 
 #[test]
 fn every_protocol_and_io_model_completes_a_clean_run() {
-    for protocol in ["tcp", "udp", "http"] {
+    for protocol in ["tcp", "udp", "http", "tcps", "https"] {
         for (model, threads) in [("shared", "1"), ("shared", "2"), ("sharded", "2")] {
             let (code, m) = once(&[
                 "--protocol",
@@ -70,6 +70,13 @@ fn every_protocol_and_io_model_completes_a_clean_run() {
                 (protocol, model)
             );
             assert_eq!(m.backend, "tokio");
+            // TLS: negotiated in process with a generated certificate, no files involved.
+            let tls = protocol.ends_with('s');
+            assert_eq!(m.tls_version.is_some(), tls, "{what}");
+            if tls {
+                assert_eq!(m.tls_version.as_deref(), Some("TLSv1_3"));
+                assert!(m.tls_cipher_suite.as_deref().unwrap().starts_with("TLS13_"));
+            }
             assert!(
                 m.rtt_p50_us > 0.0 && m.rtt_p50_us <= m.rtt_p99_us && m.rtt_p99_us <= m.rtt_max_us
             );
@@ -112,7 +119,7 @@ fn udp_buffers_are_requested_and_read_back() {
 
 #[test]
 fn injected_corruption_is_caught() {
-    for protocol in ["tcp", "udp", "http"] {
+    for protocol in ["tcp", "udp", "http", "tcps", "https"] {
         let (code, m) = once(&[
             "--protocol",
             protocol,
@@ -209,7 +216,7 @@ fn ipv6_loopback_works_when_available() {
         eprintln!("skipped: ::1 is not available here");
         return;
     }
-    for protocol in ["tcp", "udp", "http"] {
+    for protocol in ["tcp", "udp", "http", "tcps", "https"] {
         let (code, m) = once(&["--protocol", protocol, "--address-family", "ipv6"]);
         assert_eq!(code, 0, "{protocol}: {:?}", m.error);
         assert_eq!(m.address_family, "ipv6");
