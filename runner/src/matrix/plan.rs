@@ -104,7 +104,7 @@ impl MatrixSpec {
         match preset {
             Some(Preset::Quick) => Self {
                 protocols: stream_and_datagram.clone(),
-                payloads: vec![64, 1024],
+                payloads: vec![1024],
                 profiles: vec![
                     TrafficProfile {
                         clients: 1,
