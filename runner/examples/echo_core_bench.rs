@@ -70,6 +70,8 @@ fn main() {
             ("udp", 16, 16, "sharded", 2),
             ("http", 1, 1, "shared", 1),
             ("http", 16, 16, "shared", 2),
+            ("tcps", 16, 16, "shared", 2),
+            ("https", 16, 16, "shared", 2),
         ] {
             let mut args: Vec<String> = format!(
                 "once --protocol {protocol} --payload 1024 --clients {clients} --window {window} \
@@ -121,7 +123,7 @@ fn main() {
     }
     let floor = [median(floor[0].clone()), median(floor[1].clone())];
     let bare = [median(bare_rates[0].clone()), median(bare_rates[1].clone())];
-    // HTTP rides on TCP, so its floor and bare reference are TCP's.
+    // HTTP and TLS ride on TCP, so their floor and bare reference are TCP's.
     let idx = |p: &str| usize::from(p == "udp");
     println!("echo core, 1 KiB payload, {rounds} rounds × {seconds} s, medians\n");
     println!("| case | round trips/s | p99 µs | vs floor | vs bare tokio | latency on vs off | peak RSS MiB | RSS bound MiB |");
