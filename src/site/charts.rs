@@ -112,6 +112,49 @@ fn axis_top<'a>(cells: impl Iterator<Item = &'a Cell>) -> f64 {
     }
 }
 
+/// The plotting area both chart kinds share: caption, margins (the legend column on the
+/// right), a light horizontal mesh and a grouped y axis; the x axis is drawn by the caller.
+#[allow(clippy::too_many_arguments)]
+fn plot_area<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    x: std::ops::Range<f64>,
+    y_max: f64,
+    x_label_area: u32,
+    legend_width: u32,
+    y_label: &str,
+    hide_x_axis: bool,
+) -> ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+> {
+    let font = |size: u32| (FONT_STACK, size).into_font();
+    let mut ctx = ChartBuilder::on(root)
+        .caption(title, font(18))
+        .margin(12)
+        .margin_right(legend_width)
+        .x_label_area_size(x_label_area)
+        .y_label_area_size(84)
+        .build_cartesian_2d(x, 0f64..y_max)
+        .expect("valid ranges");
+    let formatter = |v: &f64| format::grouped(*v, if y_max < 10.0 { 1 } else { 0 });
+    let mut mesh = ctx.configure_mesh();
+    mesh.disable_x_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(BLACK.mix(0.12))
+        .x_labels(0)
+        .y_desc(y_label)
+        .y_label_formatter(&formatter)
+        .label_style(font(12))
+        .axis_desc_style(font(13));
+    if hide_x_axis {
+        mesh.disable_x_axis();
+    }
+    mesh.draw().expect("mesh");
+    ctx
+}
+
 /// Draws `chart` as an SVG document.
 pub fn grouped_bars(chart: &BarChart) -> String {
     register_font();
@@ -128,27 +171,16 @@ pub fn grouped_bars(chart: &BarChart) -> String {
         root.fill(&WHITE)
             .expect("drawing into a string cannot fail");
         let font = |size: u32| (FONT_STACK, size).into_font();
-        let mut ctx = ChartBuilder::on(&root)
-            .caption(&chart.title, font(18))
-            .margin(12)
-            .margin_right(legend_width)
-            .x_label_area_size(34)
-            .y_label_area_size(84)
-            .build_cartesian_2d(0f64..groups as f64, 0f64..y_max)
-            .expect("valid ranges");
-        let y_label = chart.y_label.clone();
-        ctx.configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(BLACK.mix(0.12))
-            .disable_x_axis()
-            .x_labels(0)
-            .y_desc(y_label)
-            .y_label_formatter(&|v| format::grouped(*v, if y_max < 10.0 { 1 } else { 0 }))
-            .label_style(font(12))
-            .axis_desc_style(font(13))
-            .draw()
-            .expect("mesh");
+        let mut ctx = plot_area(
+            &root,
+            &chart.title,
+            0f64..groups as f64,
+            y_max,
+            34,
+            legend_width,
+            &chart.y_label,
+            true,
+        );
         let slot = 0.8 / series as f64;
         for s in 0..chart.series.len() {
             let color = PALETTE[s % PALETTE.len()];
@@ -330,25 +362,16 @@ pub fn lines(chart: &LineChart) -> String {
         root.fill(&WHITE)
             .expect("drawing into a string cannot fail");
         let font = |size: u32| (FONT_STACK, size).into_font();
-        let mut ctx = ChartBuilder::on(&root)
-            .caption(&chart.title, font(18))
-            .margin(12)
-            .margin_right(legend_width)
-            .x_label_area_size(44)
-            .y_label_area_size(84)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..y_max)
-            .expect("valid ranges");
-        ctx.configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(BLACK.mix(0.12))
-            .x_labels(0)
-            .y_desc(chart.y_label.clone())
-            .y_label_formatter(&|v| format::grouped(*v, if y_max < 10.0 { 1 } else { 0 }))
-            .label_style(font(12))
-            .axis_desc_style(font(13))
-            .draw()
-            .expect("mesh");
+        let mut ctx = plot_area(
+            &root,
+            &chart.title,
+            -0.5f64..(n as f64 - 0.5),
+            y_max,
+            44,
+            legend_width,
+            &chart.y_label,
+            false,
+        );
         for (s, row) in chart.points.iter().enumerate() {
             let color = PALETTE[s % PALETTE.len()];
             // One polyline per run of consecutive values: a gap where a point is missing.
