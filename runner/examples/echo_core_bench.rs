@@ -2,7 +2,9 @@
 //!
 //! Prints, for 1 KiB messages: the blocking loopback floor (`calibrate`), a bare tokio
 //! ping-pong, the echo core at 1 client / window 1, and 16 clients / window 16 on shared 2
-//! and sharded 2, each with latency recording on and off. Every case runs `ROUNDS` times,
+//! and sharded 2, each with latency recording on and off, then the seven protocols side by
+//! side at 16 clients / window 16 on shared 2 with their ratio to TCP. Every case runs
+//! `ROUNDS` times,
 //! interleaved so that machine noise spreads over all of them; the table shows medians.
 //!
 //! Run with `scripts/bench-echo-core` (it builds the binaries first).
@@ -69,8 +71,11 @@ fn main() {
             ("udp", 16, 16, "shared", 2),
             ("udp", 16, 16, "sharded", 2),
             ("http", 1, 1, "shared", 1),
-            ("http", 16, 16, "shared", 2),
+            ("websocket", 1, 1, "shared", 1),
+            ("websocket", 16, 16, "shared", 2),
             ("tcps", 16, 16, "shared", 2),
+            ("wss", 16, 16, "shared", 2),
+            ("http", 16, 16, "shared", 2),
             ("https", 16, 16, "shared", 2),
         ] {
             let mut args: Vec<String> = format!(
@@ -123,7 +128,7 @@ fn main() {
     }
     let floor = [median(floor[0].clone()), median(floor[1].clone())];
     let bare = [median(bare_rates[0].clone()), median(bare_rates[1].clone())];
-    // HTTP and TLS ride on TCP, so their floor and bare reference are TCP's.
+    // HTTP, WebSocket and TLS ride on TCP, so their floor and bare reference are TCP's.
     let idx = |p: &str| usize::from(p == "udp");
     println!("echo core, 1 KiB payload, {rounds} rounds × {seconds} s, medians\n");
     println!("| case | round trips/s | p99 µs | vs floor | vs bare tokio | latency on vs off | peak RSS MiB | RSS bound MiB |");
@@ -173,9 +178,36 @@ fn main() {
             (2.0 * case.outstanding + 64.0 * 1_048_576.0) / 1_048_576.0,
         );
     }
+    print_protocols(&cases[..half]);
     println!(
         "\n\"latency on vs off\" is the throughput with every round trip recorded relative to none \
          recorded (negative = recording costs). On this shared 2-vCPU VM, run-to-run noise reaches \
          tens of percent on the multi-threaded cases; use ROUNDS=5 or more before reading small gaps."
     );
+}
+
+/// The seven protocols at 16 clients × window 16 on shared 2, latency recorded, with the
+/// ratio of each median to TCP's.
+fn print_protocols(cases: &[Case]) {
+    let row = |p: &str| {
+        cases
+            .iter()
+            .find(|c| c.protocol == p && c.label.contains(" 16×16 shared 2"))
+    };
+    let Some(tcp) = row("tcp").map(|c| median(c.rates.clone())) else {
+        return;
+    };
+    println!("\nseven protocols, 1 KiB, 16 clients × window 16, shared 2 (latency recorded)\n");
+    println!("| protocol | round trips/s | p99 µs | ratio to TCP |");
+    println!("| --- | ---: | ---: | ---: |");
+    for p in ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"] {
+        if let Some(c) = row(p) {
+            let rate = median(c.rates.clone());
+            println!(
+                "| {p} | {rate:.0} | {:.1} | {:.2} |",
+                median(c.p99.clone()),
+                rate / tcp
+            );
+        }
+    }
 }

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 
 use crate::alarm::Alarm;
 use crate::case::{Case, Protocol};
+use crate::connect;
 use crate::counters::{Counters, ServerStats};
 use crate::latency;
 use crate::phase::{self, ClientReport, Command, PhasePlan};
@@ -126,12 +127,16 @@ impl Rig {
         };
         let ip = case.address_family.loopback();
         match case.protocol {
-            Protocol::Tcp | Protocol::Http | Protocol::Tcps | Protocol::Https => {
-                let tls = match case.protocol {
-                    Protocol::Tcps | Protocol::Https => {
-                        Some(crate::tls::Tls::new(ip).map_err(std::io::Error::other)?)
-                    }
-                    _ => None,
+            Protocol::Tcp
+            | Protocol::Websocket
+            | Protocol::Tcps
+            | Protocol::Wss
+            | Protocol::Http
+            | Protocol::Https => {
+                let tls = if case.protocol.uses_tls() {
+                    Some(crate::tls::Tls::new(ip).map_err(std::io::Error::other)?)
+                } else {
+                    None
                 };
                 for (i, pair) in sockets::tcp_pairs(ip, case.clients)?
                     .into_iter()
@@ -140,70 +145,55 @@ impl Rig {
                     let handle = rig.topology.handle_for(i);
                     let _in_runtime = handle.enter();
                     let client = tokio::net::TcpStream::from_std(pair.client)?;
-                    let framing = match case.protocol {
-                        Protocol::Http | Protocol::Https => tcp::Framing::Http {
-                            host: http_host(client.peer_addr()?),
-                        },
-                        _ => tcp::Framing::Dgram,
+                    let host = http_host(client.peer_addr()?);
+                    let (framing, websocket_host) = match case.protocol {
+                        Protocol::Http | Protocol::Https => (tcp::Framing::Http { host }, None),
+                        Protocol::Websocket | Protocol::Wss => {
+                            (tcp::Framing::WebSocket, Some(host))
+                        }
+                        _ => (tcp::Framing::Dgram, None),
                     };
                     let server = tokio::net::TcpStream::from_std(pair.server)?;
+                    // The handshakes run on the connection's own runtime, before any phase,
+                    // and are not timed.
+                    let tls = tls.clone();
+                    let (done, result) = mpsc::channel();
+                    handle.spawn(async move {
+                        let pair = connect::establish(
+                            client,
+                            server,
+                            tls.as_ref(),
+                            websocket_host.as_deref(),
+                        )
+                        .await;
+                        let _ = done.send(pair);
+                    });
+                    let pair = result
+                        .recv_timeout(Duration::from_secs(10))
+                        .map_err(|_| std::io::Error::other("connection handshake timed out"))??;
+                    if pair.tls.is_some() {
+                        rig.tls = pair.tls;
+                    }
                     let stats = Arc::new(ServerStats::default());
                     rig.server_stats.push(stats.clone());
-                    let serve_args = (
+                    let serve = tcp::serve_conn(
+                        pair.server,
                         case.work,
                         stats,
                         case.fault,
                         rig.closing.clone(),
                         framing.clone(),
                     );
-                    let conn = match &tls {
-                        None => {
-                            let (work, stats, fault, closing, framing) = serve_args;
-                            let serve = tcp::serve(server, work, stats, fault, closing, framing);
-                            rig.server_tasks
-                                .push(handle.spawn(guarded(rig.panics.clone(), serve)));
-                            tcp::Conn::Plain(client)
-                        }
-                        Some(tls) => {
-                            // The handshake runs on the connection's own runtime, before any
-                            // phase, and is not timed.
-                            let tls = tls.clone();
-                            let (done, result) = mpsc::channel();
-                            handle.spawn(async move {
-                                let _ = done.send(tls.handshake(client, server).await);
-                            });
-                            let established = result
-                                .recv_timeout(Duration::from_secs(10))
-                                .map_err(|_| std::io::Error::other("TLS handshake timed out"))?
-                                .map_err(|e| {
-                                    std::io::Error::other(format!("TLS handshake: {e}"))
-                                })?;
-                            rig.tls = Some((
-                                established.version.clone(),
-                                established.cipher_suite.clone(),
-                            ));
-                            let (work, stats, fault, closing, framing) = serve_args;
-                            let serve = tcp::serve(
-                                established.server,
-                                work,
-                                stats,
-                                fault,
-                                closing,
-                                framing,
-                            );
-                            rig.server_tasks
-                                .push(handle.spawn(guarded(rig.panics.clone(), serve)));
-                            tcp::Conn::Tls(Box::new(tokio::io::split(established.client)))
-                        }
-                    };
+                    rig.server_tasks
+                        .push(handle.spawn(guarded(rig.panics.clone(), serve)));
                     let client = TcpClient::new(
-                        conn,
+                        pair.client,
                         i,
                         case.payload,
                         case.window,
                         framing,
                         rig.alarm_for_new_client(),
-                    );
+                    )?;
                     rig.client_tasks.push(handle.spawn(phase::drive(
                         i,
                         client,
@@ -466,7 +456,7 @@ async fn guarded(panics: Arc<AtomicU64>, serve: impl std::future::Future<Output 
     serve.await;
 }
 
-/// The `Host` header for a loopback server address: `127.0.0.1:port` or `[::1]:port`.
+/// The `Host` header (HTTP requests and the WebSocket upgrade) for a loopback server address: `127.0.0.1:port` or `[::1]:port`.
 fn http_host(addr: std::net::SocketAddr) -> String {
     addr.to_string()
 }

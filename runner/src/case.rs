@@ -21,10 +21,14 @@ pub enum Protocol {
     Tcp,
     /// One datagram per message on connected client sockets.
     Udp,
-    /// HTTP/1.1 keep-alive `POST /echo`, pipelined up to the window on one connection.
-    Http,
+    /// RFC 6455 binary frames on `/echo` after an HTTP/1.1 upgrade.
+    Websocket,
     /// TCP's framing inside TLS (rustls).
     Tcps,
+    /// WebSocket inside TLS.
+    Wss,
+    /// HTTP/1.1 keep-alive `POST /echo`, pipelined up to the window on one connection.
+    Http,
     /// HTTP/1.1 inside TLS.
     Https,
 }
@@ -35,11 +39,29 @@ impl Protocol {
         match self {
             Protocol::Tcp => "tcp",
             Protocol::Udp => "udp",
-            Protocol::Http => "http",
+            Protocol::Websocket => "websocket",
             Protocol::Tcps => "tcps",
+            Protocol::Wss => "wss",
+            Protocol::Http => "http",
             Protocol::Https => "https",
         }
     }
+
+    /// Whether the protocol runs inside TLS.
+    pub fn uses_tls(self) -> bool {
+        matches!(self, Protocol::Tcps | Protocol::Wss | Protocol::Https)
+    }
+
+    /// Every protocol, in the order arknet's reports list them.
+    pub const ALL: [Protocol; 7] = [
+        Protocol::Tcp,
+        Protocol::Udp,
+        Protocol::Websocket,
+        Protocol::Tcps,
+        Protocol::Wss,
+        Protocol::Http,
+        Protocol::Https,
+    ];
 }
 
 /// Loopback address family.

@@ -15,6 +15,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The runner's subcommands.
+// Parsed once per process, so the size gap between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure one configuration in this process and print one JSON metrics object.

@@ -1,6 +1,7 @@
 //! Stream echo: one TCP connection per client, TCP_NODELAY on both ends, messages framed by
-//! arknet's `use_dgram` length prefix (`tcp`) or as pipelined HTTP/1.1 requests and responses
-//! (`http`, see [`crate::http1`]).
+//! arknet's `use_dgram` length prefix (`tcp`, `tcps`), as pipelined HTTP/1.1 requests and
+//! responses (`http`, `https`, see [`crate::http1`]) or as WebSocket binary frames
+//! (`websocket`, `wss`, see [`crate::websocket`]).
 //!
 //! The client task never blocks on a write while echoes wait to be read (read and write halves
 //! are polled together), so large windows cannot deadlock against the server. Reads go through
@@ -16,9 +17,11 @@ use tokio::net::TcpStream;
 use crate::alarm::Alarm;
 use crate::case::Fault;
 use crate::client::{ClientCore, Next, OrderRule};
+use crate::connect::ServerConn;
 use crate::counters::{ServerEvent, ServerStats};
 use crate::http1;
 use crate::phase::{ClientReport, PhaseClient, PhasePlan};
+use crate::websocket::{self, MaskKeys};
 use crate::wire::{self, framing, HEADER_LEN, MAX_PAYLOAD};
 use crate::work;
 
@@ -32,6 +35,19 @@ pub enum Framing {
     Dgram,
     /// HTTP/1.1 `POST /echo`; the client sends this `Host` header.
     Http { host: String },
+    /// RFC 6455 binary frames, masked from client to server.
+    WebSocket,
+}
+
+/// A decoded message head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FrameHead {
+    /// Bytes before the body.
+    len: usize,
+    /// Bytes of the body.
+    body: u64,
+    /// WebSocket client frames: the key that masks the body.
+    mask: Option<[u8; 4]>,
 }
 
 /// Which end of the connection reads.
@@ -47,30 +63,49 @@ impl Framing {
         match self {
             Framing::Dgram => framing::MAX_PREFIX,
             Framing::Http { .. } => 160,
+            Framing::WebSocket => websocket::MAX_HEAD,
         }
     }
 
-    /// Appends what precedes a body of `len` bytes sent by `side`.
-    fn write_head(&self, out: &mut Vec<u8>, side: Side, len: usize) {
+    /// Appends what precedes a body of `len` bytes sent by `side`; `mask` is the WebSocket
+    /// client's key for this frame (the caller masks the body once it is written).
+    fn write_head(&self, out: &mut Vec<u8>, side: Side, len: usize, mask: Option<[u8; 4]>) {
         match (self, side) {
             (Framing::Dgram, _) => framing::write_prefix(out, len),
             (Framing::Http { host }, Side::Client) => http1::write_request(out, host, len),
             (Framing::Http { .. }, Side::Server) => http1::write_response(out, len),
+            (Framing::WebSocket, _) => websocket::write_head(out, len, mask),
         }
     }
 
     /// Decodes the head at the start of `buf` as read by `side`.
-    fn read_head(&self, buf: &[u8], side: Side) -> Result<Option<(usize, u64)>, ()> {
+    fn read_head(&self, buf: &[u8], side: Side) -> Result<Option<FrameHead>, ()> {
+        let unmasked = |(len, body)| FrameHead {
+            len,
+            body,
+            mask: None,
+        };
         match self {
-            Framing::Dgram => Ok(framing::read_prefix(buf)),
+            Framing::Dgram => Ok(framing::read_prefix(buf).map(unmasked)),
             Framing::Http { .. } => {
                 let kind = if side == Side::Server {
                     http1::Kind::Request
                 } else {
                     http1::Kind::Response
                 };
-                http1::parse(buf, kind).map_err(|_| ())
+                http1::parse(buf, kind)
+                    .map(|head| head.map(unmasked))
+                    .map_err(|_| ())
             }
+            Framing::WebSocket => websocket::read_head(buf, side == Side::Server)
+                .map(|head| {
+                    head.map(|h| FrameHead {
+                        len: h.len,
+                        body: h.body,
+                        mask: h.mask,
+                    })
+                })
+                .map_err(|_| ()),
         }
     }
 }
@@ -104,26 +139,29 @@ impl InBuf {
         &mut self.bytes[self.end..]
     }
 
-    /// The next complete frame body, `Ok(None)` when more bytes are needed, `Err` when the
-    /// head is malformed or announces an impossible length.
+    /// The next complete frame body (unmasked), `Ok(None)` when more bytes are needed, `Err`
+    /// when the head is malformed or announces an impossible length.
     fn next_frame(
         &mut self,
         framing: &Framing,
         side: Side,
     ) -> Result<Option<std::ops::Range<usize>>, ()> {
         let avail = &self.bytes[self.start..self.end];
-        let Some((prefix, body)) = framing.read_head(avail, side)? else {
+        let Some(head) = framing.read_head(avail, side)? else {
             return Ok(None);
         };
-        if body > MAX_BODY {
+        if head.body > MAX_BODY {
             return Err(());
         }
-        let total = prefix + body as usize;
+        let total = head.len + head.body as usize;
         if avail.len() < total {
             return Ok(None);
         }
-        let range = self.start + prefix..self.start + total;
+        let range = self.start + head.len..self.start + total;
         self.start += total;
+        if let Some(key) = head.mask {
+            websocket::apply_mask(&mut self.bytes[range.clone()], key);
+        }
         Ok(Some(range))
     }
 }
@@ -147,6 +185,8 @@ struct Session {
     out: Vec<u8>,
     payload: usize,
     framing: Framing,
+    /// WebSocket only: where the masking keys come from.
+    mask_keys: Option<MaskKeys>,
     alarm: Arc<Alarm>,
     broken: bool,
 }
@@ -158,6 +198,7 @@ pub struct TcpClient {
 }
 
 impl TcpClient {
+    /// A client on `conn`, which has completed any TLS and WebSocket handshake.
     pub fn new(
         conn: Conn,
         index: usize,
@@ -165,8 +206,12 @@ impl TcpClient {
         window: usize,
         framing: Framing,
         alarm: Arc<Alarm>,
-    ) -> Self {
-        Self {
+    ) -> std::io::Result<Self> {
+        let mask_keys = match framing {
+            Framing::WebSocket => Some(MaskKeys::from_os()?),
+            _ => None,
+        };
+        Ok(Self {
             conn,
             session: Session {
                 core: ClientCore::new(index, payload, window, OrderRule::Strict),
@@ -174,18 +219,24 @@ impl TcpClient {
                 out: Vec::with_capacity(window * (payload + framing.overhead())),
                 payload,
                 framing,
+                mask_keys,
                 alarm,
                 broken: false,
             },
-        }
+        })
     }
 }
 
 impl Session {
     fn queue_next(&mut self, now: Instant) {
+        let mask = self.mask_keys.as_mut().map(MaskKeys::next_key);
         self.framing
-            .write_head(&mut self.out, Side::Client, self.payload);
+            .write_head(&mut self.out, Side::Client, self.payload, mask);
+        let body_start = self.out.len();
         self.core.write_next(&mut self.out, now);
+        if let Some(key) = mask {
+            websocket::apply_mask(&mut self.out[body_start..], key);
+        }
     }
 
     /// Moves bytes both ways until nothing is in flight, the stream breaks or the drain limit.
@@ -346,7 +397,7 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
                 }
                 _ => {}
             }
-            framing.write_head(&mut out, Side::Server, message.len());
+            framing.write_head(&mut out, Side::Server, message.len(), None);
             out.extend_from_slice(message);
             frames_in_batch += 1;
             if fault == Some(Fault::Reorder) && frames_in_batch == 2 && seen % 7 == 0 {
@@ -365,6 +416,21 @@ pub async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
+/// [`serve`] on either kind of server connection.
+pub async fn serve_conn(
+    conn: ServerConn,
+    work_rounds: u64,
+    stats: Arc<ServerStats>,
+    fault: Option<Fault>,
+    closing: Arc<std::sync::atomic::AtomicBool>,
+    framing: Framing,
+) {
+    match conn {
+        ServerConn::Plain(s) => serve(s, work_rounds, stats, fault, closing, framing).await,
+        ServerConn::Tls(s) => serve(*s, work_rounds, stats, fault, closing, framing).await,
+    }
+}
+
 /// Swaps the first two frames of `buf` in place (fault injection only).
 fn swap_first_two_frames(framing: &Framing, buf: &mut [u8]) {
     let frame_len = |b: &[u8]| {
@@ -372,7 +438,7 @@ fn swap_first_two_frames(framing: &Framing, buf: &mut [u8]) {
             .read_head(b, Side::Client)
             .ok()
             .flatten()
-            .map(|(p, n)| p + n as usize)
+            .map(|head| head.len + head.body as usize)
     };
     let Some(first) = frame_len(buf) else { return };
     let Some(second) = frame_len(&buf[first..]) else {

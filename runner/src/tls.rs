@@ -1,4 +1,4 @@
-//! TLS for `tcps` and `https`: rustls with the ring provider, and a certificate generated in
+//! TLS for `tcps`, `wss` and `https`: rustls with the ring provider, and a certificate generated in
 //! process at start (rcgen), so no files or flags are needed. The client trusts exactly that
 //! certificate and verifies it against the loopback IP address. The handshake happens during
 //! setup, before any phase, and is never timed.

@@ -37,9 +37,12 @@ fn assert_accounting(m: &Metrics) {
     assert!((m.roundtrips_per_second - rate).abs() <= 1e-9 * rate.max(1.0));
 }
 
+/// Every protocol the runner speaks, in arknet's order.
+const PROTOCOLS: [&str; 7] = ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"];
+
 #[test]
 fn every_protocol_and_io_model_completes_a_clean_run() {
-    for protocol in ["tcp", "udp", "http", "tcps", "https"] {
+    for protocol in PROTOCOLS {
         for (model, threads) in [("shared", "1"), ("shared", "2"), ("sharded", "2")] {
             let (code, m) = once(&[
                 "--protocol",
@@ -119,7 +122,7 @@ fn udp_buffers_are_requested_and_read_back() {
 
 #[test]
 fn injected_corruption_is_caught() {
-    for protocol in ["tcp", "udp", "http", "tcps", "https"] {
+    for protocol in PROTOCOLS {
         let (code, m) = once(&[
             "--protocol",
             protocol,
@@ -136,26 +139,18 @@ fn injected_corruption_is_caught() {
 
 #[test]
 fn injected_reordering_is_caught() {
-    let (code, m) = once(&[
-        "--protocol",
-        "tcp",
-        "--window",
-        "8",
-        "--inject-fault",
-        "reorder",
-    ]);
-    assert_eq!(code, 1);
-    assert!(m.order_errors > 0, "{m:?}");
-    let (code, m) = once(&[
-        "--protocol",
-        "udp",
-        "--window",
-        "8",
-        "--inject-fault",
-        "reorder",
-    ]);
-    assert_eq!(code, 1);
-    assert!(m.order_errors > 0, "{m:?}");
+    for protocol in PROTOCOLS {
+        let (code, m) = once(&[
+            "--protocol",
+            protocol,
+            "--window",
+            "8",
+            "--inject-fault",
+            "reorder",
+        ]);
+        assert_eq!(code, 1, "{protocol}");
+        assert!(m.order_errors > 0, "{protocol}: {m:?}");
+    }
 }
 
 #[test]
@@ -216,7 +211,7 @@ fn ipv6_loopback_works_when_available() {
         eprintln!("skipped: ::1 is not available here");
         return;
     }
-    for protocol in ["tcp", "udp", "http", "tcps", "https"] {
+    for protocol in PROTOCOLS {
         let (code, m) = once(&["--protocol", protocol, "--address-family", "ipv6"]);
         assert_eq!(code, 0, "{protocol}: {:?}", m.error);
         assert_eq!(m.address_family, "ipv6");

@@ -83,13 +83,7 @@ fn product(clients: &[u64], windows: &[u64]) -> Vec<TrafficProfile> {
 impl MatrixSpec {
     /// The values of `preset` (or arknet's runner defaults without one).
     pub fn preset(preset: Option<Preset>) -> Self {
-        let stream_and_datagram = vec![
-            Protocol::Tcp,
-            Protocol::Udp,
-            Protocol::Http,
-            Protocol::Tcps,
-            Protocol::Https,
-        ];
+        let stream_and_datagram = Protocol::ALL.to_vec();
         let both = vec![IoModel::Shared, IoModel::Sharded];
         let arknet_profiles = vec![
             TrafficProfile {
@@ -496,7 +490,7 @@ mod tests {
         );
         // Per protocol: 5 topologies × 3 payloads × 2 profiles × 3 repetitions = 90.
         let runs = spec.runs();
-        assert_eq!(runs.len(), 5 * 90);
+        assert_eq!(runs.len(), 7 * 90);
         assert!(runs
             .iter()
             .filter(|r| r.protocol == Protocol::Udp)
@@ -529,8 +523,8 @@ mod tests {
     fn dimensions_has_three_topologies_and_four_windows() {
         let spec = MatrixSpec::preset(Some(Preset::Dimensions));
         assert_eq!(spec.io_profiles().len(), 3);
-        // 5 protocols × 3 payloads × 4 windows × 3 topologies × 3 repetitions.
-        assert_eq!(spec.runs().len(), 540);
+        // 7 protocols × 3 payloads × 4 windows × 3 topologies × 3 repetitions.
+        assert_eq!(spec.runs().len(), 756);
     }
 
     #[test]

@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn component_order_puts_a_slash_before_a_dash() {
-        let mut v = vec![
+        let mut v = [
             vec!["a-b".to_string()],
             vec!["a".to_string(), "b".to_string()],
         ];
