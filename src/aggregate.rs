@@ -70,6 +70,39 @@ impl Configuration {
     }
 }
 
+/// A configuration of 1,024 B, 16 clients, window 16, no work, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_configuration(
+    protocol: &str,
+    io_model: &str,
+    io_threads: u64,
+    stats: BTreeMap<&'static str, Stat>,
+    status: Status,
+) -> Configuration {
+    Configuration {
+        dataset: "d".into(),
+        key: ConfigKey {
+            backend: "tokio".into(),
+            implementation: "echomark".into(),
+            protocol: protocol.into(),
+            payload_bytes: 1024,
+            clients: 16,
+            window: 16,
+            io_model: io_model.into(),
+            io_threads,
+            handler_work: 0,
+            udp_server_recv_buffer: None,
+        },
+        status,
+        runs: 3,
+        runs_passed: if status == Status::Valid { 3 } else { 2 },
+        stats,
+        cpu_seconds: None,
+        cpu_percent_estimated: None,
+        cpu_machine_percent: None,
+    }
+}
+
 fn agg_exprs() -> Vec<Expr> {
     let mut exprs = vec![
         len().alias("runs"),

@@ -6,6 +6,7 @@
 //! group) → outputs ([`summary`]). [`format`] holds the number formatting both languages use.
 
 pub mod aggregate;
+pub mod compare;
 pub mod error;
 pub mod format;
 pub mod model;

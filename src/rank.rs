@@ -129,7 +129,6 @@ pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ConfigKey;
     use std::collections::BTreeMap;
 
     fn config(
@@ -148,28 +147,7 @@ mod tests {
                 max: median + spread,
             },
         );
-        Configuration {
-            dataset: "d".into(),
-            key: ConfigKey {
-                backend: "tokio".into(),
-                implementation: "echomark".into(),
-                protocol: "tcp".into(),
-                payload_bytes: 1024,
-                clients: 16,
-                window: 16,
-                io_model: model.into(),
-                io_threads: threads,
-                handler_work: 0,
-                udp_server_recv_buffer: None,
-            },
-            status,
-            runs: 3,
-            runs_passed: if status == Status::Valid { 3 } else { 2 },
-            stats,
-            cpu_seconds: None,
-            cpu_percent_estimated: None,
-            cpu_machine_percent: None,
-        }
+        crate::aggregate::test_configuration("tcp", model, threads, stats, status)
     }
 
     #[test]

@@ -358,6 +358,108 @@ fn the_arknet_baseline_reproduces_the_seed_key_results() {
     );
 }
 
+/// The part of a Markdown page from `## {heading}` to the next second-level heading.
+fn section<'a>(page: &'a str, heading: &str) -> &'a str {
+    let start = page
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("no section {heading:?} in:\n{page}"));
+    let rest = &page[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |e| e + 3);
+    &rest[..end]
+}
+
+#[test]
+fn protocol_pages_show_ratios_to_tcp_and_the_tls_overhead() {
+    let name = "epyc2-20261201-baseline";
+    let raw = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results")
+        .join(name);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let o = build(&[&raw], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let summary: serde_json::Value =
+        serde_json::from_str(&text(&files, &format!("data/{name}/summary.json"))).unwrap();
+    // The medians of 1,024 B / 16 clients / window 16 on 1 runtime / 2 threads, from the
+    // summary the same build wrote.
+    let median = |protocol: &str, metric: &str| -> f64 {
+        let profile = summary["profiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| {
+                p["protocol"] == protocol
+                    && p["payload_bytes"] == 1024
+                    && p["clients"] == 16
+                    && p["window"] == 16
+                    && p["io_model"] == "shared"
+                    && p["io_threads"] == 2
+            })
+            .unwrap_or_else(|| panic!("{protocol} not in the summary"));
+        assert_eq!(profile["status"], "valid", "{protocol}");
+        profile[metric]["median"].as_f64().unwrap()
+    };
+    for (subject, base, en_heading, zh_heading) in [
+        (
+            "tcps",
+            "tcp",
+            "TLS overhead: TCP+TLS against TCP",
+            "TLS 开销：TCP+TLS 对比 TCP",
+        ),
+        (
+            "wss",
+            "websocket",
+            "TLS overhead: WSS against WebSocket",
+            "TLS 开销：WSS 对比 WebSocket",
+        ),
+        (
+            "https",
+            "http",
+            "TLS overhead: HTTPS against HTTP",
+            "TLS 开销：HTTPS 对比 HTTP",
+        ),
+        ("wss", "tcp", "Compared with TCP", "与 TCP 对比"),
+        ("https", "tcp", "Compared with TCP", "与 TCP 对比"),
+        ("websocket", "tcp", "Compared with TCP", "与 TCP 对比"),
+        ("http", "tcp", "Compared with TCP", "与 TCP 对比"),
+    ] {
+        let ratio = |metric| format!("{:.2}×", median(subject, metric) / median(base, metric));
+        let (throughput, p99) = (ratio("roundtrips_per_second"), ratio("rtt_p99_us"));
+        for (lang, heading, row_start) in [
+            (
+                "en",
+                en_heading,
+                "| 1024 B / 16 clients / window 16 | tokio / 1 runtime / 2 threads |",
+            ),
+            (
+                "zh",
+                zh_heading,
+                "| 1024 B / 16 个客户端 / 窗口 16 | tokio / 1 个运行时 / 2 个线程 |",
+            ),
+        ] {
+            let page = text(&files, &format!("{lang}/{name}/{subject}.md"));
+            let part = section(&page, heading);
+            let row = part
+                .lines()
+                .find(|l| l.starts_with(row_start))
+                .unwrap_or_else(|| panic!("{lang} {subject}/{base}: no row in\n{part}"));
+            let cells: Vec<&str> = row.split(" | ").collect();
+            assert_eq!(cells[4], throughput, "{lang} {subject}/{base}: {row}");
+            assert_eq!(
+                cells[7].trim_end_matches(" |"),
+                p99,
+                "{lang} {subject}/{base}: {row}"
+            );
+        }
+    }
+    // TCP is the reference and UDP is no layer over it: neither page has a ratio section.
+    for protocol in ["tcp", "udp"] {
+        let page = text(&files, &format!("en/{name}/{protocol}.md"));
+        assert!(!page.contains("## Compared with") && !page.contains("## TLS overhead"));
+    }
+}
+
 #[test]
 fn the_committed_site_is_up_to_date() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -11,13 +11,17 @@ use crate::websocket;
 
 /// The server's end of a connection pair.
 pub enum ServerConn {
+    /// `tcp`, `websocket`, `http`.
     Plain(TcpStream),
+    /// `tcps`, `wss`, `https`.
     Tls(Box<server::TlsStream<TcpStream>>),
 }
 
 /// A connection pair ready for traffic.
 pub struct Pair {
+    /// The client's end, for [`crate::tcp::TcpClient`].
     pub client: Conn,
+    /// The server's end, for [`crate::tcp::serve_conn`].
     pub server: ServerConn,
     /// The negotiated TLS version and cipher suite.
     pub tls: Option<(String, String)>,

@@ -10,6 +10,7 @@ use super::charts::{self, BarChart, Cell};
 use super::i18n::Catalog;
 use super::markdown::escape;
 use crate::aggregate::{Configuration, Stat, Status};
+use crate::compare;
 use crate::format;
 use crate::model::{ConfigKey, Dataset};
 use crate::output::safe_name;
@@ -109,9 +110,8 @@ fn median(s: Option<Stat>, f: fn(f64) -> String) -> String {
     s.map_or("N/A".to_string(), |s| f(s.median))
 }
 
-/// One row of a protocol table.
-fn table_row(cat: &Catalog, c: &Configuration) -> String {
-    let k = &c.key;
+/// "Tokio / 1 runtime / 2 threads", with the implementation when it is not the default.
+fn model_label(cat: &Catalog, k: &ConfigKey) -> String {
     let mut model = format!(
         "{} / {}",
         backend_label(cat, &k.backend),
@@ -123,6 +123,12 @@ fn table_row(cat: &Catalog, c: &Configuration) -> String {
             label(cat, "implementation", &k.implementation)
         );
     }
+    model
+}
+
+/// One row of a protocol table.
+fn table_row(cat: &Catalog, c: &Configuration) -> String {
+    let model = model_label(cat, &c.key);
     if c.status == Status::Failed {
         let excluded = cat.fill(
             "page.excluded",
@@ -451,30 +457,83 @@ fn key_result(cat: &Catalog, r: &Ranking) -> String {
     text
 }
 
+/// Position of `p` in [`PROTOCOL_ORDER`]; unknown protocols come last.
+fn protocol_rank(p: &str) -> usize {
+    PROTOCOL_ORDER
+        .iter()
+        .position(|x| *x == p)
+        .unwrap_or(PROTOCOL_ORDER.len())
+}
+
+/// "1 client", "16 clients" in the page's language.
+fn clients_phrase(cat: &Catalog, n: u64) -> String {
+    if n == 1 {
+        cat.text("clients.one").to_string()
+    } else {
+        cat.fill("clients.many", &[("n", &format::count(n))])
+    }
+}
+
+/// "A, B and C" in the page's language.
+fn join_list(cat: &Catalog, items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!(
+            "{}{}{last}",
+            init.join(cat.text("list.sep")),
+            cat.text("list.last")
+        ),
+    }
+}
+
+/// The windows of the main charts: "UDP window 1, other protocols window 16". Protocols with
+/// the same windows share one phrase; the largest such group is "other protocols".
 fn windows_note(cat: &Catalog, view: &DatasetView, payload: u64, clients: u64) -> String {
-    let mut by_protocol: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    let mut by_protocol: BTreeMap<(usize, String), BTreeSet<u64>> = BTreeMap::new();
     for c in view
         .configs
         .iter()
         .filter(|c| c.key.payload_bytes == payload && c.key.clients == clients)
     {
         by_protocol
-            .entry(protocol_label(cat, &c.key.protocol))
+            .entry((protocol_rank(&c.key.protocol), c.key.protocol.clone()))
             .or_default()
             .insert(c.key.window);
     }
-    let window_word = if cat.code == "zh" { "窗口" } else { "window" };
-    let sep = if cat.code == "zh" { "，" } else { ", " };
-    by_protocol
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for ((_, protocol), windows) in &by_protocol {
+        let windows = windows
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join("/");
+        let label = protocol_label(cat, protocol);
+        match groups.iter_mut().find(|(w, _)| *w == windows) {
+            Some((_, labels)) => labels.push(label),
+            None => groups.push((windows, vec![label])),
+        }
+    }
+    let largest = groups
         .iter()
-        .map(|(p, w)| {
-            format!(
-                "{p} {window_word} {}",
-                w.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(sep)
+        .enumerate()
+        .max_by_key(|(i, (_, labels))| (labels.len(), std::cmp::Reverse(*i)))
+        .map(|(i, _)| i);
+    let mut phrases = Vec::new();
+    let mut others = None;
+    for (i, (windows, labels)) in groups.iter().enumerate() {
+        if groups.len() > 1 && Some(i) == largest && labels.len() > 1 {
+            others = Some(cat.fill("overview.others_window", &[("windows", windows)]));
+        } else {
+            let who = join_list(cat, labels);
+            phrases.push(cat.fill(
+                "overview.window_of",
+                &[("protocols", &who), ("windows", windows)],
+            ));
+        }
+    }
+    phrases.extend(others);
+    phrases.join(cat.text("overview.phrase_sep"))
 }
 
 /// A dataset's overview page.
@@ -551,7 +610,7 @@ pub fn overview_page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         (Vec::new(), String::new(), String::new());
     let (mut throughput_charts, mut p99_charts) = (Vec::new(), Vec::new());
     if let Some((payload, clients)) = load {
-        let (p, c) = (format::count(payload), clients.to_string());
+        let (p, c) = (format::count(payload), clients_phrase(cat, clients));
         main_load_text = cat.fill(
             "overview.main_load",
             &[
@@ -561,12 +620,6 @@ pub fn overview_page(cat: &Catalog, view: &DatasetView) -> PageSpec {
             ],
         );
         key_caveat = cat.fill("overview.key_caveat", &[("payload", &p), ("clients", &c)]);
-        let protocol_rank = |p: &str| {
-            PROTOCOL_ORDER
-                .iter()
-                .position(|x| *x == p)
-                .unwrap_or(PROTOCOL_ORDER.len())
-        };
         let mut main: Vec<&&Ranking> = view
             .rankings
             .iter()
@@ -656,8 +709,10 @@ pub fn overview_page(cat: &Catalog, view: &DatasetView) -> PageSpec {
             }
         }
     }
-    let choose_rows: Vec<String> = view
-        .rankings
+    let mut in_protocol_order: Vec<&&Ranking> = view.rankings.iter().collect();
+    // Stable: within a protocol the rankings keep their load order.
+    in_protocol_order.sort_by_key(|r| protocol_rank(&r.group.protocol));
+    let choose_rows: Vec<String> = in_protocol_order
         .iter()
         .map(|r| {
             let g = &r.group;
@@ -936,10 +991,84 @@ pub fn protocol_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> PageS
             "title": title,
             "intro": cat.fill("page.intro", &[("dataset", &escape(&d.name)), ("repetitions", &repetitions.to_string())]),
             "methodology": cat.fill("page.methodology", &[("link", "../methodology.md")]),
+            "comparisons": comparison_sections(cat, view, protocol),
             "sections": sections,
         }),
         charts,
     }
+}
+
+/// The ratio sections of a protocol page: against the plaintext form of a TLS protocol,
+/// then against TCP, for each baseline protocol the dataset has.
+fn comparison_sections(
+    cat: &Catalog,
+    view: &DatasetView,
+    protocol: &str,
+) -> Vec<serde_json::Value> {
+    let present = view.protocols();
+    let subject = protocol_label(cat, protocol);
+    compare::baselines(protocol)
+        .into_iter()
+        .filter(|base| present.iter().any(|p| p == base))
+        .map(|base| {
+            let base_label = protocol_label(cat, base);
+            let names = [
+                ("protocol", subject.as_str()),
+                ("base", base_label.as_str()),
+            ];
+            let tls_over_plain = matches!(
+                (protocol, base),
+                ("tcps", "tcp") | ("wss", "websocket") | ("https", "http")
+            );
+            let heading = if tls_over_plain {
+                cat.fill("compare.tls_heading", &names)
+            } else {
+                cat.fill("compare.heading", &names)
+            };
+            let pairs = compare::pairs(&view.configs, protocol, base);
+            let summary = match compare::spread(&pairs) {
+                Some(s) => cat.fill(
+                    "compare.summary",
+                    &[
+                        ("protocol", &subject),
+                        ("base", &base_label),
+                        ("count", &format::count(s.count as u64)),
+                        ("median", &format::ratio(s.median)),
+                        ("min", &format::ratio(s.min)),
+                        ("max", &format::ratio(s.max)),
+                    ],
+                ),
+                None => cat.fill("compare.none", &names),
+            };
+            let rows: Vec<String> = pairs
+                .iter()
+                .map(|pair| {
+                    let p99 =
+                        |c: &Configuration| median(c.stat("rtt_p99_us"), format::two_decimals);
+                    format!(
+                        "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                        profile_heading(cat, &pair.subject.key),
+                        model_label(cat, &pair.subject.key),
+                        median(
+                            pair.subject.stat("roundtrips_per_second"),
+                            format::throughput
+                        ),
+                        median(pair.base.stat("roundtrips_per_second"), format::throughput),
+                        format::ratio(pair.throughput),
+                        p99(pair.subject),
+                        p99(pair.base),
+                        pair.p99.map_or("N/A".to_string(), format::ratio),
+                    )
+                })
+                .collect();
+            serde_json::json!({
+                "heading": heading,
+                "summary": summary,
+                "header": cat.fill("compare.table_header", &names),
+                "rows": rows,
+            })
+        })
+        .collect()
 }
 
 /// Whether `protocol` in `view` was measured over enough windows for a dimensions page.
@@ -1417,7 +1546,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                 "udp.isolation_intro",
                 &[
                     ("dataset", &escape(&d.name)),
-                    ("clients", &isolated[0].key.clients.to_string()),
+                    ("clients", &clients_phrase(cat, isolated[0].key.clients)),
                     ("repetitions", &f.map_or(0, |f| f.repetitions).to_string()),
                 ],
             );
@@ -1527,7 +1656,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                             key,
                             &[
                                 ("payload", &format::count(payload)),
-                                ("clients", &clients.to_string())
+                                ("clients", &clients_phrase(cat, clients))
                             ]
                         )
                     );
@@ -1578,7 +1707,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             ]),
             "condition_rows": condition_rows,
             "correctness_rows": correctness_rows,
-            "throughput_intro": cat.fill("udp.throughput_intro", &[("payload", &format::count(payload)), ("clients", &clients.to_string()), ("window", &window.to_string())]),
+            "throughput_intro": cat.fill("udp.throughput_intro", &[("payload", &format::count(payload)), ("clients", &clients_phrase(cat, clients)), ("window", &window.to_string())]),
             "throughput_rows": throughput_rows,
             "images": images,
             "buffer_lines": buffer_lines,
