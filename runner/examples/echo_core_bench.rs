@@ -4,8 +4,9 @@
 //! ping-pong, the echo core at 1 client / window 1, and 16 clients / window 16 on shared 2
 //! and sharded 2, each with latency recording on and off, then the seven protocols side by
 //! side at 16 clients / window 16 on shared 2 with their ratio to TCP. Every case runs
-//! `ROUNDS` times,
-//! interleaved so that machine noise spreads over all of them; the table shows medians.
+//! `ROUNDS` times, interleaved so that machine noise spreads over all of them, each beside
+//! its twin with the other latency setting; the table shows medians, and the spread
+//! (min–max over the rounds) of the seven-protocol rows.
 //!
 //! Run with `scripts/bench-echo-core` (it builds the binaries first).
 //! Environment: `ROUNDS` (default 3), `SECONDS` (default 1).
@@ -117,7 +118,21 @@ fn main() {
             floor[i].push(c[p]["roundtrips_per_second"].as_f64().unwrap());
             bare_rates[i].push(b[p]["roundtrips_per_second"].as_f64().unwrap());
         }
-        for case in &mut cases {
+        // Each case runs right beside its twin with the other latency setting, first or
+        // second in alternate rounds, so that slow drift of the machine does not pass for
+        // the cost of recording.
+        let half = cases.len() / 2;
+        let order: Vec<usize> = (0..half)
+            .flat_map(|k| {
+                if round % 2 == 1 {
+                    [k, k + half]
+                } else {
+                    [k + half, k]
+                }
+            })
+            .collect();
+        for i in order {
+            let case = &mut cases[i];
             let v = json(Command::new(&runner).args(&case.args));
             let m: Metrics = serde_json::from_value(v).expect("metrics");
             assert!(m.ok, "{}: {:?}", case.label, m.error);
@@ -198,13 +213,17 @@ fn print_protocols(cases: &[Case]) {
         return;
     };
     println!("\nseven protocols, 1 KiB, 16 clients × window 16, shared 2 (latency recorded)\n");
-    println!("| protocol | round trips/s | p99 µs | ratio to TCP |");
-    println!("| --- | ---: | ---: | ---: |");
+    println!("| protocol | round trips/s | min–max over rounds | p99 µs | ratio to TCP |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
     for p in ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"] {
         if let Some(c) = row(p) {
             let rate = median(c.rates.clone());
+            let (lo, hi) = c
+                .rates
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
             println!(
-                "| {p} | {rate:.0} | {:.1} | {:.2} |",
+                "| {p} | {rate:.0} | {lo:.0}–{hi:.0} | {:.1} | {:.2} |",
                 median(c.p99.clone()),
                 rate / tcp
             );
