@@ -5,7 +5,9 @@
 //! field but the protocol is equal (backend, implementation, payload, clients, window, IO
 //! model, threads, handler work), so a ratio never crosses a failed run or another load.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
 
 use crate::aggregate::{Configuration, Status};
 use crate::model::ConfigKey;
@@ -71,6 +73,41 @@ pub fn pairs<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Ve
                 throughput: ratio("roundtrips_per_second")?,
                 p99: ratio("rtt_p99_us"),
             })
+        })
+        .collect()
+}
+
+/// One ratio as `summary.json` lists it: the subject's key, the baseline protocol, and the
+/// ratios of the medians.
+#[derive(Debug, Clone, Serialize)]
+pub struct RatioRow {
+    #[serde(flatten)]
+    pub key: ConfigKey,
+    pub baseline: String,
+    pub roundtrips_per_second_ratio: f64,
+    pub rtt_p99_us_ratio: Option<f64>,
+}
+
+/// Every pair of every protocol in `configs` against each of its [`baselines`], subject
+/// protocols in name order.
+pub fn ratio_rows(configs: &[&Configuration]) -> Vec<RatioRow> {
+    let protocols: BTreeSet<&str> = configs.iter().map(|c| c.key.protocol.as_str()).collect();
+    protocols
+        .iter()
+        .flat_map(|subject| {
+            baselines(subject)
+                .into_iter()
+                .filter(|base| protocols.contains(base))
+                .flat_map(move |base| {
+                    pairs(configs, subject, base)
+                        .into_iter()
+                        .map(move |p| RatioRow {
+                            key: p.subject.key.clone(),
+                            baseline: base.to_string(),
+                            roundtrips_per_second_ratio: p.throughput,
+                            rtt_p99_us_ratio: p.p99,
+                        })
+                })
         })
         .collect()
 }

@@ -115,6 +115,9 @@ pub struct SummaryDocument {
     pub configurations_valid: usize,
     pub profiles: Vec<Value>,
     pub rankings: Vec<crate::rank::Ranking>,
+    /// Each stream protocol against TCP, and each TLS protocol against its plaintext form,
+    /// on every configuration both passed (see [`crate::compare`]).
+    pub protocol_ratios: Vec<crate::compare::RatioRow>,
     pub failed_configurations: Vec<crate::validate::FailedConfiguration>,
 }
 
@@ -128,6 +131,10 @@ impl SummaryDocument {
     ) -> Self {
         let report = crate::validate::report(d);
         let repetitions = d.files.first().map_or(0, |f| f.repetitions);
+        let mine: Vec<&Configuration> = configurations
+            .iter()
+            .filter(|c| c.dataset == d.name)
+            .collect();
         Self {
             dataset: d.name.clone(),
             source_sha256: d.files.first().and_then(|f| f.source_sha256.clone()),
@@ -136,16 +143,13 @@ impl SummaryDocument {
             runs_passed: report.runs_passed,
             configurations: report.configurations,
             configurations_valid: report.configurations_valid,
-            profiles: configurations
-                .iter()
-                .filter(|c| c.dataset == d.name)
-                .map(|c| row(c, repetitions))
-                .collect(),
+            profiles: mine.iter().map(|c| row(c, repetitions)).collect(),
             rankings: rankings
                 .iter()
                 .filter(|r| r.group.dataset == d.name)
                 .cloned()
                 .collect(),
+            protocol_ratios: crate::compare::ratio_rows(&mine),
             failed_configurations: report.failed_configurations,
         }
     }

@@ -426,6 +426,23 @@ fn protocol_pages_show_ratios_to_tcp_and_the_tls_overhead() {
     ] {
         let ratio = |metric| format!("{:.2}×", median(subject, metric) / median(base, metric));
         let (throughput, p99) = (ratio("roundtrips_per_second"), ratio("rtt_p99_us"));
+        // summary.json lists the same ratio for consumers of the data.
+        let listed = summary["protocol_ratios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["protocol"] == subject
+                    && r["baseline"] == base
+                    && r["payload_bytes"] == 1024
+                    && r["clients"] == 16
+                    && r["io_model"] == "shared"
+                    && r["io_threads"] == 2
+            })
+            .unwrap_or_else(|| panic!("{subject}/{base} not in protocol_ratios"));
+        let exact =
+            median(subject, "roundtrips_per_second") / median(base, "roundtrips_per_second");
+        assert!((listed["roundtrips_per_second_ratio"].as_f64().unwrap() - exact).abs() < 1e-12);
         for (lang, heading, row_start) in [
             (
                 "en",
