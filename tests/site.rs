@@ -356,6 +356,15 @@ fn the_arknet_baseline_reproduces_the_seed_key_results() {
         en.contains("**TCP / Boost.Asio / No added computation**"),
         "every backend ranked"
     );
+    // The TLS overhead is summarised per backend, never pooled across the two stacks.
+    let tcps = text(&files, "en/arknet/tcps.md");
+    let overhead = section(&tcps, "TLS overhead: TCP+TLS against TCP");
+    for backend in ["Boost.Asio", "Standalone Asio"] {
+        assert!(
+            overhead.contains(&format!("**{backend}**: Over the 30 configurations")),
+            "{overhead}"
+        );
+    }
 }
 
 /// The part of a Markdown page from `## {heading}` to the next second-level heading.

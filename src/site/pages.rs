@@ -1026,19 +1026,47 @@ fn comparison_sections(
                 cat.fill("compare.heading", &names)
             };
             let pairs = compare::pairs(&view.configs, protocol, base);
-            let summary = match compare::spread(&pairs) {
-                Some(s) => cat.fill(
-                    "compare.summary",
-                    &[
-                        ("protocol", &subject),
-                        ("base", &base_label),
-                        ("count", &format::count(s.count as u64)),
-                        ("median", &format::ratio(s.median)),
-                        ("min", &format::ratio(s.min)),
-                        ("max", &format::ratio(s.max)),
-                    ],
-                ),
-                None => cat.fill("compare.none", &names),
+            // One spread per backend: ratios of different stacks are not pooled.
+            let mut by_backend: BTreeMap<&str, Vec<compare::Pair>> = BTreeMap::new();
+            for pair in &pairs {
+                by_backend
+                    .entry(pair.subject.key.backend.as_str())
+                    .or_default()
+                    .push(*pair);
+            }
+            let several = by_backend.len() > 1;
+            let summary = if pairs.is_empty() {
+                cat.fill("compare.none", &names)
+            } else {
+                by_backend
+                    .iter()
+                    .filter_map(|(backend, of_backend)| {
+                        let s = compare::spread(of_backend)?;
+                        let sentence = cat.fill(
+                            "compare.summary",
+                            &[
+                                ("protocol", &subject),
+                                ("base", &base_label),
+                                ("count", &format::count(s.count as u64)),
+                                ("median", &format::ratio(s.median)),
+                                ("min", &format::ratio(s.min)),
+                                ("max", &format::ratio(s.max)),
+                            ],
+                        );
+                        Some(if several {
+                            cat.fill(
+                                "compare.for_backend",
+                                &[
+                                    ("backend", &backend_label(cat, backend)),
+                                    ("sentence", &sentence),
+                                ],
+                            )
+                        } else {
+                            sentence
+                        })
+                    })
+                    .collect::<Vec<_>>()
+                    .join(cat.text("site.sentence_sep"))
             };
             let rows: Vec<String> = pairs
                 .iter()
