@@ -94,6 +94,44 @@ fn every_protocol_and_io_model_completes_a_clean_run() {
 }
 
 #[test]
+fn tls_needs_no_certificate_files_and_writes_none() {
+    // An empty working directory and an empty HOME: nothing to find, and afterwards
+    // nothing may have been written there.
+    let cwd = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for protocol in ["tcps", "wss", "https"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
+            .args([
+                "once",
+                "--protocol",
+                protocol,
+                "--seconds",
+                "0.2",
+                "--warmup",
+                "0",
+            ])
+            .current_dir(cwd.path())
+            .env_clear()
+            .env("HOME", home.path())
+            .output()
+            .expect("runner starts");
+        let m: Metrics = serde_json::from_slice(&out.stdout).expect("metrics");
+        assert!(m.ok && m.messages > 0, "{protocol}: {:?}", m.error);
+        assert_eq!(m.tls_version.as_deref(), Some("TLSv1_3"), "{protocol}");
+    }
+    for dir in [cwd.path(), home.path()] {
+        assert_eq!(
+            std::fs::read_dir(dir).unwrap().count(),
+            0,
+            "{dir:?} was written to"
+        );
+    }
+    // And there is no flag to give one.
+    let out = runner(&["once", "--protocol", "tcps", "--certs", "."]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn udp_buffers_are_requested_and_read_back() {
     let (code, m) = once(&[
         "--protocol",
