@@ -3,7 +3,7 @@
 //! The pipeline, one module per stage: [`read`] (find, parse, normalise) → [`validate`]
 //! (one strict rule per run, dataset consistency) → [`table`] (one polars row per run) →
 //! [`aggregate`] (median, min and max per configuration) → [`rank`] (best IO model per
-//! group) → outputs ([`summary`]). [`format`] holds the number formatting both languages use.
+//! group) → outputs ([`summary`]). [`format`](mod@format) holds the number formatting both languages use.
 
 pub mod aggregate;
 pub mod compare;

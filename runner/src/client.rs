@@ -1,6 +1,7 @@
 //! The protocol-independent half of a client: its window of in-flight slots, sequence
 //! numbers, echo verification, order rule, latency recording and per-phase accounting.
-//! The TCP and UDP clients own the socket and call into this.
+//! The stream (TCP, WebSocket, HTTP, with or without TLS) and UDP clients own the socket and
+//! call into this.
 
 use std::time::{Duration, Instant};
 

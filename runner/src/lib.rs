@@ -1,9 +1,11 @@
 //! echomark-runner: the loopback echo core and the matrix driver.
 //!
 //! The pipeline of one measurement, by module: [`case`] (what to measure) → [`topology`]
-//! (runtimes) → [`sockets`] (setup) → [`tcp`] / [`udp`] (traffic, using [`client`] and
-//! [`wire`]) → [`phase`] (warmup, measured, drain) → [`bench`] (orchestration and the
-//! metrics object). [`latency`], [`counters`] and [`resources`] hold the measurements.
+//! (runtimes) → [`sockets`] and [`connect`] (setup: TLS handshakes from [`tls`], WebSocket
+//! upgrades from [`websocket`]) → [`tcp`] / [`udp`] (traffic, using [`client`], [`wire`] and
+//! the stream framings of [`http1`] and [`websocket`]) → [`phase`] (warmup, measured, drain)
+//! → [`bench`](mod@bench) (orchestration and the metrics object). [`latency`], [`counters`] and
+//! [`resources`] hold the measurements.
 
 pub mod alarm;
 pub mod bench;

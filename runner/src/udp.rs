@@ -4,7 +4,7 @@
 //! and its slot is refilled (before the deadline) or freed (after it), so loss never shrinks
 //! the window for good and a run never waits for an echo that will not come. A loss is
 //! declared between 1 and 1.25 timeouts after its send. The check runs when the orchestrator rings the client's
-//! [`Alarm`](crate::alarm::Alarm), every quarter timeout.
+//! [`Alarm`], every quarter timeout.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

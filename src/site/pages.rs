@@ -1,6 +1,6 @@
 //! Page models: every number and label a page shows, computed once here (in the page's
 //! language) and handed to a template that only arranges it. Strings from archives pass
-//! through [`escape`](super::markdown::escape) before they reach Markdown.
+//! through [`escape`] before they reach Markdown.
 
 use std::collections::{BTreeMap, BTreeSet};
 
