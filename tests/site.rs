@@ -653,6 +653,45 @@ fn the_site_works_in_headless_chromium() {
             "the switch reaches the same page in the other language"
         );
     }
+    // A protocol page of the committed seven-protocol baseline: the TLS-overhead and TCP
+    // sections render as headings with their tables, in both languages, without errors.
+    let baseline = dir.path().join("baseline");
+    let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results/epyc2-20261201-baseline");
+    assert!(build(&[&raw], &baseline).status.success());
+    let baseline_port = serve(baseline, 8);
+    for (page, headings) in [
+        (
+            "en/epyc2-20261201-baseline/wss.html",
+            ["TLS overhead: WSS against WebSocket", "Compared with TCP"],
+        ),
+        (
+            "zh/epyc2-20261201-baseline/wss.html",
+            ["TLS 开销：WSS 对比 WebSocket", "与 TCP 对比"],
+        ),
+    ] {
+        let out = run(
+            &format!("http://127.0.0.1:{baseline_port}/{page}"),
+            &["--dump-dom", "--enable-logging=stderr", "--v=0"],
+        );
+        let dom = String::from_utf8_lossy(&out.stdout);
+        for heading in headings {
+            let at = dom
+                .find(&format!("<h2>{heading}</h2>"))
+                .unwrap_or_else(|| panic!("{page}: no heading {heading}"));
+            let next_table = dom[at..].find("<table>").expect("a table follows");
+            let next_heading = dom[at + 4..].find("<h2>").map_or(usize::MAX, |h| h + 4);
+            assert!(
+                next_table < next_heading,
+                "{page}: {heading} has its own table"
+            );
+        }
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !log.lines()
+                .any(|l| l.contains("CONSOLE") || l.contains("Uncaught")),
+            "{page}: {log}"
+        );
+    }
     // A screenshot of a narrow viewport is not blank: it is far larger than one of an empty page.
     let shot = dir.path().join("narrow.png");
     let blank = dir.path().join("blank.png");
