@@ -362,11 +362,18 @@ pub fn index_page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
         .map(|v| {
             let d = v.dataset;
             let slug = dataset_slug(d);
-            let host = format!(
-                "{}, {} CPUs",
-                escape(&host_value(d, "cpu").unwrap_or_default()),
-                host_value(d, "logical_cpus").unwrap_or_default()
+            let host = cat.fill(
+                "index.host",
+                &[
+                    ("cpu", &escape(&host_value(d, "cpu").unwrap_or_default())),
+                    ("cpus", &host_value(d, "logical_cpus").unwrap_or_default()),
+                ],
             );
+            let protocols: Vec<String> = v
+                .protocols()
+                .iter()
+                .map(|p| protocol_label(cat, p))
+                .collect();
             let recorded = d
                 .files
                 .iter()
@@ -374,8 +381,9 @@ pub fn index_page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
                 .min()
                 .unwrap_or("");
             format!(
-                "| [{}]({slug}/overview.md) | {host} | {} / {} | {} / {} | {} |",
+                "| [{}]({slug}/overview.md) | {} | {host} | {} / {} | {} / {} | {} |",
                 escape(&d.name),
+                protocols.join(cat.text("list.sep")),
                 format::count(v.report.runs_passed as u64),
                 format::count(v.report.runs as u64),
                 format::count(v.report.configurations_valid as u64),
