@@ -283,6 +283,7 @@ impl Session {
                     }
                     Ok(n) => {
                         self.inbuf.end += n;
+                        alarm.progressed();
                         let now = Instant::now();
                         loop {
                             match self.inbuf.next_frame(&self.framing, Side::Client) {

@@ -88,6 +88,7 @@ impl PhaseClient for UdpClient {
                 biased;
                 r = self.socket.recv(&mut self.recv_buf) => match r {
                     Ok(n) => {
+                        alarm.progressed();
                         let now = Instant::now();
                         if self.core.on_echo(&self.recv_buf[..n], now) == Next::Send {
                             self.send_next(now).await;
