@@ -6,7 +6,8 @@
 //! side at 16 clients / window 16 on shared 2 with their ratio to TCP. Every case runs
 //! `ROUNDS` times, interleaved so that machine noise spreads over all of them, each beside
 //! its twin with the other latency setting; the table shows medians, and the spread
-//! (min–max over the rounds) of the seven-protocol rows.
+//! (min–max over the rounds) of the seven-protocol rows. Last, a fairness line: 1,024 TCP
+//! clients × window 1 on one thread, whose p99 / p50 shows whether any client starves.
 //!
 //! Run with `scripts/bench-echo-core` (it builds the binaries first).
 //! Environment: `ROUNDS` (default 3), `SECONDS` (default 1).
@@ -104,8 +105,36 @@ fn main() {
         }
     }
     let (mut floor, mut bare_rates) = ([vec![], vec![]], [vec![], vec![]]);
+    // Fairness at scale: 1,024 TCP clients × window 1 on one thread; a starved client shows
+    // as a p99 far above the p50 (rt/s, p50, p99, p99.9 per round).
+    let mut crowd: [Vec<f64>; 4] = Default::default();
     for round in 1..=rounds {
         eprintln!("round {round}/{rounds}");
+        let m: Metrics = serde_json::from_value(json(Command::new(&runner).args([
+            "once",
+            "--protocol",
+            "tcp",
+            "--clients",
+            "1024",
+            "--window",
+            "1",
+            "--io-model",
+            "sharded",
+            "--io-threads",
+            "1",
+            "--seconds",
+            &seconds,
+        ])))
+        .expect("metrics");
+        assert!(m.ok, "1,024 clients: {:?}", m.error);
+        for (v, x) in crowd.iter_mut().zip([
+            m.roundtrips_per_second,
+            m.rtt_p50_us,
+            m.rtt_p99_us,
+            m.rtt_p999_us,
+        ]) {
+            v.push(x);
+        }
         let c = json(Command::new(&runner).args([
             "calibrate",
             "--payload",
@@ -194,6 +223,12 @@ fn main() {
         );
     }
     print_protocols(&cases[..half]);
+    let [rate, p50, p99, p999] = crowd.map(median);
+    println!(
+        "\n1,024 TCP clients × window 1, 1 KiB, sharded 1: {rate:.0} rt/s, p50 {p50:.0} µs, \
+         p99 {p99:.0} µs, p99.9 {p999:.0} µs (p99 / p50 = {:.1})",
+        p99 / p50
+    );
     println!(
         "\n\"latency on vs off\" is the throughput with every round trip recorded relative to none \
          recorded (negative = recording costs). On this shared 2-vCPU VM, run-to-run noise reaches \
