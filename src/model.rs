@@ -160,3 +160,10 @@ pub struct Dataset {
     /// Things worth knowing that do not change any verdict.
     pub warnings: Vec<crate::error::Problem>,
 }
+
+impl Dataset {
+    /// Repetitions per configuration, as the first archive's settings give them (0 without one).
+    pub fn repetitions(&self) -> u64 {
+        self.files.first().map_or(0, |f| f.repetitions)
+    }
+}

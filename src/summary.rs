@@ -130,7 +130,7 @@ impl SummaryDocument {
         rankings: &[crate::rank::Ranking],
     ) -> Self {
         let report = crate::validate::report(d);
-        let repetitions = d.files.first().map_or(0, |f| f.repetitions);
+        let repetitions = d.repetitions();
         let mine: Vec<&Configuration> = configurations
             .iter()
             .filter(|c| c.dataset == d.name)

@@ -260,15 +260,8 @@ pub fn grouped_bars(chart: &BarChart) -> String {
         }
         for (g, label) in chart.groups.iter().enumerate() {
             let at = ctx.backend_coord(&(g as f64 + 0.5, 0.0));
-            let text = Text::new(
-                label.as_str(),
-                (at.0, at.1 + 16),
-                TextStyle::from(font(12)).pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Center,
-                )),
-            );
-            root.draw(&text).expect("group label");
+            root.draw(&centered(label, (at.0, at.1 + 16), 12))
+                .expect("group label");
         }
         // The legend, drawn on the root area (outside the plot's clipping).
         let failed = chart

@@ -603,7 +603,7 @@ pub fn overview_page(cat: &Catalog, view: &DatasetView) -> PageSpec {
     };
     let seconds = first.map_or(0.0, |f| f.seconds);
     let warmup = first.map_or(0.0, |f| f.warmup);
-    let repetitions = first.map_or(0, |f| f.repetitions);
+    let repetitions = d.repetitions();
     let settings_line = cat.fill(
         "overview.settings_line",
         &[
@@ -987,7 +987,7 @@ pub fn protocol_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> PageS
             .collect();
         sections.push(serde_json::json!({"heading": work_label(cat, work), "images": images, "tables": tables}));
     }
-    let repetitions = d.files.first().map_or(0, |f| f.repetitions);
+    let repetitions = d.repetitions();
     let title = cat.fill("page.title", &[("protocol", &label_p)]);
     PageSpec {
         path: PagePath {
@@ -1410,7 +1410,7 @@ pub fn dimensions_page(cat: &Catalog, view: &DatasetView, protocol: &str) -> Pag
             }
         }
     }
-    let repetitions = d.files.first().map_or(0, |f| f.repetitions);
+    let repetitions = d.repetitions();
     let title = cat.fill("dimensions.title", &[("protocol", &label_p)]);
     PageSpec {
         path: PagePath {
@@ -1476,7 +1476,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             &[
                 ("seconds", &format!("{:?}", f.map_or(0.0, |f| f.seconds))),
                 ("warmup", &format!("{:?}", f.map_or(0.0, |f| f.warmup))),
-                ("repetitions", &f.map_or(0, |f| f.repetitions).to_string()),
+                ("repetitions", &d.repetitions().to_string()),
                 (
                     "timeout",
                     &f.and_then(|f| f.udp_timeout_ms)
@@ -1583,7 +1583,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                 &[
                     ("dataset", &escape(&d.name)),
                     ("clients", &clients_phrase(cat, isolated[0].key.clients)),
-                    ("repetitions", &f.map_or(0, |f| f.repetitions).to_string()),
+                    ("repetitions", &d.repetitions().to_string()),
                 ],
             );
         }
