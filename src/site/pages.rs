@@ -210,6 +210,18 @@ fn host_value(d: &Dataset, key: &str) -> Option<String> {
     })
 }
 
+/// "AMD EPYC, 2 logical CPUs" in the page's language; `missing` stands in for an absent value.
+fn host_label(cat: &Catalog, d: &Dataset, missing: &str) -> String {
+    let value = |key| host_value(d, key).unwrap_or_else(|| missing.to_string());
+    cat.fill(
+        "index.host",
+        &[
+            ("cpu", &escape(&value("cpu"))),
+            ("cpus", &value("logical_cpus")),
+        ],
+    )
+}
+
 fn gib(bytes: f64) -> String {
     let g = bytes / (1u64 << 30) as f64;
     if (g - g.round()).abs() < 0.05 {
@@ -362,13 +374,7 @@ pub fn index_page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
         .map(|v| {
             let d = v.dataset;
             let slug = dataset_slug(d);
-            let host = cat.fill(
-                "index.host",
-                &[
-                    ("cpu", &escape(&host_value(d, "cpu").unwrap_or_default())),
-                    ("cpus", &host_value(d, "logical_cpus").unwrap_or_default()),
-                ],
-            );
+            let host = host_label(cat, d, "");
             let protocols: Vec<String> = v
                 .protocols()
                 .iter()
@@ -1466,11 +1472,7 @@ pub fn udp_report(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         runs += udp_runs.len() as u64;
         passed += udp_runs.iter().filter(|r| r.passed).count() as u64;
         let f = d.files.first();
-        let host = format!(
-            "{}, {} CPUs",
-            escape(&host_value(d, "cpu").unwrap_or_else(|| not_recorded.clone())),
-            host_value(d, "logical_cpus").unwrap_or_else(|| not_recorded.clone())
-        );
+        let host = host_label(cat, d, &not_recorded);
         let measurement = cat.fill(
             "udp.measurement",
             &[
