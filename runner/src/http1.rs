@@ -58,8 +58,7 @@ pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, u64)>, HeadError> 
         };
     };
     let head = std::str::from_utf8(&buf[..end]).map_err(|_| HeadError::BadStartLine)?;
-    let mut lines = head.split("\r\n");
-    let start = lines.next().unwrap_or("");
+    let start = head.split("\r\n").next().unwrap_or("");
     let start_ok = match kind {
         Kind::Request => start == "POST /echo HTTP/1.1",
         Kind::Response => start.starts_with("HTTP/1.1 200"),
@@ -67,12 +66,20 @@ pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, u64)>, HeadError> 
     if !start_ok {
         return Err(HeadError::BadStartLine);
     }
-    let length = lines
-        .filter_map(|l| l.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+    let length = header(head, "content-length")
+        .and_then(|v| v.parse::<u64>().ok())
         .ok_or(HeadError::NoContentLength)?;
     Ok(Some((end + 4, length)))
+}
+
+/// The trimmed value of header `name` (case-insensitive) in a head without its blank line;
+/// the start line is skipped.
+pub fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.split("\r\n")
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim())
 }
 
 #[cfg(test)]

@@ -39,16 +39,9 @@ pub enum Framing {
     WebSocket,
 }
 
-/// A decoded message head.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FrameHead {
-    /// Bytes before the body.
-    len: usize,
-    /// Bytes of the body.
-    body: u64,
-    /// WebSocket client frames: the key that masks the body.
-    mask: Option<[u8; 4]>,
-}
+/// A decoded message head, whatever the framing: the WebSocket head, whose `mask` is `None`
+/// for the unmasked framings.
+type FrameHead = websocket::Head;
 
 /// Which end of the connection reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,15 +90,7 @@ impl Framing {
                     .map(|head| head.map(unmasked))
                     .map_err(|_| ())
             }
-            Framing::WebSocket => websocket::read_head(buf, side == Side::Server)
-                .map(|head| {
-                    head.map(|h| FrameHead {
-                        len: h.len,
-                        body: h.body,
-                        mask: h.mask,
-                    })
-                })
-                .map_err(|_| ()),
+            Framing::WebSocket => websocket::read_head(buf, side == Side::Server).map_err(|_| ()),
         }
     }
 }

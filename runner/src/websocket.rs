@@ -17,6 +17,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use base64::Engine as _;
 
+use crate::http1::header;
+
 /// Longest frame head: 2 bytes, an 8-byte extended length and a 4-byte masking key.
 pub const MAX_HEAD: usize = 14;
 
@@ -205,15 +207,6 @@ async fn read_head_block<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Resul
             return Err(handshake_error("head longer than 4 KiB"));
         }
     }
-}
-
-/// The value of header `name` (case-insensitive) in the lines after the start line.
-fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
-    head.split("\r\n")
-        .skip(1)
-        .filter_map(|l| l.split_once(':'))
-        .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.trim())
 }
 
 /// Whether a comma-separated header value lists `token` (case-insensitive).
