@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::key::{AddressFamily, CaseKey, IoModel, Protocol, RunId};
+use crate::soak::SoakReport;
 use crate::Metrics;
 
 /// arknet's archive schema this layout extends.
@@ -48,6 +50,41 @@ pub struct Host {
     pub os_version: Option<String>,
 }
 
+/// A named starting point for a matrix; explicit flags override its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Preset {
+    /// Everything in well under a minute: for the README and CI.
+    #[serde(rename = "quick")]
+    Quick,
+    /// arknet's baseline: 64/1024/16384 B; 1 × 1 and 16 × 16 (UDP window 1); shared 1/2/4,
+    /// sharded 2/4; 3 repetitions of 1 s.
+    #[serde(rename = "baseline")]
+    Baseline,
+    /// arknet's dimensions matrix: 16 clients × windows 1/4/16/64; shared 1, shared 4,
+    /// sharded 4.
+    #[serde(rename = "dimensions")]
+    Dimensions,
+    /// The UDP receive-buffer isolation experiment: 16 clients, shared 1, no warmup;
+    /// 16,384 B × windows 1/16/64 × server receive buffers 1/2/4 MiB, plus 1,472 B at
+    /// window 64 and 1,024 B at window 1,024 (4 MiB).
+    #[serde(rename = "udp-buffers")]
+    #[cfg_attr(feature = "clap", value(name = "udp-buffers"))]
+    UdpBuffers,
+}
+
+impl Preset {
+    /// The spelling used in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Quick => "quick",
+            Preset::Baseline => "baseline",
+            Preset::Dimensions => "dimensions",
+            Preset::UdpBuffers => "udp-buffers",
+        }
+    }
+}
+
 /// One traffic profile of the matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,7 +97,7 @@ pub struct TrafficProfile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IoProfile {
-    pub io_model: String,
+    pub io_model: IoModel,
     pub io_threads: u64,
     pub handler_work: u64,
 }
@@ -77,12 +114,12 @@ pub struct Settings {
     /// When 1, every UDP case uses window 1 whatever the profile says.
     pub udp_throughput_window: Option<u64>,
     pub io_profiles: Vec<IoProfile>,
-    pub protocols: Vec<String>,
+    pub protocols: Vec<Protocol>,
     /// Always null: echomark has one execution mode.
     pub execution_modes: Option<Vec<String>>,
-    pub address_family: String,
+    pub address_family: AddressFamily,
     /// The preset the matrix started from, if any.
-    pub preset: Option<String>,
+    pub preset: Option<Preset>,
     /// Seed of the case-order shuffle; null when cases run in arknet's nested order.
     pub shuffle_seed: Option<u64>,
     /// Per-run limit after which the child is killed.
@@ -106,11 +143,11 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExplicitCase {
-    pub protocol: String,
+    pub protocol: Protocol,
     pub payload_bytes: u64,
     pub clients: u64,
     pub window: u64,
-    pub io_model: String,
+    pub io_model: IoModel,
     pub io_threads: u64,
     pub handler_work: u64,
     /// UDP: the server socket's receive-buffer request for this case.
@@ -121,37 +158,33 @@ pub struct ExplicitCase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SoakRecord {
-    pub protocol: String,
+    pub protocol: Protocol,
     pub seconds: f64,
     pub command: Vec<String>,
     pub returncode: Option<i32>,
     pub passed: bool,
-    /// The JSON report `echomark-runner soak` printed; null when it printed none.
-    pub report: Option<serde_json::Value>,
+    /// The report `echomark-runner soak` printed; null when it printed none.
+    pub report: Option<SoakReport>,
     pub stderr: String,
 }
-
-/// (protocol, payload, clients, window, io model, io threads, work, UDP server receive
-/// buffer, repetition).
-pub type CaseKey = (String, u64, u64, u64, String, u64, u64, Option<u64>, u64);
 
 /// One repetition of one case: the request, the process facts and the parsed metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     pub repetition: u64,
-    pub protocol: String,
+    pub protocol: Protocol,
     pub payload_bytes: u64,
     pub clients: u64,
     pub window: u64,
-    pub io_model: String,
+    pub io_model: IoModel,
     pub io_threads: u64,
     pub handler_work: u64,
     /// UDP: the server socket's receive-buffer request when the case sets its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_server_recv_buffer: Option<u64>,
     pub backend: String,
-    pub address_family: String,
+    pub address_family: AddressFamily,
     /// Full argv of the child process.
     pub command: Vec<String>,
     /// Exit code; 124 after the case timeout, 128 + signal when killed by a signal.
@@ -174,20 +207,32 @@ pub struct Entry {
     pub wall_seconds: f64,
 }
 
+/// The implementation name of every echomark run in a [`CaseKey`].
+pub const IMPLEMENTATION: &str = "echomark";
+
 impl Entry {
-    /// The configuration key plus the repetition; unique within a dataset.
+    /// The configuration this entry measured.
     pub fn case_key(&self) -> CaseKey {
-        (
-            self.protocol.clone(),
-            self.payload_bytes,
-            self.clients,
-            self.window,
-            self.io_model.clone(),
-            self.io_threads,
-            self.handler_work,
-            self.udp_server_recv_buffer,
-            self.repetition,
-        )
+        CaseKey {
+            backend: self.backend.clone(),
+            implementation: IMPLEMENTATION.to_string(),
+            protocol: self.protocol,
+            payload_bytes: self.payload_bytes,
+            clients: self.clients,
+            window: self.window,
+            io_model: self.io_model,
+            io_threads: self.io_threads,
+            handler_work: self.handler_work,
+            udp_server_recv_buffer: self.udp_server_recv_buffer,
+        }
+    }
+
+    /// The configuration and the repetition: unique within an archive.
+    pub fn run_id(&self) -> RunId {
+        RunId {
+            case: self.case_key(),
+            repetition: self.repetition,
+        }
     }
 }
 

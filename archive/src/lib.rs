@@ -1,20 +1,29 @@
 //! The raw-archive contract between `echomark-runner` and the `echomark` generator.
 //!
 //! One crate owns the JSON shapes so that the producer and the reader cannot drift apart
-//! (the same idea as `nextest-metadata`). The layout is a superset of arknet's schema 2:
-//! an arknet-aware reader understands an echomark archive, and echomark adds what arknet
-//! lacks (full latency histograms, interval-exact throughput, kernel UDP counters, per-run
-//! timing and a shuffle seed). `schema/archive.schema.json` documents the same shapes as a
-//! JSON Schema; a test keeps the two in agreement.
+//! (the same idea as `nextest-metadata`): the configuration key and its enums ([`key`]), the
+//! metrics one run prints and its error counters ([`metrics`]), the archive around them
+//! ([`archive`]), the soak report ([`soak`]) and the check that a measurement measured what
+//! was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
+//! reader understands an echomark archive, and echomark adds what arknet lacks (full latency
+//! histograms, interval-exact throughput, kernel UDP counters, per-run timing and a shuffle
+//! seed). `schema/archive.schema.json` documents the same shapes as a JSON Schema; a test
+//! checks the two against each other in both directions.
 
 pub mod archive;
+pub mod echo;
+pub mod key;
 pub mod metrics;
+pub mod soak;
 
 pub use archive::{
-    Archive, CaseKey, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, Settings, SoakRecord,
-    TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, TOOL_NAME,
+    Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, Preset, Settings, SoakRecord,
+    TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
-pub use metrics::{Metrics, ERROR_COUNTER_NAMES};
+pub use echo::{check_echo, CaseParameters};
+pub use key::{AddressFamily, CaseKey, IoModel, Protocol, RunId, UnknownName};
+pub use metrics::{ErrorCounters, Metric, Metrics, ERROR_COUNTER_NAMES};
+pub use soak::{SoakReport, SoakRound};
 
 /// The JSON Schema of an echomark archive, as shipped in `schema/archive.schema.json`.
 pub const ARCHIVE_JSON_SCHEMA: &str = include_str!("../schema/archive.schema.json");

@@ -16,38 +16,23 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Names of the error counters that must all be zero for a run to be ok, in output order.
-/// The same 13 counters as arknet's measured-phase list (arknet-archives.md §7).
-pub const ERROR_COUNTER_NAMES: [&str; 13] = [
-    "client_send_rejections",
-    "client_send_completion_errors",
-    "server_send_rejections",
-    "server_send_completion_errors",
-    "content_errors",
-    "order_errors",
-    "unexpected_messages",
-    "disconnect_errors",
-    "udp_lost_messages",
-    "unfinished_messages",
-    "callback_exceptions",
-    "drain_timeouts",
-    "duplicate_completions",
-];
+use crate::echo::CaseParameters;
+use crate::key::{AddressFamily, IoModel, Protocol};
 
 /// One measurement, exactly as printed on stdout by `echomark-runner once`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Metrics {
     /// Metrics layout version; 1 as in arknet (echomark's additions are new keys).
     pub schema_version: u32,
     /// Always `"tokio"` for echomark-runner.
     pub backend: String,
-    pub protocol: String,
-    pub address_family: String,
+    pub protocol: Protocol,
+    pub address_family: AddressFamily,
     pub payload_bytes: u64,
     pub clients: u64,
     pub window: u64,
-    pub io_model: String,
+    pub io_model: IoModel,
     pub handler_work: u64,
     /// Runtimes: 1 for `shared`, `io_threads` for `sharded`.
     pub io_contexts: u64,
@@ -159,36 +144,173 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// The 13 error counters with their names, in output order.
-    pub fn error_counters(&self) -> [(&'static str, u64); 13] {
-        let values = [
-            self.client_send_rejections,
-            self.client_send_completion_errors,
-            self.server_send_rejections,
-            self.server_send_completion_errors,
-            self.content_errors,
-            self.order_errors,
-            self.unexpected_messages,
-            self.disconnect_errors,
-            self.udp_lost_messages,
-            self.unfinished_messages,
-            self.callback_exceptions,
-            self.drain_timeouts,
-            self.duplicate_completions,
-        ];
-        let mut out = [("", 0); 13];
-        for (slot, (name, value)) in out.iter_mut().zip(ERROR_COUNTER_NAMES.iter().zip(values)) {
-            *slot = (name, value);
-        }
-        out
-    }
-
     /// arknet's `ok` rule, applied to the values in this object.
     pub fn ok_rule_holds(&self) -> bool {
         self.error.is_none()
             && self.warmup_errors == 0
-            && self.error_counters().iter().all(|(_, v)| *v == 0)
+            && self.error_counters().total() == 0
             && self.messages > 0
             && self.pending_completions == 0
+    }
+
+    /// The case parameters this measurement reports, for [`crate::check_echo`].
+    pub fn parameters(&self) -> CaseParameters {
+        CaseParameters {
+            protocol: Some(self.protocol),
+            payload_bytes: Some(self.payload_bytes),
+            clients: Some(self.clients),
+            window: Some(self.window),
+            io_model: Some(self.io_model),
+            io_threads: Some(self.io_threads),
+            handler_work: Some(self.handler_work),
+            backend: Some(self.backend.clone()),
+            address_family: Some(self.address_family),
+            requested_seconds: Some(self.requested_seconds),
+            warmup_seconds: Some(self.warmup_seconds),
+        }
+    }
+}
+
+/// Defines the error counters once: their names in output order, [`ErrorCounters`], its
+/// arithmetic, and how [`Metrics`] reads and writes them (the metrics object keeps the same
+/// names as fields of its own, in the same order).
+macro_rules! error_counters {
+    ($($(#[$doc:meta])* $name:ident),+ $(,)?) => {
+        /// Names of the error counters that must all be zero for a run to be ok, in output
+        /// order: arknet's 13 measured-phase counters (arknet-archives.md §7).
+        pub const ERROR_COUNTER_NAMES: [&str; 13] = [$(stringify!($name)),+];
+
+        /// The 13 error counters of one phase, with arknet's names and meanings: all must
+        /// be zero for a run to be ok. The runner's tasks each own one and merge them at
+        /// the end.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct ErrorCounters {
+            $($(#[$doc])* pub $name: u64),+
+        }
+
+        impl ErrorCounters {
+            /// The values in [`ERROR_COUNTER_NAMES`] order.
+            pub fn values(&self) -> [u64; 13] {
+                [$(self.$name),+]
+            }
+        }
+
+        impl std::ops::AddAssign for ErrorCounters {
+            fn add_assign(&mut self, o: Self) {
+                $(self.$name += o.$name;)+
+            }
+        }
+
+        impl Metrics {
+            /// The 13 error counters.
+            pub fn error_counters(&self) -> ErrorCounters {
+                ErrorCounters { $($name: self.$name),+ }
+            }
+
+            /// Writes the 13 error counters.
+            pub fn set_error_counters(&mut self, c: &ErrorCounters) {
+                $(self.$name = c.$name;)+
+            }
+        }
+    };
+}
+
+error_counters!(
+    /// The OS refused a client send outright (an error other than "would block").
+    client_send_rejections,
+    /// A client datagram went out short.
+    client_send_completion_errors,
+    /// The OS refused a server echo.
+    server_send_rejections,
+    /// A server echo datagram went out short.
+    server_send_completion_errors,
+    content_errors,
+    order_errors,
+    unexpected_messages,
+    disconnect_errors,
+    udp_lost_messages,
+    unfinished_messages,
+    /// A client or server task panicked.
+    callback_exceptions,
+    drain_timeouts,
+    /// Cannot happen in echomark's design (no completion callbacks); kept for arknet parity.
+    duplicate_completions,
+);
+
+impl ErrorCounters {
+    /// Each counter with its name, in output order.
+    pub fn named(&self) -> impl Iterator<Item = (&'static str, u64)> {
+        ERROR_COUNTER_NAMES.into_iter().zip(self.values())
+    }
+
+    /// Sum of all counters.
+    pub fn total(&self) -> u64 {
+        self.values().iter().sum()
+    }
+}
+
+/// The per-run metrics a summary aggregates (median, min and max per configuration), in
+/// output order. `cpu_percent` is derived by the reader where a format lacks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    RoundtripsPerSecond,
+    PayloadMibPerSecond,
+    RttP50Us,
+    RttP95Us,
+    RttP99Us,
+    RttP999Us,
+    PeakRssBytes,
+    CpuPercent,
+}
+
+impl Metric {
+    /// Every metric, in output order.
+    pub const ALL: [Metric; 8] = [
+        Metric::RoundtripsPerSecond,
+        Metric::PayloadMibPerSecond,
+        Metric::RttP50Us,
+        Metric::RttP95Us,
+        Metric::RttP99Us,
+        Metric::RttP999Us,
+        Metric::PeakRssBytes,
+        Metric::CpuPercent,
+    ];
+
+    /// The field name in archives and summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::RoundtripsPerSecond => "roundtrips_per_second",
+            Metric::PayloadMibPerSecond => "payload_mib_per_second",
+            Metric::RttP50Us => "rtt_p50_us",
+            Metric::RttP95Us => "rtt_p95_us",
+            Metric::RttP99Us => "rtt_p99_us",
+            Metric::RttP999Us => "rtt_p999_us",
+            Metric::PeakRssBytes => "peak_rss_bytes",
+            Metric::CpuPercent => "cpu_percent",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_round_trip_through_metrics_in_name_order() {
+        let mut m = Metrics::default();
+        let c = ErrorCounters {
+            order_errors: 2,
+            duplicate_completions: 1,
+            ..ErrorCounters::default()
+        };
+        m.set_error_counters(&c);
+        assert_eq!(m.order_errors, 2);
+        assert_eq!(m.error_counters(), c);
+        let named: Vec<_> = c.named().filter(|(_, v)| *v > 0).collect();
+        assert_eq!(named, [("order_errors", 2), ("duplicate_completions", 1)]);
+        let mut sum = c;
+        sum += c;
+        assert_eq!(sum.total(), 6);
     }
 }

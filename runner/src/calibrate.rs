@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::latency;
-use crate::sockets;
+use crate::instruments::latency;
+use crate::traffic::sockets;
 
 /// One protocol's floor.
 #[derive(Debug, Clone, Serialize)]

@@ -4,107 +4,28 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
-use crate::wire::{HEADER_LEN, MAX_PAYLOAD};
+use crate::message::{HEADER_LEN, MAX_PAYLOAD};
 
 /// A request that cannot be measured; the binary prints it and exits 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// UDP socket-buffer requests and loss timeout when none are given (arknet's buffers).
+pub const DEFAULT_UDP_SEND_BUFFER: u64 = 65_536;
+pub const DEFAULT_UDP_RECV_BUFFER: u64 = 4 << 20;
+pub const DEFAULT_UDP_TIMEOUT_MS: u64 = 250;
+
 /// Largest `clients × window × payload` (arknet's limit).
 pub const MAX_OUTSTANDING_BYTES: u64 = 256 * 1024 * 1024;
 
-/// The echo protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
-pub enum Protocol {
-    /// TCP with TCP_NODELAY and a length prefix per message.
-    Tcp,
-    /// One datagram per message on connected client sockets.
-    Udp,
-    /// RFC 6455 binary frames on `/echo` after an HTTP/1.1 upgrade.
-    Websocket,
-    /// TCP's framing inside TLS (rustls).
-    Tcps,
-    /// WebSocket inside TLS.
-    Wss,
-    /// HTTP/1.1 keep-alive `POST /echo`, pipelined up to the window on one connection.
-    Http,
-    /// HTTP/1.1 inside TLS.
-    Https,
-}
+pub use echomark_archive::{AddressFamily, IoModel, Protocol};
 
-impl Protocol {
-    /// The name used in JSON and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "tcp",
-            Protocol::Udp => "udp",
-            Protocol::Websocket => "websocket",
-            Protocol::Tcps => "tcps",
-            Protocol::Wss => "wss",
-            Protocol::Http => "http",
-            Protocol::Https => "https",
-        }
-    }
-
-    /// Whether the protocol runs inside TLS.
-    pub fn uses_tls(self) -> bool {
-        matches!(self, Protocol::Tcps | Protocol::Wss | Protocol::Https)
-    }
-
-    /// Every protocol, in the order arknet's reports list them.
-    pub const ALL: [Protocol; 7] = [
-        Protocol::Tcp,
-        Protocol::Udp,
-        Protocol::Websocket,
-        Protocol::Tcps,
-        Protocol::Wss,
-        Protocol::Http,
-        Protocol::Https,
-    ];
-}
-
-/// Loopback address family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum AddressFamily {
-    /// 127.0.0.1
-    Ipv4,
-    /// ::1
-    Ipv6,
-}
-
-impl AddressFamily {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AddressFamily::Ipv4 => "ipv4",
-            AddressFamily::Ipv6 => "ipv6",
-        }
-    }
-
-    /// The loopback address of this family.
-    pub fn loopback(self) -> IpAddr {
-        match self {
-            AddressFamily::Ipv4 => IpAddr::V4(Ipv4Addr::LOCALHOST),
-            AddressFamily::Ipv6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        }
-    }
-}
-
-/// How runtimes and threads are arranged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
-pub enum IoModel {
-    /// One runtime driven by N threads (N = 1: a current-thread runtime).
-    Shared,
-    /// N current-thread runtimes, one OS thread each.
-    Sharded,
-}
-
-impl IoModel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IoModel::Shared => "shared",
-            IoModel::Sharded => "sharded",
-        }
+/// The loopback address of `family`: 127.0.0.1 or ::1.
+pub fn loopback(family: AddressFamily) -> IpAddr {
+    match family {
+        AddressFamily::Ipv4 => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        AddressFamily::Ipv6 => IpAddr::V6(Ipv6Addr::LOCALHOST),
     }
 }
 
@@ -141,6 +62,31 @@ pub struct Case {
     pub fault: Option<Fault>,
 }
 
+/// The `once` defaults: TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
+/// warmup, one runtime on one thread, no work, latency recorded.
+impl Default for Case {
+    fn default() -> Self {
+        Case {
+            protocol: Protocol::Tcp,
+            address_family: AddressFamily::Ipv4,
+            payload: 1024,
+            clients: 1,
+            window: 1,
+            seconds: 1.0,
+            warmup: 0.25,
+            io_model: IoModel::Shared,
+            io_threads: 1,
+            work: 0,
+            udp_send_buffer: DEFAULT_UDP_SEND_BUFFER,
+            udp_recv_buffer: DEFAULT_UDP_RECV_BUFFER,
+            udp_server_recv_buffer: None,
+            udp_timeout: Duration::from_millis(DEFAULT_UDP_TIMEOUT_MS),
+            record_latency: true,
+            fault: None,
+        }
+    }
+}
+
 impl Case {
     /// Checks the cross-field rules that single flags cannot express.
     pub fn validate(self) -> Result<Self, UsageError> {
@@ -175,31 +121,78 @@ impl Case {
     }
 }
 
+impl Case {
+    /// The `once` flags that measure this case in a child process (what the matrix runs and
+    /// records as the run's command; the binary's tests check that they parse back to it).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut a: Vec<String> = vec!["once".into()];
+        let mut push = |flag: &str, value: String| {
+            a.push(flag.to_string());
+            a.push(value);
+        };
+        push("--protocol", self.protocol.to_string());
+        push("--address-family", self.address_family.to_string());
+        push("--payload", self.payload.to_string());
+        push("--clients", self.clients.to_string());
+        push("--window", self.window.to_string());
+        push("--seconds", self.seconds.to_string());
+        push("--warmup", self.warmup.to_string());
+        push("--io-model", self.io_model.to_string());
+        push("--io-threads", self.io_threads.to_string());
+        push("--work", self.work.to_string());
+        if self.protocol == Protocol::Udp {
+            push("--udp-timeout-ms", self.udp_timeout.as_millis().to_string());
+            push("--udp-send-buffer", self.udp_send_buffer.to_string());
+            push("--udp-recv-buffer", self.udp_recv_buffer.to_string());
+            if let Some(b) = self.udp_server_recv_buffer {
+                push("--udp-server-recv-buffer", b.to_string());
+            }
+        }
+        if !self.record_latency {
+            a.push("--no-latency".into());
+        }
+        a
+    }
+}
+
 impl fmt::Display for Case {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{} {} B, {} clients × window {}, {} {}, work {}",
-            self.protocol.as_str(),
+            self.protocol,
             self.payload,
             self.clients,
             self.window,
-            self.io_model.as_str(),
+            self.io_model,
             self.io_threads,
             self.work
         )
     }
 }
 
-/// Parses a duration in seconds: a finite decimal in `[min, 3600]`.
-pub fn parse_seconds(text: &str, allow_zero: bool) -> Result<f64, String> {
+/// The longest phase, in seconds (arknet's limit).
+pub const MAX_SECONDS: f64 = 3600.0;
+
+/// A duration that is not a number of seconds in range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecondsError {
+    #[error("'{0}' is not a number of seconds")]
+    NotANumber(String),
+    #[error("'{0}' must be finite, {1} and ≤ 3600")]
+    OutOfRange(String, &'static str),
+}
+
+/// Parses a duration in seconds: a finite decimal in `(0, 3600]`, or `[0, 3600]` with
+/// `allow_zero`.
+pub fn parse_seconds(text: &str, allow_zero: bool) -> Result<f64, SecondsError> {
     let v: f64 = text
         .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+        .map_err(|_| SecondsError::NotANumber(text.to_string()))?;
     let low_ok = if allow_zero { v >= 0.0 } else { v > 0.0 };
-    if !v.is_finite() || !low_ok || v > 3600.0 {
+    if !v.is_finite() || !low_ok || v > MAX_SECONDS {
         let low = if allow_zero { "≥ 0" } else { "> 0" };
-        return Err(format!("'{text}' must be finite, {low} and ≤ 3600"));
+        return Err(SecondsError::OutOfRange(text.to_string(), low));
     }
     Ok(v)
 }
@@ -209,24 +202,7 @@ mod tests {
     use super::*;
 
     pub(crate) fn sample() -> Case {
-        Case {
-            protocol: Protocol::Tcp,
-            address_family: AddressFamily::Ipv4,
-            payload: 1024,
-            clients: 1,
-            window: 1,
-            seconds: 1.0,
-            warmup: 0.25,
-            io_model: IoModel::Shared,
-            io_threads: 1,
-            work: 0,
-            udp_send_buffer: 65_536,
-            udp_recv_buffer: 4 << 20,
-            udp_server_recv_buffer: None,
-            udp_timeout: Duration::from_millis(250),
-            record_latency: true,
-            fault: None,
-        }
+        Case::default()
     }
 
     #[test]
@@ -272,6 +248,10 @@ mod tests {
     #[test]
     fn seconds_parse_strictly() {
         assert_eq!(parse_seconds("0.25", false), Ok(0.25));
+        assert_eq!(
+            parse_seconds("x", false),
+            Err(SecondsError::NotANumber("x".into()))
+        );
         assert!(parse_seconds("0", false).is_err());
         assert_eq!(parse_seconds("0", true), Ok(0.0));
         for bad in ["NaN", "inf", "-1", "3601", "1s", ""] {

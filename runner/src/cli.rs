@@ -1,11 +1,30 @@
-//! Command-line definitions. Flag names and ranges follow arknet's loopback benchmark.
+//! Command-line definitions, and their translation into the library's requests. Flag names
+//! and ranges follow arknet's loopback benchmark.
 
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use echomark_archive::Preset;
+use echomark_runner::case::{self, AddressFamily, Case, Fault, IoModel, Protocol, UsageError};
+use echomark_runner::case::{
+    DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
+};
+use echomark_runner::matrix::plan::Overrides;
+use echomark_runner::matrix::{ArchiveTarget, MatrixRequest, RunOptions};
+use echomark_runner::message::{HEADER_LEN, MAX_PAYLOAD};
 
-use crate::case::{self, AddressFamily, Case, Fault, IoModel, Protocol, UsageError};
-use crate::matrix::plan::Preset;
+/// Payloads on the command line: a header, up to the largest UDP datagram.
+const PAYLOAD_RANGE: std::ops::RangeInclusive<u64> = HEADER_LEN as u64..=MAX_PAYLOAD as u64;
+/// Clients and windows: 1 to 1,024 (arknet's range).
+const COUNT_RANGE: std::ops::RangeInclusive<u64> = 1..=1024;
+/// IO threads: 1 to 64.
+const THREADS_RANGE: std::ops::RangeInclusive<u64> = 1..=64;
+/// Synthetic work per echo: 0 to 10,000,000 rounds.
+const WORK_RANGE: std::ops::RangeInclusive<u64> = 0..=10_000_000;
+/// Socket buffer requests: 1 B to 2 GiB.
+const BUFFER_RANGE: std::ops::RangeInclusive<u64> = 1..=(1 << 31);
+/// The UDP loss timeout: 1 ms to 60 s.
+const UDP_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=60_000;
 
 /// Loopback echo benchmark on tokio, and the matrix driver that writes raw archives.
 #[derive(Debug, Parser)]
@@ -36,11 +55,11 @@ pub enum Command {
     },
 }
 
-fn seconds(text: &str) -> Result<f64, String> {
+fn seconds(text: &str) -> Result<f64, case::SecondsError> {
     case::parse_seconds(text, false)
 }
 
-fn warmup_seconds(text: &str) -> Result<f64, String> {
+fn warmup_seconds(text: &str) -> Result<f64, case::SecondsError> {
     case::parse_seconds(text, true)
 }
 
@@ -54,14 +73,14 @@ pub struct OnceArgs {
     #[arg(long, value_enum, default_value = "ipv4")]
     pub address_family: AddressFamily,
     /// Application payload of every message, header included (16 to 65,507 bytes).
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=65_507))]
-    pub payload: u32,
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
+    pub payload: u64,
     /// Client connections (UDP: client sockets), 1 to 1,024.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub clients: u32,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub clients: u64,
     /// Messages each client keeps in flight, 1 to 1,024.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub window: u32,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub window: u64,
     /// Measured phase length in seconds (> 0, ≤ 3600).
     #[arg(long, default_value = "1", value_parser = seconds)]
     pub seconds: f64,
@@ -72,22 +91,22 @@ pub struct OnceArgs {
     #[arg(long, value_enum, default_value = "shared")]
     pub io_model: IoModel,
     /// Threads (shared) or single-thread runtimes (sharded), 1 to 64.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub io_threads: u32,
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(THREADS_RANGE))]
+    pub io_threads: u64,
     /// Synthetic xorshift rounds per echo in the server handler, 0 to 10,000,000.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(WORK_RANGE))]
     pub work: u64,
     /// UDP: SO_SNDBUF request for every socket, bytes.
-    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    #[arg(long, default_value_t = DEFAULT_UDP_SEND_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
     pub udp_send_buffer: u64,
     /// UDP: SO_RCVBUF request for every socket (client and server), bytes.
-    #[arg(long, default_value_t = 4_194_304, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    #[arg(long, default_value_t = DEFAULT_UDP_RECV_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
     pub udp_recv_buffer: u64,
     /// UDP: SO_RCVBUF request for the server socket only, overriding --udp-recv-buffer.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
     pub udp_server_recv_buffer: Option<u64>,
     /// UDP: an unanswered datagram counts as lost after this many milliseconds.
-    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    #[arg(long, default_value_t = DEFAULT_UDP_TIMEOUT_MS, value_parser = clap::value_parser!(u64).range(UDP_TIMEOUT_RANGE))]
     pub udp_timeout_ms: u64,
     /// Do not record round trips into the latency histogram (to measure its cost).
     #[arg(long)]
@@ -97,15 +116,43 @@ pub struct OnceArgs {
     pub inject_fault: Option<Fault>,
 }
 
+/// The default case with this traffic.
+fn traffic(
+    protocol: Protocol,
+    address_family: AddressFamily,
+    payload: u64,
+    clients: u64,
+    window: u64,
+) -> Case {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Case {
+        protocol,
+        address_family,
+        payload: size(payload),
+        clients: size(clients),
+        window: size(window),
+        ..Case::default()
+    }
+}
+
+/// `traffic()` for the flag sets that choose protocol, family, payload, clients and window.
+macro_rules! traffic_flags {
+    ($($args:ty),+) => {$(
+        impl $args {
+            /// The default case with these flags' traffic.
+            fn traffic(&self) -> Case {
+                traffic(self.protocol, self.address_family, self.payload, self.clients, self.window)
+            }
+        }
+    )+};
+}
+
+traffic_flags!(OnceArgs, SoakArgs);
+
 impl OnceArgs {
     /// The validated case these flags describe.
     pub fn to_case(&self) -> Result<Case, UsageError> {
         Case {
-            protocol: self.protocol,
-            address_family: self.address_family,
-            payload: self.payload as usize,
-            clients: self.clients as usize,
-            window: self.window as usize,
             seconds: self.seconds,
             warmup: self.warmup,
             io_model: self.io_model,
@@ -117,6 +164,7 @@ impl OnceArgs {
             udp_timeout: Duration::from_millis(self.udp_timeout_ms),
             record_latency: !self.no_latency,
             fault: self.inject_fault,
+            ..self.traffic()
         }
         .validate()
     }
@@ -126,8 +174,8 @@ impl OnceArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CalibrateArgs {
     /// Payload of every ping, bytes.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=65_507))]
-    pub payload: u32,
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
+    pub payload: u64,
     /// Seconds per protocol.
     #[arg(long, default_value = "1", value_parser = seconds)]
     pub seconds: f64,
@@ -155,17 +203,17 @@ pub struct MatrixArgs {
     pub preset: Option<Preset>,
     #[arg(long, value_enum, value_delimiter = ',')]
     pub protocols: Option<Vec<Protocol>>,
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(16..=65_507))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
     pub payloads: Option<Vec<u64>>,
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
     pub clients: Option<Vec<u64>>,
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
     pub windows: Option<Vec<u64>>,
     #[arg(long, value_enum, value_delimiter = ',')]
     pub io_models: Option<Vec<IoModel>>,
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(THREADS_RANGE))]
     pub io_threads: Option<Vec<u64>>,
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=10_000_000))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(WORK_RANGE))]
     pub work: Option<Vec<u64>>,
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub repetitions: Option<u64>,
@@ -176,7 +224,7 @@ pub struct MatrixArgs {
     #[arg(long, value_enum)]
     pub address_family: Option<AddressFamily>,
     /// Force every UDP case to this window (arknet's `udp_throughput_window`).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
     pub udp_window: Option<u64>,
     /// Record failed runs and go on; the exit code is still 1.
     #[arg(long)]
@@ -187,13 +235,13 @@ pub struct MatrixArgs {
     /// Kill a run after this many seconds (default: seconds + warmup + 30).
     #[arg(long, value_name = "S", value_parser = seconds)]
     pub case_timeout: Option<f64>,
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
     pub udp_send_buffer: Option<u64>,
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
     pub udp_recv_buffer: Option<u64>,
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=(1 << 31)))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
     pub udp_server_recv_buffer: Option<u64>,
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(UDP_TIMEOUT_RANGE))]
     pub udp_timeout_ms: Option<u64>,
     /// After the cases, run `soak` for this many seconds per protocol and record it.
     #[arg(long, value_name = "S", value_parser = seconds)]
@@ -202,6 +250,53 @@ pub struct MatrixArgs {
     /// built from).
     #[arg(long, value_name = "DIR")]
     pub source_dir: Option<std::path::PathBuf>,
+}
+
+impl MatrixArgs {
+    /// The library's request for these flags.
+    pub fn to_request(&self) -> Result<MatrixRequest, UsageError> {
+        let archive = match (&self.resume, &self.out) {
+            (Some(resume), Some(out)) if resume != out => {
+                return Err(UsageError(
+                    "--resume writes to the archive it resumes; drop --out".into(),
+                ))
+            }
+            (Some(resume), _) => ArchiveTarget::Resume(resume.clone()),
+            (None, Some(out)) => ArchiveTarget::New(out.clone()),
+            (None, None) => {
+                return Err(UsageError("--out FILE or --resume FILE is required".into()))
+            }
+        };
+        Ok(MatrixRequest {
+            archive,
+            preset: self.preset,
+            overrides: Overrides {
+                protocols: self.protocols.clone(),
+                payloads: self.payloads.clone(),
+                clients: self.clients.clone(),
+                windows: self.windows.clone(),
+                udp_window: self.udp_window,
+                io_models: self.io_models.clone(),
+                io_threads: self.io_threads.clone(),
+                work: self.work.clone(),
+                repetitions: self.repetitions,
+                seconds: self.seconds,
+                warmup: self.warmup,
+                address_family: self.address_family,
+            },
+            options: RunOptions {
+                keep_going: self.keep_going,
+                shuffle: self.shuffle,
+                case_timeout: self.case_timeout,
+                udp_send_buffer: self.udp_send_buffer,
+                udp_recv_buffer: self.udp_recv_buffer,
+                udp_server_recv_buffer: self.udp_server_recv_buffer,
+                udp_timeout_ms: self.udp_timeout_ms,
+                soak: self.soak,
+            },
+            source_dir: self.source_dir.clone(),
+        })
+    }
 }
 
 /// The flags of `soak`.
@@ -214,12 +309,12 @@ pub struct SoakArgs {
     pub protocol: Protocol,
     #[arg(long, value_enum, default_value = "ipv4")]
     pub address_family: AddressFamily,
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub clients: u32,
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub window: u32,
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=65_507))]
-    pub payload: u32,
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub clients: u64,
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub window: u64,
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
+    pub payload: u64,
     /// Restarts per topology.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub rounds: u64,
@@ -232,23 +327,49 @@ impl SoakArgs {
     /// The base case of every round (topology and durations are set per round).
     pub fn to_case(&self) -> Result<Case, UsageError> {
         Case {
-            protocol: self.protocol,
-            address_family: self.address_family,
-            payload: self.payload as usize,
-            clients: self.clients as usize,
-            window: self.window as usize,
-            seconds: 1.0,
             warmup: 0.0,
-            io_model: IoModel::Shared,
-            io_threads: 1,
-            work: 0,
-            udp_send_buffer: 65_536,
-            udp_recv_buffer: 4_194_304,
-            udp_server_recv_buffer: None,
-            udp_timeout: Duration::from_millis(250),
-            record_latency: true,
             fault: self.inject_fault,
+            ..self.traffic()
         }
         .validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use echomark_runner::matrix::plan::MatrixSpec;
+
+    /// What the matrix hands a child is exactly what `once` measures: every planned case of
+    /// every preset survives the round trip through its argv.
+    #[test]
+    fn every_preset_case_parses_back_from_its_child_arguments() {
+        for preset in [
+            Preset::Quick,
+            Preset::Baseline,
+            Preset::Dimensions,
+            Preset::UdpBuffers,
+        ] {
+            let spec = MatrixSpec::preset(Some(preset));
+            let settings = spec.settings(echomark_runner::matrix::plan::SettingsExtra {
+                preset: Some(preset),
+                shuffle_seed: None,
+                case_timeout_seconds: 30.0,
+                udp_timeout_ms: 100,
+                udp_send_buffer: Some(1 << 17),
+                udp_recv_buffer: None,
+                udp_server_recv_buffer: None,
+                keep_going: false,
+                soak_seconds: None,
+            });
+            for run in spec.runs() {
+                let case = spec.case(&run, &settings).unwrap();
+                let argv = std::iter::once("echomark-runner".to_string()).chain(case.to_args());
+                let Command::Once(args) = Cli::try_parse_from(argv).unwrap().command else {
+                    panic!("once")
+                };
+                assert_eq!(args.to_case().unwrap(), case, "{preset:?}");
+            }
+        }
     }
 }

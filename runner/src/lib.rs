@@ -1,31 +1,20 @@
-//! echomark-runner: the loopback echo core and the matrix driver.
+//! echomark-runner: the loopback echo core and the matrix driver, grouped by job.
 //!
-//! The pipeline of one measurement, by module: [`case`] (what to measure) → [`topology`]
-//! (runtimes) → [`sockets`] and [`connect`] (setup: TLS handshakes from [`tls`], WebSocket
-//! upgrades from [`websocket`]) → [`tcp`] / [`udp`] (traffic, using [`client`], [`wire`] and
-//! the stream framings of [`http1`] and [`websocket`]) → [`phase`] (warmup, measured, drain)
-//! → [`bench`](mod@bench) (orchestration and the metrics object). [`latency`], [`counters`] and
-//! [`resources`] hold the measurements.
+//! One measurement, by module: [`case`] (what to measure, validated) → [`measure`] (the
+//! orchestrator: runtimes, setup, phases, the metrics object) → [`traffic`] (the client and
+//! server loops on tokio, connection setup, TLS) using the sans-IO [`framing`] codecs and
+//! the [`message`] format; [`instruments`] hold what is recorded on the way (alarms,
+//! counters, latency histograms, CPU, memory and kernel readings). [`matrix`] runs many
+//! measurements as child processes into one archive; [`soak`] and [`calibrate`] are the
+//! sustained test and the host's loopback floor. The archive shapes live in
+//! `echomark-archive`; command-line parsing lives in the binary.
 
-pub mod alarm;
-pub mod bench;
 pub mod calibrate;
 pub mod case;
-pub mod cli;
-pub mod client;
-pub mod connect;
-pub mod counters;
-pub mod http1;
-pub mod latency;
+pub mod framing;
+pub mod instruments;
 pub mod matrix;
-pub mod phase;
-pub mod resources;
+pub mod measure;
+pub mod message;
 pub mod soak;
-pub mod sockets;
-pub mod tcp;
-pub mod tls;
-pub mod topology;
-pub mod udp;
-pub mod websocket;
-pub mod wire;
-pub mod work;
+pub mod traffic;

@@ -1,13 +1,15 @@
-//! The `echomark-runner` binary: argument parsing and dispatch only.
+//! The `echomark-runner` binary: argument parsing, dispatch and exit codes only; the work is
+//! in the library.
+
+mod cli;
+mod exit_codes;
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use echomark_runner::cli::{Cli, Command};
-use echomark_runner::{bench, calibrate, matrix, soak};
-
-/// Exit code for a request that cannot be run.
-const USAGE: u8 = 2;
+use cli::{Cli, Command};
+use echomark_runner::matrix::{self, MatrixOutcome};
+use echomark_runner::{calibrate, case, measure, soak};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -15,75 +17,97 @@ fn main() -> ExitCode {
         Err(e) => {
             // Help and version go to stdout with 0; real usage errors exit 2.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { USAGE } else { 0 });
+            return ExitCode::from(if e.use_stderr() {
+                exit_codes::USAGE
+            } else {
+                exit_codes::OK
+            });
         }
     };
-    match cli.command {
-        Command::Once(args) => {
-            let case = match args.to_case() {
-                Ok(case) => case,
-                Err(e) => {
-                    eprintln!("echomark-runner once: {e}");
-                    return ExitCode::from(USAGE);
-                }
-            };
-            let metrics = bench::measure(&case);
-            match serde_json::to_string(&metrics) {
-                Ok(json) => println!("{json}"),
-                Err(e) => {
-                    eprintln!("echomark-runner once: cannot encode metrics: {e}");
-                    return ExitCode::from(1);
-                }
-            }
-            ExitCode::from(u8::from(!metrics.ok))
-        }
-        Command::Matrix(args) => match matrix::run(&args) {
-            Ok(code) => ExitCode::from(code),
-            Err(e) => {
-                eprintln!("echomark-runner matrix: {e}");
-                ExitCode::from(matrix::exit::USAGE)
-            }
+    ExitCode::from(match cli.command {
+        Command::Once(args) => match args.to_case() {
+            Ok(case) => once(&case),
+            Err(e) => usage("once", e),
         },
-        Command::Soak(args) => {
-            let case = match args.to_case() {
-                Ok(case) => case,
-                Err(e) => {
-                    eprintln!("echomark-runner soak: {e}");
-                    return ExitCode::from(USAGE);
-                }
-            };
-            let report = soak::run(&case, args.seconds, args.rounds);
-            println!("{}", serde_json::to_string(&report).expect("plain data"));
-            ExitCode::from(u8::from(!report.passed))
-        }
+        Command::Matrix(args) => match args.to_request() {
+            Ok(request) => match matrix::run(&request) {
+                Ok(outcome) => matrix_code(outcome),
+                Err(e) => usage("matrix", e),
+            },
+            Err(e) => usage("matrix", e),
+        },
+        Command::Soak(args) => match args.to_case() {
+            Ok(case) => {
+                let report = soak::run(&case, args.seconds, args.rounds);
+                println!("{}", serde_json::to_string(&report).expect("plain data"));
+                verdict(report.passed)
+            }
+            Err(e) => usage("soak", e),
+        },
         Command::SourceHash { dir } => {
             let dir = dir.unwrap_or_else(matrix::provenance::default_source_dir);
             match matrix::provenance::source_sha256(&dir) {
                 Ok(hash) => {
                     println!("{hash}");
-                    ExitCode::SUCCESS
+                    exit_codes::OK
                 }
-                Err(e) => {
-                    eprintln!("echomark-runner source-hash: {}: {e}", dir.display());
-                    ExitCode::from(USAGE)
-                }
+                Err(e) => usage("source-hash", format!("{}: {e}", dir.display())),
             }
         }
         Command::Calibrate(args) => {
-            match calibrate::run(
-                args.address_family.loopback(),
-                args.payload as usize,
-                args.seconds,
-            ) {
+            let ip = case::loopback(args.address_family);
+            match calibrate::run(ip, args.payload as usize, args.seconds) {
                 Ok(c) => {
                     println!("{}", serde_json::to_string(&c).expect("plain data"));
-                    ExitCode::SUCCESS
+                    exit_codes::OK
                 }
                 Err(e) => {
                     eprintln!("echomark-runner calibrate: {e}");
-                    ExitCode::from(1)
+                    exit_codes::FAILED
                 }
             }
         }
+    })
+}
+
+/// Prints a usage problem of `command` and returns its exit code.
+fn usage(command: &str, e: impl std::fmt::Display) -> u8 {
+    eprintln!("echomark-runner {command}: {e}");
+    exit_codes::USAGE
+}
+
+fn verdict(ok: bool) -> u8 {
+    if ok {
+        exit_codes::OK
+    } else {
+        exit_codes::FAILED
+    }
+}
+
+/// `once`: one JSON metrics object on stdout.
+fn once(case: &case::Case) -> u8 {
+    let metrics = measure::measure(case);
+    match serde_json::to_string(&metrics) {
+        Ok(json) => {
+            println!("{json}");
+            verdict(metrics.ok)
+        }
+        Err(e) => {
+            eprintln!("echomark-runner once: cannot encode metrics: {e}");
+            exit_codes::FAILED
+        }
+    }
+}
+
+fn matrix_code(outcome: MatrixOutcome) -> u8 {
+    match outcome {
+        MatrixOutcome::Finished {
+            failed_runs,
+            soak_failed,
+        } => verdict(failed_runs == 0 && !soak_failed),
+        MatrixOutcome::Interrupted { signal } if signal == signal_hook::consts::SIGTERM => {
+            exit_codes::SIGTERM
+        }
+        MatrixOutcome::Interrupted { .. } => exit_codes::SIGINT,
     }
 }

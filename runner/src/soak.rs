@@ -9,43 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use echomark_archive::{SoakReport, SoakRound};
 
-use crate::bench;
 use crate::case::{Case, IoModel};
-
-/// One round on one topology.
-#[derive(Debug, Clone, Serialize)]
-pub struct Round {
-    pub io_model: String,
-    pub io_threads: u64,
-    pub round: u64,
-    pub seconds: f64,
-    pub messages_sent: u64,
-    pub server_messages_received: u64,
-    pub messages_received: u64,
-    pub verified_echoes: u64,
-    pub errors: u64,
-    pub threads_left: i64,
-    pub fds_left: i64,
-    pub passed: bool,
-    pub failures: Vec<String>,
-}
-
-/// The whole soak.
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub protocol: String,
-    pub seconds: f64,
-    pub clients: u64,
-    pub window: u64,
-    pub payload_bytes: u64,
-    pub rounds_per_topology: u64,
-    pub verified_echoes: u64,
-    pub elapsed_seconds: f64,
-    pub passed: bool,
-    pub rounds: Vec<Round>,
-}
+use crate::measure;
 
 fn count_dir(path: &str) -> Option<i64> {
     std::fs::read_dir(path).ok().map(|d| d.count() as i64)
@@ -56,6 +23,9 @@ fn resources() -> (Option<i64>, Option<i64>) {
     (count_dir("/proc/self/task"), count_dir("/proc/self/fd"))
 }
 
+/// How long runtime threads and sockets get to go away after a round's shutdown.
+const THREAD_EXIT_GRACE: Duration = Duration::from_secs(2);
+
 /// The topologies a soak cycles through.
 pub const TOPOLOGIES: [(IoModel, usize); 3] = [
     (IoModel::Shared, 1),
@@ -65,7 +35,7 @@ pub const TOPOLOGIES: [(IoModel, usize); 3] = [
 
 /// Runs the soak described by `base` (its io model and threads are replaced per round) for
 /// `seconds` in total, `rounds` restarts per topology.
-pub fn run(base: &Case, seconds: f64, rounds: u64) -> Report {
+pub fn run(base: &Case, seconds: f64, rounds: u64) -> SoakReport {
     let start = Instant::now();
     let per_round = seconds / (TOPOLOGIES.len() as f64 * rounds as f64);
     let mut out = Vec::new();
@@ -79,9 +49,9 @@ pub fn run(base: &Case, seconds: f64, rounds: u64) -> Report {
                 ..base.clone()
             };
             let (threads_before, fds_before) = resources();
-            let m = bench::measure(&case);
+            let m = measure::measure(&case);
             // Runtime threads exit asynchronously after shutdown; give them a moment.
-            let deadline = Instant::now() + Duration::from_secs(2);
+            let deadline = Instant::now() + THREAD_EXIT_GRACE;
             let (mut threads_after, mut fds_after) = resources();
             while (threads_after > threads_before || fds_after > fds_before)
                 && Instant::now() < deadline
@@ -92,7 +62,7 @@ pub fn run(base: &Case, seconds: f64, rounds: u64) -> Report {
             let diff = |after: Option<i64>, before: Option<i64>| {
                 after.zip(before).map_or(0, |(a, b)| a - b)
             };
-            let errors = m.error_counters().iter().map(|(_, v)| *v).sum::<u64>() + m.warmup_errors;
+            let errors = m.error_counters().total() + m.warmup_errors;
             let mut failures = Vec::new();
             if let Some(e) = &m.error {
                 failures.push(e.clone());
@@ -122,8 +92,8 @@ pub fn run(base: &Case, seconds: f64, rounds: u64) -> Report {
             if fds_left > 0 {
                 failures.push(format!("{fds_left} file descriptors left after shutdown"));
             }
-            out.push(Round {
-                io_model: model.as_str().to_string(),
+            out.push(SoakRound {
+                io_model: model,
                 io_threads: threads as u64,
                 round,
                 seconds: case.seconds,
@@ -139,8 +109,8 @@ pub fn run(base: &Case, seconds: f64, rounds: u64) -> Report {
             });
         }
     }
-    Report {
-        protocol: base.protocol.as_str().to_string(),
+    SoakReport {
+        protocol: base.protocol,
         seconds,
         clients: base.clients as u64,
         window: base.window as u64,

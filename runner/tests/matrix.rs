@@ -34,8 +34,8 @@ fn load_valid(path: &Path) -> Archive {
     serde_json::from_value(value).expect("archive has the typed shape")
 }
 
-fn keys(a: &Archive) -> BTreeSet<echomark_archive::CaseKey> {
-    a.results.iter().map(|e| e.case_key()).collect()
+fn keys(a: &Archive) -> BTreeSet<echomark_archive::RunId> {
+    a.results.iter().map(|e| e.run_id()).collect()
 }
 
 /// 2 protocols × 64 B × windows 1, 2 × shared 1: four cases per repetition.
@@ -332,7 +332,7 @@ fn a_matrix_can_record_a_soak() {
     assert!(a.complete);
     assert_eq!(a.soak.len(), 1);
     assert!(a.soak[0].passed);
-    assert_eq!(a.soak[0].report.as_ref().unwrap()["protocol"], "udp");
+    assert_eq!(a.soak[0].report.as_ref().unwrap().protocol.as_str(), "udp");
 }
 
 #[test]

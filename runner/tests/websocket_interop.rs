@@ -9,10 +9,11 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use echomark_runner::counters::ServerStats;
-use echomark_runner::tcp::{self, Framing};
-use echomark_runner::websocket;
-use echomark_runner::wire::{self, Header, PHASE_MEASURED};
+use echomark_runner::framing::websocket::{self, WebSocket};
+use echomark_runner::framing::Framing;
+use echomark_runner::instruments::counters::ServerStats;
+use echomark_runner::message::{self, Header, PHASE_MEASURED};
+use echomark_runner::traffic::{connect, stream};
 use tungstenite::Message;
 
 fn message(sequence: u64, payload: usize) -> Vec<u8> {
@@ -22,7 +23,7 @@ fn message(sequence: u64, payload: usize) -> Vec<u8> {
         client_id: 3,
         sequence,
     };
-    wire::write_message(&mut out, header, payload);
+    message::write_message(&mut out, header, payload);
     out
 }
 
@@ -45,9 +46,14 @@ fn tungstenite_client_against_the_echomark_server() {
             .unwrap();
         runtime.block_on(async move {
             let mut stream = tokio::net::TcpStream::from_std(stream).unwrap();
-            websocket::server_handshake(&mut stream).await.unwrap();
-            let closing = Arc::new(AtomicBool::new(false));
-            tcp::serve(stream, 0, server_stats, None, closing, Framing::WebSocket).await;
+            connect::server_upgrade(&mut stream).await.unwrap();
+            let duty = stream::ServerDuty {
+                work_rounds: 0,
+                stats: server_stats,
+                fault: None,
+                closing: Arc::new(AtomicBool::new(false)),
+            };
+            stream::serve(stream, duty, WebSocket::Server).await;
         });
     });
 
@@ -77,7 +83,7 @@ fn tungstenite_client_against_the_echomark_server() {
     drop(ws);
     server.join().unwrap();
     assert_eq!(stats.received(PHASE_MEASURED), SIZES.len() as u64 + 8);
-    for phase in [wire::PHASE_WARMUP, PHASE_MEASURED] {
+    for phase in [message::PHASE_WARMUP, PHASE_MEASURED] {
         assert_eq!(stats.counters(phase).content_errors, 0);
     }
 }
@@ -111,19 +117,16 @@ fn echomark_client_against_a_tungstenite_server() {
         .block_on(tokio::net::TcpStream::connect(addr))
         .unwrap();
     runtime
-        .block_on(websocket::client_handshake(&mut stream, &addr.to_string()))
+        .block_on(connect::client_upgrade(&mut stream, &addr.to_string()))
         .unwrap();
     let mut stream = stream.into_std().unwrap();
     stream.set_nonblocking(false).unwrap();
-    let mut keys = websocket::MaskKeys::from_os().unwrap();
+    // The client's own codec writes the masked frames.
+    let mut client = WebSocket::Client(websocket::MaskKeys::from_os().unwrap());
     for (sequence, &size) in SIZES.iter().enumerate() {
         let sent = message(sequence as u64, size);
-        let key = keys.next_key();
         let mut frame = Vec::new();
-        websocket::write_head(&mut frame, size, Some(key));
-        let body = frame.len();
-        frame.extend_from_slice(&sent);
-        websocket::apply_mask(&mut frame[body..], key);
+        client.encode(&mut frame, size, |out| out.extend_from_slice(&sent));
         stream.write_all(&frame).unwrap();
 
         let mut buf = Vec::new();

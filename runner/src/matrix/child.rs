@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use echomark_archive::Metrics;
+use echomark_archive::{check_echo, AddressFamily, CaseParameters, Metrics};
+
+use crate::measure::report::BACKEND;
 
 use super::plan::PlannedRun;
 
@@ -102,9 +104,22 @@ pub fn judge(
     run: &PlannedRun,
     seconds: f64,
     warmup: f64,
-    address_family: &str,
+    address_family: AddressFamily,
     out: &ChildOutcome,
 ) -> Judged {
+    let request = CaseParameters {
+        protocol: Some(run.protocol),
+        payload_bytes: Some(run.payload),
+        clients: Some(run.clients),
+        window: Some(run.window),
+        io_model: Some(run.io_model),
+        io_threads: Some(run.io_threads),
+        handler_work: Some(run.handler_work),
+        backend: None,
+        address_family: Some(address_family),
+        requested_seconds: Some(seconds),
+        warmup_seconds: Some(warmup),
+    };
     let parsed: Result<Metrics, String> =
         serde_json::from_str::<serde_json::Value>(out.stdout.trim())
             .map_err(|_| "benchmark did not return valid finite JSON".to_string())
@@ -120,19 +135,9 @@ pub fn judge(
         Err(e) => (None, Some(out.stdout.clone()), Some(e)),
     };
     let metrics_error = metrics.as_ref().and_then(|m| {
-        let same_case = m.protocol == run.protocol.as_str()
-            && m.payload_bytes == run.payload
-            && m.clients == run.clients
-            && m.window == run.window
-            && m.io_model == run.io_model
-            && m.io_threads == run.io_threads
-            && m.handler_work == run.handler_work
-            && m.address_family == address_family
-            && m.requested_seconds == seconds
-            && m.warmup_seconds == warmup;
-        if !same_case {
+        if !check_echo(&request, &m.parameters()).is_empty() {
             Some("benchmark returned different case parameters")
-        } else if m.backend != "tokio" {
+        } else if m.backend != BACKEND {
             Some("benchmark returned a different backend")
         } else if !m.ok {
             Some("benchmark reported a failed measurement")

@@ -19,38 +19,74 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use echomark_archive::{
-    Archive, EchomarkInfo, Entry, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, TOOL_NAME,
+    Archive, EchomarkInfo, Entry, Preset, Protocol, SoakReport, ARCHIVE_SCHEMA_VERSION,
+    FORMAT_VERSION, TOOL_NAME,
 };
 
-use crate::case::{Case, Protocol};
-use crate::cli::MatrixArgs;
+use crate::case::DEFAULT_UDP_TIMEOUT_MS;
+use crate::measure::report::BACKEND;
 use plan::{MatrixSpec, Overrides, PlannedRun, SettingsExtra};
-
-/// Exit codes of `matrix`.
-pub mod exit {
-    pub const OK: u8 = 0;
-    pub const FAILED_RUNS: u8 = 1;
-    pub const USAGE: u8 = 2;
-    pub const SIGINT: u8 = 130;
-    pub const SIGTERM: u8 = 143;
-}
 
 /// A problem that stops the matrix before (or instead of) measuring: exit 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct MatrixError(pub String);
 
+/// Which archive a matrix writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArchiveTarget {
+    /// A new archive at this path (which must not exist).
+    New(PathBuf),
+    /// Finish this interrupted archive with its own settings.
+    Resume(PathBuf),
+}
+
+/// Run options recorded in the archive's settings beside the matrix itself.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub keep_going: bool,
+    pub shuffle: Option<u64>,
+    pub case_timeout: Option<f64>,
+    pub udp_send_buffer: Option<u64>,
+    pub udp_recv_buffer: Option<u64>,
+    pub udp_server_recv_buffer: Option<u64>,
+    pub udp_timeout_ms: Option<u64>,
+    pub soak: Option<f64>,
+}
+
+/// Everything `matrix` is asked to do.
+#[derive(Debug, Clone)]
+pub struct MatrixRequest {
+    pub archive: ArchiveTarget,
+    pub preset: Option<Preset>,
+    pub overrides: Overrides,
+    pub options: RunOptions,
+    /// Workspace whose sources `source_sha256` covers (default: the one this binary was
+    /// built from).
+    pub source_dir: Option<PathBuf>,
+}
+
+/// How a matrix ended (a usage problem is a [`MatrixError`] instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatrixOutcome {
+    /// Every planned run is recorded (or the first failure stopped it without
+    /// `--keep-going`).
+    Finished { failed_runs: u64, soak_failed: bool },
+    /// SIGINT or SIGTERM: the running child was killed and the archive saved.
+    Interrupted { signal: i32 },
+}
+
 /// Default margin of the per-run timeout beyond seconds + warmup: setup, two drains and
 /// the client barrier fit well inside it.
 const TIMEOUT_MARGIN_SECONDS: f64 = 30.0;
 
-/// Runs the matrix described by `args`; returns the exit code.
-pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
+/// Runs the matrix described by `request`.
+pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let exe = std::env::current_exe()
         .map_err(|e| MatrixError(format!("cannot locate own binary: {e}")))?;
     let exe_sha = provenance::file_sha256(&exe)
         .map_err(|e| MatrixError(format!("cannot hash {}: {e}", exe.display())))?;
-    let source_dir = args
+    let source_dir = request
         .source_dir
         .clone()
         .unwrap_or_else(provenance::default_source_dir);
@@ -61,32 +97,32 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
         ))
     })?;
 
-    let (path, mut archive) = match &args.resume {
-        Some(path) => (path.clone(), resume(path, args, &exe_sha, &source_sha)?),
-        None => {
-            let path = args
-                .out
-                .clone()
-                .expect("clap requires --out without --resume");
+    let (path, mut archive) = match &request.archive {
+        ArchiveTarget::Resume(path) => (path.clone(), resume(path, &exe_sha, &source_sha)?),
+        ArchiveTarget::New(path) => {
             if path.exists() {
                 return Err(MatrixError(format!(
                     "{} already exists; finish it with --resume {0} or choose another --out",
                     path.display()
                 )));
             }
-            (path, new_archive(args, &exe_sha, &source_sha, &source_dir)?)
+            let archive = new_archive(request, &exe_sha, &source_sha, &source_dir)?;
+            (path.clone(), archive)
         }
     };
     let spec = MatrixSpec::from_settings(&archive.settings)
         .map_err(|e| MatrixError(format!("{}: settings: {e}", path.display())))?;
     let mut runs = spec.runs();
+    // Every case is checked before anything is measured, so a bad matrix fails once with
+    // exit 2, not once per run.
     for run in &runs {
-        case_for(run, &spec, &archive)?;
+        spec.case(run, &archive.settings)
+            .map_err(|e| MatrixError(format!("case {}: {e}", label(run))))?;
     }
     if let Some(seed) = archive.settings.shuffle_seed {
         plan::shuffle(&mut runs, seed);
     }
-    let done: BTreeSet<_> = archive.results.iter().map(Entry::case_key).collect();
+    let done: BTreeSet<_> = archive.results.iter().map(Entry::run_id).collect();
     if done.len() != archive.results.len() {
         return Err(MatrixError(format!(
             "{}: a (case, repetition) appears twice in results",
@@ -114,7 +150,10 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
     for (order, run) in todo {
         let label = label(&run);
         progress.starting(&label);
-        let case_args = child_args(&run, &spec, &archive);
+        let case_args = spec
+            .case(&run, &archive.settings)
+            .map_err(|e| MatrixError(format!("case {label}: {e}")))?
+            .to_args();
         let started_at_utc = provenance::utc_now();
         let outcome = match child::run(&exe, &case_args, timeout, &signal.flag) {
             Ok(Ok(outcome)) => outcome,
@@ -130,7 +169,7 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
             &run,
             spec.seconds,
             spec.warmup,
-            spec.address_family.as_str(),
+            spec.address_family,
             &outcome,
         );
         let summary = match (&judged.error, &judged.metrics) {
@@ -146,16 +185,16 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
         command.extend(case_args);
         archive.results.push(Entry {
             repetition: run.repetition,
-            protocol: run.protocol.as_str().to_string(),
+            protocol: run.protocol,
             payload_bytes: run.payload,
             clients: run.clients,
             window: run.window,
-            io_model: run.io_model.clone(),
+            io_model: run.io_model,
             io_threads: run.io_threads,
             handler_work: run.handler_work,
             udp_server_recv_buffer: run.udp_server_recv_buffer,
             backend: archive.backend.clone(),
-            address_family: archive.settings.address_family.clone(),
+            address_family: archive.settings.address_family,
             command,
             returncode: Some(outcome.returncode),
             stderr: outcome.stderr,
@@ -185,9 +224,9 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
                 progress.starting(&format!("soak {protocol} {seconds} s"));
                 let record = soak_child(
                     &exe,
-                    &protocol,
+                    protocol,
                     seconds,
-                    &archive.settings.address_family,
+                    archive.settings.address_family,
                     &signal.flag,
                 )?;
                 let Some(record) = record else {
@@ -223,28 +262,26 @@ pub fn run(args: &MatrixArgs) -> Result<u8, MatrixError> {
             ", stopped at the first failure (complete: false)"
         }
     ));
-    let soak_failed = archive.soak.iter().any(|s| !s.passed);
-    Ok(if failed == 0 && !soak_failed {
-        exit::OK
-    } else {
-        exit::FAILED_RUNS
+    Ok(MatrixOutcome::Finished {
+        failed_runs: failed,
+        soak_failed: archive.soak.iter().any(|s| !s.passed),
     })
 }
 
 /// Runs `echomark-runner soak` as a child and records it; `None` when interrupted.
 fn soak_child(
     exe: &Path,
-    protocol: &str,
+    protocol: Protocol,
     seconds: f64,
-    address_family: &str,
+    address_family: echomark_archive::AddressFamily,
     interrupted: &AtomicBool,
 ) -> Result<Option<echomark_archive::SoakRecord>, MatrixError> {
     let args: Vec<String> = [
         "soak",
         "--protocol",
-        protocol,
+        protocol.as_str(),
         "--address-family",
-        address_family,
+        address_family.as_str(),
         "--seconds",
         &seconds.to_string(),
     ]
@@ -257,16 +294,12 @@ fn soak_child(
         Ok(Err(child::Interrupted)) => return Ok(None),
         Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
     };
-    let report: Option<serde_json::Value> = serde_json::from_str(outcome.stdout.trim()).ok();
-    let reported = report
-        .as_ref()
-        .and_then(|r| r.get("passed"))
-        .and_then(|p| p.as_bool());
-    let passed = outcome.returncode == 0 && reported == Some(true);
+    let report: Option<SoakReport> = serde_json::from_str(outcome.stdout.trim()).ok();
+    let passed = outcome.returncode == 0 && report.as_ref().is_some_and(|r| r.passed);
     let mut command = vec![exe.display().to_string()];
     command.extend(args);
     Ok(Some(echomark_archive::SoakRecord {
-        protocol: protocol.to_string(),
+        protocol,
         seconds,
         command,
         returncode: Some(outcome.returncode),
@@ -281,7 +314,7 @@ fn interrupted(
     archive: &Archive,
     progress: &progress::Progress,
     signal: &SignalFlag,
-) -> u8 {
+) -> MatrixOutcome {
     // The archive on disk already holds every finished run; say so and leave it.
     let sig = signal.which.load(Ordering::Relaxed);
     progress.finish(&format!(
@@ -290,11 +323,7 @@ fn interrupted(
         archive.results.len(),
         path.display()
     ));
-    if sig == signal_hook::consts::SIGTERM {
-        exit::SIGTERM
-    } else {
-        exit::SIGINT
-    }
+    MatrixOutcome::Interrupted { signal: sig }
 }
 
 struct SignalFlag {
@@ -319,37 +348,25 @@ fn install_signal_flags() -> SignalFlag {
 }
 
 fn new_archive(
-    args: &MatrixArgs,
+    request: &MatrixRequest,
     exe_sha: &str,
     source_sha: &str,
     source_dir: &Path,
 ) -> Result<Archive, MatrixError> {
-    let spec = MatrixSpec::preset(args.preset).apply(Overrides {
-        protocols: args.protocols.clone(),
-        payloads: args.payloads.clone(),
-        clients: args.clients.clone(),
-        windows: args.windows.clone(),
-        udp_window: args.udp_window,
-        io_models: args.io_models.clone(),
-        io_threads: args.io_threads.clone(),
-        work: args.work.clone(),
-        repetitions: args.repetitions,
-        seconds: args.seconds,
-        warmup: args.warmup,
-        address_family: args.address_family,
-    });
+    let spec = MatrixSpec::preset(request.preset).apply(request.overrides.clone());
+    let o = &request.options;
     let settings = spec.settings(SettingsExtra {
-        preset: args.preset,
-        shuffle_seed: args.shuffle,
-        case_timeout_seconds: args
+        preset: request.preset,
+        shuffle_seed: o.shuffle,
+        case_timeout_seconds: o
             .case_timeout
             .unwrap_or(spec.seconds + spec.warmup + TIMEOUT_MARGIN_SECONDS),
-        udp_timeout_ms: args.udp_timeout_ms.unwrap_or(250),
-        udp_send_buffer: args.udp_send_buffer,
-        udp_recv_buffer: args.udp_recv_buffer,
-        udp_server_recv_buffer: args.udp_server_recv_buffer,
-        keep_going: args.keep_going,
-        soak_seconds: args.soak,
+        udp_timeout_ms: o.udp_timeout_ms.unwrap_or(DEFAULT_UDP_TIMEOUT_MS),
+        udp_send_buffer: o.udp_send_buffer,
+        udp_recv_buffer: o.udp_recv_buffer,
+        udp_server_recv_buffer: o.udp_server_recv_buffer,
+        keep_going: o.keep_going,
+        soak_seconds: o.soak,
     });
     if spec.runs().is_empty() {
         return Err(MatrixError("the matrix has no cases".into()));
@@ -364,7 +381,7 @@ fn new_archive(
             source_hash_rule: provenance::SOURCE_HASH_RULE.to_string(),
         },
         recorded_at_utc: provenance::utc_now(),
-        backend: "tokio".to_string(),
+        backend: BACKEND.to_string(),
         git_head,
         git_status,
         source_sha256: source_sha.to_string(),
@@ -379,20 +396,8 @@ fn new_archive(
     })
 }
 
-fn resume(
-    path: &PathBuf,
-    args: &MatrixArgs,
-    exe_sha: &str,
-    source_sha: &str,
-) -> Result<Archive, MatrixError> {
-    if let Some(out) = &args.out {
-        if out != path {
-            return Err(MatrixError(
-                "--resume writes to the archive it resumes; drop --out".into(),
-            ));
-        }
-    }
-    let archive = store::read(path).map_err(MatrixError)?;
+fn resume(path: &Path, exe_sha: &str, source_sha: &str) -> Result<Archive, MatrixError> {
+    let archive = store::read(path).map_err(|e| MatrixError(e.to_string()))?;
     if archive.echomark.tool != TOOL_NAME || archive.echomark.format_version != FORMAT_VERSION {
         return Err(MatrixError(format!(
             "{}: written by {} format {}, not {TOOL_NAME} format {FORMAT_VERSION}",
@@ -431,75 +436,10 @@ fn resume(
     Ok(archive)
 }
 
-/// The `once` flags for one run.
-fn child_args(run: &PlannedRun, spec: &MatrixSpec, archive: &Archive) -> Vec<String> {
-    let s = &archive.settings;
-    let mut a: Vec<String> = [
-        "once",
-        "--protocol",
-        run.protocol.as_str(),
-        "--address-family",
-        spec.address_family.as_str(),
-    ]
-    .iter()
-    .map(|x| x.to_string())
-    .collect();
-    let mut push = |flag: &str, value: String| {
-        a.push(flag.to_string());
-        a.push(value);
-    };
-    push("--payload", run.payload.to_string());
-    push("--clients", run.clients.to_string());
-    push("--window", run.window.to_string());
-    push("--seconds", spec.seconds.to_string());
-    push("--warmup", spec.warmup.to_string());
-    push("--io-model", run.io_model.clone());
-    push("--io-threads", run.io_threads.to_string());
-    push("--work", run.handler_work.to_string());
-    if run.protocol == Protocol::Udp {
-        push("--udp-timeout-ms", s.udp_timeout_ms.to_string());
-        for (flag, v) in [
-            ("--udp-send-buffer", s.udp_send_buffer),
-            ("--udp-recv-buffer", s.udp_recv_buffer),
-            (
-                "--udp-server-recv-buffer",
-                run.udp_server_recv_buffer.or(s.udp_server_recv_buffer),
-            ),
-        ] {
-            if let Some(v) = v {
-                push(flag, v.to_string());
-            }
-        }
-    }
-    a
-}
-
-/// Checks up front that the child will accept `run` (so a bad matrix fails with exit 2
-/// before anything is measured, not 180 times).
-fn case_for(run: &PlannedRun, spec: &MatrixSpec, archive: &Archive) -> Result<Case, MatrixError> {
-    use clap::Parser;
-    let args = child_args(run, spec, archive);
-    let cli =
-        crate::cli::Cli::try_parse_from(std::iter::once("echomark-runner".to_string()).chain(args))
-            .map_err(|e| {
-                MatrixError(format!(
-                    "case {}: {}",
-                    label(run),
-                    e.render().to_string().trim()
-                ))
-            })?;
-    match cli.command {
-        crate::cli::Command::Once(once) => once
-            .to_case()
-            .map_err(|e| MatrixError(format!("case {}: {e}", label(run)))),
-        _ => unreachable!("child_args starts with `once`"),
-    }
-}
-
 fn label(run: &PlannedRun) -> String {
     format!(
         "{} {} B {}×{} {} {} work {} rep {}",
-        run.protocol.as_str(),
+        run.protocol,
         run.payload,
         run.clients,
         run.window,

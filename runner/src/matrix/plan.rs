@@ -1,36 +1,21 @@
 //! What a matrix measures: presets, flag overrides, the case list and its order.
 
-use echomark_archive::{ExplicitCase, IoProfile, Settings, TrafficProfile};
+use std::time::Duration;
 
-use crate::case::{AddressFamily, IoModel, Protocol};
+use echomark_archive::{
+    CaseKey, ExplicitCase, IoProfile, Preset, RunId, Settings, TrafficProfile, IMPLEMENTATION,
+};
 
-/// A named starting point for a matrix; explicit flags override its values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Preset {
-    /// Everything in well under a minute: for the README and CI.
-    Quick,
-    /// arknet's baseline: 64/1024/16384 B; 1 × 1 and 16 × 16 (UDP window 1); shared 1/2/4,
-    /// sharded 2/4; 3 repetitions of 1 s.
-    Baseline,
-    /// arknet's dimensions matrix: 16 clients × windows 1/4/16/64; shared 1, shared 4,
-    /// sharded 4.
-    Dimensions,
-    /// The UDP receive-buffer isolation experiment: 16 clients, shared 1, no warmup;
-    /// 16,384 B × windows 1/16/64 × server receive buffers 1/2/4 MiB, plus 1,472 B at
-    /// window 64 and 1,024 B at window 1,024 (4 MiB).
-    UdpBuffers,
-}
+use crate::case::{
+    AddressFamily, Case, IoModel, Protocol, UsageError, DEFAULT_UDP_RECV_BUFFER,
+    DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
+};
+use crate::measure::report::BACKEND;
 
-impl Preset {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Preset::Quick => "quick",
-            Preset::Baseline => "baseline",
-            Preset::Dimensions => "dimensions",
-            Preset::UdpBuffers => "udp-buffers",
-        }
-    }
-}
+/// Settings that do not describe a matrix this build can run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
 
 /// The matrix-defining values, after preset and flags are combined.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,139 +66,88 @@ fn product(clients: &[u64], windows: &[u64]) -> Vec<TrafficProfile> {
 }
 
 impl MatrixSpec {
+    /// arknet's `benchmark_matrix.sh` defaults: the matrix without a preset.
+    fn arknet_defaults() -> Self {
+        Self {
+            protocols: Protocol::ALL.to_vec(),
+            payloads: vec![64, 1024, 16384],
+            profiles: [product(&[1], &[1]), product(&[16], &[16])].concat(),
+            udp_throughput_window: Some(1),
+            io_models: vec![IoModel::Shared, IoModel::Sharded],
+            io_threads: vec![1, 2, 4],
+            work: vec![0],
+            repetitions: 3,
+            seconds: 3.0,
+            warmup: 1.0,
+            address_family: AddressFamily::Ipv4,
+            cases: None,
+        }
+    }
+
     /// The values of `preset` (or arknet's runner defaults without one).
     pub fn preset(preset: Option<Preset>) -> Self {
-        let stream_and_datagram = Protocol::ALL.to_vec();
-        let both = vec![IoModel::Shared, IoModel::Sharded];
-        let arknet_profiles = vec![
-            TrafficProfile {
-                clients: 1,
-                window: 1,
-            },
-            TrafficProfile {
-                clients: 16,
-                window: 16,
-            },
-        ];
+        let arknet = Self::arknet_defaults();
+        let one_second = Self {
+            seconds: 1.0,
+            warmup: 0.25,
+            ..arknet.clone()
+        };
         match preset {
+            None => arknet,
+            Some(Preset::Baseline) => one_second,
             Some(Preset::Quick) => Self {
-                protocols: stream_and_datagram.clone(),
                 payloads: vec![1024],
-                profiles: vec![
-                    TrafficProfile {
-                        clients: 1,
-                        window: 1,
-                    },
-                    TrafficProfile {
-                        clients: 4,
-                        window: 4,
-                    },
-                ],
+                profiles: [product(&[1], &[1]), product(&[4], &[4])].concat(),
                 udp_throughput_window: None,
-                io_models: both,
                 io_threads: vec![1, 2],
-                work: vec![0],
                 repetitions: 2,
                 seconds: 0.2,
                 warmup: 0.05,
-                address_family: AddressFamily::Ipv4,
-                cases: None,
+                ..arknet
             },
             Some(Preset::Dimensions) => Self {
-                protocols: stream_and_datagram.clone(),
-                payloads: vec![64, 1024, 16384],
                 profiles: product(&[16], &[1, 4, 16, 64]),
                 udp_throughput_window: None,
-                io_models: both,
                 io_threads: vec![1, 4],
-                work: vec![0],
-                repetitions: 3,
-                seconds: 1.0,
-                warmup: 0.25,
-                address_family: AddressFamily::Ipv4,
-                cases: None,
+                ..one_second
             },
-            Some(Preset::Baseline) => Self {
-                protocols: stream_and_datagram.clone(),
-                payloads: vec![64, 1024, 16384],
-                profiles: arknet_profiles,
-                udp_throughput_window: Some(1),
-                io_models: both,
-                io_threads: vec![1, 2, 4],
-                work: vec![0],
-                repetitions: 3,
-                seconds: 1.0,
-                warmup: 0.25,
-                address_family: AddressFamily::Ipv4,
-                cases: None,
-            },
-            Some(Preset::UdpBuffers) => {
-                const MIB: u64 = 1 << 20;
-                let case = |payload: u64, window: u64, buffer: u64| ExplicitCase {
-                    protocol: "udp".to_string(),
-                    payload_bytes: payload,
-                    clients: 16,
-                    window,
-                    io_model: "shared".to_string(),
-                    io_threads: 1,
-                    handler_work: 0,
-                    udp_server_recv_buffer: Some(buffer),
-                };
-                let mut cases = Vec::new();
-                for window in [1, 16, 64] {
-                    for buffer in [MIB, 2 * MIB, 4 * MIB] {
-                        cases.push(case(16_384, window, buffer));
-                    }
-                }
-                cases.push(case(1_472, 64, 4 * MIB));
-                cases.push(case(1_024, 1_024, 4 * MIB));
-                Self {
-                    protocols: vec![Protocol::Udp],
-                    payloads: vec![16_384, 1_472, 1_024],
-                    profiles: vec![
-                        TrafficProfile {
-                            clients: 16,
-                            window: 1,
-                        },
-                        TrafficProfile {
-                            clients: 16,
-                            window: 16,
-                        },
-                        TrafficProfile {
-                            clients: 16,
-                            window: 64,
-                        },
-                        TrafficProfile {
-                            clients: 16,
-                            window: 1024,
-                        },
-                    ],
-                    udp_throughput_window: None,
-                    io_models: vec![IoModel::Shared],
-                    io_threads: vec![1],
-                    work: vec![0],
-                    repetitions: 3,
-                    seconds: 1.0,
-                    warmup: 0.0,
-                    address_family: AddressFamily::Ipv4,
-                    cases: Some(cases),
-                }
+            Some(Preset::UdpBuffers) => Self::udp_buffers(one_second),
+        }
+    }
+
+    /// The receive-buffer isolation experiment: 16 clients on one thread, no warmup,
+    /// 16,384 B × windows 1/16/64 × server receive requests 1/2/4 MiB, then 1,472 B at
+    /// window 64 and 1,024 B at window 1,024 (4 MiB).
+    fn udp_buffers(base: Self) -> Self {
+        const MIB: u64 = 1 << 20;
+        let case = |payload: u64, window: u64, buffer: u64| ExplicitCase {
+            protocol: Protocol::Udp,
+            payload_bytes: payload,
+            clients: 16,
+            window,
+            io_model: IoModel::Shared,
+            io_threads: 1,
+            handler_work: 0,
+            udp_server_recv_buffer: Some(buffer),
+        };
+        let mut cases = Vec::new();
+        for window in [1, 16, 64] {
+            for buffer in [MIB, 2 * MIB, 4 * MIB] {
+                cases.push(case(16_384, window, buffer));
             }
-            // arknet's benchmark_matrix.sh defaults.
-            None => Self {
-                protocols: stream_and_datagram.clone(),
-                payloads: vec![64, 1024, 16384],
-                profiles: arknet_profiles,
-                udp_throughput_window: Some(1),
-                io_models: both,
-                io_threads: vec![1, 2, 4],
-                work: vec![0],
-                repetitions: 3,
-                seconds: 3.0,
-                warmup: 1.0,
-                address_family: AddressFamily::Ipv4,
-                cases: None,
-            },
+        }
+        cases.push(case(1_472, 64, 4 * MIB));
+        cases.push(case(1_024, 1_024, 4 * MIB));
+        Self {
+            protocols: vec![Protocol::Udp],
+            payloads: vec![16_384, 1_472, 1_024],
+            profiles: product(&[16], &[1, 16, 64, 1024]),
+            udp_throughput_window: None,
+            io_models: vec![IoModel::Shared],
+            io_threads: vec![1],
+            warmup: 0.0,
+            cases: Some(cases),
+            ..base
         }
     }
 
@@ -258,7 +192,7 @@ impl MatrixSpec {
                 }
                 for &work in &dedup(self.work.iter().copied()) {
                     out.push(IoProfile {
-                        io_model: model.as_str().to_string(),
+                        io_model: model,
                         io_threads: threads,
                         handler_work: work,
                     });
@@ -276,19 +210,16 @@ impl MatrixSpec {
         if let Some(cases) = &self.cases {
             return (1..=self.repetitions)
                 .flat_map(|repetition| {
-                    cases.iter().filter_map(move |c| {
-                        Some(PlannedRun {
-                            repetition,
-                            protocol: <Protocol as clap::ValueEnum>::from_str(&c.protocol, false)
-                                .ok()?,
-                            payload: c.payload_bytes,
-                            clients: c.clients,
-                            window: c.window,
-                            io_model: c.io_model.clone(),
-                            io_threads: c.io_threads,
-                            handler_work: c.handler_work,
-                            udp_server_recv_buffer: c.udp_server_recv_buffer,
-                        })
+                    cases.iter().map(move |c| PlannedRun {
+                        repetition,
+                        protocol: c.protocol,
+                        payload: c.payload_bytes,
+                        clients: c.clients,
+                        window: c.window,
+                        io_model: c.io_model,
+                        io_threads: c.io_threads,
+                        handler_work: c.handler_work,
+                        udp_server_recv_buffer: c.udp_server_recv_buffer,
                     })
                 })
                 .collect();
@@ -309,7 +240,7 @@ impl MatrixSpec {
                                 payload,
                                 clients: profile.clients,
                                 window,
-                                io_model: io.io_model.clone(),
+                                io_model: io.io_model,
                                 io_threads: io.io_threads,
                                 handler_work: io.handler_work,
                                 udp_server_recv_buffer: None,
@@ -335,14 +266,10 @@ impl MatrixSpec {
             profiles: self.profiles.clone(),
             udp_throughput_window: self.udp_throughput_window,
             io_profiles: self.io_profiles(),
-            protocols: self
-                .protocols
-                .iter()
-                .map(|p| p.as_str().to_string())
-                .collect(),
+            protocols: self.protocols.clone(),
             execution_modes: None,
-            address_family: self.address_family.as_str().to_string(),
-            preset: extra.preset.map(|p| p.as_str().to_string()),
+            address_family: self.address_family,
+            preset: extra.preset,
             shuffle_seed: extra.shuffle_seed,
             case_timeout_seconds: extra.case_timeout_seconds,
             udp_timeout_ms: extra.udp_timeout_ms,
@@ -356,43 +283,68 @@ impl MatrixSpec {
     }
 
     /// The spec an archive's settings describe (for `--resume`).
-    pub fn from_settings(s: &Settings) -> Result<Self, String> {
-        let parse_list = |names: &[String], what: &str| -> Result<Vec<_>, String> {
-            names
-                .iter()
-                .map(|n| {
-                    <Protocol as clap::ValueEnum>::from_str(n, false)
-                        .map_err(|_| format!("unknown {what} '{n}'"))
-                })
-                .collect()
-        };
-        let io_models = dedup(s.io_profiles.iter().map(|p| p.io_model.clone()))
-            .iter()
-            .map(|n| {
-                <IoModel as clap::ValueEnum>::from_str(n, false)
-                    .map_err(|_| format!("unknown io_model '{n}'"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let address_family = <AddressFamily as clap::ValueEnum>::from_str(&s.address_family, false)
-            .map_err(|_| format!("unknown address_family '{}'", s.address_family))?;
+    pub fn from_settings(s: &Settings) -> Result<Self, PlanError> {
         let spec = Self {
-            protocols: parse_list(&s.protocols, "protocol")?,
+            protocols: s.protocols.clone(),
             payloads: s.payloads.clone(),
             profiles: s.profiles.clone(),
             udp_throughput_window: s.udp_throughput_window,
-            io_models,
+            io_models: dedup(s.io_profiles.iter().map(|p| p.io_model)),
             io_threads: dedup(s.io_profiles.iter().map(|p| p.io_threads)),
             work: dedup(s.io_profiles.iter().map(|p| p.handler_work)),
             repetitions: s.repetitions,
             seconds: s.seconds,
             warmup: s.warmup,
-            address_family,
+            address_family: s.address_family,
             cases: s.cases.clone(),
         };
         if spec.io_profiles() != s.io_profiles {
-            return Err("settings.io_profiles is not a models × threads × work product".into());
+            return Err(PlanError(
+                "settings.io_profiles is not a models × threads × work product".into(),
+            ));
         }
         Ok(spec)
+    }
+
+    /// The validated case one planned run measures; a UDP case takes the matrix's UDP
+    /// options, any other case keeps the `once` defaults (it has no use for them).
+    pub fn case(&self, run: &PlannedRun, settings: &Settings) -> Result<Case, UsageError> {
+        let payload = usize::try_from(run.payload).unwrap_or(usize::MAX);
+        let udp = run.protocol == Protocol::Udp;
+        let s = if udp {
+            settings.clone()
+        } else {
+            Settings {
+                udp_send_buffer: None,
+                udp_recv_buffer: None,
+                udp_server_recv_buffer: None,
+                udp_timeout_ms: DEFAULT_UDP_TIMEOUT_MS,
+                ..settings.clone()
+            }
+        };
+        let udp_server_recv_buffer = run
+            .udp_server_recv_buffer
+            .filter(|_| udp)
+            .or(s.udp_server_recv_buffer);
+        Case {
+            protocol: run.protocol,
+            address_family: self.address_family,
+            payload,
+            clients: usize::try_from(run.clients).unwrap_or(usize::MAX),
+            window: usize::try_from(run.window).unwrap_or(usize::MAX),
+            seconds: self.seconds,
+            warmup: self.warmup,
+            io_model: run.io_model,
+            io_threads: usize::try_from(run.io_threads).unwrap_or(usize::MAX),
+            work: run.handler_work,
+            udp_send_buffer: s.udp_send_buffer.unwrap_or(DEFAULT_UDP_SEND_BUFFER),
+            udp_recv_buffer: s.udp_recv_buffer.unwrap_or(DEFAULT_UDP_RECV_BUFFER),
+            udp_server_recv_buffer,
+            udp_timeout: Duration::from_millis(s.udp_timeout_ms),
+            record_latency: true,
+            fault: None,
+        }
+        .validate()
     }
 }
 
@@ -410,9 +362,6 @@ pub struct SettingsExtra {
     pub soak_seconds: Option<f64>,
 }
 
-/// The key that identifies a run within an archive.
-pub type RunKey = echomark_archive::CaseKey;
-
 /// One planned child process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedRun {
@@ -421,7 +370,7 @@ pub struct PlannedRun {
     pub payload: u64,
     pub clients: u64,
     pub window: u64,
-    pub io_model: String,
+    pub io_model: IoModel,
     pub io_threads: u64,
     pub handler_work: u64,
     /// UDP: this case's own server receive-buffer request.
@@ -429,19 +378,23 @@ pub struct PlannedRun {
 }
 
 impl PlannedRun {
-    /// Same shape as [`echomark_archive::Entry::case_key`].
-    pub fn key(&self) -> RunKey {
-        (
-            self.protocol.as_str().to_string(),
-            self.payload,
-            self.clients,
-            self.window,
-            self.io_model.clone(),
-            self.io_threads,
-            self.handler_work,
-            self.udp_server_recv_buffer,
-            self.repetition,
-        )
+    /// Same as [`echomark_archive::Entry::run_id`] of the entry this run will write.
+    pub fn key(&self) -> RunId {
+        RunId {
+            case: CaseKey {
+                backend: BACKEND.to_string(),
+                implementation: IMPLEMENTATION.to_string(),
+                protocol: self.protocol,
+                payload_bytes: self.payload,
+                clients: self.clients,
+                window: self.window,
+                io_model: self.io_model,
+                io_threads: self.io_threads,
+                handler_work: self.handler_work,
+                udp_server_recv_buffer: self.udp_server_recv_buffer,
+            },
+            repetition: self.repetition,
+        }
     }
 }
 

@@ -40,15 +40,36 @@ pub fn write_atomically(path: &Path, archive: &Archive) -> io::Result<()> {
     result
 }
 
+/// Why an archive could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}: not an echomark archive (line {line}, column {column}): {source}")]
+    Malformed {
+        path: String,
+        line: usize,
+        column: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// Reads an echomark archive strictly; the error names the file and where parsing failed.
-pub fn read(path: &Path) -> Result<Archive, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: not an echomark archive (line {}, column {}): {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
+pub fn read(path: &Path) -> Result<Archive, ReadError> {
+    let shown = || path.display().to_string();
+    let text = fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: shown(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ReadError::Malformed {
+        path: shown(),
+        line: source.line(),
+        column: source.column(),
+        source,
     })
 }

@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::latency;
-use crate::phase::{ClientReport, PhasePlan};
-use crate::wire::{self, EchoVerdict, Expectation, Header};
+use echomark_archive::ErrorCounters;
+
+use crate::instruments::latency;
+use crate::measure::phase::{ClientReport, PhasePlan};
+use crate::message::{self, EchoVerdict, Expectation, Header};
 
 /// How echoes must be ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +86,7 @@ impl ClientCore {
         self.plan = Some(plan);
         self.report = ClientReport::new(self.index, plan.phase);
         self.expected = self.next_sequence;
-        self.histogram = (plan.phase == wire::PHASE_MEASURED && plan.record_latency)
+        self.histogram = (plan.phase == message::PHASE_MEASURED && plan.record_latency)
             .then(latency::new_histogram);
     }
 
@@ -122,7 +124,7 @@ impl ClientCore {
             client_id: self.id,
             sequence,
         };
-        wire::write_message(out, header, self.payload);
+        message::write_message(out, header, self.payload);
     }
 
     /// Judges one echo received at `now`.
@@ -136,7 +138,7 @@ impl ClientCore {
             payload: self.payload,
             in_flight: |seq: u64| matches!(slots[(seq % width) as usize], Some(s) if s.sequence == seq),
         };
-        let verdict = wire::verify_echo(&expect, message);
+        let verdict = message::verify_echo(&expect, message);
         let c = &mut self.report.counters;
         match verdict {
             EchoVerdict::Malformed => c.content_errors += 1,
@@ -225,7 +227,7 @@ impl ClientCore {
     }
 
     /// Mutable access to the counters of the running phase.
-    pub fn counters(&mut self) -> &mut crate::counters::Counters {
+    pub fn counters(&mut self) -> &mut ErrorCounters {
         &mut self.report.counters
     }
 }

@@ -12,12 +12,11 @@
 //! from the system source would add a system call per message and measure that instead.
 //! The cost the RFC does impose, XOR-ing every payload byte on both ends, is paid in full.
 
-use ring::rand::{SecureRandom, SystemRandom};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
 use base64::Engine as _;
+use ring::rand::{SecureRandom, SystemRandom};
 
-use crate::http1::header;
+use super::http1::header;
+use super::{FrameError as AnyFrameError, FrameHead, Framing};
 
 /// Longest frame head: 2 bytes, an 8-byte extended length and a 4-byte masking key.
 pub const MAX_HEAD: usize = 14;
@@ -26,21 +25,13 @@ pub const MAX_HEAD: usize = 14;
 const ACCEPT_GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /// Longest upgrade request or response accepted.
-const MAX_HANDSHAKE: usize = 4096;
+pub const MAX_HANDSHAKE: usize = 4096;
 
 /// FIN set, opcode 2 (binary).
 const FIN_BINARY: u8 = 0x82;
 
 /// A decoded frame head.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Head {
-    /// Bytes of the head, masking key included.
-    pub len: usize,
-    /// Payload length.
-    pub body: u64,
-    /// The masking key, on client frames.
-    pub mask: Option<[u8; 4]>,
-}
+pub type Head = FrameHead;
 
 /// Why a frame head is rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -181,32 +172,13 @@ pub fn accept_value(key: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
 }
 
-fn handshake_error(what: impl std::fmt::Display) -> std::io::Error {
-    std::io::Error::other(format!("WebSocket handshake: {what}"))
-}
+/// Why an upgrade failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("WebSocket handshake: {0}")]
+pub struct HandshakeError(pub String);
 
-/// Reads one HTTP head and insists that nothing follows it: the peer sends no frame before
-/// the handshake completes, so extra bytes would be a protocol error.
-async fn read_head_block<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Result<String> {
-    let mut buf = Vec::with_capacity(512);
-    let mut chunk = [0u8; 512];
-    loop {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(handshake_error("connection closed during the upgrade"));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            if end + 4 != buf.len() {
-                return Err(handshake_error("bytes after the upgrade head"));
-            }
-            buf.truncate(end);
-            return String::from_utf8(buf).map_err(|_| handshake_error("head is not UTF-8"));
-        }
-        if buf.len() > MAX_HANDSHAKE {
-            return Err(handshake_error("head longer than 4 KiB"));
-        }
-    }
+fn refused(what: impl std::fmt::Display) -> HandshakeError {
+    HandshakeError(what.to_string())
 }
 
 /// Whether a comma-separated header value lists `token` (case-insensitive).
@@ -214,69 +186,108 @@ fn lists_token(value: Option<&str>, token: &str) -> bool {
     value.is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
 }
 
-/// Client side: sends the upgrade request for `/echo` and checks the server's answer.
-pub async fn client_handshake<S>(stream: &mut S, host: &str) -> std::io::Result<()>
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
+/// A fresh `Sec-WebSocket-Key`: 16 random bytes, base64.
+pub fn new_key() -> Result<String, HandshakeError> {
     let mut nonce = [0u8; 16];
     SystemRandom::new()
         .fill(&mut nonce)
-        .map_err(|_| handshake_error("no random source for the key"))?;
-    let key = base64::engine::general_purpose::STANDARD.encode(nonce);
-    let request = format!(
+        .map_err(|_| refused("no random source for the key"))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(nonce))
+}
+
+/// The client's upgrade request for `/echo`.
+pub fn client_request(host: &str, key: &str) -> String {
+    format!(
         "GET /echo HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
          Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await?;
-    stream.flush().await?;
-    let head = read_head_block(stream).await?;
+    )
+}
+
+/// Checks the server's answer (a head without its blank line) to a request sent with `key`.
+pub fn check_server_response(head: &str, key: &str) -> Result<(), HandshakeError> {
     let status = head.split("\r\n").next().unwrap_or("");
     if !status.starts_with("HTTP/1.1 101") {
-        return Err(handshake_error(format!("server answered {status:?}")));
+        return Err(refused(format!("server answered {status:?}")));
     }
-    if !lists_token(header(&head, "upgrade"), "websocket")
-        || !lists_token(header(&head, "connection"), "upgrade")
+    if !lists_token(header(head, "upgrade"), "websocket")
+        || !lists_token(header(head, "connection"), "upgrade")
     {
-        return Err(handshake_error("response lacks Upgrade: websocket"));
+        return Err(refused("response lacks Upgrade: websocket"));
     }
-    if header(&head, "sec-websocket-accept") != Some(accept_value(&key).as_str()) {
-        return Err(handshake_error("wrong Sec-WebSocket-Accept"));
+    if header(head, "sec-websocket-accept") != Some(accept_value(key).as_str()) {
+        return Err(refused("wrong Sec-WebSocket-Accept"));
     }
     Ok(())
 }
 
-/// Server side: checks the upgrade request (GET `/echo`, version 13, a 16-byte key) and
-/// switches protocols, or answers `400` and fails.
-pub async fn server_handshake<S>(stream: &mut S) -> std::io::Result<()>
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let head = read_head_block(stream).await?;
-    let key = header(&head, "sec-websocket-key");
+/// The answer to a client's upgrade request (a head without its blank line): `101
+/// Switching Protocols` for GET `/echo`, version 13 and a 16-byte key; otherwise the `400`
+/// to send before failing.
+pub fn server_response(head: &str) -> Result<String, (String, HandshakeError)> {
+    let key = header(head, "sec-websocket-key");
     let key_ok = key.is_some_and(|k| {
         base64::engine::general_purpose::STANDARD
             .decode(k)
             .is_ok_and(|raw| raw.len() == 16)
     });
     let valid = head.split("\r\n").next() == Some("GET /echo HTTP/1.1")
-        && lists_token(header(&head, "upgrade"), "websocket")
-        && lists_token(header(&head, "connection"), "upgrade")
-        && header(&head, "sec-websocket-version") == Some("13")
-        && key_ok;
-    if !valid {
-        let _ = stream
-            .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-            .await;
-        return Err(handshake_error("bad upgrade request"));
+        && lists_token(header(head, "upgrade"), "websocket")
+        && lists_token(header(head, "connection"), "upgrade")
+        && header(head, "sec-websocket-version") == Some("13");
+    match key.filter(|_| valid && key_ok) {
+        Some(key) => Ok(format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Accept: {}\r\n\r\n",
+            accept_value(key)
+        )),
+        None => Err((
+            "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".to_string(),
+            refused("bad upgrade request"),
+        )),
     }
-    let response = format!(
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Accept: {}\r\n\r\n",
-        accept_value(key.expect("checked above"))
-    );
-    stream.write_all(response.as_bytes()).await?;
-    stream.flush().await
+}
+
+/// Where an HTTP head ends in `buf`: the position of its blank line. An upgrade head must be
+/// all that was sent (the peer sends no frame before the handshake completes), and at most
+/// [`MAX_HANDSHAKE`] bytes long.
+pub fn head_end(buf: &[u8]) -> Result<Option<usize>, HandshakeError> {
+    match buf.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(end) if end + 4 != buf.len() => Err(refused("bytes after the upgrade head")),
+        Some(end) => Ok(Some(end)),
+        None if buf.len() > MAX_HANDSHAKE => Err(refused("head longer than 4 KiB")),
+        None => Ok(None),
+    }
+}
+
+/// RFC 6455 binary frames for one end: the client masks every frame with a fresh key, the
+/// server sends unmasked frames and insists on masked ones.
+#[derive(Debug, Clone)]
+pub enum WebSocket {
+    Client(MaskKeys),
+    Server,
+}
+
+impl Framing for WebSocket {
+    fn max_head(&self) -> usize {
+        MAX_HEAD
+    }
+
+    fn encode(&mut self, out: &mut Vec<u8>, len: usize, write_body: impl FnOnce(&mut Vec<u8>)) {
+        let mask = match self {
+            WebSocket::Client(keys) => Some(keys.next_key()),
+            WebSocket::Server => None,
+        };
+        write_head(out, len, mask);
+        let body = out.len();
+        write_body(out);
+        if let Some(key) = mask {
+            apply_mask(&mut out[body..], key);
+        }
+    }
+
+    fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, AnyFrameError> {
+        Ok(read_head(buf, matches!(self, WebSocket::Server))?)
+    }
 }
 
 #[cfg(test)]
@@ -416,28 +427,21 @@ mod tests {
         assert!(drawn.len() > 990);
     }
 
-    #[tokio::test]
-    async fn handshake_succeeds_between_the_two_ends_and_rejects_a_wrong_path() {
-        let (mut a, mut b) = tokio::io::duplex(4096);
-        let (client, server) = tokio::join!(
-            client_handshake(&mut a, "127.0.0.1:9"),
-            server_handshake(&mut b)
-        );
-        client.unwrap();
-        server.unwrap();
+    #[test]
+    fn handshake_succeeds_between_the_two_ends_and_rejects_a_wrong_path() {
+        let key = new_key().unwrap();
+        let request = client_request("127.0.0.1:9", &key);
+        let end = head_end(request.as_bytes()).unwrap().unwrap();
+        let response = server_response(&request[..end]).unwrap();
+        let end = head_end(response.as_bytes()).unwrap().unwrap();
+        check_server_response(&response[..end], &key).unwrap();
+        assert!(check_server_response(&response[..end], &new_key().unwrap()).is_err());
 
-        let (mut a, mut b) = tokio::io::duplex(4096);
-        let bad = async {
-            a.write_all(b"GET /other HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").await.unwrap();
-            let mut answer = vec![0u8; 128];
-            let n = a.read(&mut answer).await.unwrap();
-            String::from_utf8_lossy(&answer[..n]).to_string()
-        };
-        let (answer, server) = tokio::join!(bad, server_handshake(&mut b));
+        let bad = "GET /other HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==";
+        let (answer, error) = server_response(bad).unwrap_err();
         assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
-        assert!(server
-            .unwrap_err()
-            .to_string()
-            .contains("bad upgrade request"));
+        assert!(error.to_string().contains("bad upgrade request"));
+        assert!(head_end(b"GET / HTTP/1.1\r\n\r\nextra").is_err());
+        assert_eq!(head_end(b"GET / HTTP/1.1\r\n"), Ok(None));
     }
 }

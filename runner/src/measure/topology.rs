@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::sync::oneshot;
 
-use crate::case::IoModel;
+use echomark_archive::IoModel;
 
 /// The runtimes of one measurement.
 pub struct Topology {

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use tokio::net::UdpSocket;
 
-use crate::alarm::Alarm;
-use crate::case::Fault;
-use crate::client::{ClientCore, Next, OrderRule};
-use crate::counters::{ServerEvent, ServerStats};
-use crate::phase::{ClientReport, PhaseClient, PhasePlan};
-use crate::wire;
-use crate::work;
+use crate::instruments::alarm::Alarm;
+use crate::instruments::counters::{ServerEvent, ServerStats};
+use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
+use crate::traffic::client::{ClientCore, Next, OrderRule};
+use crate::traffic::fault::{Action, FaultInjector};
+use crate::traffic::stream::ServerDuty;
+use crate::traffic::work;
 
 /// Receive buffers are larger than any datagram so an oversized echo shows as a size error.
 const RECV_BUF: usize = 65_536;
@@ -120,17 +120,13 @@ impl PhaseClient for UdpClient {
     }
 }
 
-/// Serves one server socket: each intact datagram is echoed to its sender after `work`
-/// rounds of synthetic work. Runs until the task is cancelled.
-pub async fn serve(
-    socket: UdpSocket,
-    work_rounds: u64,
-    stats: Arc<ServerStats>,
-    fault: Option<Fault>,
-) {
+/// Serves one server socket: each intact datagram is echoed to its sender after the
+/// synthetic work. Runs until the task is cancelled.
+pub async fn serve(socket: UdpSocket, duty: ServerDuty) {
     let mut buf = vec![0u8; RECV_BUF];
-    let mut seen: u64 = 0;
+    let mut faults = FaultInjector::new(duty.fault);
     let mut held: Option<(Vec<u8>, SocketAddr)> = None;
+    let stats = &duty.stats;
     loop {
         let (n, peer) = match socket.recv_from(&mut buf).await {
             Ok(r) => r,
@@ -141,22 +137,18 @@ pub async fn serve(
         let Some(phase) = stats.admit(message) else {
             continue;
         };
-        seen += 1;
-        work::run(work_rounds, message);
-        match fault {
-            Some(Fault::Drop) if seen % 97 == 0 => continue,
-            Some(Fault::Corrupt) if seen % 97 == 0 && n > wire::HEADER_LEN => {
-                message[wire::HEADER_LEN] ^= 0x5A;
-            }
-            Some(Fault::Reorder) if seen % 97 == 0 && held.is_none() => {
+        work::run(duty.work_rounds, message);
+        match faults.on_message(message) {
+            Action::Drop => continue,
+            Action::Delay if held.is_none() => {
                 held = Some((message.to_vec(), peer));
                 continue;
             }
             _ => {}
         }
-        echo(&socket, message, peer, phase, &stats).await;
+        echo(&socket, message, peer, phase, stats).await;
         if let Some((late, to)) = held.take_if(|(_, to)| *to == peer) {
-            echo(&socket, &late, to, phase, &stats).await;
+            echo(&socket, &late, to, phase, stats).await;
         }
     }
 }

@@ -67,35 +67,34 @@ impl UdpCounters {
             .skip(1)
             .map(|v| v.parse().ok())
             .collect::<Option<_>>()?;
-        let get = |name: &str| {
+        Self::from_names("", |name| {
             names
                 .iter()
                 .position(|n| *n == name)
                 .and_then(|i| values.get(i).copied())
-        };
+        })
+    }
+
+    /// Parses the `Udp6*` lines of `/proc/net/snmp6` (`name value` per line).
+    pub fn parse_snmp6(text: &str) -> Option<Self> {
+        Self::from_names("Udp6", |name| {
+            text.lines().find_map(|l| {
+                let mut it = l.split_whitespace();
+                (it.next()? == name).then(|| it.next()?.parse().ok())?
+            })
+        })
+    }
+
+    /// The counters by their kernel names (`InErrors`, …) behind `prefix`; `MemErrors` is
+    /// missing on older kernels and reads as 0.
+    fn from_names(prefix: &str, get: impl Fn(&str) -> Option<u64>) -> Option<Self> {
+        let get = |name: &str| get(&format!("{prefix}{name}"));
         Some(Self {
             in_datagrams: get("InDatagrams")?,
             in_errors: get("InErrors")?,
             rcvbuf_errors: get("RcvbufErrors")?,
             sndbuf_errors: get("SndbufErrors")?,
             mem_errors: get("MemErrors").unwrap_or(0),
-        })
-    }
-
-    /// Parses the `Udp6*` lines of `/proc/net/snmp6` (`name value` per line).
-    pub fn parse_snmp6(text: &str) -> Option<Self> {
-        let get = |name: &str| {
-            text.lines().find_map(|l| {
-                let mut it = l.split_whitespace();
-                (it.next()? == name).then(|| it.next()?.parse().ok())?
-            })
-        };
-        Some(Self {
-            in_datagrams: get("Udp6InDatagrams")?,
-            in_errors: get("Udp6InErrors")?,
-            rcvbuf_errors: get("Udp6RcvbufErrors")?,
-            sndbuf_errors: get("Udp6SndbufErrors")?,
-            mem_errors: get("Udp6MemErrors").unwrap_or(0),
         })
     }
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 use tokio::sync::watch;
 
-use crate::counters::Counters;
+use echomark_archive::ErrorCounters;
 
 /// One phase as the clients see it.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +39,7 @@ pub enum Command {
 pub struct ClientReport {
     pub client: usize,
     pub phase: u8,
-    pub counters: Counters,
+    pub counters: ErrorCounters,
     /// `unexpected_messages` whose tag named the other phase (a late warmup echo).
     pub other_phase_unexpected: u64,
     pub sent: u64,
@@ -57,7 +57,7 @@ impl ClientReport {
         Self {
             client,
             phase,
-            counters: Counters::default(),
+            counters: ErrorCounters::default(),
             other_phase_unexpected: 0,
             sent: 0,
             received: 0,

@@ -11,6 +11,15 @@ use rustls::{ClientConfig, RootCertStore, ServerConfig};
 use tokio::net::TcpStream;
 use tokio_rustls::{client, server, TlsAcceptor, TlsConnector};
 
+/// Why TLS could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("certificate: {0}")]
+    Certificate(#[from] rcgen::Error),
+    #[error("TLS configuration: {0}")]
+    Config(#[from] rustls::Error),
+}
+
 /// Both ends' TLS configuration for one measurement.
 #[derive(Clone)]
 pub struct Tls {
@@ -29,25 +38,21 @@ pub struct Established {
 
 impl Tls {
     /// A fresh self-signed certificate for `ip` and configurations that use it.
-    pub fn new(ip: IpAddr) -> Result<Self, String> {
-        let certified = rcgen::generate_simple_self_signed(vec![ip.to_string()])
-            .map_err(|e| format!("certificate: {e}"))?;
+    pub fn new(ip: IpAddr) -> Result<Self, TlsError> {
+        let certified = rcgen::generate_simple_self_signed(vec![ip.to_string()])?;
         let cert = certified.cert.der().clone();
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
             certified.signing_key.serialize_der(),
         ));
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let server = ServerConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .with_safe_default_protocol_versions()?
             .with_no_client_auth()
-            .with_single_cert(vec![cert.clone()], key)
-            .map_err(|e| format!("server certificate: {e}"))?;
+            .with_single_cert(vec![cert.clone()], key)?;
         let mut roots = RootCertStore::empty();
-        roots.add(cert).map_err(|e| format!("trust anchor: {e}"))?;
+        roots.add(cert)?;
         let client = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .with_safe_default_protocol_versions()?
             .with_root_certificates(roots)
             .with_no_client_auth();
         Ok(Self {
@@ -67,7 +72,8 @@ impl Tls {
             self.connector.connect(self.name.clone(), client),
             self.acceptor.accept(server)
         );
-        let (client, server) = (client?, server?);
+        let tls_error = |e: std::io::Error| std::io::Error::other(format!("TLS handshake: {e}"));
+        let (client, server) = (client.map_err(tls_error)?, server.map_err(tls_error)?);
         let session = client.get_ref().1;
         let version = session
             .protocol_version()

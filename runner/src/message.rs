@@ -1,4 +1,4 @@
-//! The echo message: a 16-byte header plus deterministic filler, and its stream framing.
+//! The echo message: a 16-byte header plus deterministic filler, and how an echo is judged.
 //!
 //! Header (big-endian, as in arknet): bytes 0–2 magic `EMK`, byte 3 phase tag (0 warmup,
 //! 1 measured), bytes 4–7 client id, bytes 8–15 per-client sequence number. Filler byte at
@@ -149,42 +149,6 @@ pub fn verify_echo<F: Fn(u64) -> bool>(expect: &Expectation<F>, message: &[u8]) 
     }
 }
 
-/// Stream framing: arknet's `use_dgram` length prefix (1 byte below 254; 254 + u16 LE up to
-/// 65,535; 255 + u64 LE above).
-pub mod framing {
-    /// Longest prefix.
-    pub const MAX_PREFIX: usize = 9;
-
-    /// Appends the prefix for a body of `len` bytes.
-    pub fn write_prefix(out: &mut Vec<u8>, len: usize) {
-        if len < 254 {
-            out.push(len as u8);
-        } else if len <= u16::MAX as usize {
-            out.push(254);
-            out.extend_from_slice(&(len as u16).to_le_bytes());
-        } else {
-            out.push(255);
-            out.extend_from_slice(&(len as u64).to_le_bytes());
-        }
-    }
-
-    /// Decodes a prefix at the start of `buf`: `Some((prefix_len, body_len))`, or `None` when
-    /// more bytes are needed.
-    pub fn read_prefix(buf: &[u8]) -> Option<(usize, u64)> {
-        match *buf.first()? {
-            254 => {
-                let b = buf.get(1..3)?;
-                Some((3, u16::from_le_bytes([b[0], b[1]]) as u64))
-            }
-            255 => {
-                let b = buf.get(1..9)?;
-                Some((9, u64::from_le_bytes(b.try_into().ok()?)))
-            }
-            n => Some((1, n as u64)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,19 +260,5 @@ mod tests {
         m = message(1, 1, 1, 32);
         m[3] = 2;
         assert_eq!(parse_header(&m), Err(HeaderError::BadPhase));
-    }
-
-    #[test]
-    fn framing_prefix_roundtrips_at_every_boundary() {
-        for len in [0usize, 1, 253, 254, 255, 65_535, 65_536, 1 << 33] {
-            let mut out = Vec::new();
-            framing::write_prefix(&mut out, len);
-            let (plen, body) = framing::read_prefix(&out).unwrap();
-            assert_eq!((plen, body), (out.len(), len as u64));
-            assert_eq!(
-                framing::read_prefix(&out[..plen - 1]).filter(|_| plen > 1),
-                None
-            );
-        }
     }
 }

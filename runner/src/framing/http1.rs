@@ -9,8 +9,13 @@
 
 use std::fmt::Write as _;
 
+use super::{FrameError, FrameHead, Framing};
+
 /// Longest head accepted before the stream is declared corrupt.
 pub const MAX_HEAD: usize = 8 * 1024;
+
+/// Room a head echomark writes takes (start line, Host, Content-Type, Content-Length).
+const WRITTEN_HEAD: usize = 160;
 
 /// Which side's messages are parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +27,47 @@ pub enum Kind {
 }
 
 /// Why a head could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HeadError {
+    #[error("no blank line within {MAX_HEAD} bytes")]
     TooLong,
+    #[error("not the expected start line")]
     BadStartLine,
+    #[error("no Content-Length")]
     NoContentLength,
+}
+
+/// HTTP/1.1 for one end: the client writes requests and reads responses, the server the
+/// other way round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Http1 {
+    /// Sends this `Host` header (`127.0.0.1:port` or `[::1]:port`).
+    Client {
+        host: String,
+    },
+    Server,
+}
+
+impl Framing for Http1 {
+    fn max_head(&self) -> usize {
+        WRITTEN_HEAD
+    }
+
+    fn encode(&mut self, out: &mut Vec<u8>, len: usize, write_body: impl FnOnce(&mut Vec<u8>)) {
+        match self {
+            Http1::Client { host } => write_request(out, host, len),
+            Http1::Server => write_response(out, len),
+        }
+        write_body(out);
+    }
+
+    fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, FrameError> {
+        let kind = match self {
+            Http1::Client { .. } => Kind::Response,
+            Http1::Server => Kind::Request,
+        };
+        Ok(parse(buf, kind)?.map(|(len, body)| FrameHead::plain(len, body)))
+    }
 }
 
 /// Appends a request head for a body of `len` bytes. `host` is `127.0.0.1:port` or

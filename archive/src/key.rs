@@ -1,0 +1,194 @@
+//! What identifies a measurement: the protocol, address family and IO model enums, and the
+//! one configuration key ([`CaseKey`]) that runner, validator, aggregation and pages share.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A name that is not one of an enum's spellings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} '{got}' (expected one of: {expected})")]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub got: String,
+    pub expected: String,
+}
+
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident, $what:literal, { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] #[cfg_attr(feature = "clap", value(name = $text))] $variant),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The spelling used in JSON and on the command line.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownName;
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(UnknownName {
+                        what: $what,
+                        got: s.to_string(),
+                        expected: [$($text),+].join(", "),
+                    }),
+                }
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// The echo protocol, in the order arknet's reports list them (default `tcp`).
+    Protocol, "protocol", {
+        /// TCP with TCP_NODELAY and a length prefix per message.
+        #[default]
+        Tcp => "tcp",
+        /// One datagram per message on connected client sockets.
+        Udp => "udp",
+        /// RFC 6455 binary frames on `/echo` after an HTTP/1.1 upgrade.
+        Websocket => "websocket",
+        /// TCP's framing inside TLS.
+        Tcps => "tcps",
+        /// WebSocket inside TLS.
+        Wss => "wss",
+        /// HTTP/1.1 keep-alive `POST /echo`, pipelined up to the window on one connection.
+        Http => "http",
+        /// HTTP/1.1 inside TLS.
+        Https => "https",
+    }
+);
+
+impl Protocol {
+    /// Whether the protocol runs inside TLS.
+    pub fn uses_tls(self) -> bool {
+        matches!(self, Protocol::Tcps | Protocol::Wss | Protocol::Https)
+    }
+
+    /// The same framing without TLS (`tcps` → `tcp`); `None` for plaintext protocols.
+    pub fn plaintext(self) -> Option<Protocol> {
+        match self {
+            Protocol::Tcps => Some(Protocol::Tcp),
+            Protocol::Wss => Some(Protocol::Websocket),
+            Protocol::Https => Some(Protocol::Http),
+            _ => None,
+        }
+    }
+}
+
+named_enum!(
+    /// The loopback address family.
+    AddressFamily, "address family", {
+        /// 127.0.0.1
+        #[default]
+        Ipv4 => "ipv4",
+        /// ::1
+        Ipv6 => "ipv6",
+    }
+);
+
+named_enum!(
+    /// How runtimes and threads are arranged.
+    IoModel, "IO model", {
+        /// One runtime (arknet: one io_context) driven by N threads.
+        #[default]
+        Shared => "shared",
+        /// N single-thread runtimes (arknet: N io_contexts), one OS thread each.
+        Sharded => "sharded",
+    }
+);
+
+/// The fields that identify a configuration: arknet's nine-field group key plus echomark's
+/// per-case UDP server receive buffer. Every layer (runner, validator, aggregation, pages)
+/// uses this one key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CaseKey {
+    /// The measured stack (`tokio`; arknet's `standalone` and `boost`).
+    pub backend: String,
+    /// The program variant: `echomark`, or arknet's `arknet-callback`, `asio-coroutine`, …
+    pub implementation: String,
+    pub protocol: Protocol,
+    pub payload_bytes: u64,
+    pub clients: u64,
+    pub window: u64,
+    pub io_model: IoModel,
+    pub io_threads: u64,
+    pub handler_work: u64,
+    /// UDP isolation cases: the server socket's receive-buffer request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_server_recv_buffer: Option<u64>,
+}
+
+impl CaseKey {
+    /// Position of the topology in the canonical order 1×1, 1×2, 1×4, 2×1, 4×1
+    /// (runtimes × threads each): shared by threads, then sharded by threads.
+    pub fn topology_rank(&self) -> (u8, u64) {
+        (u8::from(self.io_model != IoModel::Shared), self.io_threads)
+    }
+
+    /// Whether this is the one-thread baseline of its group (`shared 1`).
+    pub fn is_baseline(&self) -> bool {
+        self.io_model == IoModel::Shared && self.io_threads == 1
+    }
+}
+
+/// One repetition of one configuration: unique within a dataset.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RunId {
+    pub case: CaseKey,
+    pub repetition: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_errors() {
+        for p in Protocol::ALL {
+            assert_eq!(p.as_str().parse::<Protocol>(), Ok(*p));
+            assert_eq!(serde_json::to_string(p).unwrap(), format!("\"{p}\""));
+        }
+        let e = "quic".parse::<Protocol>().unwrap_err();
+        assert!(e.to_string().contains("unknown protocol 'quic'"), "{e}");
+        assert!(serde_json::from_str::<IoModel>("\"owned\"").is_err());
+        assert_eq!("sharded".parse::<IoModel>(), Ok(IoModel::Sharded));
+    }
+
+    #[test]
+    fn canonical_topology_order_puts_shared_first() {
+        let key = |io_model, io_threads| CaseKey {
+            backend: "tokio".into(),
+            implementation: "echomark".into(),
+            protocol: Protocol::Tcp,
+            payload_bytes: 64,
+            clients: 1,
+            window: 1,
+            io_model,
+            io_threads,
+            handler_work: 0,
+            udp_server_recv_buffer: None,
+        };
+        assert!(key(IoModel::Shared, 4).topology_rank() < key(IoModel::Sharded, 2).topology_rank());
+        assert!(key(IoModel::Shared, 1).is_baseline() && !key(IoModel::Sharded, 1).is_baseline());
+        assert_eq!(Protocol::Wss.plaintext(), Some(Protocol::Websocket));
+    }
+}

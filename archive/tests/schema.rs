@@ -1,0 +1,372 @@
+//! The JSON Schema in `schema/archive.schema.json` and the Rust types are checked against
+//! each other in both directions, so neither can change without the other:
+//!
+//! * types → schema: a maximal archive (every optional field present, every list non-empty)
+//!   serialised from the types is valid under the schema;
+//! * schema → types: every object in the schema lists exactly the properties that the types
+//!   write at that place, and every field the types cannot do without is `required` there.
+
+use echomark_archive::*;
+use serde_json::{json, Value};
+
+fn sample_metrics() -> Metrics {
+    Metrics {
+        schema_version: 1,
+        backend: "tokio".into(),
+        protocol: Protocol::Udp,
+        address_family: AddressFamily::Ipv4,
+        payload_bytes: 1024,
+        clients: 16,
+        window: 1,
+        io_model: IoModel::Shared,
+        handler_work: 0,
+        io_contexts: 1,
+        io_threads: 1,
+        server_io_lanes: 1,
+        requested_seconds: 1.0,
+        warmup_seconds: 0.25,
+        elapsed_seconds: 1.0,
+        messages_sent: 10,
+        messages: 10,
+        payload_roundtrip_bytes: 20_480,
+        roundtrips_per_second: 10.0,
+        payload_mib_per_second: 0.02,
+        rtt_samples: 10,
+        rtt_observations: 10,
+        rtt_p50_us: 10.0,
+        rtt_p95_us: 11.0,
+        rtt_p99_us: 12.0,
+        warmup_ok: true,
+        udp_send_buffer_requested_bytes: Some(65_536),
+        udp_receive_buffer_requested_bytes: Some(4 << 20),
+        udp_server_send_buffer_bytes: Some(131_072),
+        udp_server_receive_buffer_bytes: Some(8 << 20),
+        udp_client_send_buffer_min_bytes: Some(131_072),
+        udp_client_send_buffer_max_bytes: Some(131_072),
+        udp_client_receive_buffer_min_bytes: Some(8 << 20),
+        udp_client_receive_buffer_max_bytes: Some(8 << 20),
+        cpu_seconds: Some(0.9),
+        cpu_elapsed_seconds: Some(1.0),
+        cpu_percent: Some(90.0),
+        peak_rss_bytes: Some(1 << 20),
+        ok: true,
+        error: Some("x".into()),
+        messages_received: 10,
+        rtt_method: "hdrhistogram".into(),
+        latency_recording: true,
+        rtt_histogram: Some("HISTFAAA".into()),
+        rss_start_bytes: Some(1),
+        rss_end_bytes: Some(2),
+        udp_timeout_ms: Some(250),
+        udp_server_receive_buffer_requested_bytes: Some(4 << 20),
+        net_core_rmem_max: Some(1),
+        net_core_wmem_max: Some(1),
+        net_core_rmem_default: Some(1),
+        kernel_udp_in_errors_delta: Some(0),
+        kernel_udp_rcvbuf_errors_delta: Some(0),
+        kernel_udp_sndbuf_errors_delta: Some(0),
+        kernel_udp_mem_errors_delta: Some(0),
+        kernel_udp_in_datagrams_delta: Some(10),
+        tls_version: Some("TLSv1_3".into()),
+        tls_cipher_suite: Some("TLS13_AES_256_GCM_SHA384".into()),
+        ..Metrics::default()
+    }
+}
+
+fn sample() -> Archive {
+    let hash = "0".repeat(64);
+    let entry = Entry {
+        repetition: 1,
+        protocol: Protocol::Udp,
+        payload_bytes: 1024,
+        clients: 16,
+        window: 1,
+        io_model: IoModel::Shared,
+        io_threads: 1,
+        handler_work: 0,
+        udp_server_recv_buffer: Some(1 << 20),
+        backend: "tokio".into(),
+        address_family: AddressFamily::Ipv4,
+        command: vec!["echomark-runner".into(), "once".into()],
+        returncode: Some(0),
+        stderr: String::new(),
+        metrics: Some(sample_metrics()),
+        stdout: Some("{".into()),
+        error: Some("benchmark failed with exit code 1".into()),
+        order: 0,
+        started_at_utc: "2026-12-01T00:00:00.000000+00:00".into(),
+        wall_seconds: 1.5,
+    };
+    let round = SoakRound {
+        io_model: IoModel::Sharded,
+        io_threads: 4,
+        round: 1,
+        seconds: 1.0,
+        messages_sent: 1,
+        server_messages_received: 1,
+        messages_received: 1,
+        verified_echoes: 1,
+        errors: 0,
+        threads_left: 0,
+        fds_left: 0,
+        passed: true,
+        failures: vec!["none".into()],
+    };
+    Archive {
+        schema_version: ARCHIVE_SCHEMA_VERSION,
+        echomark: EchomarkInfo {
+            tool: TOOL_NAME.into(),
+            tool_version: "0.1.0".into(),
+            format_version: FORMAT_VERSION,
+            source_hash_rule: "rule".into(),
+        },
+        recorded_at_utc: "2026-12-01T00:00:00.000000+00:00".into(),
+        backend: "tokio".into(),
+        git_head: Some("abc".into()),
+        git_status: Some(String::new()),
+        source_sha256: hash.clone(),
+        executable_sha256: hash.clone(),
+        runner_sha256: hash,
+        host: Host {
+            system: "Linux".into(),
+            release: "6.18".into(),
+            machine: "x86_64".into(),
+            cpu: "AMD EPYC".into(),
+            logical_cpus: 2,
+            physical_cpus: Some(1),
+            memory_bytes: Some(1 << 30),
+            os_name: Some("Debian GNU/Linux".into()),
+            os_version: Some("12".into()),
+        },
+        settings: Settings {
+            seconds: 1.0,
+            warmup: 0.25,
+            repetitions: 3,
+            payloads: vec![1024],
+            profiles: vec![TrafficProfile {
+                clients: 16,
+                window: 1,
+            }],
+            udp_throughput_window: Some(1),
+            io_profiles: vec![IoProfile {
+                io_model: IoModel::Shared,
+                io_threads: 1,
+                handler_work: 0,
+            }],
+            protocols: vec![Protocol::Udp],
+            execution_modes: None,
+            address_family: AddressFamily::Ipv4,
+            preset: Some(Preset::UdpBuffers),
+            shuffle_seed: Some(7),
+            case_timeout_seconds: 31.25,
+            udp_timeout_ms: 250,
+            udp_send_buffer: Some(65_536),
+            udp_recv_buffer: Some(4 << 20),
+            udp_server_recv_buffer: Some(4 << 20),
+            keep_going: true,
+            cases: Some(vec![ExplicitCase {
+                protocol: Protocol::Udp,
+                payload_bytes: 1024,
+                clients: 16,
+                window: 1,
+                io_model: IoModel::Shared,
+                io_threads: 1,
+                handler_work: 0,
+                udp_server_recv_buffer: Some(1 << 20),
+            }]),
+            soak_seconds: Some(60.0),
+        },
+        results: vec![entry],
+        complete: true,
+        failed_measurements: 1,
+        soak: vec![SoakRecord {
+            protocol: Protocol::Udp,
+            seconds: 60.0,
+            command: vec!["echomark-runner".into(), "soak".into()],
+            returncode: Some(0),
+            passed: true,
+            report: Some(SoakReport {
+                protocol: Protocol::Udp,
+                seconds: 60.0,
+                clients: 16,
+                window: 4,
+                payload_bytes: 1024,
+                rounds_per_topology: 2,
+                verified_echoes: 1,
+                elapsed_seconds: 60.5,
+                passed: true,
+                rounds: vec![round],
+            }),
+            stderr: String::new(),
+        }],
+    }
+}
+
+fn schema() -> Value {
+    serde_json::from_str(ARCHIVE_JSON_SCHEMA).expect("the schema is JSON")
+}
+
+/// Follows a local `$ref`.
+fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    match node.get("$ref").and_then(Value::as_str) {
+        Some(r) => {
+            let path = r.trim_start_matches("#/");
+            path.split('/').fold(root, |v, part| &v[part])
+        }
+        None => node,
+    }
+}
+
+/// Walks the schema beside a serialised value and lists where they disagree.
+fn compare(root: &Value, node: &Value, value: &Value, at: &str, out: &mut Vec<String>) {
+    let node = resolve(root, node);
+    if let (Some(props), Some(object)) = (
+        node.get("properties").and_then(Value::as_object),
+        value.as_object(),
+    ) {
+        for key in props.keys().filter(|k| !object.contains_key(*k)) {
+            out.push(format!(
+                "{at}.{key}: in the schema, not written by the types"
+            ));
+        }
+        for key in object.keys().filter(|k| !props.contains_key(*k)) {
+            out.push(format!(
+                "{at}.{key}: written by the types, not in the schema"
+            ));
+        }
+        for (key, child) in object {
+            if let Some(schema) = props.get(key) {
+                compare(root, schema, child, &format!("{at}.{key}"), out);
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (node.get("items"), value.as_array()) {
+        for (i, child) in array.iter().enumerate() {
+            compare(root, items, child, &format!("{at}[{i}]"), out);
+        }
+    }
+    for alternative in ["anyOf", "oneOf"] {
+        if let Some(options) = node.get(alternative).and_then(Value::as_array) {
+            for option in options
+                .iter()
+                .filter(|o| o.get("type") != Some(&json!("null")))
+            {
+                compare(root, option, value, at, out);
+            }
+        }
+    }
+}
+
+/// The schema node that describes the value at `path` (object keys and array indices).
+fn node_at<'a>(root: &'a Value, path: &[String]) -> &'a Value {
+    let mut node = resolve(root, root);
+    for part in path {
+        node = resolve(root, node);
+        if let Some(options) = node
+            .get("anyOf")
+            .or(node.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            node = options
+                .iter()
+                .map(|o| resolve(root, o))
+                .find(|o| o.get("type") != Some(&json!("null")))
+                .unwrap_or(node);
+        }
+        node = if part.parse::<usize>().is_ok() {
+            &node["items"]
+        } else {
+            &node["properties"][part]
+        };
+    }
+    let node = resolve(root, node);
+    node.get("anyOf")
+        .or(node.get("oneOf"))
+        .and_then(Value::as_array)
+        .and_then(|o| {
+            o.iter()
+                .map(|o| resolve(root, o))
+                .find(|o| o.get("type") != Some(&json!("null")))
+        })
+        .unwrap_or(node)
+}
+
+/// Every (object path, key) in `value`.
+fn keys(value: &Value, at: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push((at.clone(), k.clone()));
+                let mut next = at.clone();
+                next.push(k.clone());
+                keys(v, next, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let mut next = at.clone();
+                next.push(i.to_string());
+                keys(v, next, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn without(value: &Value, path: &[String], key: &str) -> Value {
+    let mut copy = value.clone();
+    let mut node = &mut copy;
+    for part in path {
+        node = match part.parse::<usize>() {
+            Ok(i) => &mut node[i],
+            Err(_) => &mut node[part.as_str()],
+        };
+    }
+    node.as_object_mut().expect("an object").remove(key);
+    copy
+}
+
+#[test]
+fn a_maximal_archive_from_the_types_is_valid_under_the_schema() {
+    let schema = schema();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let value = serde_json::to_value(sample()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+#[test]
+fn the_schema_lists_exactly_the_fields_the_types_write() {
+    let schema = schema();
+    let value = serde_json::to_value(sample()).unwrap();
+    let mut problems = Vec::new();
+    compare(&schema, &schema, &value, "", &mut problems);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn every_field_the_types_require_is_required_by_the_schema() {
+    let schema = schema();
+    let value = serde_json::to_value(sample()).unwrap();
+    let mut all = Vec::new();
+    keys(&value, Vec::new(), &mut all);
+    let mut problems = Vec::new();
+    for (path, key) in all {
+        let needed = serde_json::from_value::<Archive>(without(&value, &path, &key)).is_err();
+        let node = node_at(&schema, &path);
+        let required = node
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.contains(&json!(key)));
+        if needed && !required {
+            problems.push(format!(
+                "{}.{key}: the types need it, the schema does not require it",
+                path.join(".")
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}

@@ -1,0 +1,60 @@
+//! The stream framings, sans IO: codecs over byte buffers that any runtime's IO loop drives
+//! (no runtime type appears here). One trait, [`Framing`], and three implementations:
+//! arknet's length prefix ([`prefix`]), HTTP/1.1 requests and responses ([`http1`]) and
+//! RFC 6455 frames ([`websocket`]); [`RecvBuf`] turns the bytes a socket delivered into
+//! message bodies with any of them.
+
+pub mod http1;
+pub mod prefix;
+pub mod recv;
+pub mod websocket;
+
+pub use recv::RecvBuf;
+
+use crate::message::MAX_PAYLOAD;
+
+/// A decoded message head, whatever the framing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameHead {
+    /// Bytes of the head (a WebSocket masking key included).
+    pub len: usize,
+    /// Bytes of the body that follows.
+    pub body: u64,
+    /// WebSocket client frames: the key the body is masked with.
+    pub mask: Option<[u8; 4]>,
+}
+
+impl FrameHead {
+    /// A head whose body is sent as is.
+    pub fn plain(len: usize, body: u64) -> Self {
+        Self {
+            len,
+            body,
+            mask: None,
+        }
+    }
+}
+
+/// Why the bytes on a stream are not a message the echo sent: the stream is corrupt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("HTTP head: {0}")]
+    Http(#[from] http1::HeadError),
+    #[error("WebSocket frame: {0}")]
+    WebSocket(#[from] websocket::FrameError),
+    #[error("a body of {0} bytes is longer than any message ({MAX_PAYLOAD} bytes)")]
+    TooLong(u64),
+}
+
+/// A message framing on a byte stream, for one end of a connection.
+pub trait Framing: Send + 'static {
+    /// The most bytes one head can take.
+    fn max_head(&self) -> usize;
+
+    /// Appends one message: its head, then the body `write_body` appends (masked afterwards
+    /// when the framing masks bodies).
+    fn encode(&mut self, out: &mut Vec<u8>, len: usize, write_body: impl FnOnce(&mut Vec<u8>));
+
+    /// Decodes the head at the start of `buf`; `Ok(None)` when more bytes are needed.
+    fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, FrameError>;
+}

@@ -1,0 +1,116 @@
+//! The receive side of a stream: a growable buffer of bytes not yet parsed, and the
+//! extraction of whole message bodies with any [`Framing`].
+
+use std::ops::Range;
+
+use super::{websocket, FrameError, Framing};
+use crate::message::MAX_PAYLOAD;
+
+/// Smallest receive buffer: one read takes up to this much.
+const MIN_CAPACITY: usize = 64 * 1024;
+
+/// Unparsed bytes live in `bytes[start..end]`.
+pub struct RecvBuf {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl RecvBuf {
+    /// A buffer for frames of up to `frame` bytes (head included).
+    pub fn new(frame: usize) -> Self {
+        Self {
+            bytes: vec![0; (4 * frame).max(MIN_CAPACITY)],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// Free space to read into, compacting first when the tail is short.
+    pub fn spare(&mut self) -> &mut [u8] {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.bytes.len() - self.end < self.bytes.len() / 4 {
+            self.bytes.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        &mut self.bytes[self.end..]
+    }
+
+    /// Records that `n` bytes were read into [`Self::spare`].
+    pub fn filled(&mut self, n: usize) {
+        self.end += n;
+    }
+
+    /// The next complete body (unmasked), as a range of [`Self::bytes_mut`]; `Ok(None)` when
+    /// more bytes are needed.
+    pub fn next_frame(
+        &mut self,
+        framing: &impl Framing,
+    ) -> Result<Option<Range<usize>>, FrameError> {
+        let avail = &self.bytes[self.start..self.end];
+        let Some(head) = framing.decode_head(avail)? else {
+            return Ok(None);
+        };
+        if head.body > MAX_PAYLOAD as u64 {
+            return Err(FrameError::TooLong(head.body));
+        }
+        let total = head.len + head.body as usize;
+        if avail.len() < total {
+            return Ok(None);
+        }
+        let range = self.start + head.len..self.start + total;
+        self.start += total;
+        if let Some(key) = head.mask {
+            websocket::apply_mask(&mut self.bytes[range.clone()], key);
+        }
+        Ok(Some(range))
+    }
+
+    /// The buffer, for the ranges [`Self::next_frame`] returns.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framing::prefix::LengthPrefix;
+
+    #[test]
+    fn frames_split_across_reads_come_out_whole() {
+        let mut wire = Vec::new();
+        let mut framing = LengthPrefix;
+        for body in [&b"hello"[..], &[7u8; 300][..]] {
+            framing.encode(&mut wire, body.len(), |out| out.extend_from_slice(body));
+        }
+        let mut buf = RecvBuf::new(16);
+        let mut bodies = Vec::new();
+        for chunk in wire.chunks(7) {
+            buf.spare()[..chunk.len()].copy_from_slice(chunk);
+            buf.filled(chunk.len());
+            while let Some(r) = buf.next_frame(&framing).unwrap() {
+                bodies.push(buf.bytes_mut()[r].to_vec());
+            }
+        }
+        assert_eq!(bodies, [b"hello".to_vec(), vec![7u8; 300]]);
+    }
+
+    #[test]
+    fn an_impossible_length_is_an_error() {
+        let mut buf = RecvBuf::new(16);
+        let mut wire = Vec::new();
+        prefix::write_prefix(&mut wire, MAX_PAYLOAD + 1);
+        buf.spare()[..wire.len()].copy_from_slice(&wire);
+        buf.filled(wire.len());
+        assert_eq!(
+            buf.next_frame(&LengthPrefix),
+            Err(FrameError::TooLong(MAX_PAYLOAD as u64 + 1))
+        );
+    }
+
+    use crate::framing::prefix;
+}

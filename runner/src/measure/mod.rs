@@ -1,0 +1,38 @@
+//! One measurement, from a validated [`Case`] to its [`Metrics`].
+//!
+//! Timeline: set up every socket (untimed, `setup`) → warmup phase → measured phase →
+//! stop (`rig`). Each phase opens with the start signal, runs until its deadline, then
+//! drains for at most [`DRAIN_LIMIT`]; every client reports ([`phase`]), and the next phase
+//! starts only when all have. The CPU and kernel-counter samples are taken on the
+//! orchestrator thread at the start signal and at the deadline, so they cover exactly the
+//! measured interval. [`report`] turns the totals into the metrics object; [`topology`]
+//! builds the runtimes.
+
+pub mod phase;
+pub mod report;
+mod rig;
+mod setup;
+pub mod topology;
+
+use std::time::Duration;
+
+use echomark_archive::Metrics;
+
+use crate::case::Case;
+use crate::instruments::resources;
+
+/// How long after a deadline in-flight messages are waited for.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// Measures `case` and returns its metrics. Never panics on I/O trouble: setup failures
+/// become `ok: false` with the reason in `error`.
+pub fn measure(case: &Case) -> Metrics {
+    let mut metrics = report::empty(case);
+    match rig::Rig::start(case) {
+        Ok(rig) => rig.run(case, &mut metrics),
+        Err(e) => metrics.error = Some(format!("setup failed: {e}")),
+    }
+    metrics.peak_rss_bytes = resources::peak_rss_bytes();
+    report::finish_verdict(&mut metrics);
+    metrics
+}

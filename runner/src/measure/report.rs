@@ -1,0 +1,213 @@
+//! The metrics object of one measurement: what it starts as, how the phase totals and
+//! readings fill it, and the final verdict.
+
+use std::time::{Duration, Instant};
+
+use echomark_archive::{ErrorCounters, Metrics, Protocol};
+use hdrhistogram::Histogram;
+
+use crate::case::Case;
+use crate::instruments::latency;
+use crate::instruments::resources::{self, UdpCounters};
+
+/// Layout version of the metrics object (arknet's; echomark's additions are new keys).
+const METRICS_SCHEMA_VERSION: u32 = 1;
+/// The backend this runner measures.
+pub const BACKEND: &str = "tokio";
+
+/// Everything the metrics need from one phase, summed over the clients.
+#[derive(Default)]
+pub struct PhaseTotals {
+    pub counters: ErrorCounters,
+    /// `unexpected_messages` whose tag named the other phase (a late warmup echo).
+    pub other_phase_unexpected: u64,
+    pub sent: u64,
+    pub received: u64,
+    pub in_interval: u64,
+    pub last_finish: Option<Instant>,
+    pub histogram: Option<Histogram<u64>>,
+}
+
+/// Timing and resource readings of the measured phase.
+pub struct Timing {
+    pub interval: Duration,
+    pub cpu: Option<f64>,
+    pub cpu_elapsed: Duration,
+    pub drain: Duration,
+    pub rss: (Option<u64>, Option<u64>),
+    pub kernel: Option<UdpCounters>,
+}
+
+/// UDP buffer sizes as the kernel read them back: the server socket, and the smallest and
+/// largest over the client sockets.
+#[derive(Debug, Clone, Copy)]
+pub struct UdpBuffers {
+    pub server_send: u64,
+    pub server_recv: u64,
+    pub client_send: (u64, u64),
+    pub client_recv: (u64, u64),
+}
+
+impl Default for UdpBuffers {
+    fn default() -> Self {
+        Self {
+            server_send: 0,
+            server_recv: 0,
+            client_send: (u64::MAX, 0),
+            client_recv: (u64::MAX, 0),
+        }
+    }
+}
+
+impl UdpBuffers {
+    /// Takes one client socket's sizes into the ranges.
+    pub fn add_client(&mut self, send: u64, recv: u64) {
+        self.client_send = (self.client_send.0.min(send), self.client_send.1.max(send));
+        self.client_recv = (self.client_recv.0.min(recv), self.client_recv.1.max(recv));
+    }
+}
+
+/// A metrics object for `case` with no traffic yet.
+pub fn empty(case: &Case) -> Metrics {
+    let udp = case.protocol == Protocol::Udp;
+    let udp_only = |v: u64| udp.then_some(v);
+    Metrics {
+        schema_version: METRICS_SCHEMA_VERSION,
+        backend: BACKEND.to_string(),
+        protocol: case.protocol,
+        address_family: case.address_family,
+        payload_bytes: case.payload as u64,
+        clients: case.clients as u64,
+        window: case.window as u64,
+        io_model: case.io_model,
+        handler_work: case.work,
+        io_contexts: case.io_contexts() as u64,
+        io_threads: case.io_threads as u64,
+        // Independent serialised server tasks: one per connection, or one UDP socket per runtime.
+        server_io_lanes: if udp {
+            case.io_contexts() as u64
+        } else {
+            case.clients as u64
+        },
+        requested_seconds: case.seconds,
+        warmup_seconds: case.warmup,
+        warmup_ok: true,
+        udp_send_buffer_requested_bytes: udp_only(case.udp_send_buffer),
+        udp_receive_buffer_requested_bytes: udp_only(case.udp_recv_buffer),
+        rtt_method: latency::METHOD.to_string(),
+        latency_recording: case.record_latency,
+        udp_timeout_ms: udp_only(case.udp_timeout.as_millis() as u64),
+        udp_server_receive_buffer_requested_bytes: udp_only(case.server_recv_buffer()),
+        net_core_rmem_max: resources::sysctl_u64("net/core/rmem_max"),
+        net_core_wmem_max: resources::sysctl_u64("net/core/wmem_max"),
+        net_core_rmem_default: resources::sysctl_u64("net/core/rmem_default"),
+        ..Metrics::default()
+    }
+}
+
+/// Writes the read-back UDP buffer sizes.
+pub fn udp_buffers(m: &mut Metrics, b: &UdpBuffers) {
+    m.udp_server_send_buffer_bytes = Some(b.server_send);
+    m.udp_server_receive_buffer_bytes = Some(b.server_recv);
+    m.udp_client_send_buffer_min_bytes = Some(b.client_send.0);
+    m.udp_client_send_buffer_max_bytes = Some(b.client_send.1);
+    m.udp_client_receive_buffer_min_bytes = Some(b.client_recv.0);
+    m.udp_client_receive_buffer_max_bytes = Some(b.client_recv.1);
+}
+
+/// Writes the phase totals and readings into `m`. `server` holds the server's counters per
+/// phase (warmup, measured).
+pub fn fill(
+    m: &mut Metrics,
+    case: &Case,
+    warm: &PhaseTotals,
+    measured: &PhaseTotals,
+    timing: &Timing,
+    server: &[ErrorCounters; 2],
+    server_received: u64,
+) {
+    let mut c = measured.counters;
+    c += server[1];
+    // A stale warmup echo in the measured phase counts as unexpected, as in arknet.
+    c.unexpected_messages += warm.other_phase_unexpected;
+    m.set_error_counters(&c);
+
+    // ... and spoils the warmup.
+    let mut w = warm.counters;
+    w += server[0];
+    m.warmup_errors = w.total() + measured.other_phase_unexpected;
+    m.warmup_ok = m.warmup_errors == 0;
+    m.warmup_messages = warm.received;
+
+    let seconds = timing.interval.as_secs_f64();
+    m.elapsed_seconds = seconds;
+    m.messages_sent = measured.sent;
+    m.messages = measured.in_interval;
+    m.messages_received = measured.received;
+    m.drain_messages = measured.received - measured.in_interval;
+    m.drain_seconds = timing.drain.as_secs_f64();
+    m.server_messages_received = server_received;
+    m.payload_roundtrip_bytes = 2 * case.payload as u64 * m.messages;
+    if seconds > 0.0 {
+        m.roundtrips_per_second = m.messages as f64 / seconds;
+        m.payload_mib_per_second = m.payload_roundtrip_bytes as f64 / seconds / 1_048_576.0;
+    }
+
+    m.rtt_observations = measured.received;
+    if let Some(h) = &measured.histogram {
+        let s = latency::summarize(h);
+        m.rtt_samples = s.samples;
+        m.rtt_min_us = s.min_us;
+        m.rtt_p50_us = s.p50_us;
+        m.rtt_p90_us = s.p90_us;
+        m.rtt_p95_us = s.p95_us;
+        m.rtt_p99_us = s.p99_us;
+        m.rtt_p999_us = s.p999_us;
+        m.rtt_p9999_us = s.p9999_us;
+        m.rtt_max_us = s.max_us;
+        m.rtt_mean_us = s.mean_us;
+        m.rtt_stddev_us = s.stddev_us;
+        m.rtt_histogram = latency::encode(h);
+    }
+
+    m.cpu_seconds = timing.cpu;
+    let cpu_elapsed = timing.cpu_elapsed.as_secs_f64();
+    m.cpu_elapsed_seconds = Some(cpu_elapsed);
+    m.cpu_percent = timing
+        .cpu
+        .filter(|_| cpu_elapsed > 0.0)
+        .map(|c| c / cpu_elapsed * 100.0);
+    (m.rss_start_bytes, m.rss_end_bytes) = timing.rss;
+
+    if let Some(k) = timing.kernel.filter(|_| case.protocol == Protocol::Udp) {
+        m.kernel_udp_in_errors_delta = Some(k.in_errors);
+        m.kernel_udp_rcvbuf_errors_delta = Some(k.rcvbuf_errors);
+        m.kernel_udp_sndbuf_errors_delta = Some(k.sndbuf_errors);
+        m.kernel_udp_mem_errors_delta = Some(k.mem_errors);
+        m.kernel_udp_in_datagrams_delta = Some(k.in_datagrams);
+    }
+}
+
+/// Sets `ok` and, when it is false, an `error` text that names what failed.
+pub fn finish_verdict(m: &mut Metrics) {
+    m.ok = m.ok_rule_holds();
+    if m.ok || m.error.is_some() {
+        return;
+    }
+    let mut reasons: Vec<String> = m
+        .error_counters()
+        .named()
+        .filter(|(_, v)| *v > 0)
+        .map(|(name, v)| format!("{name} {v}"))
+        .collect();
+    if m.warmup_errors > 0 {
+        reasons.push(format!("warmup_errors {}", m.warmup_errors));
+    }
+    if m.messages == 0 {
+        reasons.push("no completed round trips".to_string());
+    }
+    m.error = Some(format!(
+        "benchmark validation failed: {}",
+        reasons.join(", ")
+    ));
+}

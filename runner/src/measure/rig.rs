@@ -1,0 +1,298 @@
+//! The running measurement: its runtimes, the command channel to the clients, their reports,
+//! the server tasks' bookkeeping, and the phases driven from the orchestrator thread.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use echomark_archive::{ErrorCounters, Metrics, Protocol};
+use hdrhistogram::Histogram;
+use tokio::sync::watch;
+
+use super::phase::{ClientReport, Command, PhasePlan};
+use super::report::{self, PhaseTotals, Timing, UdpBuffers};
+use super::topology::Topology;
+use super::DRAIN_LIMIT;
+use crate::case::{AddressFamily, Case};
+use crate::instruments::alarm::Alarm;
+use crate::instruments::counters::ServerStats;
+use crate::instruments::resources::{self, UdpCounters};
+use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
+
+/// How long past the drain limit a client may take to report before the run fails.
+const BARRIER_LIMIT: Duration = Duration::from_secs(5);
+/// How often the orchestrator rings stream clients (they only need the drain limit).
+const STREAM_TICK: Duration = Duration::from_millis(50);
+/// The shortest UDP tick (a quarter of the loss timeout otherwise).
+const MIN_UDP_TICK: Duration = Duration::from_millis(1);
+/// How long stopped clients get to end, and then server tasks, before they are aborted.
+const CLIENT_STOP_GRACE: Duration = Duration::from_secs(2);
+const SERVER_STOP_GRACE: Duration = Duration::from_millis(200);
+const RUNTIME_STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// Why a phase could not be completed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PhaseError {
+    #[error("client IO barrier timed out")]
+    BarrierTimeout,
+    #[error("client tasks ended without reporting")]
+    ClientsGone,
+}
+
+/// The running measurement.
+pub(super) struct Rig {
+    pub(super) topology: Topology,
+    pub(super) commands: watch::Sender<Command>,
+    pub(super) commands_rx: watch::Receiver<Command>,
+    pub(super) reports_tx: mpsc::Sender<ClientReport>,
+    reports: mpsc::Receiver<ClientReport>,
+    pub(super) server_stats: Vec<Arc<ServerStats>>,
+    pub(super) server_tasks: Vec<tokio::task::JoinHandle<()>>,
+    pub(super) client_tasks: Vec<tokio::task::JoinHandle<()>>,
+    pub(super) closing: Arc<AtomicBool>,
+    /// Panics of server tasks (client panics arrive as reports).
+    pub(super) panics: Arc<AtomicU64>,
+    /// One per client, rung every `tick` while a phase runs.
+    alarms: Vec<Arc<Alarm>>,
+    tick: Duration,
+    /// TLS: the negotiated version and cipher suite.
+    pub(super) tls: Option<(String, String)>,
+    pub(super) udp: Option<UdpBuffers>,
+}
+
+impl Rig {
+    /// The runtimes and channels for `case`, with no sockets yet.
+    pub(super) fn empty(case: &Case) -> std::io::Result<Self> {
+        let topology = Topology::start(case.io_model, case.io_threads)?;
+        let (commands, commands_rx) = watch::channel(Command::Idle);
+        let (reports_tx, reports) = mpsc::channel();
+        Ok(Rig {
+            topology,
+            commands,
+            commands_rx,
+            reports_tx,
+            reports,
+            server_stats: Vec::new(),
+            server_tasks: Vec::new(),
+            client_tasks: Vec::new(),
+            closing: Arc::new(AtomicBool::new(false)),
+            panics: Arc::new(AtomicU64::new(0)),
+            alarms: Vec::new(),
+            tls: None,
+            tick: match case.protocol {
+                Protocol::Udp => (case.udp_timeout / 4).max(MIN_UDP_TICK),
+                _ => STREAM_TICK,
+            },
+            udp: None,
+        })
+    }
+
+    /// Runs warmup and the measured phase, then stops everything and writes `m`.
+    pub(super) fn run(mut self, case: &Case, m: &mut Metrics) {
+        if let Some((version, suite)) = self.tls.take() {
+            m.tls_version = Some(version);
+            m.tls_cipher_suite = Some(suite);
+        }
+        if let Some(b) = self.udp.take() {
+            report::udp_buffers(m, &b);
+        }
+        let plan = |phase: u8, start: Instant, seconds: f64| {
+            let deadline = start + Duration::from_secs_f64(seconds);
+            PhasePlan {
+                phase,
+                deadline,
+                drain_limit: deadline + DRAIN_LIMIT,
+                record_latency: case.record_latency,
+            }
+        };
+        let ipv6 = case.address_family == AddressFamily::Ipv6;
+        let outcome = (|| -> Result<(PhaseTotals, PhaseTotals, Timing), PhaseError> {
+            let warm = if case.warmup > 0.0 {
+                let warm_plan = plan(PHASE_WARMUP, Instant::now(), case.warmup);
+                self.commands.send_replace(Command::Run(warm_plan));
+                self.collect(warm_plan, case.clients)?
+            } else {
+                PhaseTotals::default()
+            };
+            let kernel_before = UdpCounters::read(ipv6);
+            let rss_start = resources::current_rss_bytes();
+            let cpu_start = resources::process_cpu_seconds();
+            let start = Instant::now();
+            let measured_plan = plan(PHASE_MEASURED, start, case.seconds);
+            let deadline = measured_plan.deadline;
+            // Sample CPU at the deadline on this thread while the clients run; the reports
+            // are read afterwards (they arrive when each client's drain is over).
+            self.commands.send_replace(Command::Run(measured_plan));
+            self.sleep_ringing(deadline);
+            let cpu_end = resources::process_cpu_seconds();
+            let cpu_elapsed = start.elapsed();
+            let measured = self.collect(measured_plan, case.clients)?;
+            let timing = Timing {
+                interval: deadline - start,
+                cpu: cpu_start.zip(cpu_end).map(|(a, b)| (b - a).max(0.0)),
+                cpu_elapsed,
+                drain: measured
+                    .last_finish
+                    .map(|t| t.saturating_duration_since(deadline))
+                    .unwrap_or_default(),
+                rss: (rss_start, resources::current_rss_bytes()),
+                kernel: kernel_before
+                    .zip(UdpCounters::read(ipv6))
+                    .map(|(a, b)| UdpCounters::delta(a, b)),
+            };
+            Ok((warm, measured, timing))
+        })();
+        self.closing.store(true, Ordering::Relaxed);
+        self.commands.send_replace(Command::Stop);
+        let stopped = self.stop();
+        match outcome {
+            Ok((warm, measured, timing)) => {
+                report::fill(
+                    m,
+                    case,
+                    &warm,
+                    &measured,
+                    &timing,
+                    &stopped.server,
+                    stopped.server_received,
+                );
+                m.callback_exceptions += stopped.task_panics;
+            }
+            Err(e) => m.error = Some(e.to_string()),
+        }
+    }
+
+    /// A fresh alarm for the next client.
+    pub(super) fn alarm_for_new_client(&mut self) -> Arc<Alarm> {
+        let alarm = Arc::new(Alarm::default());
+        self.alarms.push(alarm.clone());
+        alarm
+    }
+
+    fn ring_all(&self) {
+        self.alarms.iter().for_each(|a| a.ring());
+    }
+
+    /// Sleeps until `until`, ringing every client's alarm each tick.
+    fn sleep_ringing(&self, until: Instant) {
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            std::thread::sleep(left.min(self.tick));
+            self.ring_all();
+        }
+    }
+
+    /// Collects the reports of a phase whose start command was already sent, ringing the
+    /// alarms each tick until every client has reported or the barrier limit passed.
+    fn collect(&self, plan: PhasePlan, clients: usize) -> Result<PhaseTotals, PhaseError> {
+        let barrier = plan.drain_limit + BARRIER_LIMIT;
+        let mut totals = PhaseTotals::default();
+        let mut reported = 0;
+        while reported < clients {
+            let left = barrier.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(PhaseError::BarrierTimeout);
+            }
+            match self.reports.recv_timeout(left.min(self.tick)) {
+                Ok(report) => {
+                    totals.add(report);
+                    reported += 1;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => self.ring_all(),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(PhaseError::ClientsGone),
+            }
+        }
+        Ok(totals)
+    }
+
+    /// Stops every task and runtime.
+    fn stop(self) -> Stopped {
+        let all_done =
+            |tasks: &[tokio::task::JoinHandle<()>]| tasks.iter().all(|t| t.is_finished());
+        let deadline = Instant::now() + CLIENT_STOP_GRACE;
+        while !all_done(&self.client_tasks) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // TCP servers end on their client's close; give them a moment, then abort the rest.
+        let deadline = Instant::now() + SERVER_STOP_GRACE;
+        while !all_done(&self.server_tasks) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for task in &self.server_tasks {
+            task.abort();
+        }
+        let sum = |phase: u8| {
+            let mut total = ErrorCounters::default();
+            for s in &self.server_stats {
+                total += s.counters(phase);
+            }
+            total
+        };
+        let stopped = Stopped {
+            server: [sum(PHASE_WARMUP), sum(PHASE_MEASURED)],
+            server_received: self
+                .server_stats
+                .iter()
+                .map(|s| s.received(PHASE_MEASURED))
+                .sum(),
+            task_panics: self.panics.load(Ordering::Relaxed),
+        };
+        self.topology.shutdown(RUNTIME_STOP_GRACE);
+        stopped
+    }
+}
+
+/// What the server side reported once everything stopped.
+struct Stopped {
+    /// Server error counters per phase (warmup, measured).
+    server: [ErrorCounters; 2],
+    /// Messages the server received in the measured phase.
+    server_received: u64,
+    /// Server tasks that panicked.
+    task_panics: u64,
+}
+
+/// Counts a panic of the task it lives in (tokio catches the panic; this makes it visible).
+struct PanicCounter(Arc<AtomicU64>);
+
+impl Drop for PanicCounter {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Runs a server task, counting a panic if it has one. Server tasks are not told to stop:
+/// TCP ones end when their client closes, and the rest are aborted once every client is
+/// done, so the hot loop carries no stop check.
+pub(super) async fn guarded(panics: Arc<AtomicU64>, serve: impl std::future::Future<Output = ()>) {
+    let _guard = PanicCounter(panics);
+    serve.await;
+}
+
+impl PhaseTotals {
+    /// Adds one client's report.
+    fn add(&mut self, r: ClientReport) {
+        self.counters += r.counters;
+        self.other_phase_unexpected += r.other_phase_unexpected;
+        self.sent += r.sent;
+        self.received += r.received;
+        self.in_interval += r.in_interval;
+        self.last_finish = self.last_finish.max(Some(r.finished_at));
+        if let Some(h) = r.histogram {
+            merge(&mut self.histogram, h);
+        }
+    }
+}
+
+/// Merges `h` into `total` (both have echomark's bounds, so the merge cannot fail).
+fn merge(total: &mut Option<Histogram<u64>>, h: Histogram<u64>) {
+    match total.as_mut() {
+        Some(t) => t.add(&h).expect("same bounds"),
+        None => *total = Some(h),
+    }
+}

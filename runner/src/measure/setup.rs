@@ -1,0 +1,191 @@
+//! Setting up a measurement's sockets and tasks before any phase: connected stream pairs with
+//! their handshakes, or UDP sockets with their buffer requests. Nothing here is timed.
+
+use std::net::SocketAddr;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use echomark_archive::Protocol;
+use tokio::runtime::Handle;
+
+use super::phase;
+use super::report::UdpBuffers;
+use super::rig::{guarded, Rig};
+use crate::case::{loopback, Case};
+use crate::framing::http1::Http1;
+use crate::framing::prefix::LengthPrefix;
+use crate::framing::websocket::{MaskKeys, WebSocket};
+use crate::framing::Framing;
+use crate::instruments::counters::ServerStats;
+use crate::traffic::connect;
+use crate::traffic::datagram::{self, UdpClient};
+use crate::traffic::sockets::{self, TcpPair};
+use crate::traffic::stream::{self, ServerDuty, StreamClient};
+use crate::traffic::tls::Tls;
+
+/// How long one connection's handshakes may take.
+const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
+
+impl Rig {
+    /// Builds the runtimes, sockets and tasks for `case`.
+    pub(super) fn start(case: &Case) -> std::io::Result<Self> {
+        let mut rig = Rig::empty(case)?;
+        match case.protocol {
+            Protocol::Udp => rig.start_datagrams(case)?,
+            _ => rig.start_streams(case)?,
+        }
+        Ok(rig)
+    }
+
+    fn duty(&mut self, case: &Case) -> ServerDuty {
+        let stats = Arc::new(ServerStats::default());
+        self.server_stats.push(stats.clone());
+        ServerDuty {
+            work_rounds: case.work,
+            stats,
+            fault: case.fault,
+            closing: self.closing.clone(),
+        }
+    }
+
+    fn start_streams(&mut self, case: &Case) -> std::io::Result<()> {
+        let ip = loopback(case.address_family);
+        let tls = if case.protocol.uses_tls() {
+            Some(Tls::new(ip).map_err(std::io::Error::other)?)
+        } else {
+            None
+        };
+        for (i, pair) in sockets::tcp_pairs(ip, case.clients)?
+            .into_iter()
+            .enumerate()
+        {
+            // The Host header of HTTP requests and the WebSocket upgrade: `127.0.0.1:port`
+            // or `[::1]:port`.
+            let host = pair.client.peer_addr()?.to_string();
+            match case.protocol {
+                Protocol::Http | Protocol::Https => self.start_stream(
+                    case,
+                    i,
+                    pair,
+                    tls.as_ref(),
+                    None,
+                    Http1::Client { host },
+                    Http1::Server,
+                )?,
+                Protocol::Websocket | Protocol::Wss => self.start_stream(
+                    case,
+                    i,
+                    pair,
+                    tls.as_ref(),
+                    Some(host),
+                    WebSocket::Client(MaskKeys::from_os()?),
+                    WebSocket::Server,
+                )?,
+                _ => self.start_stream(
+                    case,
+                    i,
+                    pair,
+                    tls.as_ref(),
+                    None,
+                    LengthPrefix,
+                    LengthPrefix,
+                )?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One stream connection: handshakes on its runtime, then its server task and client.
+    #[allow(clippy::too_many_arguments)]
+    fn start_stream<C: Framing, S: Framing>(
+        &mut self,
+        case: &Case,
+        index: usize,
+        pair: TcpPair,
+        tls: Option<&Tls>,
+        websocket_host: Option<String>,
+        client_framing: C,
+        server_framing: S,
+    ) -> std::io::Result<()> {
+        let handle = self.topology.handle_for(index);
+        let _in_runtime = handle.enter();
+        let client = tokio::net::TcpStream::from_std(pair.client)?;
+        let server = tokio::net::TcpStream::from_std(pair.server)?;
+        // The handshakes run on the connection's own runtime, before any phase, untimed.
+        let tls = tls.cloned();
+        let (done, result) = mpsc::channel();
+        handle.spawn(async move {
+            let pair =
+                connect::establish(client, server, tls.as_ref(), websocket_host.as_deref()).await;
+            let _ = done.send(pair);
+        });
+        let pair = result
+            .recv_timeout(HANDSHAKE_LIMIT)
+            .map_err(|_| std::io::Error::other("connection handshake timed out"))??;
+        if pair.tls.is_some() {
+            self.tls = pair.tls;
+        }
+        let duty = self.duty(case);
+        let serve = stream::serve_conn(pair.server, duty, server_framing);
+        self.server_tasks
+            .push(handle.spawn(guarded(self.panics.clone(), serve)));
+        let client = StreamClient::new(
+            pair.client,
+            index,
+            case.payload,
+            case.window,
+            client_framing,
+            self.alarm_for_new_client(),
+        );
+        self.spawn_client(&handle, index, client);
+        Ok(())
+    }
+
+    fn spawn_client(&mut self, handle: &Handle, index: usize, client: impl phase::PhaseClient) {
+        self.client_tasks.push(handle.spawn(phase::drive(
+            index,
+            client,
+            self.commands_rx.clone(),
+            self.reports_tx.clone(),
+        )));
+    }
+
+    /// One server socket per runtime; client `i` sends to runtime `i mod N`'s socket.
+    fn start_datagrams(&mut self, case: &Case) -> std::io::Result<()> {
+        let ip = loopback(case.address_family);
+        let shards = self.topology.len();
+        let mut buffers = UdpBuffers::default();
+        let mut server_addrs: Vec<SocketAddr> = Vec::new();
+        for k in 0..shards {
+            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.server_recv_buffer())?;
+            buffers.server_send = ep.send_buffer;
+            buffers.server_recv = ep.recv_buffer;
+            server_addrs.push(ep.socket.local_addr()?);
+            let handle = self.topology.handle_for(k);
+            let _in_runtime = handle.enter();
+            let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
+            let duty = self.duty(case);
+            self.server_tasks
+                .push(handle.spawn(guarded(self.panics.clone(), datagram::serve(socket, duty))));
+        }
+        for i in 0..case.clients {
+            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
+            ep.socket.connect(server_addrs[i % shards])?;
+            buffers.add_client(ep.send_buffer, ep.recv_buffer);
+            let handle = self.topology.handle_for(i);
+            let _in_runtime = handle.enter();
+            let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
+            let client = UdpClient::new(
+                socket,
+                i,
+                case.payload,
+                case.window,
+                case.udp_timeout,
+                self.alarm_for_new_client(),
+            );
+            self.spawn_client(&handle, i, client);
+        }
+        self.udp = Some(buffers);
+        Ok(())
+    }
+}

@@ -1,0 +1,134 @@
+//! Setup of one stream connection pair on tokio: the TLS handshake (`tcps`, `wss`, `https`),
+//! then the WebSocket upgrade (`websocket`, `wss`), whose messages come from the sans-IO
+//! [`crate::framing::websocket`]. Both run on the connection's own runtime before any phase
+//! and are never timed, as in arknet.
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::server;
+
+use crate::framing::websocket::{self, HandshakeError};
+use crate::traffic::stream::Conn;
+use crate::traffic::tls::Tls;
+
+/// Bytes read at a time while waiting for an upgrade head.
+const HANDSHAKE_READ: usize = 512;
+
+/// The server's end of a connection pair.
+pub enum ServerConn {
+    /// `tcp`, `websocket`, `http`.
+    Plain(TcpStream),
+    /// `tcps`, `wss`, `https`.
+    Tls(Box<server::TlsStream<TcpStream>>),
+}
+
+/// A connection pair ready for traffic.
+pub struct Pair {
+    /// The client's end, for [`crate::traffic::stream::StreamClient`].
+    pub client: Conn,
+    /// The server's end, for [`crate::traffic::stream::serve_conn`].
+    pub server: ServerConn,
+    /// The negotiated TLS version and cipher suite.
+    pub tls: Option<(String, String)>,
+}
+
+/// Completes the handshakes `tls` and `websocket_host` ask for on a connected TCP pair.
+/// `websocket_host` is the `Host` header of the upgrade request.
+pub async fn establish(
+    client: TcpStream,
+    server: TcpStream,
+    tls: Option<&Tls>,
+    websocket_host: Option<&str>,
+) -> std::io::Result<Pair> {
+    match tls {
+        None => {
+            let (mut client, mut server) = (client, server);
+            if let Some(host) = websocket_host {
+                upgrade(&mut client, &mut server, host).await?;
+            }
+            Ok(Pair {
+                client: Conn::Plain(client),
+                server: ServerConn::Plain(server),
+                tls: None,
+            })
+        }
+        Some(tls) => {
+            let mut established = tls.handshake(client, server).await?;
+            if let Some(host) = websocket_host {
+                upgrade(&mut established.client, &mut established.server, host).await?;
+            }
+            Ok(Pair {
+                client: Conn::Tls(Box::new(tokio::io::split(established.client))),
+                server: ServerConn::Tls(Box::new(established.server)),
+                tls: Some((established.version, established.cipher_suite)),
+            })
+        }
+    }
+}
+
+/// Reads one upgrade head (without its blank line) and nothing after it.
+async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Result<String> {
+    let mut buf = Vec::with_capacity(HANDSHAKE_READ);
+    let mut chunk = [0u8; HANDSHAKE_READ];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(io(HandshakeError(
+                "connection closed during the upgrade".into(),
+            )));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = websocket::head_end(&buf).map_err(io)? {
+            buf.truncate(end);
+            return String::from_utf8(buf)
+                .map_err(|_| io(HandshakeError("head is not UTF-8".into())));
+        }
+    }
+}
+
+fn io(e: HandshakeError) -> std::io::Error {
+    std::io::Error::other(e)
+}
+
+/// Client side of the upgrade.
+pub async fn client_upgrade<S>(stream: &mut S, host: &str) -> std::io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let key = websocket::new_key().map_err(io)?;
+    stream
+        .write_all(websocket::client_request(host, &key).as_bytes())
+        .await?;
+    stream.flush().await?;
+    let head = read_head(stream).await?;
+    websocket::check_server_response(&head, &key).map_err(io)
+}
+
+/// Server side of the upgrade: switches protocols, or answers `400` and fails.
+pub async fn server_upgrade<S>(stream: &mut S) -> std::io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let head = read_head(stream).await?;
+    match websocket::server_response(&head) {
+        Ok(response) => {
+            stream.write_all(response.as_bytes()).await?;
+            stream.flush().await
+        }
+        Err((refusal, error)) => {
+            let _ = stream.write_all(refusal.as_bytes()).await;
+            Err(io(error))
+        }
+    }
+}
+
+/// Both sides of the WebSocket upgrade at once.
+async fn upgrade<C, S>(client: &mut C, server: &mut S, host: &str) -> std::io::Result<()>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (client, server) = tokio::join!(client_upgrade(client, host), server_upgrade(server));
+    server?;
+    client
+}

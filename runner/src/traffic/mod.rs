@@ -1,0 +1,13 @@
+//! The traffic of one measurement on tokio: the protocol-independent client core
+//! ([`client`]), the stream and datagram client and server loops ([`stream`],
+//! [`datagram`]), connection setup ([`sockets`], [`connect`], [`tls`]), the server's
+//! synthetic work ([`work`]) and the test-only faults ([`fault`]).
+
+pub mod client;
+pub mod connect;
+pub mod datagram;
+pub mod fault;
+pub mod sockets;
+pub mod stream;
+pub mod tls;
+pub mod work;

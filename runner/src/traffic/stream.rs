@@ -1,0 +1,296 @@
+//! Stream echo on tokio: one TCP connection per client, TCP_NODELAY on both ends, messages
+//! framed by any [`Framing`] (`tcp`, `tcps`: length prefix; `http`, `https`: pipelined
+//! HTTP/1.1; `websocket`, `wss`: RFC 6455 frames).
+//!
+//! The client task never blocks on a write while echoes wait to be read (read and write halves
+//! are polled together), so large windows cannot deadlock against the server. Reads go through
+//! `AsyncRead`, whose short reads clear readiness, so a 1 × 1 round trip costs one read and one
+//! write system call per side.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
+
+use crate::case::Fault;
+use crate::framing::{Framing, RecvBuf};
+use crate::instruments::alarm::Alarm;
+use crate::instruments::counters::{ServerEvent, ServerStats};
+use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
+use crate::message::{self, MAX_PAYLOAD};
+use crate::traffic::client::{ClientCore, Next, OrderRule};
+use crate::traffic::connect::ServerConn;
+use crate::traffic::fault::{Action, FaultInjector};
+use crate::traffic::work;
+
+/// A server reads into a buffer sized for a quarter of the largest message at first.
+const SERVER_RECV_FRAME: usize = MAX_PAYLOAD / 4;
+/// A server's output buffer starts at this size.
+const SERVER_OUT_CAPACITY: usize = 64 * 1024;
+
+/// A client's connection: plain TCP (split without cost) or TLS (split into owned halves).
+pub enum Conn {
+    Plain(TcpStream),
+    Tls(Box<TlsHalves>),
+}
+
+/// The two halves of a client TLS stream.
+pub type TlsHalves = (
+    ReadHalf<tokio_rustls::client::TlsStream<TcpStream>>,
+    WriteHalf<tokio_rustls::client::TlsStream<TcpStream>>,
+);
+
+/// Everything of a stream client except its connection; no IO happens here.
+struct Session<F> {
+    core: ClientCore,
+    recv: RecvBuf,
+    out: Vec<u8>,
+    payload: usize,
+    framing: F,
+    alarm: Arc<Alarm>,
+    broken: bool,
+}
+
+/// One stream client connection.
+pub struct StreamClient<F> {
+    conn: Conn,
+    session: Session<F>,
+}
+
+impl<F: Framing> StreamClient<F> {
+    /// A client on `conn`, which has completed any TLS and WebSocket handshake.
+    pub fn new(
+        conn: Conn,
+        index: usize,
+        payload: usize,
+        window: usize,
+        framing: F,
+        alarm: Arc<Alarm>,
+    ) -> Self {
+        let frame = payload + framing.max_head();
+        Self {
+            conn,
+            session: Session {
+                core: ClientCore::new(index, payload, window, OrderRule::Strict),
+                recv: RecvBuf::new(frame),
+                out: Vec::with_capacity(window * frame),
+                payload,
+                framing,
+                alarm,
+                broken: false,
+            },
+        }
+    }
+}
+
+impl<F: Framing> Session<F> {
+    fn queue_next(&mut self, now: Instant) {
+        let core = &mut self.core;
+        self.framing
+            .encode(&mut self.out, self.payload, |out| core.write_next(out, now));
+    }
+
+    /// Judges every whole echo in the receive buffer, queueing a new message per freed slot;
+    /// false when the stream is corrupt.
+    fn take_echoes(&mut self, now: Instant) -> bool {
+        loop {
+            match self.recv.next_frame(&self.framing) {
+                Ok(Some(range)) => {
+                    let next = self.core.on_echo(&self.recv.bytes_mut()[range], now);
+                    if next == Next::Send {
+                        self.queue_next(now);
+                    }
+                }
+                Ok(None) => return true,
+                Err(_) => {
+                    self.core.counters().content_errors += 1;
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Moves bytes both ways until nothing is in flight, the stream breaks or the drain limit.
+    async fn exchange<R, W>(&mut self, plan: PhasePlan, rd: &mut R, wr: &mut W)
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let alarm = self.alarm.clone();
+        let mut seen = alarm.rings();
+        let mut written = 0usize;
+        loop {
+            if self.core.in_flight() == 0 && written == self.out.len() {
+                break;
+            }
+            let pending_out = written < self.out.len();
+            tokio::select! {
+                biased;
+                r = wr.write(&self.out[written..]), if pending_out => match r {
+                    Ok(n) if n > 0 => {
+                        written += n;
+                        if written == self.out.len() {
+                            written = 0;
+                            self.out.clear();
+                        }
+                        // TLS buffers records; push them out so the echo is not delayed.
+                        if wr.flush().await.is_err() {
+                            self.core.counters().client_send_rejections += 1;
+                            self.broken = true;
+                            break;
+                        }
+                    }
+                    _ => {
+                        self.core.counters().client_send_rejections += 1;
+                        self.broken = true;
+                        break;
+                    }
+                },
+                r = rd.read(self.recv.spare()) => match r {
+                    Ok(0) | Err(_) => {
+                        self.core.counters().disconnect_errors += 1;
+                        self.broken = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        self.recv.filled(n);
+                        alarm.progressed();
+                        if !self.take_echoes(Instant::now()) {
+                            self.broken = true;
+                            break;
+                        }
+                    }
+                },
+                rung = alarm.after(seen) => {
+                    seen = rung;
+                    if Instant::now() >= plan.drain_limit {
+                        self.core.counters().drain_timeouts += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        if written > 0 {
+            self.out.drain(..written);
+        }
+    }
+}
+
+impl<F: Framing> PhaseClient for StreamClient<F> {
+    async fn run_phase(&mut self, plan: PhasePlan) -> ClientReport {
+        let s = &mut self.session;
+        s.core.begin(plan);
+        if s.broken {
+            // A client that lost its connection earlier cannot take part.
+            s.core.counters().disconnect_errors += 1;
+            return s.core.finish(false);
+        }
+        let now = Instant::now();
+        s.out.clear();
+        for _ in 0..s.core.window() {
+            s.queue_next(now);
+        }
+        match &mut self.conn {
+            Conn::Plain(stream) => {
+                let (mut rd, mut wr) = stream.split();
+                s.exchange(plan, &mut rd, &mut wr).await;
+            }
+            Conn::Tls(halves) => {
+                let (rd, wr) = &mut **halves;
+                s.exchange(plan, rd, wr).await;
+            }
+        }
+        s.core.finish(false)
+    }
+}
+
+/// How a server task echoes: its synthetic work, counters, fault and shutdown flag.
+#[derive(Clone)]
+pub struct ServerDuty {
+    pub work_rounds: u64,
+    pub stats: Arc<ServerStats>,
+    pub fault: Option<Fault>,
+    /// Set once measuring is over, so disconnects stop counting as errors.
+    pub closing: Arc<AtomicBool>,
+}
+
+/// Serves one accepted connection until the peer closes it: every intact message is echoed
+/// after the synthetic work; malformed ones are counted and not echoed.
+pub async fn serve<S, F>(mut stream: S, duty: ServerDuty, mut framing: F)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    F: Framing,
+{
+    let mut recv = RecvBuf::new(SERVER_RECV_FRAME);
+    let mut out: Vec<u8> = Vec::with_capacity(SERVER_OUT_CAPACITY);
+    let mut faults = FaultInjector::new(duty.fault);
+    let mut held: Option<Vec<u8>> = None;
+    let closing = || duty.closing.load(Ordering::Relaxed);
+    loop {
+        let n = match stream.read(recv.spare()).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(_) => {
+                if !closing() {
+                    duty.stats
+                        .count(message::PHASE_MEASURED, ServerEvent::Disconnected);
+                }
+                break;
+            }
+        };
+        recv.filled(n);
+        loop {
+            let range = match recv.next_frame(&framing) {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(_) => {
+                    duty.stats
+                        .count(message::PHASE_WARMUP, ServerEvent::ContentError);
+                    return;
+                }
+            };
+            let body = &mut recv.bytes_mut()[range];
+            if duty.stats.admit(body).is_none() {
+                continue;
+            }
+            work::run(duty.work_rounds, body);
+            match faults.on_message(body) {
+                Action::Drop => continue,
+                Action::Delay if held.is_none() => {
+                    held = Some(body.to_vec());
+                    continue;
+                }
+                _ => {}
+            }
+            framing.encode(&mut out, body.len(), |o| o.extend_from_slice(body));
+            if let Some(late) = held.take() {
+                framing.encode(&mut out, late.len(), |o| o.extend_from_slice(&late));
+            }
+        }
+        // A delayed message with nothing after it in this batch goes out now: the client may
+        // be waiting for it before it sends more.
+        if let Some(late) = held.take() {
+            framing.encode(&mut out, late.len(), |o| o.extend_from_slice(&late));
+        }
+        if !out.is_empty() {
+            if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
+                if !closing() {
+                    duty.stats
+                        .count(message::PHASE_MEASURED, ServerEvent::SendRejected);
+                }
+                break;
+            }
+            out.clear();
+        }
+    }
+}
+
+/// [`serve`] on either kind of server connection.
+pub async fn serve_conn<F: Framing>(conn: ServerConn, duty: ServerDuty, framing: F) {
+    match conn {
+        ServerConn::Plain(s) => serve(s, duty, framing).await,
+        ServerConn::Tls(s) => serve(*s, duty, framing).await,
+    }
+}
