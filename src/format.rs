@@ -76,6 +76,40 @@ pub fn count(n: u64) -> String {
     grouped(n as f64, 0)
 }
 
+/// A buffer size as sockets are spoken of: whole MiB, MiB with 2 decimals above 1 MiB, else
+/// whole KiB (`4 MiB`, `1.50 MiB`, `256 KiB`).
+pub fn buffer_size(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else if bytes >= MIB {
+        format!("{} MiB", grouped(bytes as f64 / MIB as f64, 2))
+    } else {
+        format!("{} KiB", grouped(bytes as f64 / 1024.0, 0))
+    }
+}
+
+/// A socket-buffer request or read-back: whole MiB when it is one, else whole KiB rounded
+/// down (`8 MiB`, `208 KiB`).
+pub fn whole_mib_or_kib(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{} KiB", count(bytes / 1024))
+    }
+}
+
+/// Memory in GiB: whole when within 0.05 of a whole number, else one decimal (`24 GiB`).
+pub fn gib(bytes: u64) -> String {
+    let g = bytes as f64 / (1u64 << 30) as f64;
+    if (g - g.round()).abs() < 0.05 {
+        format!("{} GiB", g.round())
+    } else {
+        format!("{g:.1} GiB")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +147,18 @@ mod tests {
         assert_eq!(cpu_percent(171.849_999_999_9), "171.8");
         assert_eq!(cpu_percent(98.99), "99.0");
         assert_eq!(cpu_percent(f64::NAN), "N/A");
+    }
+
+    #[test]
+    fn sizes_read_as_people_say_them() {
+        assert_eq!(buffer_size(4 << 20), "4 MiB");
+        assert_eq!(buffer_size(3 << 19), "1.50 MiB");
+        assert_eq!(buffer_size(256 * 1024), "256 KiB");
+        assert_eq!(buffer_size(16 * 64 * 16_384), "16 MiB");
+        assert_eq!(whole_mib_or_kib(8 << 20), "8 MiB");
+        assert_eq!(whole_mib_or_kib(212_992), "208 KiB");
+        assert_eq!(gib(25_276_059_648), "23.5 GiB");
+        assert_eq!(gib(24 << 30), "24 GiB");
+        assert_eq!(gib(3 << 29), "1.5 GiB");
     }
 }

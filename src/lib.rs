@@ -1,17 +1,18 @@
-//! echomark: from raw echo-benchmark archives to validated, ranked tables.
+//! echomark: from raw echo-benchmark archives to validated, ranked, published pages.
 //!
-//! The pipeline, one module per stage: [`read`] (find, parse, normalise) → [`validate`]
-//! (one strict rule per run, dataset consistency) → [`table`] (one polars row per run) →
-//! [`aggregate`] (median, min and max per configuration) → [`rank`] (best IO model per
-//! group) → outputs ([`summary`]). [`format`](mod@format) holds the number formatting both languages use.
+//! The pipeline, one module per stage: [`read`] (find, parse, normalise into [`model`] runs
+//! with [`measurement`]s) → [`validate`] (one strict rule per run, dataset consistency) →
+//! [`table`] (one polars row per run) → [`analysis`] (aggregate, rank, ratios, UDP loss,
+//! findings: computed once) → outputs: [`summary`] (JSON and CSV) and [`site`] (typed page
+//! models rendered to Markdown, HTML and SVG). [`format`](mod@format) holds the number
+//! formatting both languages use; [`output`] writes files safely.
 
-pub mod aggregate;
-pub mod compare;
+pub mod analysis;
 pub mod error;
 pub mod format;
+pub mod measurement;
 pub mod model;
 pub mod output;
-pub mod rank;
 pub mod read;
 pub mod site;
 pub mod summary;

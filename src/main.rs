@@ -1,11 +1,16 @@
-//! The `echomark` binary: argument parsing and dispatch; the work is in the library.
+//! The `echomark` binary: argument parsing, dispatch and exit codes; the work is in the
+//! library.
+
+mod exit_codes;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use echomark::{aggregate, output, rank, read, site, summary, validate, Error};
+use echomark::analysis::Analysis;
+use echomark::model::Dataset;
+use echomark::{output, read, site, summary, Error};
 
 /// Validate echo-benchmark archives and turn them into ranked summaries.
 #[derive(Debug, Parser)]
@@ -32,25 +37,22 @@ enum Command {
     },
     /// Render the bilingual site (default raw-results/ → site/); the old site stays until the
     /// new one is complete.
-    Build {
-        /// Archives to read (files or folders); repeatable.
-        #[arg(long = "raw", value_name = "PATH")]
-        raw: Vec<PathBuf>,
-        #[arg(long, value_name = "DIR", default_value = "site")]
-        out: PathBuf,
-        /// Absolute URL the site is published at (for hreflang links).
-        #[arg(long, value_name = "URL", default_value = echomark::site::DEFAULT_BASE_URL)]
-        base_url: String,
-    },
+    Build(SiteArgs),
     /// Fail when DIR differs from what the archives produce.
-    Check {
-        #[arg(long = "raw", value_name = "PATH")]
-        raw: Vec<PathBuf>,
-        #[arg(long, value_name = "DIR", default_value = "site")]
-        out: PathBuf,
-        #[arg(long, value_name = "URL", default_value = echomark::site::DEFAULT_BASE_URL)]
-        base_url: String,
-    },
+    Check(SiteArgs),
+}
+
+/// The flags of `build` and `check`.
+#[derive(Debug, clap::Args)]
+struct SiteArgs {
+    /// Archives to read (files or folders); repeatable.
+    #[arg(long = "raw", value_name = "PATH")]
+    raw: Vec<PathBuf>,
+    #[arg(long, value_name = "DIR", default_value = "site")]
+    out: PathBuf,
+    /// Absolute URL the site is published at (for hreflang links).
+    #[arg(long, value_name = "URL", default_value = echomark::site::DEFAULT_BASE_URL)]
+    base_url: String,
 }
 
 fn default_paths(paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -66,24 +68,31 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Validate { paths, json } => run_validate(&default_paths(paths), json),
         Command::Summary { paths, out } => run_summary(&default_paths(paths), &out),
-        Command::Build { raw, out, base_url } => run_build(&default_paths(raw), &out, &base_url),
-        Command::Check { raw, out, base_url } => run_check(&default_paths(raw), &out, &base_url),
+        Command::Build(a) => run_build(&default_paths(a.raw), &a.out, &a.base_url),
+        Command::Check(a) => run_check(&default_paths(a.raw), &a.out, &a.base_url),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(exit_codes::OK),
         Err(e) => {
             match e.downcast_ref::<Error>() {
                 Some(Error::Invalid(_)) => eprintln!("echomark: invalid input:\n{e}"),
                 _ => eprintln!("echomark: {e:#}"),
             }
-            ExitCode::FAILURE
+            ExitCode::from(exit_codes::FAILED)
         }
     }
 }
 
-fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
+/// Reads, validates and analyses the datasets under `paths`, once for every output.
+fn analyse(paths: &[PathBuf]) -> anyhow::Result<(Vec<Dataset>, Analysis)> {
     let datasets = read::load(paths)?;
-    let reports: Vec<_> = datasets.iter().map(validate::report).collect();
+    let analysis = Analysis::of(&datasets).context("aggregating the run table")?;
+    Ok((datasets, analysis))
+}
+
+fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
+    let (_, analysis) = analyse(paths)?;
+    let reports: Vec<_> = analysis.datasets.iter().map(|d| &d.report).collect();
     if json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
         return Ok(());
@@ -122,12 +131,9 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
 }
 
 fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
-    let datasets = read::load(paths)?;
-    let configurations =
-        aggregate::configurations(&datasets).context("aggregating the run table")?;
-    let rankings = rank::rankings(&configurations);
-    for d in &datasets {
-        let doc = summary::SummaryDocument::of(d, &configurations, &rankings);
+    let (datasets, analysis) = analyse(paths)?;
+    for (d, own) in datasets.iter().zip(&analysis.datasets) {
+        let doc = summary::SummaryDocument::of(d, &analysis, own);
         let dir = out.join(output::safe_name(&d.name));
         output::write_atomically(&dir.join("summary.json"), &doc.json())
             .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
@@ -144,16 +150,8 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
 }
 
 fn render_site(paths: &[PathBuf], base_url: &str) -> anyhow::Result<site::Site> {
-    let datasets = read::load(paths)?;
-    let configurations =
-        aggregate::configurations(&datasets).context("aggregating the run table")?;
-    let rankings = rank::rankings(&configurations);
-    Ok(site::render(
-        &datasets,
-        &configurations,
-        &rankings,
-        base_url,
-    )?)
+    let (datasets, analysis) = analyse(paths)?;
+    Ok(site::render(&datasets, &analysis, base_url)?)
 }
 
 fn run_build(paths: &[PathBuf], out: &std::path::Path, base_url: &str) -> anyhow::Result<()> {

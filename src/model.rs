@@ -1,40 +1,10 @@
-//! The normalised run model every format is read into: one [`Run`] per repetition.
+//! The normalised run model every format is read into: one [`Run`] per repetition, the
+//! [`ArchiveFile`] it came from and the [`Dataset`] that groups them.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use echomark_archive::{AddressFamily, CaseKey, Metric, Protocol};
 use serde::Serialize;
-
-/// The nine fields that identify a configuration (arknet's group key).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct ConfigKey {
-    pub backend: String,
-    pub implementation: String,
-    pub protocol: String,
-    pub payload_bytes: u64,
-    pub clients: u64,
-    pub window: u64,
-    pub io_model: String,
-    pub io_threads: u64,
-    pub handler_work: u64,
-    /// echomark's UDP isolation cases: the server socket's receive-buffer request. Not part
-    /// of arknet's nine-field key (always `None` there).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub udp_server_recv_buffer: Option<u64>,
-}
-
-impl ConfigKey {
-    /// Position of the topology in the canonical order 1×1, 1×2, 1×4, 2×1, 4×1
-    /// (contexts × threads per context): shared by threads, then sharded by threads.
-    pub fn topology_rank(&self) -> (u8, u64) {
-        (u8::from(self.io_model != "shared"), self.io_threads)
-    }
-
-    /// Whether this is the one-thread baseline of its group.
-    pub fn is_baseline(&self) -> bool {
-        self.io_model == "shared" && self.io_threads == 1
-    }
-}
 
 /// Which program wrote a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,10 +34,10 @@ pub struct Run {
     pub file: usize,
     /// Index in that file's `results`.
     pub index: usize,
-    pub key: ConfigKey,
+    pub key: CaseKey,
     pub repetition: u64,
     pub program: Program,
-    pub address_family: String,
+    pub address_family: AddressFamily,
     /// echomark's strict verdict.
     pub passed: bool,
     /// Why the run failed; empty when it passed.
@@ -103,6 +73,22 @@ pub struct Run {
     pub command: String,
 }
 
+impl Run {
+    /// The value of one aggregated metric.
+    pub fn metric(&self, m: Metric) -> Option<f64> {
+        match m {
+            Metric::RoundtripsPerSecond => self.roundtrips_per_second,
+            Metric::PayloadMibPerSecond => self.payload_mib_per_second,
+            Metric::RttP50Us => self.rtt_p50_us,
+            Metric::RttP95Us => self.rtt_p95_us,
+            Metric::RttP99Us => self.rtt_p99_us,
+            Metric::RttP999Us => self.rtt_p999_us,
+            Metric::PeakRssBytes => self.peak_rss_bytes,
+            Metric::CpuPercent => self.cpu_percent,
+        }
+    }
+}
+
 /// What a file says about itself.
 #[derive(Debug, Clone, Serialize)]
 pub struct ArchiveFile {
@@ -118,17 +104,17 @@ pub struct ArchiveFile {
     pub source_sha256: Option<String>,
     pub executable_sha256: Option<String>,
     pub runner_sha256: Option<String>,
-    pub host: BTreeMap<String, serde_json::Value>,
+    pub host: HostInfo,
     pub seconds: f64,
     pub warmup: f64,
     pub repetitions: u64,
-    pub address_family: String,
+    pub address_family: AddressFamily,
     pub complete: bool,
     pub runs: usize,
     pub shuffle_seed: Option<u64>,
-    pub preset: Option<String>,
+    pub preset: Option<echomark_archive::Preset>,
     /// The protocols the matrix requested.
-    pub protocols: Vec<String>,
+    pub protocols: Vec<Protocol>,
     /// echomark: `--keep-going` and `--soak` of the matrix.
     pub keep_going: bool,
     pub soak_seconds: Option<f64>,
@@ -138,10 +124,41 @@ pub struct ArchiveFile {
     pub soak: Vec<SoakResult>,
 }
 
+/// The machine a file was measured on, as any format describes it (every field optional).
+/// Fields are in name order, which is how `summary.json` lists them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HostInfo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logical_cpus: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// macOS machine model (arknet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_build: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub physical_cpus: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+}
+
 /// The outcome of one sustained test.
 #[derive(Debug, Clone, Serialize)]
 pub struct SoakResult {
-    pub protocol: String,
+    pub protocol: Protocol,
     pub seconds: f64,
     pub passed: bool,
     pub verified_echoes: u64,
@@ -165,5 +182,60 @@ impl Dataset {
     /// Repetitions per configuration, as the first archive's settings give them (0 without one).
     pub fn repetitions(&self) -> u64 {
         self.files.first().map_or(0, |f| f.repetitions)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use echomark_archive::IoModel;
+
+    use super::*;
+
+    /// A passing run of `protocol` (1,024 B, 16 clients × window 1, shared 1) for unit tests.
+    pub(crate) fn run(protocol: Protocol, repetition: u64) -> Run {
+        Run {
+            file: 0,
+            index: 0,
+            key: CaseKey {
+                backend: "tokio".into(),
+                implementation: "echomark".into(),
+                protocol,
+                payload_bytes: 1024,
+                clients: 16,
+                window: 1,
+                io_model: IoModel::Shared,
+                io_threads: 1,
+                handler_work: 0,
+                udp_server_recv_buffer: None,
+            },
+            repetition,
+            program: Program::Echomark,
+            address_family: AddressFamily::Ipv4,
+            passed: true,
+            reasons: Vec::new(),
+            arknet_passed: true,
+            roundtrips_per_second: Some(1000.0),
+            payload_mib_per_second: Some(2.0),
+            rtt_p50_us: Some(10.0),
+            rtt_p95_us: Some(11.0),
+            rtt_p99_us: Some(12.0),
+            rtt_p999_us: Some(13.0),
+            peak_rss_bytes: Some(1e6),
+            cpu_seconds: Some(0.5),
+            cpu_percent: Some(50.0),
+            cpu_estimated: false,
+            messages: Some(1000),
+            messages_sent: Some(1000),
+            messages_received: Some(1000),
+            server_messages_received: Some(1000),
+            content_errors: 0,
+            order_errors: 0,
+            udp_lost_messages: 0,
+            kernel_udp_rcvbuf_errors_delta: None,
+            udp_server_receive_buffer_bytes: None,
+            udp_server_receive_buffer_requested_bytes: None,
+            udp_send_buffer_requested_bytes: None,
+            command: String::new(),
+        }
     }
 }

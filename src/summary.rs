@@ -4,8 +4,10 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::aggregate::{Configuration, Stat};
-use crate::table::METRICS;
+use echomark_archive::Metric;
+
+use crate::analysis::aggregate::{Configuration, Stat};
+use crate::analysis::DatasetAnalysis;
 
 fn stat_json(s: Option<Stat>) -> Value {
     s.map_or(
@@ -38,8 +40,8 @@ pub fn row(c: &Configuration, repetitions: u64) -> Value {
     );
     m.insert("runs".into(), json!(c.runs));
     m.insert("runs_passed".into(), json!(c.runs_passed));
-    for metric in METRICS {
-        m.insert(metric.into(), stat_json(c.stat(metric)));
+    for metric in Metric::ALL {
+        m.insert(metric.name().into(), stat_json(c.stat(metric)));
     }
     m.insert("cpu_seconds".into(), json!(c.cpu_seconds));
     m.insert(
@@ -89,7 +91,7 @@ pub fn csv(rows: &[Value]) -> String {
 }
 
 fn is_stat(key: &str) -> bool {
-    METRICS.contains(&key) || key == "cpu_machine_percent"
+    Metric::ALL.iter().any(|m| m.name() == key) || key == "cpu_machine_percent"
 }
 
 fn cell(v: &Value) -> String {
@@ -108,49 +110,51 @@ fn cell(v: &Value) -> String {
 pub struct SummaryDocument {
     pub dataset: String,
     pub source_sha256: Option<String>,
-    pub host: Value,
+    pub host: Option<crate::model::HostInfo>,
     pub runs: usize,
     pub runs_passed: usize,
     pub configurations: usize,
     pub configurations_valid: usize,
     pub profiles: Vec<Value>,
-    pub rankings: Vec<crate::rank::Ranking>,
+    pub rankings: Vec<crate::analysis::rank::Ranking>,
     /// Each stream protocol against TCP, and each TLS protocol against its plaintext form,
-    /// on every configuration both passed (see [`crate::compare`]).
-    pub protocol_ratios: Vec<crate::compare::RatioRow>,
+    /// on every configuration both passed (see [`crate::analysis::ratios`]).
+    pub protocol_ratios: Vec<crate::analysis::ratios::RatioRow>,
     pub failed_configurations: Vec<crate::validate::FailedConfiguration>,
 }
 
 impl SummaryDocument {
-    /// The summary of dataset `d` from the aggregated `configurations` and `rankings` of all
-    /// datasets (only `d`'s rows are taken).
+    /// The summary of dataset `d` from the analysis of every dataset (only `d`'s rows are
+    /// taken) and `d`'s own analysis.
     pub fn of(
         d: &crate::model::Dataset,
-        configurations: &[Configuration],
-        rankings: &[crate::rank::Ranking],
+        all: &crate::analysis::Analysis,
+        own: &DatasetAnalysis,
     ) -> Self {
-        let report = crate::validate::report(d);
+        let report = &own.report;
         let repetitions = d.repetitions();
-        let mine: Vec<&Configuration> = configurations
-            .iter()
-            .filter(|c| c.dataset == d.name)
-            .collect();
         Self {
             dataset: d.name.clone(),
             source_sha256: d.files.first().and_then(|f| f.source_sha256.clone()),
-            host: serde_json::to_value(d.files.first().map(|f| &f.host)).unwrap_or(Value::Null),
+            host: d.files.first().map(|f| f.host.clone()),
             runs: report.runs,
             runs_passed: report.runs_passed,
             configurations: report.configurations,
             configurations_valid: report.configurations_valid,
-            profiles: mine.iter().map(|c| row(c, repetitions)).collect(),
-            rankings: rankings
+            profiles: all
+                .configurations
+                .iter()
+                .filter(|c| c.dataset == d.name)
+                .map(|c| row(c, repetitions))
+                .collect(),
+            rankings: all
+                .rankings
                 .iter()
                 .filter(|r| r.group.dataset == d.name)
                 .cloned()
                 .collect(),
-            protocol_ratios: crate::compare::ratio_rows(&mine),
-            failed_configurations: report.failed_configurations,
+            protocol_ratios: own.ratios.clone(),
+            failed_configurations: report.failed_configurations.clone(),
         }
     }
 

@@ -4,17 +4,7 @@ use polars::prelude::*;
 
 use crate::model::Dataset;
 
-/// Metric columns aggregated per configuration, in output order.
-pub const METRICS: [&str; 8] = [
-    "roundtrips_per_second",
-    "payload_mib_per_second",
-    "rtt_p50_us",
-    "rtt_p95_us",
-    "rtt_p99_us",
-    "rtt_p999_us",
-    "peak_rss_bytes",
-    "cpu_percent",
-];
+use echomark_archive::Metric;
 
 /// Key columns that identify a configuration within the table.
 pub const KEY: [&str; 11] = [
@@ -56,6 +46,7 @@ pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
             rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>(),
         )
     };
+    let metric = |m: Metric| num(m.name(), &move |r| r.metric(m));
     let columns = vec![
         Column::new(
             "dataset".into(),
@@ -63,11 +54,11 @@ pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
         ),
         text("backend", &|r| &r.key.backend),
         text("implementation", &|r| &r.key.implementation),
-        text("protocol", &|r| &r.key.protocol),
+        text("protocol", &|r| r.key.protocol.as_str()),
         int("payload_bytes", &|r| r.key.payload_bytes),
         int("clients", &|r| r.key.clients),
         int("window", &|r| r.key.window),
-        text("io_model", &|r| &r.key.io_model),
+        text("io_model", &|r| r.key.io_model.as_str()),
         int("io_threads", &|r| r.key.io_threads),
         int("handler_work", &|r| r.key.handler_work),
         Column::new(
@@ -87,14 +78,8 @@ pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
                 .collect::<Vec<_>>(),
         ),
         num("cpu_seconds", &|r| r.cpu_seconds),
-        num("roundtrips_per_second", &|r| r.roundtrips_per_second),
-        num("payload_mib_per_second", &|r| r.payload_mib_per_second),
-        num("rtt_p50_us", &|r| r.rtt_p50_us),
-        num("rtt_p95_us", &|r| r.rtt_p95_us),
-        num("rtt_p99_us", &|r| r.rtt_p99_us),
-        num("rtt_p999_us", &|r| r.rtt_p999_us),
-        num("peak_rss_bytes", &|r| r.peak_rss_bytes),
-        num("cpu_percent", &|r| r.cpu_percent),
     ];
+    let mut columns = columns;
+    columns.extend(Metric::ALL.into_iter().map(metric));
     DataFrame::new(rows.len(), columns)
 }

@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 
-use echomark::aggregate::{self, Configuration};
-use echomark::{format, rank, read, validate};
+use echomark::analysis::aggregate::{self, Configuration};
+use echomark::analysis::rank;
+use echomark::{format, read, validate};
+use echomark_archive::Metric;
 
 fn fixtures() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/arknet");
@@ -46,25 +48,28 @@ fn baseline_counts_and_every_published_statistic_match() {
                 let k = &c.key;
                 k.backend == p["backend"]
                     && k.implementation == p["implementation"]
-                    && k.protocol == p["protocol"]
+                    && k.protocol.as_str() == p["protocol"]
                     && k.payload_bytes == p["payload_bytes"]
                     && k.clients == p["clients"]
                     && k.window == p["window"]
-                    && k.io_model == p["io_model"]
+                    && k.io_model.as_str() == p["io_model"]
                     && k.io_threads == p["io_threads"]
                     && k.handler_work == p["handler_work"]
             })
             .unwrap_or_else(|| panic!("no configuration for {p}"));
         for metric in [
-            "roundtrips_per_second",
-            "payload_mib_per_second",
-            "rtt_p50_us",
-            "rtt_p95_us",
-            "rtt_p99_us",
-            "peak_rss_bytes",
-            "cpu_percent",
+            Metric::RoundtripsPerSecond,
+            Metric::PayloadMibPerSecond,
+            Metric::RttP50Us,
+            Metric::RttP95Us,
+            Metric::RttP99Us,
+            Metric::PeakRssBytes,
+            Metric::CpuPercent,
         ] {
-            let ours = c.stat(metric).unwrap_or_else(|| panic!("{metric} missing"));
+            let ours = c
+                .stat(metric)
+                .unwrap_or_else(|| panic!("{metric:?} missing"));
+            let metric = metric.name();
             for (part, value) in [
                 ("median", ours.median),
                 ("min", ours.min),
@@ -129,33 +134,33 @@ fn the_udp_table_prints_arknets_digits() {
     let Some(dir) = fixtures() else { return };
     let configs = aggregate::configurations(&read::load(&[dir]).unwrap()).unwrap();
     let boost = find(&configs, "boost", "udp", 1024, 1, "shared", 1);
-    let rt = boost.stat("roundtrips_per_second").unwrap();
+    let rt = boost.stat(Metric::RoundtripsPerSecond).unwrap();
     assert_eq!(
         format::with_range(rt.median, rt.min, rt.max, 0),
         "84,496 [81,589, 86,343]"
     );
     assert_eq!(
-        format::two_decimals(boost.stat("payload_mib_per_second").unwrap().median),
+        format::two_decimals(boost.stat(Metric::PayloadMibPerSecond).unwrap().median),
         "165.03"
     );
     assert_eq!(
-        format::two_decimals(boost.stat("rtt_p50_us").unwrap().median),
+        format::two_decimals(boost.stat(Metric::RttP50Us).unwrap().median),
         "182.12"
     );
     assert_eq!(
-        format::two_decimals(boost.stat("rtt_p95_us").unwrap().median),
+        format::two_decimals(boost.stat(Metric::RttP95Us).unwrap().median),
         "218.33"
     );
     assert_eq!(
-        format::two_decimals(boost.stat("rtt_p99_us").unwrap().median),
+        format::two_decimals(boost.stat(Metric::RttP99Us).unwrap().median),
         "313.00"
     );
     assert_eq!(
-        format::cpu_percent(boost.stat("cpu_percent").unwrap().median),
+        format::cpu_percent(boost.stat(Metric::CpuPercent).unwrap().median),
         "99.0"
     );
     assert_eq!(
-        format::mib(boost.stat("peak_rss_bytes").unwrap().median),
+        format::mib(boost.stat(Metric::PeakRssBytes).unwrap().median),
         "9.75"
     );
     assert_eq!(
@@ -164,22 +169,22 @@ fn the_udp_table_prints_arknets_digits() {
     );
     let boost2 = find(&configs, "boost", "udp", 1024, 1, "shared", 2);
     assert_eq!(
-        format::two_decimals(boost2.stat("rtt_p95_us").unwrap().median),
+        format::two_decimals(boost2.stat(Metric::RttP95Us).unwrap().median),
         "228.88"
     );
     assert_eq!(
-        format::cpu_percent(boost2.stat("cpu_percent").unwrap().median),
+        format::cpu_percent(boost2.stat(Metric::CpuPercent).unwrap().median),
         "157.0"
     );
     let standalone2 = find(&configs, "standalone", "udp", 1024, 1, "shared", 2);
     assert_eq!(
-        format::cpu_percent(standalone2.stat("cpu_percent").unwrap().median),
+        format::cpu_percent(standalone2.stat(Metric::CpuPercent).unwrap().median),
         "171.8"
     );
     assert_eq!(
         format::two_decimals(
             find(&configs, "standalone", "udp", 1024, 1, "shared", 1)
-                .stat("rtt_p95_us")
+                .stat(Metric::RttP95Us)
                 .unwrap()
                 .median
         ),

@@ -15,7 +15,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let _ = echomark::read::parse_bytes("fuzz.json", &bytes);
+        let _ = echomark::read::parse::parse("fuzz.json", &bytes);
     }
 
     #[test]
@@ -26,7 +26,7 @@ proptest! {
             bytes[i] = value;
         }
         bytes.truncate(bytes.len().saturating_sub(cut));
-        match echomark::read::parse_bytes("fuzz.json", &bytes) {
+        match echomark::read::parse::parse("fuzz.json", &bytes) {
             Ok(_) => {}
             Err(problem) => prop_assert_eq!(problem.file, "fuzz.json"),
         }
@@ -35,5 +35,5 @@ proptest! {
 
 #[test]
 fn the_undamaged_archive_parses() {
-    assert!(echomark::read::parse_bytes("ok.json", &valid_archive()).is_ok());
+    assert!(echomark::read::parse::parse("ok.json", &valid_archive()).is_ok());
 }

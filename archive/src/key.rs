@@ -144,6 +144,22 @@ impl CaseKey {
         (u8::from(self.io_model != IoModel::Shared), self.io_threads)
     }
 
+    /// The key ordered by names (protocol and IO model as their names sort, as arknet's
+    /// group key does), for listings sorted by name rather than in page order.
+    pub fn by_name(&self) -> impl Ord + '_ {
+        (
+            (self.backend.as_str(), self.implementation.as_str()),
+            self.protocol.as_str(),
+            (self.payload_bytes, self.clients, self.window),
+            self.io_model.as_str(),
+            (
+                self.io_threads,
+                self.handler_work,
+                self.udp_server_recv_buffer,
+            ),
+        )
+    }
+
     /// Whether this is the one-thread baseline of its group (`shared 1`).
     pub fn is_baseline(&self) -> bool {
         self.io_model == IoModel::Shared && self.io_threads == 1

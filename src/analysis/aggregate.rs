@@ -8,8 +8,11 @@ use std::collections::BTreeMap;
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::model::{ConfigKey, Dataset};
-use crate::table::{self, KEY, METRICS};
+use crate::model::Dataset;
+use echomark_archive::CaseKey;
+use echomark_archive::Metric;
+
+use crate::table::{self, KEY};
 
 /// Median, min and max over a configuration's runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -49,12 +52,12 @@ pub enum Status {
 pub struct Configuration {
     pub dataset: String,
     #[serde(flatten)]
-    pub key: ConfigKey,
+    pub key: CaseKey,
     pub status: Status,
     pub runs: u64,
     pub runs_passed: u64,
-    /// `None` when no run reported the metric.
-    pub stats: BTreeMap<&'static str, Stat>,
+    /// Only the metrics some run reported.
+    pub stats: BTreeMap<Metric, Stat>,
     /// Median of the CPU seconds as reported (their interval depends on the program).
     pub cpu_seconds: Option<f64>,
     /// Whether any run's CPU interval had to be estimated; `None` without CPU figures.
@@ -65,8 +68,8 @@ pub struct Configuration {
 
 impl Configuration {
     /// A metric's statistic, if any run reported it.
-    pub fn stat(&self, metric: &str) -> Option<Stat> {
-        self.stats.get(metric).copied()
+    pub fn stat(&self, metric: Metric) -> Option<Stat> {
+        self.stats.get(&metric).copied()
     }
 }
 
@@ -76,19 +79,19 @@ pub(crate) fn test_configuration(
     protocol: &str,
     io_model: &str,
     io_threads: u64,
-    stats: BTreeMap<&'static str, Stat>,
+    stats: BTreeMap<Metric, Stat>,
     status: Status,
 ) -> Configuration {
     Configuration {
         dataset: "d".into(),
-        key: ConfigKey {
+        key: CaseKey {
             backend: "tokio".into(),
             implementation: "echomark".into(),
-            protocol: protocol.into(),
+            protocol: protocol.parse().expect("a protocol name"),
             payload_bytes: 1024,
             clients: 16,
             window: 16,
-            io_model: io_model.into(),
+            io_model: io_model.parse().expect("an IO model name"),
             io_threads,
             handler_work: 0,
             udp_server_recv_buffer: None,
@@ -101,6 +104,27 @@ pub(crate) fn test_configuration(
         cpu_percent_estimated: None,
         cpu_machine_percent: None,
     }
+}
+
+/// [`test_configuration`] with only a throughput and a p99 median (no spread).
+#[cfg(test)]
+pub(crate) fn test_rated(
+    protocol: &str,
+    io_model: &str,
+    io_threads: u64,
+    (rate, p99): (f64, f64),
+    status: Status,
+) -> Configuration {
+    let stat = |v: f64| Stat {
+        median: v,
+        min: v,
+        max: v,
+    };
+    let stats = BTreeMap::from([
+        (Metric::RoundtripsPerSecond, stat(rate)),
+        (Metric::RttP99Us, stat(p99)),
+    ]);
+    test_configuration(protocol, io_model, io_threads, stats, status)
 }
 
 fn agg_exprs() -> Vec<Expr> {
@@ -117,7 +141,7 @@ fn agg_exprs() -> Vec<Expr> {
         col("cpu_seconds").median().alias("cpu_seconds_median"),
         col("cpu_percent").null_count().alias("cpu_percent_missing"),
     ];
-    for m in METRICS {
+    for m in Metric::ALL.map(Metric::name) {
         exprs.push(col(m).median().alias(format!("{m}_median")));
         exprs.push(col(m).min().alias(format!("{m}_min")));
         exprs.push(col(m).max().alias(format!("{m}_max")));
@@ -142,8 +166,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
             let cpus = d
                 .files
                 .first()
-                .and_then(|f| f.host.get("logical_cpus"))
-                .and_then(|v| v.as_u64())
+                .and_then(|f| f.host.logical_cpus)
                 .filter(|n| *n > 0)
                 .map(|n| n as f64);
             (d.name.as_str(), cpus)
@@ -188,19 +211,30 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         u("cpu_percent_missing")?,
     );
     let cpu_seconds = f("cpu_seconds_median")?;
-    let mut stats: Vec<(&'static str, [Vec<Option<f64>>; 3])> = Vec::new();
-    for m in METRICS {
+    let mut stats: Vec<(Metric, [Vec<Option<f64>>; 3])> = Vec::new();
+    for m in Metric::ALL {
+        let name = m.name();
         stats.push((
             m,
             [
-                f(&format!("{m}_median"))?,
-                f(&format!("{m}_min"))?,
-                f(&format!("{m}_max"))?,
+                f(&format!("{name}_median"))?,
+                f(&format!("{name}_min"))?,
+                f(&format!("{name}_max"))?,
             ],
         ));
     }
 
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    // The table's protocol and IO-model columns were written from the enums' own names.
+    fn typed<T: std::str::FromStr>(v: &Option<String>) -> T
+    where
+        T::Err: std::fmt::Debug,
+    {
+        v.as_deref()
+            .unwrap_or_default()
+            .parse()
+            .expect("the run table holds the enums' names")
+    }
     let mut out = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         let runs = runs_n[i].unwrap_or(0);
@@ -214,22 +248,22 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         // CPU only when every run has a value (arknet: exactly all repetitions).
         let cpu_complete = cpu_missing[i] == Some(0);
         if !cpu_complete {
-            by_metric.remove("cpu_percent");
+            by_metric.remove(&Metric::CpuPercent);
         }
         let name = text(&dataset[i]);
-        let cpu = by_metric.get("cpu_percent").copied();
+        let cpu = by_metric.get(&Metric::CpuPercent).copied();
         let machine = cpu
             .zip(logical_cpus.get(name.as_str()).copied().flatten())
             .map(|(c, n)| c.scaled(n));
         out.push(Configuration {
-            key: ConfigKey {
+            key: CaseKey {
                 backend: text(&backend[i]),
                 implementation: text(&implementation[i]),
-                protocol: text(&protocol[i]),
+                protocol: typed(&protocol[i]),
                 payload_bytes: payload[i].unwrap_or(0),
                 clients: clients[i].unwrap_or(0),
                 window: window[i].unwrap_or(0),
-                io_model: text(&io_model[i]),
+                io_model: typed(&io_model[i]),
                 io_threads: threads[i].unwrap_or(0),
                 handler_work: work[i].unwrap_or(0),
                 udp_server_recv_buffer: server_buffer[i],

@@ -8,7 +8,9 @@
 
 use serde::Serialize;
 
-use crate::aggregate::{Configuration, Stat, Status};
+use echomark_archive::{IoModel, Metric, Protocol};
+
+use crate::analysis::aggregate::{Configuration, Stat, Status};
 
 /// The fields a group shares.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -16,7 +18,7 @@ pub struct GroupKey {
     pub dataset: String,
     pub backend: String,
     pub implementation: String,
-    pub protocol: String,
+    pub protocol: Protocol,
     pub payload_bytes: u64,
     pub clients: u64,
     pub window: u64,
@@ -28,7 +30,7 @@ pub struct GroupKey {
 /// One topology's figures in a ranking.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Contender {
-    pub io_model: String,
+    pub io_model: IoModel,
     pub io_threads: u64,
     pub roundtrips_per_second: Stat,
     pub rtt_p99_us: Option<Stat>,
@@ -60,7 +62,7 @@ fn group_of(c: &Configuration) -> GroupKey {
         dataset: c.dataset.clone(),
         backend: c.key.backend.clone(),
         implementation: c.key.implementation.clone(),
-        protocol: c.key.protocol.clone(),
+        protocol: c.key.protocol,
         payload_bytes: c.key.payload_bytes,
         clients: c.key.clients,
         window: c.key.window,
@@ -71,10 +73,10 @@ fn group_of(c: &Configuration) -> GroupKey {
 
 fn contender(c: &Configuration, throughput: Stat) -> Contender {
     Contender {
-        io_model: c.key.io_model.clone(),
+        io_model: c.key.io_model,
         io_threads: c.key.io_threads,
         roundtrips_per_second: throughput,
-        rtt_p99_us: c.stat("rtt_p99_us"),
+        rtt_p99_us: c.stat(Metric::RttP99Us),
     }
 }
 
@@ -94,7 +96,7 @@ pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
         let mut valid: Vec<(&Configuration, Stat)> = members
             .iter()
             .filter(|c| c.status == Status::Valid)
-            .filter_map(|c| c.stat("roundtrips_per_second").map(|s| (*c, s)))
+            .filter_map(|c| c.stat(Metric::RoundtripsPerSecond).map(|s| (*c, s)))
             .collect();
         if valid.is_empty() {
             continue;
@@ -123,7 +125,27 @@ pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
             excluded,
         });
     }
+    // Listed by name, as summary.json always has: protocol names sort alphabetically here,
+    // while pages use the protocols' canonical order.
+    out.sort_by(|a, b| a.group.by_name().cmp(&b.group.by_name()));
     out
+}
+
+impl GroupKey {
+    /// The key with the protocol by its name, for listings sorted by name.
+    fn by_name(&self) -> impl Ord + '_ {
+        (
+            self.dataset.as_str(),
+            self.backend.as_str(),
+            self.implementation.as_str(),
+            self.protocol.as_str(),
+            self.payload_bytes,
+            self.clients,
+            self.window,
+            self.handler_work,
+            self.udp_server_recv_buffer,
+        )
+    }
 }
 
 #[cfg(test)]
@@ -140,14 +162,14 @@ mod tests {
     ) -> Configuration {
         let mut stats = BTreeMap::new();
         stats.insert(
-            "roundtrips_per_second",
+            Metric::RoundtripsPerSecond,
             Stat {
                 median,
                 min: median - spread,
                 max: median + spread,
             },
         );
-        crate::aggregate::test_configuration("tcp", model, threads, stats, status)
+        crate::analysis::aggregate::test_configuration("tcp", model, threads, stats, status)
     }
 
     #[test]
@@ -159,7 +181,7 @@ mod tests {
             config("shared", 1, 250.0, 1.0, Status::Valid),
         ];
         let r = &rankings(&configs)[0];
-        assert_eq!((r.best.io_model.as_str(), r.best.io_threads), ("shared", 4));
+        assert_eq!((r.best.io_model, r.best.io_threads), (IoModel::Shared, 4));
         assert_eq!(r.speedup, Some(2.0));
         assert_eq!(r.distinguishable_from_baseline, Some(true));
         assert_eq!(

@@ -9,18 +9,21 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use crate::aggregate::{Configuration, Status};
-use crate::model::ConfigKey;
+use crate::analysis::aggregate::{Configuration, Status};
+use echomark_archive::{CaseKey, Metric, Protocol};
 
 /// The protocols `protocol` is compared with, closest first: a TLS protocol against its
 /// plaintext form (`wss` → `websocket`, `https` → `http`; `tcps` → `tcp`), then every stream
 /// protocol against TCP. UDP is not a layer over TCP and has no baseline.
-pub fn baselines(protocol: &str) -> Vec<&'static str> {
+pub fn baselines(protocol: Protocol) -> Vec<Protocol> {
     match protocol {
-        "tcp" | "udp" => vec![],
-        "wss" => vec!["websocket", "tcp"],
-        "https" => vec!["http", "tcp"],
-        _ => vec!["tcp"],
+        Protocol::Tcp | Protocol::Udp => vec![],
+        p => p
+            .plaintext()
+            .filter(|plain| *plain != Protocol::Tcp)
+            .into_iter()
+            .chain(std::iter::once(Protocol::Tcp))
+            .collect(),
     }
 }
 
@@ -45,15 +48,19 @@ pub struct Spread {
 }
 
 /// Every pair of `subject` against `base` among `configs`, in the order of `configs`.
-pub fn pairs<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Vec<Pair<'a>> {
+pub fn pairs<'a>(
+    configs: &[&'a Configuration],
+    subject: Protocol,
+    base: Protocol,
+) -> Vec<Pair<'a>> {
     let passed = |c: &&&Configuration| c.status == Status::Valid;
-    let bases: HashMap<ConfigKey, &Configuration> = configs
+    let bases: HashMap<CaseKey, &Configuration> = configs
         .iter()
         .filter(passed)
         .filter(|c| c.key.protocol == base)
         .map(|c| {
             let mut key = c.key.clone();
-            key.protocol = subject.to_string();
+            key.protocol = subject;
             (key, *c)
         })
         .collect();
@@ -63,15 +70,15 @@ pub fn pairs<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Ve
         .filter(|c| c.key.protocol == subject)
         .filter_map(|c| {
             let b = *bases.get(&c.key)?;
-            let ratio = |metric: &str| {
+            let ratio = |metric: Metric| {
                 let (s, b) = (c.stat(metric)?.median, b.stat(metric)?.median);
                 (b > 0.0).then_some(s / b)
             };
             Some(Pair {
                 subject: c,
                 base: b,
-                throughput: ratio("roundtrips_per_second")?,
-                p99: ratio("rtt_p99_us"),
+                throughput: ratio(Metric::RoundtripsPerSecond)?,
+                p99: ratio(Metric::RttP99Us),
             })
         })
         .collect()
@@ -82,8 +89,8 @@ pub fn pairs<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Ve
 #[derive(Debug, Clone, Serialize)]
 pub struct RatioRow {
     #[serde(flatten)]
-    pub key: ConfigKey,
-    pub baseline: String,
+    pub key: CaseKey,
+    pub baseline: Protocol,
     pub roundtrips_per_second_ratio: f64,
     pub rtt_p99_us_ratio: Option<f64>,
 }
@@ -91,9 +98,12 @@ pub struct RatioRow {
 /// Every pair of every protocol in `configs` against each of its [`baselines`], subject
 /// protocols in name order.
 pub fn ratio_rows(configs: &[&Configuration]) -> Vec<RatioRow> {
-    let protocols: BTreeSet<&str> = configs.iter().map(|c| c.key.protocol.as_str()).collect();
-    protocols
-        .iter()
+    let protocols: BTreeSet<Protocol> = configs.iter().map(|c| c.key.protocol).collect();
+    // Subjects in name order, as summary.json has always listed them.
+    let mut subjects: Vec<Protocol> = protocols.iter().copied().collect();
+    subjects.sort_by_key(|p| p.as_str());
+    subjects
+        .into_iter()
         .flat_map(|subject| {
             baselines(subject)
                 .into_iter()
@@ -103,7 +113,7 @@ pub fn ratio_rows(configs: &[&Configuration]) -> Vec<RatioRow> {
                         .into_iter()
                         .map(move |p| RatioRow {
                             key: p.subject.key.clone(),
-                            baseline: base.to_string(),
+                            baseline: base,
                             roundtrips_per_second_ratio: p.throughput,
                             rtt_p99_us_ratio: p.p99,
                         })
@@ -132,31 +142,20 @@ pub fn spread(pairs: &[Pair]) -> Option<Spread> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-    use crate::aggregate::Stat;
 
     fn config(protocol: &str, threads: u64, rate: f64, p99: f64, status: Status) -> Configuration {
-        let stat = |v: f64| Stat {
-            median: v,
-            min: v,
-            max: v,
-        };
-        let stats = BTreeMap::from([
-            ("roundtrips_per_second", stat(rate)),
-            ("rtt_p99_us", stat(p99)),
-        ]);
-        crate::aggregate::test_configuration(protocol, "shared", threads, stats, status)
+        crate::analysis::aggregate::test_rated(protocol, "shared", threads, (rate, p99), status)
     }
 
     #[test]
     fn tls_protocols_compare_with_their_plain_form_first() {
-        assert_eq!(baselines("tcps"), ["tcp"]);
-        assert_eq!(baselines("wss"), ["websocket", "tcp"]);
-        assert_eq!(baselines("https"), ["http", "tcp"]);
-        assert_eq!(baselines("websocket"), ["tcp"]);
-        assert!(baselines("tcp").is_empty() && baselines("udp").is_empty());
+        use Protocol::*;
+        assert_eq!(baselines(Tcps), [Tcp]);
+        assert_eq!(baselines(Wss), [Websocket, Tcp]);
+        assert_eq!(baselines(Https), [Http, Tcp]);
+        assert_eq!(baselines(Websocket), [Tcp]);
+        assert!(baselines(Tcp).is_empty() && baselines(Udp).is_empty());
     }
 
     #[test]
@@ -171,7 +170,7 @@ mod tests {
             config("tcps", 8, 100.0, 50.0, Status::Valid),
         ];
         let refs: Vec<&Configuration> = all.iter().collect();
-        let found = pairs(&refs, "tcps", "tcp");
+        let found = pairs(&refs, Protocol::Tcps, Protocol::Tcp);
         // threads 4: the TCP side failed; threads 8: no TCP configuration.
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].base.key.io_threads, 1);

@@ -1,24 +1,18 @@
-//! Lenient serde shapes that cover echomark archives and arknet's schema 1 and 2 (both the
-//! loopback and the coroutine program). Fields that a format may omit are optional; types
-//! are strict where a wrong type must be an error (counters are non-negative integers, and
-//! a present `null` counter is rejected). The file is parsed straight into these structs,
-//! never into a `serde_json::Value` tree, and fields nobody reads (`rtt_histogram`, raw
-//! stdout) are skipped by serde without being stored.
+//! arknet's archives (schema 1 and 2, the loopback and the coroutine program), read into the
+//! normalised model. The shapes are lenient where a schema or program may omit a field and
+//! strict in type everywhere (counters are non-negative integers, a present `null` counter
+//! is an error, protocols and IO models must be known names). The file is parsed straight
+//! into these structs, never into a `serde_json::Value` tree; fields nobody reads (raw
+//! stdout, reservoir details) are skipped without being stored.
 
-use std::collections::BTreeMap;
+use std::path::Path;
 
+use echomark_archive::{AddressFamily, CaseKey, IoModel, Protocol};
 use serde::{Deserialize, Deserializer};
 
-/// Deserializes a present field as a non-negative integer; `null` is an error, a missing
-/// field is `None` (via `#[serde(default)]`).
-fn present_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    u64::deserialize(d).map(Some)
-}
-
-/// Deserializes a present field as a finite number; `null` stays `None`.
-fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    Option::<f64>::deserialize(d)
-}
+use super::{check_file, file_record, requested, EntryFacts, FileRead};
+use crate::measurement::{present_u64, Measurement};
+use crate::model::{ArchiveFile, Format, HostInfo, Program};
 
 /// Deserializes an array of strings into one space-separated string.
 fn joined<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -42,12 +36,10 @@ fn joined<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     d.deserialize_seq(Join)
 }
 
-/// One archive file, any format.
+/// One arknet archive file.
 #[derive(Debug, Deserialize)]
-pub struct RawArchive {
+pub struct ArknetArchive {
     pub schema_version: u32,
-    #[serde(default)]
-    pub echomark: Option<RawEchomark>,
     #[serde(default)]
     pub recorded_at_utc: Option<String>,
     #[serde(default)]
@@ -63,256 +55,198 @@ pub struct RawArchive {
     #[serde(default)]
     pub runner_sha256: Option<String>,
     #[serde(default)]
-    pub host: Option<BTreeMap<String, serde_json::Value>>,
-    pub settings: RawSettings,
-    pub results: Vec<RawEntry>,
+    pub host: Option<ArknetHost>,
+    pub settings: ArknetSettings,
+    pub results: Vec<ArknetEntry>,
     #[serde(default)]
     pub complete: Option<bool>,
     #[serde(default, deserialize_with = "present_u64")]
     pub failed_measurements: Option<u64>,
-    /// echomark: sustained tests run with the matrix.
+}
+
+/// arknet's host description (arknet-archives.md §3.1); macOS adds the optional fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct ArknetHost {
     #[serde(default)]
-    pub soak: Vec<RawSoak>,
-}
-
-/// A sustained test recorded in an echomark archive.
-#[derive(Debug, Deserialize)]
-pub struct RawSoak {
-    pub protocol: String,
-    pub seconds: f64,
-    pub passed: bool,
+    pub system: Option<String>,
     #[serde(default)]
-    pub report: Option<serde_json::Value>,
+    pub release: Option<String>,
+    #[serde(default)]
+    pub machine: Option<String>,
+    #[serde(default)]
+    pub processor: Option<String>,
+    #[serde(default, deserialize_with = "present_u64")]
+    pub logical_cpus: Option<u64>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub cpu: Option<String>,
+    #[serde(default, deserialize_with = "present_u64")]
+    pub physical_cpus: Option<u64>,
+    #[serde(default, deserialize_with = "present_u64")]
+    pub memory_bytes: Option<u64>,
+    #[serde(default)]
+    pub os_version: Option<String>,
+    #[serde(default)]
+    pub os_build: Option<String>,
 }
 
-/// echomark's tool and format marker.
+/// The requested matrix, as far as the pages need it.
 #[derive(Debug, Deserialize)]
-pub struct RawEchomark {
-    pub tool: String,
-    pub tool_version: String,
-    pub format_version: u32,
-}
-
-/// The requested matrix.
-#[derive(Debug, Deserialize)]
-pub struct RawSettings {
+pub struct ArknetSettings {
     pub seconds: f64,
     pub warmup: f64,
     pub repetitions: u64,
     #[serde(default)]
-    pub payloads: Vec<u64>,
+    pub protocols: Option<Vec<Protocol>>,
     #[serde(default)]
-    pub udp_throughput_window: Option<u64>,
-    #[serde(default)]
-    pub protocols: Option<Vec<String>>,
-    #[serde(default)]
-    pub address_family: Option<String>,
-    #[serde(default)]
-    pub shuffle_seed: Option<u64>,
-    #[serde(default)]
-    pub preset: Option<String>,
-    #[serde(default)]
-    pub udp_timeout_ms: Option<u64>,
-    #[serde(default)]
-    pub keep_going: Option<bool>,
-    #[serde(default)]
-    pub soak_seconds: Option<f64>,
+    pub address_family: Option<AddressFamily>,
 }
 
 /// One `results[i]` entry.
 #[derive(Debug, Deserialize)]
-pub struct RawEntry {
+pub struct ArknetEntry {
     pub repetition: u64,
-    pub protocol: String,
+    pub protocol: Protocol,
     pub payload_bytes: u64,
     pub clients: u64,
     pub window: u64,
-    pub io_model: String,
+    pub io_model: IoModel,
     pub io_threads: u64,
     pub handler_work: u64,
-    #[serde(default)]
-    pub udp_server_recv_buffer: Option<u64>,
     #[serde(default)]
     pub backend: Option<String>,
     #[serde(default)]
     pub execution: Option<String>,
     #[serde(default)]
-    pub address_family: Option<String>,
+    pub address_family: Option<AddressFamily>,
     /// The argv, joined with spaces (one allocation instead of one per argument).
     #[serde(default, deserialize_with = "joined")]
     pub command: String,
     #[serde(default)]
     pub returncode: Option<i64>,
     #[serde(default)]
-    pub stderr: Option<String>,
-    #[serde(default)]
-    pub metrics: Option<RawMetrics>,
+    pub metrics: Option<Measurement>,
     #[serde(default)]
     pub error: Option<String>,
-    #[serde(default)]
-    pub started_at_utc: Option<String>,
 }
 
-/// The metrics of any program: every field optional, counters strictly typed.
-#[derive(Debug, Default, Deserialize)]
-pub struct RawMetrics {
-    #[serde(default)]
-    pub schema_version: Option<u64>,
-    #[serde(default)]
-    pub backend: Option<String>,
-    #[serde(default)]
-    pub implementation: Option<String>,
-    #[serde(default)]
-    pub execution: Option<String>,
-    #[serde(default)]
-    pub protocol: Option<String>,
-    #[serde(default)]
-    pub address_family: Option<String>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub payload_bytes: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub clients: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub window: Option<u64>,
-    #[serde(default)]
-    pub io_model: Option<String>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub handler_work: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub io_contexts: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub io_threads: Option<u64>,
-    #[serde(default, deserialize_with = "number")]
-    pub requested_seconds: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub warmup_seconds: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub elapsed_seconds: Option<f64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub messages_sent: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub messages: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub messages_received: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub drain_messages: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub payload_roundtrip_bytes: Option<u64>,
-    #[serde(default, deserialize_with = "number")]
-    pub roundtrips_per_second: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub payload_mib_per_second: Option<f64>,
-    #[serde(default)]
-    pub latency_mode: Option<String>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub rtt_samples: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub rtt_observations: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub rtt_sample_limit: Option<u64>,
-    #[serde(default, deserialize_with = "number")]
-    pub rtt_p50_us: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub rtt_p95_us: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub rtt_p99_us: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub rtt_p999_us: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub rtt_max_us: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub rtt_mean_us: Option<f64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub client_send_rejections: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub client_send_completion_errors: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub server_send_rejections: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub server_send_completion_errors: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub content_errors: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub content_or_io_errors: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub order_errors: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub unexpected_messages: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub disconnect_errors: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub udp_lost_messages: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub unfinished_messages: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub callback_exceptions: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub drain_timeouts: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub duplicate_completions: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub pending_completions: Option<u64>,
-    #[serde(default, deserialize_with = "present_u64")]
-    pub warmup_errors: Option<u64>,
-    #[serde(default)]
-    pub warmup_ok: Option<bool>,
-    #[serde(default)]
-    pub warmup_messages: Option<u64>,
-    #[serde(default, deserialize_with = "number")]
-    pub cpu_seconds: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub total_cpu_seconds: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub cpu_elapsed_seconds: Option<f64>,
-    #[serde(default, deserialize_with = "number")]
-    pub cpu_percent: Option<f64>,
-    #[serde(default)]
-    pub peak_rss_bytes: Option<u64>,
-    #[serde(default)]
-    pub ok: Option<bool>,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub udp_server_receive_buffer_bytes: Option<u64>,
-    #[serde(default)]
-    pub udp_server_receive_buffer_requested_bytes: Option<u64>,
-    #[serde(default)]
-    pub udp_send_buffer_requested_bytes: Option<u64>,
-    #[serde(default)]
-    pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
-    #[serde(default)]
-    pub kernel_udp_in_errors_delta: Option<u64>,
-    #[serde(default)]
-    pub server_messages_received: Option<u64>,
-}
-
-impl RawMetrics {
-    /// The 16 counters of arknet's dimensions rule (arknet-archives.md §10.4), in its order;
-    /// `None` where the program did not write one.
-    pub fn counters(&self) -> [(&'static str, Option<u64>); 16] {
-        [
-            ("client_send_rejections", self.client_send_rejections),
-            (
-                "client_send_completion_errors",
-                self.client_send_completion_errors,
-            ),
-            ("server_send_rejections", self.server_send_rejections),
-            (
-                "server_send_completion_errors",
-                self.server_send_completion_errors,
-            ),
-            ("content_errors", self.content_errors),
-            ("content_or_io_errors", self.content_or_io_errors),
-            ("order_errors", self.order_errors),
-            ("unexpected_messages", self.unexpected_messages),
-            ("disconnect_errors", self.disconnect_errors),
-            ("udp_lost_messages", self.udp_lost_messages),
-            ("unfinished_messages", self.unfinished_messages),
-            ("callback_exceptions", self.callback_exceptions),
-            ("drain_timeouts", self.drain_timeouts),
-            ("duplicate_completions", self.duplicate_completions),
-            ("pending_completions", self.pending_completions),
-            ("warmup_errors", self.warmup_errors),
-        ]
+impl From<ArknetHost> for HostInfo {
+    fn from(h: ArknetHost) -> Self {
+        HostInfo {
+            cpu: h.cpu,
+            logical_cpus: h.logical_cpus,
+            machine: h.machine,
+            memory_bytes: h.memory_bytes,
+            model: h.model,
+            os_build: h.os_build,
+            os_name: None,
+            os_version: h.os_version,
+            physical_cpus: h.physical_cpus,
+            processor: h.processor,
+            release: h.release,
+            system: h.system,
+        }
     }
+}
+
+/// Normalises one parsed arknet file.
+pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
+    let format = match raw.schema_version {
+        1 => Format::ArknetSchema1,
+        2 => Format::ArknetSchema2,
+        v => {
+            out.problem(
+                path,
+                "schema_version",
+                format!("unknown schema_version {v} (expected 1 or 2)"),
+            );
+            return;
+        }
+    };
+    let settings_family = raw.settings.address_family.unwrap_or(AddressFamily::Ipv4);
+    let failed_measurements = match format {
+        Format::ArknetSchema2 => Some(raw.failed_measurements),
+        _ => None,
+    };
+    let with_error = raw.results.iter().filter(|e| e.error.is_some()).count() as u64;
+    let file = ArchiveFile {
+        backend: raw.backend.clone(),
+        recorded_at_utc: raw.recorded_at_utc,
+        git_head: raw.git_head,
+        source_sha256: raw.source_sha256,
+        executable_sha256: raw.executable_sha256,
+        runner_sha256: raw.runner_sha256,
+        host: raw.host.map(HostInfo::from).unwrap_or_default(),
+        seconds: raw.settings.seconds,
+        warmup: raw.settings.warmup,
+        repetitions: raw.settings.repetitions,
+        address_family: settings_family,
+        complete: raw.complete.unwrap_or(false),
+        runs: raw.results.len(),
+        protocols: raw.settings.protocols.unwrap_or_default(),
+        ..file_record(path, format, raw.git_status.as_deref())
+    };
+    check_file(out, &file, failed_measurements, with_error);
+    for (index, mut entry) in raw.results.into_iter().enumerate() {
+        let metrics = entry.metrics.as_ref();
+        let Some(backend) = entry
+            .backend
+            .clone()
+            .or_else(|| raw.backend.clone())
+            .or_else(|| metrics.and_then(|m| m.backend.clone()))
+        else {
+            out.problem(
+                path,
+                format!("results[{index}]"),
+                "no backend in the entry, the file or the metrics",
+            );
+            continue;
+        };
+        let program = match metrics {
+            Some(m) if m.implementation.is_some() || m.latency_mode.is_some() => {
+                Program::ArknetCoroutine
+            }
+            _ => Program::ArknetLoopback,
+        };
+        let implementation = metrics
+            .and_then(|m| m.implementation.clone())
+            .or_else(|| match entry.execution.as_deref() {
+                Some("callback") => Some("asio-callback".to_string()),
+                Some("coroutine") => Some("asio-coroutine".to_string()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "arknet-callback".to_string());
+        let address_family = metrics
+            .and_then(|m| m.address_family)
+            .or(entry.address_family)
+            .unwrap_or(settings_family);
+        let key = CaseKey {
+            backend,
+            implementation,
+            protocol: entry.protocol,
+            payload_bytes: entry.payload_bytes,
+            clients: entry.clients,
+            window: entry.window,
+            io_model: entry.io_model,
+            io_threads: entry.io_threads,
+            handler_work: entry.handler_work,
+            udp_server_recv_buffer: None,
+        };
+        // arknet's metrics echo seconds as printed numbers; they are not compared here.
+        let request = requested(&key, entry.backend.clone(), entry.address_family, None);
+        let facts = EntryFacts {
+            index,
+            key,
+            repetition: entry.repetition,
+            program,
+            address_family,
+            returncode: entry.returncode,
+            runner_error: entry.error.as_deref(),
+            request,
+            command: std::mem::take(&mut entry.command),
+        };
+        out.add_run(&file, facts, metrics);
+    }
+    out.finish(file);
 }

@@ -3,17 +3,25 @@
 //! A path may be a file or a folder. A folder that holds `*.json` files directly is one
 //! dataset; a folder that holds only sub-folders (like `raw-results/`) holds one dataset per
 //! sub-folder. A file on its own belongs to the dataset named after its folder.
+//!
+//! Each format has its reader: [`echomark`] parses with the contract's own types, [`arknet`]
+//! with lenient shapes for arknet's two schemas. Both hand every entry to [`FileRead`], which
+//! classifies it with the one rule ([`crate::validate::rules`]) and keeps the run.
 
-pub mod raw;
+pub mod arknet;
+pub mod echomark;
+pub mod parse;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use echomark_archive::{AddressFamily, CaseKey, CaseParameters};
+
 use crate::error::{Error, Problem};
-use crate::model::{ArchiveFile, ConfigKey, Dataset, Format, Program, Run};
+use crate::measurement::Measurement;
+use crate::model::{ArchiveFile, Dataset, Format, HostInfo, Program, Run};
 use crate::validate::{self, rules};
-use raw::RawArchive;
 
 /// Dataset name → its archive files, sorted by path.
 pub type Layout = BTreeMap<String, Vec<PathBuf>>;
@@ -93,40 +101,6 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
     Ok(layout)
 }
 
-/// Parses one file strictly: the first error names the JSON path where parsing failed.
-pub fn parse(path: &Path) -> Result<RawArchive, Problem> {
-    let file = path.display().to_string();
-    let bytes = fs::read(path).map_err(|e| Problem::new(&file, "", e.to_string()))?;
-    parse_bytes(&file, &bytes)
-}
-
-/// Parses archive bytes named `file` (streaming into typed structs, no JSON tree). The fast
-/// path parses without tracking paths; only a file that fails is parsed again to name the
-/// JSON path of its first problem.
-pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<RawArchive, Problem> {
-    if let Ok(archive) = serde_json::from_slice::<RawArchive>(bytes) {
-        return Ok(archive);
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let archive: RawArchive = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let message = if inner.is_eof() {
-            format!("truncated: {inner}")
-        } else {
-            inner.to_string()
-        };
-        Problem::new(
-            file,
-            if path == "." { String::new() } else { path },
-            message,
-        )
-    })?;
-    de.end()
-        .map_err(|e| Problem::new(file, "", format!("trailing data after the archive: {e}")))?;
-    Ok(archive)
-}
-
 /// Reads and validates every dataset under `paths`. Malformed or inconsistent input is an
 /// error listing every problem; failed runs are data and come back classified.
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Dataset>, Error> {
@@ -189,168 +163,109 @@ fn read_all(files: &[PathBuf]) -> Vec<FileRead> {
 /// One file, parsed and normalised on its own (so files can be read in parallel and each
 /// raw archive is dropped as soon as its runs exist).
 #[derive(Default)]
-struct FileRead {
+pub struct FileRead {
     file: Option<ArchiveFile>,
     runs: Vec<Run>,
+    /// Every backend an entry or its metrics named (F8: one per file).
+    backends: std::collections::BTreeSet<String>,
     problems: Vec<Problem>,
     warnings: Vec<Problem>,
 }
 
-fn read_file(path: &Path) -> FileRead {
-    let mut out = FileRead::default();
-    match parse(path) {
-        Ok(raw) => normalise(&mut out, path, raw),
-        Err(p) => out.problems.push(p),
-    }
-    out
+/// What a reader knows about one entry, whatever its format.
+pub struct EntryFacts<'a> {
+    pub index: usize,
+    pub key: CaseKey,
+    pub repetition: u64,
+    pub program: Program,
+    pub address_family: AddressFamily,
+    pub returncode: Option<i64>,
+    /// The runner's verdict text, when it judged the run failed.
+    pub runner_error: Option<&'a str>,
+    /// The case as requested, for the echo check.
+    pub request: CaseParameters,
+    /// The child's argv joined with spaces.
+    pub command: String,
 }
 
-/// Turns one parsed file into runs, recording file-level problems (F1, F6, F8, E5).
-fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
-    let problems = &mut out.problems;
-    let file = path.display().to_string();
-    let format = match (&raw.echomark, raw.schema_version) {
-        (Some(info), 2) => {
-            if info.format_version != echomark_archive::FORMAT_VERSION {
-                problems.push(Problem::new(
-                    &file,
-                    "echomark.format_version",
-                    format!(
-                        "unknown echomark format version {} (this build reads {})",
-                        info.format_version,
-                        echomark_archive::FORMAT_VERSION
-                    ),
-                ));
-                return;
-            }
-            Format::Echomark
-        }
-        (None, 1) => Format::ArknetSchema1,
-        (None, 2) => Format::ArknetSchema2,
-        (_, v) => {
-            problems.push(Problem::new(
-                &file,
-                "schema_version",
-                format!("unknown schema_version {v} (expected 1 or 2)"),
-            ));
-            return;
-        }
-    };
-    if raw.source_sha256.as_deref().is_none_or(str::is_empty) {
-        problems.push(Problem::new(
-            &file,
+/// The file-level rules both formats share: a source hash (every archive names its measured
+/// sources), `failed_measurements` where the schema has it (F6), and completeness (a
+/// warning). `failed_measurements` is `None` for schema 1, `Some(None)` when it is missing.
+pub fn check_file(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    failed_measurements: Option<Option<u64>>,
+    with_error: u64,
+) {
+    let path = &file.path;
+    if file.source_sha256.as_deref().is_none_or(str::is_empty) {
+        out.problem(
+            path,
             "source_sha256",
             "missing: every archive must name its measured sources",
-        ));
+        );
     }
-    if matches!(format, Format::ArknetSchema2 | Format::Echomark) {
-        let with_error = raw.results.iter().filter(|e| e.error.is_some()).count() as u64;
-        match raw.failed_measurements {
-            Some(n) if n == with_error => {}
-            Some(n) => problems.push(Problem::new(
-                &file,
-                "failed_measurements",
-                format!("says {n} but {with_error} entries carry an error"),
-            )),
-            None => problems.push(Problem::new(
-                &file,
-                "failed_measurements",
-                "missing (required in schema 2)",
-            )),
-        }
+    match failed_measurements {
+        None => {}
+        Some(Some(n)) if n == with_error => {}
+        Some(Some(n)) => out.problem(
+            path,
+            "failed_measurements",
+            format!("says {n} but {with_error} entries carry an error"),
+        ),
+        Some(None) => out.problem(
+            path,
+            "failed_measurements",
+            "missing (required in schema 2)",
+        ),
     }
-    let complete = raw.complete.unwrap_or(false);
-    if !complete {
+    if !file.complete {
         out.warnings.push(Problem::new(
-            &file,
+            path.display().to_string(),
             "complete",
             "the matrix did not finish (complete is not true)",
         ));
     }
-    let settings_family = raw
-        .settings
-        .address_family
-        .clone()
-        .unwrap_or_else(|| "ipv4".to_string());
-    let mut backends = BTreeSet::new();
-    backends.extend(raw.backend.clone());
-    let mut raw = raw;
-    let results = std::mem::take(&mut raw.results);
-    let total_runs = results.len();
-    for (index, mut entry) in results.into_iter().enumerate() {
-        let command = std::mem::take(&mut entry.command);
-        let entry = &entry;
-        let at = |field: &str| format!("results[{index}]{field}");
-        let metrics = entry.metrics.as_ref();
-        let Some(backend) = entry
-            .backend
-            .clone()
-            .or_else(|| raw.backend.clone())
-            .or_else(|| metrics.and_then(|m| m.backend.clone()))
-        else {
-            problems.push(Problem::new(
-                &file,
-                at(""),
-                "no backend in the entry, the file or the metrics",
-            ));
-            continue;
-        };
-        backends.insert(backend.clone());
-        if let Some(b) = metrics.and_then(|m| m.backend.clone()) {
-            backends.insert(b);
+}
+
+impl FileRead {
+    /// Records a problem at `json_path` of `path`.
+    pub fn problem(
+        &mut self,
+        path: &Path,
+        json_path: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        self.problems
+            .push(Problem::new(path.display().to_string(), json_path, message));
+    }
+
+    /// Classifies one entry (E5 included) and keeps it as a run.
+    pub fn add_run(
+        &mut self,
+        file: &ArchiveFile,
+        facts: EntryFacts,
+        metrics: Option<&Measurement>,
+    ) {
+        if facts.repetition < 1 || facts.repetition > file.repetitions {
+            self.problem(
+                &file.path,
+                format!("results[{}].repetition", facts.index),
+                format!("{} is outside 1..={}", facts.repetition, file.repetitions),
+            );
         }
-        if entry.repetition < 1 || entry.repetition > raw.settings.repetitions {
-            problems.push(Problem::new(
-                &file,
-                at(".repetition"),
-                format!(
-                    "{} is outside 1..={}",
-                    entry.repetition, raw.settings.repetitions
-                ),
-            ));
-        }
-        let program = match (format, metrics) {
-            (Format::Echomark, _) => Program::Echomark,
-            (_, Some(m)) if m.implementation.is_some() || m.latency_mode.is_some() => {
-                Program::ArknetCoroutine
-            }
-            _ => Program::ArknetLoopback,
-        };
-        let implementation = match program {
-            Program::Echomark => "echomark".to_string(),
-            _ => metrics
-                .and_then(|m| m.implementation.clone())
-                .or_else(|| match entry.execution.as_deref() {
-                    Some("callback") => Some("asio-callback".to_string()),
-                    Some("coroutine") => Some("asio-coroutine".to_string()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| "arknet-callback".to_string()),
-        };
-        let verdict = rules::classify(entry, program);
+        self.backends.insert(facts.key.backend.clone());
+        self.backends
+            .extend(metrics.and_then(|m| m.backend.clone()));
+        let verdict = rules::classify(&facts, metrics);
         let (cpu_percent, cpu_estimated) = metrics.map_or((None, false), rules::cpu_percent);
-        let address_family = metrics
-            .and_then(|m| m.address_family.clone())
-            .or_else(|| entry.address_family.clone())
-            .unwrap_or_else(|| settings_family.clone());
-        out.runs.push(Run {
+        self.runs.push(Run {
             file: 0, // set when the file joins its dataset
-            index,
-            key: ConfigKey {
-                backend,
-                implementation,
-                protocol: entry.protocol.clone(),
-                payload_bytes: entry.payload_bytes,
-                clients: entry.clients,
-                window: entry.window,
-                io_model: entry.io_model.clone(),
-                io_threads: entry.io_threads,
-                handler_work: entry.handler_work,
-                udp_server_recv_buffer: entry.udp_server_recv_buffer,
-            },
-            repetition: entry.repetition,
-            program,
-            address_family,
+            index: facts.index,
+            key: facts.key,
+            repetition: facts.repetition,
+            program: facts.program,
+            address_family: facts.address_family,
             passed: verdict.passed,
             reasons: verdict.reasons,
             arknet_passed: verdict.arknet_passed,
@@ -378,78 +293,94 @@ fn normalise(out: &mut FileRead, path: &Path, raw: RawArchive) {
                 .and_then(|m| m.udp_server_receive_buffer_requested_bytes),
             udp_send_buffer_requested_bytes: metrics
                 .and_then(|m| m.udp_send_buffer_requested_bytes),
-            command,
+            command: facts.command,
         });
     }
-    if backends.len() > 1 {
-        let list: Vec<_> = backends.iter().cloned().collect();
-        problems.push(Problem::new(
-            &file,
-            "backend",
-            format!("one file holds one backend, found {}", list.join(", ")),
-        ));
+
+    /// Ends the file: one backend per file (F8), and the file's own record.
+    pub fn finish(&mut self, mut file: ArchiveFile) {
+        self.backends.extend(file.backend.clone());
+        if self.backends.len() > 1 {
+            let list: Vec<&str> = self.backends.iter().map(String::as_str).collect();
+            let message = format!("one file holds one backend, found {}", list.join(", "));
+            self.problem(&file.path.clone(), "backend", message);
+        }
+        file.backend = self.backends.iter().next().cloned();
+        self.file = Some(file);
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    out.file = Some(ArchiveFile {
+}
+
+/// The file record a reader starts from: its path, name and format; the reader fills in
+/// the rest.
+pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> ArchiveFile {
+    ArchiveFile {
         path: path.to_path_buf(),
-        name,
+        name: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         format,
-        backend: backends.into_iter().next(),
-        recorded_at_utc: raw.recorded_at_utc,
-        git_head: raw.git_head,
-        dirty: raw
-            .git_status
-            .as_deref()
-            .is_some_and(|s| !s.trim().is_empty()),
-        source_sha256: raw.source_sha256,
-        executable_sha256: raw.executable_sha256,
-        runner_sha256: raw.runner_sha256,
-        host: raw.host.unwrap_or_default(),
-        seconds: raw.settings.seconds,
-        warmup: raw.settings.warmup,
-        repetitions: raw.settings.repetitions,
-        address_family: settings_family,
-        complete,
-        runs: total_runs,
-        shuffle_seed: raw.settings.shuffle_seed,
-        preset: raw.settings.preset,
-        protocols: raw.settings.protocols.clone().unwrap_or_default(),
-        keep_going: raw.settings.keep_going.unwrap_or(false),
-        soak_seconds: raw.settings.soak_seconds,
-        udp_timeout_ms: raw.settings.udp_timeout_ms,
-        soak: raw
-            .soak
-            .iter()
-            .map(|s| {
-                let report = s.report.as_ref();
-                let rounds = report
-                    .and_then(|r| r.get("rounds"))
-                    .and_then(|r| r.as_array());
-                crate::model::SoakResult {
-                    protocol: s.protocol.clone(),
-                    seconds: s.seconds,
-                    passed: s.passed,
-                    verified_echoes: report
-                        .and_then(|r| r.get("verified_echoes"))
-                        .and_then(|v| v.as_u64())
-                        .unwrap_or(0),
-                    rounds: rounds.map_or(0, |r| r.len() as u64),
-                    failure: rounds.and_then(|r| {
-                        r.iter()
-                            .flat_map(|round| {
-                                round
-                                    .get("failures")
-                                    .and_then(|f| f.as_array())
-                                    .cloned()
-                                    .unwrap_or_default()
-                            })
-                            .find_map(|f| f.as_str().map(str::to_string))
-                    }),
-                }
-            })
-            .collect(),
-    });
+        backend: None,
+        recorded_at_utc: None,
+        git_head: None,
+        dirty: git_status.is_some_and(|g| !g.trim().is_empty()),
+        source_sha256: None,
+        executable_sha256: None,
+        runner_sha256: None,
+        host: HostInfo::default(),
+        seconds: 0.0,
+        warmup: 0.0,
+        repetitions: 0,
+        address_family: AddressFamily::Ipv4,
+        complete: false,
+        runs: 0,
+        shuffle_seed: None,
+        preset: None,
+        protocols: Vec::new(),
+        keep_going: false,
+        soak_seconds: None,
+        udp_timeout_ms: None,
+        soak: Vec::new(),
+    }
+}
+
+/// The parameters an entry requested, for the echo check: its key, and what else the
+/// format records (`None` is not compared).
+pub fn requested(
+    key: &CaseKey,
+    backend: Option<String>,
+    address_family: Option<AddressFamily>,
+    timing: Option<(f64, f64)>,
+) -> CaseParameters {
+    CaseParameters {
+        protocol: Some(key.protocol),
+        payload_bytes: Some(key.payload_bytes),
+        clients: Some(key.clients),
+        window: Some(key.window),
+        io_model: Some(key.io_model),
+        io_threads: Some(key.io_threads),
+        handler_work: Some(key.handler_work),
+        backend,
+        address_family,
+        requested_seconds: timing.map(|t| t.0),
+        warmup_seconds: timing.map(|t| t.1),
+    }
+}
+
+fn read_file(path: &Path) -> FileRead {
+    let mut out = FileRead::default();
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            out.problem(path, "", e.to_string());
+            return out;
+        }
+    };
+    let file = path.display().to_string();
+    match parse::parse(&file, &bytes) {
+        Ok(parse::Parsed::Echomark(a)) => echomark::normalise(&mut out, path, *a),
+        Ok(parse::Parsed::Arknet(a)) => arknet::normalise(&mut out, path, *a),
+        Err(p) => out.problems.push(p),
+    }
+    out
 }

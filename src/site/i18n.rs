@@ -1,7 +1,10 @@
 //! The English and Chinese string catalogs (`templates/i18n/*.json`), embedded in the binary
-//! so a build does not depend on the working directory.
+//! so a build does not depend on the working directory. Catalog text is trusted Markdown;
+//! what fills its `{placeholders}` goes through [`Fill`], which escapes plain text.
 
 use serde_json::Value;
+
+use super::markup::{Fill, Markup};
 
 /// One language's catalog.
 #[derive(Debug, Clone)]
@@ -26,33 +29,74 @@ pub fn catalogs() -> Vec<Catalog> {
 }
 
 impl Catalog {
-    /// The whole tree, for templates (`t.overview.title`).
-    pub fn tree(&self) -> &Value {
+    /// The catalog as plain JSON.
+    pub fn json(&self) -> &Value {
         &self.strings
     }
 
-    /// The string at a dotted `key`; a missing key is a bug caught by the catalog tests, so
-    /// it shows up loudly rather than as an empty string.
-    pub fn text(&self, key: &str) -> &str {
+    /// The catalog node at a dotted `key` (a group of labels, say).
+    pub fn tree_value(&self, key: &str) -> Option<&Value> {
+        self.node(key)
+    }
+
+    /// The whole tree, for templates (`t.overview.title`): every string is trusted Markdown.
+    pub fn tree(&self) -> minijinja::Value {
+        fn safe(v: &Value) -> minijinja::Value {
+            match v {
+                Value::String(s) => minijinja::Value::from_safe_string(s.clone()),
+                Value::Array(items) => items.iter().map(safe).collect(),
+                Value::Object(map) => map
+                    .iter()
+                    .map(|(k, v)| (k.clone(), safe(v)))
+                    .collect::<std::collections::BTreeMap<_, _>>()
+                    .into(),
+                other => minijinja::Value::from_serialize(other),
+            }
+        }
+        safe(&self.strings)
+    }
+
+    fn node(&self, key: &str) -> Option<&Value> {
         key.split('.')
             .try_fold(&self.strings, |v, part| v.get(part))
+    }
+
+    /// The raw string at a dotted `key`; a missing key is a bug caught by the catalog
+    /// tests, so it shows up loudly rather than as an empty string.
+    pub fn raw(&self, key: &str) -> &str {
+        self.node(key)
             .and_then(Value::as_str)
             .unwrap_or_else(|| panic!("catalog {} has no key {key}", self.code))
     }
 
-    /// The string at `key` with `{name}` placeholders replaced.
-    pub fn fill(&self, key: &str, args: &[(&str, &str)]) -> String {
-        fill(self.text(key), args)
+    /// The text at `key`.
+    pub fn text(&self, key: &str) -> Markup {
+        Markup::trusted(self.raw(key))
+    }
+
+    /// The text at `key` with `{name}` placeholders filled (plain text is escaped).
+    pub fn fill(&self, key: &str, args: &[(&str, &dyn Fill)]) -> Markup {
+        fill(self.raw(key), args)
+    }
+
+    /// The list at `key` (table columns), each entry filled like [`Self::fill`].
+    pub fn list(&self, key: &str, args: &[(&str, &dyn Fill)]) -> Vec<Markup> {
+        self.node(key)
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("catalog {} has no list {key}", self.code))
+            .iter()
+            .map(|v| fill(v.as_str().unwrap_or_default(), args))
+            .collect()
     }
 }
 
-/// Replaces `{name}` placeholders in `template`.
-pub fn fill(template: &str, args: &[(&str, &str)]) -> String {
+/// Replaces `{name}` placeholders in the trusted `template`.
+pub fn fill(template: &str, args: &[(&str, &dyn Fill)]) -> Markup {
     let mut out = template.to_string();
     for (name, value) in args {
-        out = out.replace(&format!("{{{name}}}"), value);
+        out = out.replace(&format!("{{{name}}}"), value.markup().as_str());
     }
-    out
+    Markup::trusted(out)
 }
 
 /// Every leaf key of a catalog tree, dotted.
@@ -81,10 +125,18 @@ pub fn keys(v: &Value) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// Every string of a catalog value: a string itself, or a list's entries.
+    fn strings(v: &Value) -> Vec<&str> {
+        match v {
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            other => other.as_str().into_iter().collect(),
+        }
+    }
+
     #[test]
     fn both_languages_have_exactly_the_same_keys() {
         let c = catalogs();
-        let (en, zh) = (keys(c[0].tree()), keys(c[1].tree()));
+        let (en, zh) = (keys(&c[0].strings), keys(&c[1].strings));
         let missing_in_zh: Vec<_> = en.iter().filter(|k| !zh.contains(k)).collect();
         let missing_in_en: Vec<_> = zh.iter().filter(|k| !en.contains(k)).collect();
         assert!(
@@ -105,8 +157,12 @@ mod tests {
             v.sort();
             v
         };
-        for key in keys(c[0].tree()) {
-            assert_eq!(holes(c[0].text(&key)), holes(c[1].text(&key)), "{key}");
+        for key in keys(&c[0].strings) {
+            let (en, zh) = (c[0].node(&key).unwrap(), c[1].node(&key).unwrap());
+            assert_eq!(strings(en).len(), strings(zh).len(), "{key}");
+            for (a, b) in strings(en).into_iter().zip(strings(zh)) {
+                assert_eq!(holes(a), holes(b), "{key}");
+            }
         }
     }
 
@@ -119,12 +175,21 @@ mod tests {
             include_str!("../../templates/pages/methodology.md"),
             include_str!("../../templates/pages/dimensions.md"),
             include_str!("../../templates/pages/udp.md"),
+            include_str!("../../templates/pages/partials.md"),
             include_str!("../../templates/layout.html"),
-            include_str!("pages.rs"),
-            include_str!("charts.rs"),
+            include_str!("labels.rs"),
+            include_str!("pages/index.rs"),
+            include_str!("pages/methodology.rs"),
+            include_str!("pages/overview.rs"),
+            include_str!("pages/failures.rs"),
+            include_str!("pages/protocol.rs"),
+            include_str!("pages/dimensions.rs"),
+            include_str!("pages/udp_report.rs"),
+            include_str!("pages/charts.rs"),
+            include_str!("render.rs"),
         ];
         let c = catalogs();
-        let all = keys(c[0].tree());
+        let all = keys(&c[0].strings);
         for src in sources {
             for (i, _) in src.match_indices("t.") {
                 let rest = &src[i + 2..];
@@ -149,6 +214,7 @@ mod tests {
             for (i, _) in src
                 .match_indices("text(\"")
                 .chain(src.match_indices("fill(\""))
+                .chain(src.match_indices("list(\""))
             {
                 let rest = &src[i + 6..];
                 let key = &rest[..rest.find('"').unwrap_or(0)];

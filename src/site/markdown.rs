@@ -6,27 +6,6 @@ use std::collections::BTreeMap;
 
 use pulldown_cmark::{html, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
 
-/// Escapes text from an archive for use inside Markdown (and therefore HTML): markup
-/// characters become entities, and Markdown punctuation is backslash-escaped so data can
-/// never open a link, an emphasis or a table cell.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '|' | '!' | '~' | '{' | '}' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn safe_link(dest: &str) -> bool {
     let lower = dest.trim().to_ascii_lowercase();
     match lower.split_once(':') {
@@ -126,6 +105,7 @@ fn rewrite_md_link(dest: &str) -> CowStr<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::site::markup::escape;
 
     #[test]
     fn raw_html_and_script_are_text() {

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::Problem;
-use crate::model::{ConfigKey, Dataset};
+use crate::model::Dataset;
+use echomark_archive::CaseKey;
 
 /// Adds the dataset-level problems of `dataset` to `problems`.
 pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
@@ -41,7 +42,7 @@ pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
             problems.push(mixed("settings"));
         }
     }
-    let mut seen: BTreeMap<(&ConfigKey, u64), (usize, usize)> = BTreeMap::new();
+    let mut seen: BTreeMap<(&CaseKey, u64), (usize, usize)> = BTreeMap::new();
     let mut families: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for run in &dataset.runs {
         families
@@ -99,7 +100,7 @@ pub struct DatasetReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct FailedConfiguration {
     #[serde(flatten)]
-    pub key: ConfigKey,
+    pub key: CaseKey,
     pub runs: usize,
     pub runs_passed: usize,
     pub failures: Vec<RunFailure>,
@@ -116,10 +117,16 @@ pub struct RunFailure {
 
 /// Counts runs and configurations and lists the failed configurations.
 pub fn report(dataset: &Dataset) -> DatasetReport {
-    let mut configs: BTreeMap<&ConfigKey, Vec<&crate::model::Run>> = BTreeMap::new();
+    // Listed by name, the order reports and summaries have always used.
+    let mut configs: BTreeMap<_, (&CaseKey, Vec<&crate::model::Run>)> = BTreeMap::new();
     for run in &dataset.runs {
-        configs.entry(&run.key).or_default().push(run);
+        configs
+            .entry(run.key.by_name())
+            .or_insert_with(|| (&run.key, Vec::new()))
+            .1
+            .push(run);
     }
+    let configs: Vec<(&CaseKey, Vec<&crate::model::Run>)> = configs.into_values().collect();
     let failed_configurations: Vec<FailedConfiguration> = configs
         .iter()
         .filter(|(_, runs)| runs.iter().any(|r| !r.passed))

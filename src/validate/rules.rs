@@ -6,7 +6,7 @@
 //!
 //! | ID | invariant | tolerance |
 //! | --- | --- | --- |
-//! | E1 | every configuration field echoed in `metrics` equals the request | exact |
+//! | E1 | every case parameter echoed in `metrics` equals the request (`echomark_archive::check_echo`; seconds and warmup too in echomark archives) | exact |
 //! | E3 | `returncode` = 0 ⇔ `ok` = true | exact |
 //! | L1 | `payload_roundtrip_bytes` = 2 × payload × `messages` | exact |
 //! | L2 | `roundtrips_per_second` = `messages` / `elapsed_seconds` | relative 1e-6 (12-digit printing) |
@@ -22,8 +22,11 @@
 //! Received means `messages_received` in echomark archives (which count drain echoes there)
 //! and `messages` in arknet's.
 
+use echomark_archive::{check_echo, Protocol};
+
+use crate::measurement::Measurement;
 use crate::model::Program;
-use crate::read::raw::{RawEntry, RawMetrics};
+use crate::read::EntryFacts;
 
 /// The classification of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,18 +43,18 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= REL_TOLERANCE * a.abs().max(b.abs()) + 1e-9
 }
 
-/// Classifies one run of `program` with the strict rule.
-pub fn classify(entry: &RawEntry, program: Program) -> Verdict {
+/// Classifies one run with the strict rule.
+pub fn classify(entry: &EntryFacts, metrics: Option<&Measurement>) -> Verdict {
     let mut reasons = Vec::new();
     match entry.returncode {
         Some(0) => {}
         Some(code) => reasons.push(format!("returncode {code}")),
         None => reasons.push("no returncode (timed out)".to_string()),
     }
-    if let Some(e) = entry.error.as_deref().filter(|e| !e.is_empty()) {
+    if let Some(e) = entry.runner_error.filter(|e| !e.is_empty()) {
         reasons.push(format!("runner error: {e}"));
     }
-    let Some(m) = entry.metrics.as_ref() else {
+    let Some(m) = metrics else {
         reasons.push("no metrics".to_string());
         return Verdict {
             passed: false,
@@ -76,11 +79,11 @@ pub fn classify(entry: &RawEntry, program: Program) -> Verdict {
     }
     let arknet_passed = entry.returncode == Some(0)
         && m.ok == Some(true)
-        && entry.error.as_deref().is_none_or(str::is_empty)
+        && entry.runner_error.is_none_or(str::is_empty)
         && m.error.as_deref().is_none_or(str::is_empty)
         && counters.iter().all(|(_, v)| v.unwrap_or(0) == 0)
         && m.warmup_ok != Some(false);
-    invariants(entry, m, program, &mut reasons);
+    invariants(entry, m, &mut reasons);
     Verdict {
         passed: reasons.is_empty(),
         reasons,
@@ -88,39 +91,11 @@ pub fn classify(entry: &RawEntry, program: Program) -> Verdict {
     }
 }
 
-fn invariants(e: &RawEntry, m: &RawMetrics, program: Program, reasons: &mut Vec<String>) {
+fn invariants(e: &EntryFacts, m: &Measurement, reasons: &mut Vec<String>) {
     let mut broken = |id: &str, what: String| reasons.push(format!("{id}: {what}"));
     // E1: the program measured what was asked for.
-    let echoes = [
-        ("protocol", m.protocol.as_deref().map(|v| v != e.protocol)),
-        (
-            "payload_bytes",
-            m.payload_bytes.map(|v| v != e.payload_bytes),
-        ),
-        ("clients", m.clients.map(|v| v != e.clients)),
-        ("window", m.window.map(|v| v != e.window)),
-        ("io_model", m.io_model.as_deref().map(|v| v != e.io_model)),
-        ("io_threads", m.io_threads.map(|v| v != e.io_threads)),
-        ("handler_work", m.handler_work.map(|v| v != e.handler_work)),
-        (
-            "backend",
-            m.backend
-                .as_deref()
-                .zip(e.backend.as_deref())
-                .map(|(a, b)| a != b),
-        ),
-        (
-            "address_family",
-            m.address_family
-                .as_deref()
-                .zip(e.address_family.as_deref())
-                .map(|(a, b)| a != b),
-        ),
-    ];
-    for (field, differs) in echoes {
-        if differs == Some(true) {
-            broken("E1", format!("metrics.{field} differs from the request"));
-        }
+    for field in check_echo(&e.request, &m.parameters()) {
+        broken("E1", format!("metrics.{field} differs from the request"));
     }
     // E3: the exit code and the verdict agree.
     if let (Some(code), Some(ok)) = (e.returncode, m.ok) {
@@ -129,7 +104,7 @@ fn invariants(e: &RawEntry, m: &RawMetrics, program: Program, reasons: &mut Vec<
         }
     }
     let messages = m.messages;
-    let payload = e.payload_bytes;
+    let payload = e.key.payload_bytes;
     if let (Some(bytes), Some(n)) = (m.payload_roundtrip_bytes, messages) {
         if bytes != 2 * payload * n {
             broken(
@@ -173,13 +148,14 @@ fn invariants(e: &RawEntry, m: &RawMetrics, program: Program, reasons: &mut Vec<
             );
         }
     }
-    if e.protocol != "udp" && lost > 0 {
+    let udp = e.key.protocol == Protocol::Udp;
+    if !udp && lost > 0 {
         broken(
             "L13",
-            format!("udp_lost_messages {lost} in a {} run", e.protocol),
+            format!("udp_lost_messages {lost} in a {} run", e.key.protocol),
         );
     }
-    if e.protocol == "udp" && unfinished > 0 {
+    if udp && unfinished > 0 {
         broken(
             "L13",
             format!("unfinished_messages {unfinished} in a UDP run"),
@@ -193,29 +169,24 @@ fn invariants(e: &RawEntry, m: &RawMetrics, program: Program, reasons: &mut Vec<
             );
         }
     }
-    if program == Program::ArknetCoroutine {
-        let message_mode = e.window == 1;
+    if e.program == Program::ArknetCoroutine {
+        let window = e.key.window;
+        let message_mode = window == 1;
         match m.latency_mode.as_deref() {
             Some("message") if message_mode => {}
             Some("batch") if !message_mode => {}
-            other => broken(
-                "C1",
-                format!("latency_mode {other:?} at window {}", e.window),
-            ),
+            other => broken("C1", format!("latency_mode {other:?} at window {window}")),
         }
         if let (Some(obs), Some(n)) = (m.rtt_observations, messages) {
             let expected_ok = if message_mode {
                 obs == n
             } else {
-                obs * e.window == n
+                obs * window == n
             };
             if !expected_ok {
                 broken(
                     "C2",
-                    format!(
-                        "rtt_observations {obs} does not fit {n} messages at window {}",
-                        e.window
-                    ),
+                    format!("rtt_observations {obs} does not fit {n} messages at window {window}"),
                 );
             }
         }
@@ -249,7 +220,7 @@ fn invariants(e: &RawEntry, m: &RawMetrics, program: Program, reasons: &mut Vec<
 }
 
 /// CPU percent of one logical CPU and whether it was estimated (arknet-reports.md §3.1).
-pub fn cpu_percent(m: &RawMetrics) -> (Option<f64>, bool) {
+pub fn cpu_percent(m: &Measurement) -> (Option<f64>, bool) {
     let (seconds, from_total) = match (m.cpu_seconds, m.total_cpu_seconds) {
         (Some(s), _) => (s, false),
         (None, Some(t)) => (t, true),

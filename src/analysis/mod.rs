@@ -1,0 +1,64 @@
+//! Analysis, computed once for every output: per configuration the aggregate of its runs
+//! ([`aggregate`]), per load the IO-model ranking ([`rank`]), protocol-against-protocol
+//! ratios ([`ratios`]), the UDP loss and invariant accounting ([`udp`]), the dimension
+//! findings ([`findings`]), and the validation report. Pages and summaries only select and
+//! arrange what is here.
+
+pub mod aggregate;
+pub mod findings;
+pub mod rank;
+pub mod ratios;
+pub mod udp;
+
+use polars::prelude::PolarsResult;
+
+use crate::model::Dataset;
+use crate::validate::{self, DatasetReport};
+use aggregate::Configuration;
+use rank::Ranking;
+
+/// Everything computed from the datasets.
+pub struct Analysis {
+    /// Every configuration of every dataset, in canonical order.
+    pub configurations: Vec<Configuration>,
+    /// Every ranked load of every dataset.
+    pub rankings: Vec<Ranking>,
+    /// One entry per dataset, in the order of the datasets.
+    pub datasets: Vec<DatasetAnalysis>,
+}
+
+/// What is computed per dataset.
+pub struct DatasetAnalysis {
+    pub report: DatasetReport,
+    pub ratios: Vec<ratios::RatioRow>,
+    pub udp: udp::UdpAnalysis,
+    pub findings: Vec<findings::Finding>,
+}
+
+impl Analysis {
+    /// Analyses `datasets` (validated by the reader).
+    pub fn of(datasets: &[Dataset]) -> PolarsResult<Self> {
+        let configurations = aggregate::configurations(datasets)?;
+        let rankings = rank::rankings(&configurations);
+        let per_dataset = datasets
+            .iter()
+            .map(|d| {
+                let mine: Vec<&Configuration> = configurations
+                    .iter()
+                    .filter(|c| c.dataset == d.name)
+                    .collect();
+                DatasetAnalysis {
+                    report: validate::report(d),
+                    ratios: ratios::ratio_rows(&mine),
+                    udp: udp::analyse(d, &mine),
+                    findings: findings::findings(&mine),
+                }
+            })
+            .collect();
+        Ok(Self {
+            configurations,
+            rankings,
+            datasets: per_dataset,
+        })
+    }
+}

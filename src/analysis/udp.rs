@@ -1,0 +1,253 @@
+//! UDP accounting of one dataset: pass counts per backend, loss per configuration, the
+//! receive-buffer isolation invariants, the buffer sizes the kernel read back, and the runs
+//! a reader can repeat.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use echomark_archive::{CaseKey, Protocol};
+use serde::Serialize;
+
+use super::aggregate::{Configuration, Status};
+use crate::model::{Dataset, Run};
+
+/// One backend's UDP pass counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BackendPasses {
+    pub backend: String,
+    pub runs: u64,
+    pub runs_passed: u64,
+    pub configurations: u64,
+    pub configurations_failed: u64,
+    /// The largest number of datagrams one run lost.
+    pub worst_loss: u64,
+}
+
+/// An isolation invariant that a run broke.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "invariant", rename_all = "snake_case")]
+pub enum Broken {
+    /// Client sent − server received ≠ lost.
+    SentMinusServer { repetition: u64 },
+    /// Server received ≠ client replies.
+    ServerVersusReplies { repetition: u64 },
+    /// Content or order errors.
+    ContentOrOrder { repetition: u64 },
+    /// The kernel's RcvbufErrors delta ≠ the loss.
+    Kernel {
+        repetition: u64,
+        kernel: u64,
+        lost: u64,
+    },
+}
+
+/// One UDP configuration's loss, run by run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Loss {
+    /// Lost datagrams per run, in repetition order.
+    pub per_run: Vec<u64>,
+    /// The median run's loss (the upper one of an even count).
+    pub median: u64,
+    /// Whether every run lost exactly as many.
+    pub same_in_every_run: bool,
+    /// The server socket's receive buffer as read back (largest over the runs).
+    pub server_buffer: Option<u64>,
+    /// Invariants of the isolation experiment each run broke.
+    pub broken: Vec<Broken>,
+}
+
+/// Socket buffers of the first UDP run that reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Buffers {
+    pub send_requested: Option<u64>,
+    pub server_receive_requested: Option<u64>,
+    pub server_receive_actual: Option<u64>,
+}
+
+/// Everything the UDP report needs from one dataset.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UdpAnalysis {
+    pub runs: u64,
+    pub runs_passed: u64,
+    pub backends: Vec<BackendPasses>,
+    pub loss: BTreeMap<CaseKey, Loss>,
+    pub buffers: Option<Buffers>,
+    /// Distinct (server receive request, read-back size) pairs in run order, at most four.
+    pub readbacks: Vec<(u64, u64)>,
+    /// The command of the first run that lost datagrams, and of the first that passed.
+    pub lossy_command: Option<String>,
+    pub passed_command: Option<String>,
+}
+
+/// How many read-back pairs the report lists.
+const READBACKS_SHOWN: usize = 4;
+
+/// Analyses the UDP runs of `d` (`configs` are its aggregated configurations).
+pub fn analyse(d: &Dataset, configs: &[&Configuration]) -> UdpAnalysis {
+    let udp: Vec<&Run> = d
+        .runs
+        .iter()
+        .filter(|r| r.key.protocol == Protocol::Udp)
+        .collect();
+    if udp.is_empty() {
+        return UdpAnalysis::default();
+    }
+    let mut by_key: BTreeMap<&CaseKey, Vec<&Run>> = BTreeMap::new();
+    for r in &udp {
+        by_key.entry(&r.key).or_default().push(r);
+    }
+    let loss = by_key
+        .into_iter()
+        .map(|(key, mut runs)| {
+            runs.sort_by_key(|r| r.repetition);
+            (key.clone(), loss_of(&runs))
+        })
+        .collect();
+    let backends: BTreeSet<&str> = udp.iter().map(|r| r.key.backend.as_str()).collect();
+    let backends = backends
+        .into_iter()
+        .map(|backend| {
+            let runs: Vec<&&Run> = udp.iter().filter(|r| r.key.backend == backend).collect();
+            let configs: Vec<&&Configuration> = configs
+                .iter()
+                .filter(|c| c.key.protocol == Protocol::Udp && c.key.backend == backend)
+                .collect();
+            BackendPasses {
+                backend: backend.to_string(),
+                runs: runs.len() as u64,
+                runs_passed: runs.iter().filter(|r| r.passed).count() as u64,
+                configurations: configs.len() as u64,
+                configurations_failed: configs
+                    .iter()
+                    .filter(|c| c.status == Status::Failed)
+                    .count() as u64,
+                worst_loss: runs.iter().map(|r| r.udp_lost_messages).max().unwrap_or(0),
+            }
+        })
+        .collect();
+    let mut readbacks = Vec::new();
+    for r in &udp {
+        if let (Some(req), Some(actual)) = (
+            r.udp_server_receive_buffer_requested_bytes,
+            r.udp_server_receive_buffer_bytes,
+        ) {
+            if !readbacks.contains(&(req, actual)) {
+                readbacks.push((req, actual));
+            }
+        }
+    }
+    readbacks.truncate(READBACKS_SHOWN);
+    UdpAnalysis {
+        runs: udp.len() as u64,
+        runs_passed: udp.iter().filter(|r| r.passed).count() as u64,
+        backends,
+        loss,
+        buffers: udp
+            .iter()
+            .find(|r| r.udp_server_receive_buffer_bytes.is_some())
+            .map(|r| Buffers {
+                send_requested: r.udp_send_buffer_requested_bytes,
+                server_receive_requested: r.udp_server_receive_buffer_requested_bytes,
+                server_receive_actual: r.udp_server_receive_buffer_bytes,
+            }),
+        readbacks,
+        lossy_command: udp
+            .iter()
+            .find(|r| !r.passed && r.udp_lost_messages > 0)
+            .map(|r| r.command.clone()),
+        passed_command: udp.iter().find(|r| r.passed).map(|r| r.command.clone()),
+    }
+}
+
+/// The loss of one configuration's runs (sorted by repetition).
+fn loss_of(runs: &[&Run]) -> Loss {
+    let per_run: Vec<u64> = runs.iter().map(|r| r.udp_lost_messages).collect();
+    let mut sorted = per_run.clone();
+    sorted.sort_unstable();
+    let mut broken = Vec::new();
+    for r in runs {
+        let repetition = r.repetition;
+        if let (Some(sent), Some(server)) = (r.messages_sent, r.server_messages_received) {
+            if sent.checked_sub(server) != Some(r.udp_lost_messages) {
+                broken.push(Broken::SentMinusServer { repetition });
+            }
+            if Some(server) != r.messages_received {
+                broken.push(Broken::ServerVersusReplies { repetition });
+            }
+        }
+        if r.content_errors + r.order_errors > 0 {
+            broken.push(Broken::ContentOrOrder { repetition });
+        }
+        if let Some(kernel) = r.kernel_udp_rcvbuf_errors_delta {
+            if kernel != r.udp_lost_messages {
+                broken.push(Broken::Kernel {
+                    repetition,
+                    kernel,
+                    lost: r.udp_lost_messages,
+                });
+            }
+        }
+    }
+    Loss {
+        median: sorted.get(sorted.len() / 2).copied().unwrap_or(0),
+        same_in_every_run: per_run.windows(2).all(|w| w[0] == w[1]),
+        server_buffer: runs
+            .iter()
+            .filter_map(|r| r.udp_server_receive_buffer_bytes)
+            .max(),
+        per_run,
+        broken,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::run;
+
+    #[test]
+    fn loss_invariants_name_the_run_that_broke_them() {
+        let mut a = run(Protocol::Udp, 1);
+        (
+            a.messages_sent,
+            a.server_messages_received,
+            a.messages_received,
+        ) = (Some(100), Some(95), Some(95));
+        a.udp_lost_messages = 5;
+        a.kernel_udp_rcvbuf_errors_delta = Some(5);
+        let mut b = a.clone();
+        b.repetition = 2;
+        b.server_messages_received = Some(96);
+        b.kernel_udp_rcvbuf_errors_delta = Some(9);
+        let l = loss_of(&[&a, &b]);
+        assert_eq!(l.per_run, [5, 5]);
+        assert!(l.same_in_every_run);
+        assert_eq!(
+            l.broken,
+            [
+                Broken::SentMinusServer { repetition: 2 },
+                Broken::ServerVersusReplies { repetition: 2 },
+                Broken::Kernel {
+                    repetition: 2,
+                    kernel: 9,
+                    lost: 5
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_median_loss_is_the_middle_run() {
+        let runs: Vec<Run> = [3, 0, 767]
+            .iter()
+            .enumerate()
+            .map(|(i, lost)| {
+                let mut r = run(Protocol::Udp, i as u64 + 1);
+                r.udp_lost_messages = *lost;
+                r
+            })
+            .collect();
+        let refs: Vec<&Run> = runs.iter().collect();
+        let l = loss_of(&refs);
+        assert_eq!((l.median, l.same_in_every_run), (3, false));
+    }
+}

@@ -1,0 +1,7 @@
+//! Every exit code `echomark` uses, in one place.
+
+/// Success: the archives are well formed (failed runs are data), the files were written,
+/// the site is up to date.
+pub const OK: u8 = 0;
+/// Malformed or inconsistent input, an I/O failure, or a stale site.
+pub const FAILED: u8 = 1;

@@ -1,0 +1,111 @@
+//! echomark's own archives, read with the contract's types (`echomark-archive`) and
+//! normalised into the model: the reader and the runner cannot disagree about a field.
+
+use std::path::Path;
+
+use echomark_archive::{Archive, Host};
+
+use super::{check_file, file_record, requested, EntryFacts, FileRead};
+use crate::measurement::Measurement;
+use crate::model::{ArchiveFile, Format, HostInfo, Program, SoakResult};
+
+impl From<Host> for HostInfo {
+    fn from(h: Host) -> Self {
+        HostInfo {
+            cpu: Some(h.cpu),
+            logical_cpus: Some(h.logical_cpus),
+            machine: Some(h.machine),
+            memory_bytes: h.memory_bytes,
+            model: None,
+            os_build: None,
+            os_name: h.os_name,
+            os_version: h.os_version,
+            physical_cpus: h.physical_cpus,
+            processor: None,
+            release: Some(h.release),
+            system: Some(h.system),
+        }
+    }
+}
+
+/// Normalises one parsed echomark archive.
+pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
+    let Archive {
+        recorded_at_utc,
+        backend,
+        git_head,
+        git_status,
+        source_sha256,
+        executable_sha256,
+        runner_sha256,
+        host,
+        settings,
+        results,
+        complete,
+        failed_measurements,
+        soak,
+        ..
+    } = archive;
+    let with_error = results.iter().filter(|e| e.error.is_some()).count() as u64;
+    let file = ArchiveFile {
+        backend: Some(backend),
+        recorded_at_utc: Some(recorded_at_utc),
+        git_head,
+        source_sha256: Some(source_sha256),
+        executable_sha256: Some(executable_sha256),
+        runner_sha256: Some(runner_sha256),
+        host: HostInfo::from(host),
+        seconds: settings.seconds,
+        warmup: settings.warmup,
+        repetitions: settings.repetitions,
+        address_family: settings.address_family,
+        complete,
+        runs: results.len(),
+        shuffle_seed: settings.shuffle_seed,
+        preset: settings.preset,
+        protocols: settings.protocols.clone(),
+        keep_going: settings.keep_going,
+        soak_seconds: settings.soak_seconds,
+        udp_timeout_ms: Some(settings.udp_timeout_ms),
+        soak: soak
+            .iter()
+            .map(|s| SoakResult {
+                protocol: s.protocol,
+                seconds: s.seconds,
+                passed: s.passed,
+                verified_echoes: s.report.as_ref().map_or(0, |r| r.verified_echoes),
+                rounds: s.report.as_ref().map_or(0, |r| r.rounds.len() as u64),
+                failure: s
+                    .report
+                    .as_ref()
+                    .and_then(|r| r.first_failure())
+                    .map(str::to_string),
+            })
+            .collect(),
+        ..file_record(path, Format::Echomark, git_status.as_deref())
+    };
+    check_file(out, &file, Some(Some(failed_measurements)), with_error);
+    for (index, entry) in results.into_iter().enumerate() {
+        let measurement = entry.metrics.as_ref().map(Measurement::from);
+        let key = entry.case_key();
+        let request = requested(
+            &key,
+            Some(entry.backend.clone()),
+            Some(entry.address_family),
+            Some((settings.seconds, settings.warmup)),
+        );
+        let facts = EntryFacts {
+            index,
+            key,
+            repetition: entry.repetition,
+            program: Program::Echomark,
+            address_family: entry.address_family,
+            returncode: entry.returncode.map(i64::from),
+            runner_error: entry.error.as_deref(),
+            request,
+            command: entry.command.join(" "),
+        };
+        out.add_run(&file, facts, measurement.as_ref());
+    }
+    out.finish(file);
+}

@@ -1,0 +1,181 @@
+//! Heat maps: a grid of cells over payload × window, green where every run passed, shading
+//! to red with the share of failed runs.
+
+use plotters::prelude::*;
+
+use super::{centered, render_svg};
+
+/// One cell of a heat map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatCell {
+    /// 0 = every run passed; 1 = every run failed. `None`: not measured.
+    pub failed_share: Option<f64>,
+    /// Short text shown in the cell (e.g. "2/3 · 767").
+    pub label: String,
+    pub tooltip: String,
+}
+
+/// A grid of cells, for UDP loss over payload × window.
+#[derive(Debug, Clone)]
+pub struct Heatmap {
+    pub title: String,
+    pub description: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_ticks: Vec<String>,
+    pub y_ticks: Vec<String>,
+    /// `cells[y][x]`.
+    pub cells: Vec<Vec<HeatCell>>,
+}
+
+/// Draws `map` as an SVG document: green where every run passed, shading to red with the
+/// share of failed runs.
+pub fn draw(map: &Heatmap) -> String {
+    let (cols, rows) = (
+        map.x_ticks.len().max(1) as i32,
+        map.y_ticks.len().max(1) as i32,
+    );
+    let (left, top, cell_w, cell_h) = (120i32, 56i32, 130i32, 40i32);
+    let (width, height) = (
+        (left + cols * cell_w + 24) as u32,
+        (top + rows * cell_h + 64) as u32,
+    );
+    render_svg(
+        (width, height),
+        &map.title,
+        &map.description,
+        |root, tips| {
+            root.draw(&centered(&map.title, (width as i32 / 2, 20), 17))
+                .expect("title");
+            for (y, row) in map.cells.iter().enumerate() {
+                for (x, cell) in row.iter().enumerate() {
+                    let x0 = left + x as i32 * cell_w;
+                    let y0 = top + y as i32 * cell_h;
+                    let fill = match cell.failed_share {
+                        None => RGBColor(0xee, 0xee, 0xee),
+                        Some(f) if f <= 0.0 => RGBColor(0xcd, 0xe8, 0xd0),
+                        Some(f) => {
+                            let t = f.clamp(0.0, 1.0);
+                            let mix =
+                                |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * t).round() as u8;
+                            RGBColor(mix(0xf6, 0xd7), mix(0xd3, 0x5a), mix(0xa4, 0x5a))
+                        }
+                    };
+                    root.draw(&Rectangle::new(
+                        [(x0, y0), (x0 + cell_w - 2, y0 + cell_h - 2)],
+                        fill.filled(),
+                    ))
+                    .expect("cell");
+                    root.draw(&centered(
+                        &cell.label,
+                        (x0 + cell_w / 2, y0 + cell_h / 2),
+                        12,
+                    ))
+                    .expect("cell text");
+                    tips.push((x0, y0, cell_w - 2, cell_h - 2, cell.tooltip.clone()));
+                }
+            }
+            for (x, tick) in map.x_ticks.iter().enumerate() {
+                root.draw(&centered(
+                    tick,
+                    (
+                        left + x as i32 * cell_w + cell_w / 2,
+                        top + rows * cell_h + 14,
+                    ),
+                    12,
+                ))
+                .expect("x tick");
+            }
+            for (y, tick) in map.y_ticks.iter().enumerate() {
+                root.draw(&centered(
+                    tick,
+                    (left / 2, top + y as i32 * cell_h + cell_h / 2),
+                    12,
+                ))
+                .expect("y tick");
+            }
+            root.draw(&centered(
+                &map.x_label,
+                (left + cols * cell_w / 2, top + rows * cell_h + 40),
+                13,
+            ))
+            .expect("x label");
+            root.draw(&centered(&map.y_label, (left / 2, top - 14), 13))
+                .expect("y label");
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::aggregate::Stat;
+    use crate::site::charts::{lines, Cell, ChartText, LineChart};
+
+    #[test]
+    fn line_chart_and_heatmap_are_accessible_and_mark_failures() {
+        let stat = |m: f64| Stat {
+            median: m,
+            min: m * 0.9,
+            max: m * 1.1,
+        };
+        let chart = LineChart {
+            text: ChartText {
+                title: "UDP over windows".into(),
+                description: "d".into(),
+                y_label: "rt/s".into(),
+                series: vec!["1 / 1".into()],
+                failed_label: "excluded".into(),
+            },
+            x_label: "window".into(),
+            x_ticks: vec!["1".into(), "4".into(), "16".into()],
+            points: vec![vec![
+                Cell::Value {
+                    stat: stat(10.0),
+                    tooltip: "w1: 10".into(),
+                },
+                Cell::Value {
+                    stat: stat(30.0),
+                    tooltip: "w4: 30".into(),
+                },
+                Cell::Failed {
+                    tooltip: "w16 excluded".into(),
+                },
+            ]],
+        };
+        let svg = lines::draw(&chart);
+        assert_eq!(svg, lines::draw(&chart));
+        assert!(
+            svg.contains("<title>w4: 30</title>")
+                && svg.contains("<title>w16 excluded</title>")
+                && svg.contains("✕")
+        );
+        assert!(svg.contains("<polyline"), "a line is drawn");
+        let map = Heatmap {
+            title: "loss".into(),
+            description: "d".into(),
+            x_label: "window".into(),
+            y_label: "payload".into(),
+            x_ticks: vec!["1".into(), "64".into()],
+            y_ticks: vec!["16384 B".into()],
+            cells: vec![vec![
+                HeatCell {
+                    failed_share: Some(0.0),
+                    label: "3/3".into(),
+                    tooltip: "ok".into(),
+                },
+                HeatCell {
+                    failed_share: Some(1.0),
+                    label: "0/3 · 767".into(),
+                    tooltip: "lost 767".into(),
+                },
+            ]],
+        };
+        let svg = draw(&map);
+        assert!(
+            svg.contains("<title>lost 767</title>")
+                && svg.contains("0/3 · 767")
+                && svg.contains("role=\"img\"")
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Lines over a categorical x axis (windows): one line per series, whiskers at each point,
+//! excluded configurations marked on the axis.
+
+use plotters::prelude::*;
+
+use super::{
+    axis_top, centered, legend_for, plot_area, render_chart, Cell, ChartText, CHART_WIDTH, FAILED,
+    FONT_STACK, LEGEND_WIDTH, PALETTE,
+};
+
+/// A line chart.
+#[derive(Debug, Clone)]
+pub struct LineChart {
+    pub text: ChartText,
+    pub x_label: String,
+    pub x_ticks: Vec<String>,
+    /// `points[series][x]`.
+    pub points: Vec<Vec<Cell>>,
+}
+
+/// Draws `chart` as an SVG document.
+pub fn draw(chart: &LineChart) -> String {
+    let text = &chart.text;
+    let (width, height, legend_width) = (CHART_WIDTH, super::LINE_HEIGHT, LEGEND_WIDTH);
+    let y_max = axis_top(chart.points.iter().flatten());
+    let n = chart.x_ticks.len().max(1);
+    render_chart((width, height), text, |root, tips| {
+        let font = |size: u32| (FONT_STACK, size).into_font();
+        let mut ctx = plot_area(root, text, (-0.5f64..(n as f64 - 0.5), y_max), 44, false);
+        for (s, row) in chart.points.iter().enumerate() {
+            let color = PALETTE[s % PALETTE.len()];
+            // One polyline per run of consecutive values: a gap where a point is missing.
+            let mut run: Vec<(f64, f64)> = Vec::new();
+            let mut runs = Vec::new();
+            for (x, cell) in row.iter().enumerate() {
+                match cell {
+                    Cell::Value { stat, tooltip } => {
+                        run.push((x as f64, stat.median));
+                        let top = ctx.backend_coord(&(x as f64, stat.max));
+                        let bottom = ctx.backend_coord(&(x as f64, stat.min));
+                        tips.push((
+                            top.0 - 6,
+                            top.1 - 6,
+                            12,
+                            (bottom.1 - top.1) + 12,
+                            tooltip.clone(),
+                        ));
+                        ctx.draw_series(std::iter::once(PathElement::new(
+                            vec![(x as f64, stat.min), (x as f64, stat.max)],
+                            color.stroke_width(1),
+                        )))
+                        .expect("whisker");
+                    }
+                    Cell::Failed { tooltip } => {
+                        runs.push(std::mem::take(&mut run));
+                        let at = ctx.backend_coord(&(x as f64, 0.0));
+                        root.draw(&Text::new(
+                            "✕",
+                            (at.0 - 5, at.1 - 22 - 12 * s as i32),
+                            font(14).color(&FAILED),
+                        ))
+                        .expect("marker");
+                        tips.push((at.0 - 8, at.1 - 24 - 12 * s as i32, 16, 16, tooltip.clone()));
+                    }
+                    Cell::Missing => runs.push(std::mem::take(&mut run)),
+                }
+            }
+            runs.push(run);
+            for points in runs.into_iter().filter(|r| !r.is_empty()) {
+                ctx.draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                    .expect("line");
+                ctx.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 3, color.filled())),
+                )
+                .expect("points");
+            }
+        }
+        for (x, tick) in chart.x_ticks.iter().enumerate() {
+            let at = ctx.backend_coord(&(x as f64, 0.0));
+            root.draw(&centered(tick, (at.0, at.1 + 14), 12))
+                .expect("tick");
+        }
+        let axis = ctx.backend_coord(&((n as f64 - 1.0) / 2.0, 0.0));
+        root.draw(&centered(&chart.x_label, (axis.0, axis.1 + 34), 13))
+            .expect("x label");
+        legend_for(
+            root,
+            (width, legend_width),
+            &text.series,
+            chart.points.iter().flatten(),
+            &text.failed_label,
+        );
+    })
+}

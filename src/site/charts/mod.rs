@@ -1,0 +1,262 @@
+//! SVG charts drawn with plotters, one file per language: grouped bars ([`bars`]), lines
+//! over windows ([`lines`]) and heat maps ([`heatmap`]); this module holds what they share.
+//!
+//! plotters draws the picture (axes, bars, whiskers, labels, legend); this module then adds
+//! what plotters cannot: a `<title>`/`<desc>` pair and `role="img"` for screen readers, and a
+//! transparent layer of rectangles, one per bar, whose `<title>` holds the exact values as a
+//! tooltip. Text is measured with an embedded DejaVu Sans, so layout is the same on every
+//! machine; the SVG names a CJK-capable font stack so Chinese labels render in browsers.
+
+use std::fmt::Write as _;
+use std::sync::Once;
+
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+use crate::analysis::aggregate::Stat;
+use crate::format;
+
+pub mod bars;
+pub mod heatmap;
+pub mod lines;
+
+pub use bars::BarChart;
+pub use heatmap::{HeatCell, Heatmap};
+pub use lines::LineChart;
+
+/// The font family written into every SVG `<text>`; the first family present wins.
+pub const FONT_STACK: &str =
+    "Noto Sans CJK SC, PingFang SC, Microsoft YaHei, DejaVu Sans, sans-serif";
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+pub(crate) fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        plotters::style::register_font(FONT_STACK, FontStyle::Normal, FONT)
+            .unwrap_or_else(|_| panic!("the embedded DejaVu Sans is a valid font"));
+    });
+}
+
+/// The text every bar and line chart carries beside its data.
+#[derive(Debug, Clone)]
+pub struct ChartText {
+    pub title: String,
+    /// The accessible description (`<desc>`).
+    pub description: String,
+    pub y_label: String,
+    /// One name per series, in legend order.
+    pub series: Vec<String>,
+    /// The legend entry of excluded configurations.
+    pub failed_label: String,
+}
+
+/// Width of a bar or line chart, and of the legend column right of its plot.
+pub(crate) const CHART_WIDTH: u32 = 860;
+pub(crate) const LEGEND_WIDTH: u32 = 200;
+/// Heights of a bar chart and of a line chart.
+pub(crate) const BAR_HEIGHT: u32 = 420;
+pub(crate) const LINE_HEIGHT: u32 = 400;
+
+/// One bar: a median with its range, or a configuration that was excluded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Value { stat: Stat, tooltip: String },
+    Failed { tooltip: String },
+    Missing,
+}
+
+pub(crate) const PALETTE: [RGBColor; 6] = [
+    RGBColor(0x3b, 0x6e, 0xa8),
+    RGBColor(0xe0, 0x8e, 0x2b),
+    RGBColor(0x4c, 0x9a, 0x5b),
+    RGBColor(0xb8, 0x4a, 0x62),
+    RGBColor(0x7a, 0x5c, 0xa8),
+    RGBColor(0x5f, 0x8f, 0x9a),
+];
+pub(crate) const FAILED: RGBColor = RGBColor(0xc0, 0x1c, 0x28);
+
+pub(crate) fn escape_xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Adds the accessible title/description and the tooltip layer to plotters' SVG.
+pub(crate) fn finish_svg(mut svg: String, title: &str, description: &str, tips: &[Tip]) -> String {
+    if let Some(end) = svg.find('>').filter(|_| svg.starts_with("<svg")) {
+        let head = format!(
+            " role=\"img\" aria-labelledby=\"t d\"><title id=\"t\">{}</title><desc id=\"d\">{}</desc",
+            escape_xml(title),
+            escape_xml(description)
+        );
+        svg.insert_str(end, &head);
+    }
+    let mut layer = String::from("<g class=\"tips\" fill=\"#000\" fill-opacity=\"0\">\n");
+    for (x, y, w, h, tip) in tips {
+        let _ = writeln!(
+            layer,
+            "<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\"><title>{}</title></rect>",
+            escape_xml(tip)
+        );
+    }
+    layer.push_str("</g>\n");
+    if let Some(end) = svg.rfind("</svg>") {
+        svg.insert_str(end, &layer);
+    }
+    svg
+}
+
+/// One tooltip: a rectangle (x, y, width, height) and its text.
+pub(crate) type Tip = (i32, i32, i32, i32, String);
+
+/// [`render_svg`] for a chart with `text`.
+pub(crate) fn render_chart(
+    size: (u32, u32),
+    text: &ChartText,
+    paint: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>, &mut Vec<Tip>),
+) -> String {
+    render_svg(size, &text.title, &text.description, paint)
+}
+
+/// Draws on a white SVG canvas of `size` with `paint` (which collects the tooltips) and
+/// returns the finished document with its title, description and tooltip layer.
+pub(crate) fn render_svg(
+    size: (u32, u32),
+    title: &str,
+    description: &str,
+    paint: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>, &mut Vec<Tip>),
+) -> String {
+    register_font();
+    let mut svg = String::new();
+    let mut tips = Vec::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE)
+            .expect("drawing into a string cannot fail");
+        paint(&root, &mut tips);
+        root.present().expect("present");
+    }
+    finish_svg(svg, title, description, &tips)
+}
+
+/// The top of the y axis: 12% above the largest whisker (1 for an empty chart).
+pub(crate) fn axis_top<'a>(cells: impl Iterator<Item = &'a Cell>) -> f64 {
+    let max = cells
+        .filter_map(|c| match c {
+            Cell::Value { stat, .. } => Some(stat.max),
+            _ => None,
+        })
+        .fold(0.0f64, f64::max);
+    if max > 0.0 {
+        max * 1.12
+    } else {
+        1.0
+    }
+}
+
+/// The plotting area both chart kinds share: caption, margins (the legend column on the
+/// right), a light horizontal mesh and a grouped y axis; the x axis is drawn by the caller.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn plot_area<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    text: &ChartText,
+    (x, y_max): (std::ops::Range<f64>, f64),
+    x_label_area: u32,
+    hide_x_axis: bool,
+) -> ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+> {
+    let (title, y_label, legend_width) = (&text.title, &text.y_label, LEGEND_WIDTH);
+    let font = |size: u32| (FONT_STACK, size).into_font();
+    let mut ctx = ChartBuilder::on(root)
+        .caption(title, font(18))
+        .margin(12)
+        .margin_right(legend_width)
+        .x_label_area_size(x_label_area)
+        .y_label_area_size(84)
+        .build_cartesian_2d(x, 0f64..y_max)
+        .expect("valid ranges");
+    let formatter = |v: &f64| format::grouped(*v, if y_max < 10.0 { 1 } else { 0 });
+    let mut mesh = ctx.configure_mesh();
+    mesh.disable_x_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(BLACK.mix(0.12))
+        .x_labels(0)
+        .y_desc(y_label)
+        .y_label_formatter(&formatter)
+        .label_style(font(12))
+        .axis_desc_style(font(13));
+    if hide_x_axis {
+        mesh.disable_x_axis();
+    }
+    mesh.draw().expect("mesh");
+    ctx
+}
+
+/// The legend column right of the plot: one swatch per series, and the ✕ of excluded
+/// configurations when any of `cells` is one.
+pub(crate) fn legend_for<'a>(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    (width, legend_width): (u32, u32),
+    names: &[String],
+    cells: impl IntoIterator<Item = &'a Cell>,
+    failed_label: &str,
+) {
+    let failed = cells.into_iter().any(|c| matches!(c, Cell::Failed { .. }));
+    legend(
+        root,
+        (width - legend_width + 12) as i32,
+        names,
+        failed.then_some(failed_label),
+    );
+}
+
+fn legend(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    x: i32,
+    names: &[String],
+    with_failed: Option<&str>,
+) {
+    let font = (FONT_STACK, 12).into_font();
+    let mut entries: Vec<(Option<RGBColor>, &str)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (Some(PALETTE[i % PALETTE.len()]), n.as_str()))
+        .collect();
+    if let Some(failed) = with_failed {
+        entries.push((None, failed));
+    }
+    for (i, (color, name)) in entries.iter().enumerate() {
+        let y = 48 + i as i32 * 20;
+        match color {
+            Some(c) => root
+                .draw(&Rectangle::new([(x, y - 8), (x + 12, y + 4)], c.filled()))
+                .expect("swatch"),
+            None => root
+                .draw(&Text::new(
+                    "✕",
+                    (x, y - 8),
+                    (FONT_STACK, 14).into_font().color(&FAILED),
+                ))
+                .expect("swatch"),
+        }
+        root.draw(&Text::new(*name, (x + 18, y - 7), font.clone()))
+            .expect("legend text");
+    }
+}
+
+pub(crate) fn centered(text: &str, at: (i32, i32), size: u32) -> Text<'_, (i32, i32), &str> {
+    Text::new(
+        text,
+        at,
+        TextStyle::from((FONT_STACK, size).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Center,
+            ),
+        ),
+    )
+}

@@ -1,0 +1,188 @@
+//! How configurations are named on the pages, in each language: protocols, backends,
+//! topologies, loads, work levels and hosts. Every label is [`Markup`]: catalog text, or an
+//! archive's own name escaped when the catalog has none.
+
+use echomark_archive::{CaseKey, IoModel, Protocol};
+
+use super::i18n::Catalog;
+use super::markup::Markup;
+use crate::analysis::aggregate::Stat;
+use crate::format;
+use crate::model::Dataset;
+
+/// A label from the catalog group, or the escaped raw value when the catalog has none.
+fn label(cat: &Catalog, group: &str, raw: &str) -> Markup {
+    match cat
+        .tree_value(group)
+        .and_then(|g| g.get(raw))
+        .and_then(|v| v.as_str())
+    {
+        Some(text) => Markup::trusted(text),
+        None => Markup::text(raw),
+    }
+}
+
+/// "TCP", "TCP+TLS", …
+pub fn protocol(cat: &Catalog, p: Protocol) -> Markup {
+    label(cat, "protocol", p.as_str())
+}
+
+/// "tokio", "Standalone Asio", …
+pub fn backend(cat: &Catalog, b: &str) -> Markup {
+    label(cat, "backend", b)
+}
+
+/// An implementation that is not the backend's default program.
+pub fn implementation(cat: &Catalog, i: &str) -> Markup {
+    label(cat, "implementation", i)
+}
+
+/// Whether `implementation` is the default program of its backend (not named on pages).
+pub fn is_default_program(implementation: &str) -> bool {
+    matches!(implementation, "echomark" | "arknet-callback")
+}
+
+/// "No added computation", "10,000 CPU iterations per echo".
+pub fn work(cat: &Catalog, work: u64) -> Markup {
+    if work == 0 {
+        cat.text("work.none")
+    } else {
+        cat.fill("work.some", &[("n", &Markup::trusted(format::count(work)))])
+    }
+}
+
+/// "1 runtime / 2 threads", "4 io_contexts / 1 thread each", …
+pub fn topology(cat: &Catalog, backend: &str, io_model: IoModel, threads: u64) -> Markup {
+    let family = if backend == "tokio" { "tokio" } else { "asio" };
+    let unit = cat.text(&format!("topology.unit_{family}"));
+    let units = cat.text(&format!("topology.units_{family}"));
+    let n = Markup::trusted(threads.to_string());
+    match (io_model, threads) {
+        (IoModel::Shared, 1) => cat.fill("topology.shared_one", &[("unit", &unit)]),
+        (IoModel::Shared, _) => {
+            cat.fill("topology.shared_many", &[("unit", &unit), ("threads", &n)])
+        }
+        (IoModel::Sharded, _) => {
+            cat.fill("topology.sharded", &[("units", &units), ("threads", &n)])
+        }
+    }
+}
+
+/// "tokio / 1 runtime / 2 threads", with the implementation when it is not the default.
+pub fn model(cat: &Catalog, k: &CaseKey) -> Markup {
+    let mut out = backend(cat, &k.backend);
+    out.push(&Markup::trusted(" / "));
+    out.push(&topology(cat, &k.backend, k.io_model, k.io_threads));
+    if is_default_program(&k.implementation) {
+        return out;
+    }
+    let mut named = implementation(cat, &k.implementation);
+    named.push(&Markup::trusted(" / "));
+    named.push(&out);
+    named
+}
+
+/// "1024 B / 16 clients / window 16", plus the server receive buffer of isolation cases.
+pub fn load(cat: &Catalog, k: &CaseKey) -> Markup {
+    let payload = Markup::trusted(k.payload_bytes.to_string());
+    let window = Markup::trusted(k.window.to_string());
+    let mut heading = if k.clients == 1 {
+        cat.fill(
+            "page.profile_one_client",
+            &[("payload", &payload), ("window", &window)],
+        )
+    } else {
+        let clients = Markup::trusted(k.clients.to_string());
+        cat.fill(
+            "page.profile",
+            &[
+                ("payload", &payload),
+                ("clients", &clients),
+                ("window", &window),
+            ],
+        )
+    };
+    if let Some(buffer) = k.udp_server_recv_buffer {
+        heading.push(&Markup::trusted(" / "));
+        heading.push(&cat.fill(
+            "page.server_buffer",
+            &[("size", &Markup::trusted(format::buffer_size(buffer)))],
+        ));
+    }
+    heading
+}
+
+/// "1 client", "16 clients" in the page's language.
+pub fn clients(cat: &Catalog, n: u64) -> Markup {
+    if n == 1 {
+        cat.text("clients.one")
+    } else {
+        cat.fill("clients.many", &[("n", &Markup::trusted(format::count(n)))])
+    }
+}
+
+/// "A, B and C" in the page's language.
+pub fn join_list(cat: &Catalog, items: &[Markup]) -> Markup {
+    match items {
+        [] => Markup::default(),
+        [one] => one.clone(),
+        [init @ .., last] => {
+            let mut out = Markup::join(init, &cat.text("list.sep"));
+            out.push(&cat.text("list.last"));
+            out.push(last);
+            out
+        }
+    }
+}
+
+/// A median with its [min, max] range, or N/A.
+pub fn range(s: Option<Stat>, decimals: usize) -> Markup {
+    Markup::trusted(s.map_or("N/A".to_string(), |s| {
+        format::with_range(s.median, s.min, s.max, decimals)
+    }))
+}
+
+/// A median formatted by `f`, or N/A.
+pub fn median(s: Option<Stat>, f: fn(f64) -> String) -> Markup {
+    Markup::trusted(s.map_or("N/A".to_string(), |s| f(s.median)))
+}
+
+/// A formatted number (echomark's own text).
+pub fn number(text: String) -> Markup {
+    Markup::trusted(text)
+}
+
+/// "AMD EPYC, 2 logical CPUs" in the page's language; `missing` stands in for an absent value.
+pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
+    let h = d.files.first().map(|f| &f.host);
+    let cpu = h
+        .and_then(|h| h.cpu.as_deref())
+        .map_or(missing.clone(), Markup::text);
+    let cpus = h
+        .and_then(|h| h.logical_cpus)
+        .map_or(missing.clone(), |n| Markup::trusted(n.to_string()));
+    cat.fill("index.host", &[("cpu", &cpu), ("cpus", &cpus)])
+}
+
+/// Protocols in page order (arknet's): the order of [`Protocol::ALL`].
+pub fn protocol_rank(p: Protocol) -> usize {
+    Protocol::ALL
+        .iter()
+        .position(|x| *x == p)
+        .unwrap_or(usize::MAX)
+}
+
+/// A duration as the archive's settings give it, printed like arknet (`1.0`, `0.25`).
+pub fn seconds(v: f64) -> Markup {
+    Markup::trusted(format!("{v:?}"))
+}
+
+/// The `seconds`, `warmup` and `repetitions` placeholders of a dataset's settings.
+pub fn timing(d: &Dataset) -> [Markup; 3] {
+    let f = d.files.first();
+    [
+        seconds(f.map_or(0.0, |f| f.seconds)),
+        seconds(f.map_or(0.0, |f| f.warmup)),
+        Markup::trusted(d.repetitions().to_string()),
+    ]
+}

@@ -1,0 +1,141 @@
+//! Page models, one module per page. Each page is a typed `Serialize` struct holding every
+//! number and label the page shows, already in the page's language; its template only
+//! arranges it. [`DatasetView`] selects one dataset's share of the analysis.
+
+pub mod charts;
+pub mod dimensions;
+pub mod failures;
+pub mod index;
+pub mod methodology;
+pub mod overview;
+pub mod protocol;
+pub mod udp_report;
+
+use std::collections::BTreeSet;
+
+use echomark_archive::Protocol;
+
+use super::labels;
+use super::markup::Markup;
+use crate::analysis::aggregate::Configuration;
+use crate::analysis::rank::Ranking;
+use crate::analysis::{Analysis, DatasetAnalysis};
+use crate::model::Dataset;
+use crate::output::safe_name;
+
+/// A chart to write next to a page.
+pub struct ChartFile {
+    /// Relative to the page's folder (`charts/tcp-tokio-work0-throughput.svg`).
+    pub rel: String,
+    pub svg: String,
+}
+
+/// An image a page shows: its title (the alt text) and its path.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Image {
+    pub title: Markup,
+    /// A path echomark built from sanitised names.
+    pub src: Markup,
+}
+
+impl Image {
+    /// An image of `title` at `src`.
+    pub fn new(title: Markup, src: &str) -> Self {
+        Self {
+            title,
+            src: Markup::trusted(src),
+        }
+    }
+}
+
+/// A page ready to render: where it goes, its template and model, and its charts.
+pub struct PageSpec {
+    /// Relative to the site root, without extension, e.g. `en/epyc/tcp`.
+    pub stem: String,
+    pub template: &'static str,
+    pub title: Markup,
+    pub context: minijinja::Value,
+    pub charts: Vec<ChartFile>,
+}
+
+impl PageSpec {
+    /// A page whose model is `model`.
+    pub fn new(
+        stem: String,
+        template: &'static str,
+        title: Markup,
+        model: &impl serde::Serialize,
+        charts: Vec<ChartFile>,
+    ) -> Self {
+        Self {
+            stem,
+            template,
+            title,
+            context: minijinja::Value::from_serialize(model),
+            charts,
+        }
+    }
+}
+
+/// One dataset's share of the analysis.
+pub struct DatasetView<'a> {
+    pub dataset: &'a Dataset,
+    pub configs: Vec<&'a Configuration>,
+    pub rankings: Vec<&'a Ranking>,
+    pub analysis: &'a DatasetAnalysis,
+}
+
+impl<'a> DatasetView<'a> {
+    /// The view of `dataset`, the `index`-th of the analysed datasets.
+    pub fn new(dataset: &'a Dataset, all: &'a Analysis, index: usize) -> Self {
+        Self {
+            dataset,
+            configs: all
+                .configurations
+                .iter()
+                .filter(|c| c.dataset == dataset.name)
+                .collect(),
+            rankings: all
+                .rankings
+                .iter()
+                .filter(|r| r.group.dataset == dataset.name)
+                .collect(),
+            analysis: &all.datasets[index],
+        }
+    }
+
+    /// The configurations of one protocol.
+    pub fn configs_of(&self, protocol: Protocol) -> Vec<&'a Configuration> {
+        self.configs
+            .iter()
+            .copied()
+            .filter(|c| c.key.protocol == protocol)
+            .collect()
+    }
+
+    /// The dataset's protocols, in page order.
+    pub fn protocols(&self) -> Vec<Protocol> {
+        let present: BTreeSet<Protocol> = self.configs.iter().map(|c| c.key.protocol).collect();
+        let mut out: Vec<Protocol> = present.into_iter().collect();
+        out.sort_by_key(|p| labels::protocol_rank(*p));
+        out
+    }
+
+    /// The dataset's folder name on the site.
+    pub fn slug(&self) -> String {
+        dataset_slug(self.dataset)
+    }
+}
+
+/// The dataset's folder name on the site.
+pub fn dataset_slug(d: &Dataset) -> String {
+    safe_name(&d.name)
+}
+
+/// A run's `once` command line as a reader would type it (the runner's absolute path
+/// replaced by its name); `None` for runs not started through `once`.
+pub fn once_command(command: &str) -> Option<String> {
+    command
+        .split_once(" once ")
+        .map(|(_, rest)| format!("echomark-runner once {rest}"))
+}

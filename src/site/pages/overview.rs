@@ -1,0 +1,589 @@
+//! A dataset's overview page: test conditions, key results per backend, the main charts, the
+//! choosing-an-IO-model table, excluded configurations, toolchain, raw data and scope.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use echomark_archive::{AddressFamily, Metric, Protocol};
+use serde::Serialize;
+
+use super::charts as chart_model;
+use super::failures::failed_table;
+use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
+use crate::analysis::aggregate::Configuration;
+use crate::analysis::rank::Ranking;
+use crate::format;
+use crate::model::{Dataset, Format};
+use crate::output::safe_name;
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+/// The page model.
+#[derive(Serialize)]
+struct OverviewPage {
+    title: Markup,
+    lead: Markup,
+    host: Table,
+    settings_line: Markup,
+    main_load: Markup,
+    cpu_share: Markup,
+    key_results: Vec<Markup>,
+    key_caveat: Markup,
+    throughput_charts: Vec<Image>,
+    p99_charts: Vec<Image>,
+    choosing: Table,
+    protocols: Vec<ProtocolLink>,
+    summary_json: Markup,
+    summary_csv: Markup,
+    failed: Table,
+    toolchain: Table,
+    metrics_text: Markup,
+    source_hash: Markup,
+    raw_files: Vec<Markup>,
+    commands: Option<Markup>,
+    one_run: Option<Markup>,
+    warnings: Vec<Markup>,
+    scope_text: Markup,
+}
+
+#[derive(Serialize)]
+struct ProtocolLink {
+    label: Markup,
+    link: Markup,
+}
+
+/// How many validation notes the page lists.
+const WARNINGS_SHOWN: usize = 20;
+
+/// The load the overview charts and key results use: 1,024 B (or the nearest payload) at
+/// the largest client count.
+fn main_load(configs: &[&Configuration]) -> Option<(u64, u64)> {
+    let clients = configs.iter().map(|c| c.key.clients).max()?;
+    let payload = configs
+        .iter()
+        .filter(|c| c.key.clients == clients)
+        .map(|c| c.key.payload_bytes)
+        .min_by_key(|p| p.abs_diff(1024))?;
+    Some((payload, clients))
+}
+
+/// The host table.
+fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
+    let h = d.files.first().map(|f| f.host.clone()).unwrap_or_default();
+    let text = |v: &Option<String>| v.as_deref().map_or(not_recorded.clone(), Markup::text);
+    let int = |v: Option<u64>| v.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string()));
+    let os = match (&h.os_name, &h.os_version, &h.system) {
+        (Some(name), Some(v), _) => {
+            Markup::trusted(format!("{} {}", Markup::text(name), Markup::text(v)))
+        }
+        (_, Some(v), Some(sys)) if sys == "Darwin" => {
+            Markup::trusted(format!("macOS {}", Markup::text(v)))
+        }
+        (_, _, Some(sys)) => Markup::text(sys),
+        _ => not_recorded.clone(),
+    };
+    let mut table = Table::new(cat.list("host.columns", &[]), &[]);
+    if let Some(model) = &h.model {
+        table.push(vec![cat.text("host.model"), Markup::text(model)]);
+    }
+    table.push(vec![cat.text("host.cpu"), text(&h.cpu)]);
+    table.push(vec![cat.text("host.arch"), text(&h.machine)]);
+    table.push(vec![
+        cat.text("host.cores"),
+        Markup::trusted(format!(
+            "{} / {}",
+            int(h.physical_cpus),
+            int(h.logical_cpus)
+        )),
+    ]);
+    table.push(vec![
+        cat.text("host.memory"),
+        h.memory_bytes
+            .map_or(not_recorded.clone(), |b| Markup::trusted(format::gib(b))),
+    ]);
+    table.push(vec![cat.text("host.os"), os]);
+    table.push(vec![cat.text("host.kernel"), text(&h.release)]);
+    table
+}
+
+/// One key-result bullet.
+fn key_result(cat: &Catalog, r: &Ranking) -> Markup {
+    let g = &r.group;
+    let protocol = labels::protocol(cat, g.protocol);
+    let backend = labels::backend(cat, &g.backend);
+    let work = labels::work(cat, g.handler_work);
+    let model = labels::topology(cat, &g.backend, r.best.io_model, r.best.io_threads);
+    let p99 = labels::median(r.best.rtt_p99_us, format::two_decimals);
+    let best_is_baseline =
+        r.best.io_model == echomark_archive::IoModel::Shared && r.best.io_threads == 1;
+    let mut text = match (&r.baseline, r.speedup) {
+        (Some(base), Some(speedup)) if !best_is_baseline => cat.fill(
+            "overview.key_result",
+            &[
+                ("protocol", &protocol),
+                ("backend", &backend),
+                ("work", &work),
+                ("model", &model),
+                ("speedup", &labels::number(format::ratio(speedup))),
+                ("p99", &p99),
+                (
+                    "base_p99",
+                    &labels::median(base.rtt_p99_us, format::two_decimals),
+                ),
+            ],
+        ),
+        _ => cat.fill(
+            "overview.key_result_baseline",
+            &[
+                ("protocol", &protocol),
+                ("backend", &backend),
+                ("work", &work),
+                ("model", &model),
+                (
+                    "rate",
+                    &labels::number(format::throughput(r.best.roundtrips_per_second.median)),
+                ),
+                ("p99", &p99),
+            ],
+        ),
+    };
+    let tie = r.distinguishable_from_baseline == Some(false)
+        || (r.baseline.is_none() && r.distinguishable_from_runner_up == Some(false));
+    if tie {
+        text.push(&Markup::trusted(" "));
+        text.push(&cat.text("overview.not_distinguishable"));
+    }
+    text
+}
+
+/// The windows of the main charts: "UDP window 1, other protocols window 16". Protocols with
+/// the same windows share one phrase; the largest such group is "other protocols".
+fn windows_note(cat: &Catalog, view: &DatasetView, payload: u64, clients: u64) -> Markup {
+    let mut by_protocol: BTreeMap<(usize, Protocol), BTreeSet<u64>> = BTreeMap::new();
+    for c in view
+        .configs
+        .iter()
+        .filter(|c| c.key.payload_bytes == payload && c.key.clients == clients)
+    {
+        by_protocol
+            .entry((labels::protocol_rank(c.key.protocol), c.key.protocol))
+            .or_default()
+            .insert(c.key.window);
+    }
+    let mut groups: Vec<(String, Vec<Markup>)> = Vec::new();
+    for ((_, protocol), windows) in &by_protocol {
+        let windows = windows
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join("/");
+        let label = labels::protocol(cat, *protocol);
+        match groups.iter_mut().find(|(w, _)| *w == windows) {
+            Some((_, labels)) => labels.push(label),
+            None => groups.push((windows, vec![label])),
+        }
+    }
+    let largest = groups
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, (_, labels))| (labels.len(), std::cmp::Reverse(*i)))
+        .map(|(i, _)| i);
+    let mut phrases = Vec::new();
+    let mut others = None;
+    for (i, (windows, names)) in groups.iter().enumerate() {
+        let windows = Markup::trusted(windows.clone());
+        if groups.len() > 1 && Some(i) == largest && names.len() > 1 {
+            others = Some(cat.fill("overview.others_window", &[("windows", &windows)]));
+        } else {
+            let who = labels::join_list(cat, names);
+            phrases.push(cat.fill(
+                "overview.window_of",
+                &[("protocols", &who), ("windows", &windows)],
+            ));
+        }
+    }
+    phrases.extend(others);
+    Markup::join(&phrases, &cat.text("overview.phrase_sep"))
+}
+
+/// Key results and the main charts at the dataset's main load.
+struct MainLoad {
+    text: Markup,
+    caveat: Markup,
+    key_results: Vec<Markup>,
+    throughput: Vec<Image>,
+    p99: Vec<Image>,
+    charts: Vec<ChartFile>,
+}
+
+fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
+    let (payload, clients) = main_load(&view.configs)?;
+    let (p, c) = (
+        labels::number(format::count(payload)),
+        labels::clients(cat, clients),
+    );
+    let text = cat.fill(
+        "overview.main_load",
+        &[
+            ("payload", &p),
+            ("clients", &c),
+            ("windows", &windows_note(cat, view, payload, clients)),
+        ],
+    );
+    let caveat = cat.fill("overview.key_caveat", &[("payload", &p), ("clients", &c)]);
+    let mut main: Vec<&&Ranking> = view
+        .rankings
+        .iter()
+        .filter(|r| r.group.payload_bytes == payload && r.group.clients == clients)
+        .collect();
+    main.sort_by_key(|r| {
+        (
+            r.group.backend.clone(),
+            labels::protocol_rank(r.group.protocol),
+            r.group.implementation.clone(),
+            r.group.handler_work,
+            r.group.window,
+        )
+    });
+    let key_results = main.iter().map(|r| key_result(cat, r)).collect();
+    let (mut throughput, mut p99, mut charts) = (Vec::new(), Vec::new(), Vec::new());
+    let backends: BTreeSet<&str> = view
+        .configs
+        .iter()
+        .map(|c| c.key.backend.as_str())
+        .collect();
+    for backend in backends {
+        // Per protocol, the largest window measured at this load.
+        let mut selected: Vec<&Configuration> = view
+            .configs
+            .iter()
+            .copied()
+            .filter(|c| {
+                c.key.backend == backend
+                    && c.key.payload_bytes == payload
+                    && c.key.clients == clients
+                    && c.key.handler_work == 0
+            })
+            .filter(|c| {
+                view.configs
+                    .iter()
+                    .filter(|o| {
+                        o.key.protocol == c.key.protocol
+                            && o.key.payload_bytes == payload
+                            && o.key.clients == clients
+                    })
+                    .map(|o| o.key.window)
+                    .max()
+                    == Some(c.key.window)
+            })
+            .collect();
+        selected.sort_by_key(|c| {
+            (
+                labels::protocol_rank(c.key.protocol),
+                c.key.implementation.clone(),
+            )
+        });
+        let group_of = |c: &Configuration| {
+            let name = labels::protocol(cat, c.key.protocol);
+            if labels::is_default_program(&c.key.implementation) {
+                name.to_string()
+            } else {
+                format!(
+                    "{name} ({})",
+                    labels::implementation(cat, &c.key.implementation)
+                )
+            }
+        };
+        let b = safe_name(backend);
+        for (metric, title_key, out) in [
+            (
+                Metric::RoundtripsPerSecond,
+                "chart.overview_throughput",
+                &mut throughput,
+            ),
+            (Metric::RttP99Us, "chart.overview_p99", &mut p99),
+        ] {
+            let mut title = labels::backend(cat, backend);
+            title.push(&Markup::trusted(" · "));
+            title.push(&cat.fill(title_key, &[("payload", &p), ("clients", &c)]));
+            let chart = chart_model::bars(cat, &title, metric, &selected, &group_of);
+            let rel = format!("charts/overview-{b}-{}.svg", chart_model::suffix(metric));
+            out.push(Image::new(title, &rel));
+            charts.push(chart_model::bar_file(rel, &chart));
+        }
+    }
+    Some(MainLoad {
+        text,
+        caveat,
+        key_results,
+        throughput,
+        p99,
+        charts,
+    })
+}
+
+/// The choosing-an-IO-model table: per load, the fastest valid model.
+fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
+    use Align::{Default as L, Right as R};
+    let mut table = Table::new(
+        cat.list("overview.choose_columns", &[]),
+        &[L, L, L, L, L, R],
+    );
+    let mut in_protocol_order: Vec<&&Ranking> = view.rankings.iter().collect();
+    // Stable: within a protocol the rankings keep their load order.
+    in_protocol_order.sort_by_key(|r| labels::protocol_rank(r.group.protocol));
+    let dash = || Markup::trusted("—");
+    let verdict = |v: Option<bool>| match v {
+        Some(true) => cat.text("overview.distinct"),
+        Some(false) => cat.text("overview.overlap"),
+        None => dash(),
+    };
+    for r in in_protocol_order {
+        let g = &r.group;
+        let mut load = format!("{} B, {} × {}", g.payload_bytes, g.clients, g.window);
+        if g.handler_work > 0 {
+            load.push_str(&format!(", {}", labels::work(cat, g.handler_work)));
+        }
+        let vs_base = match r.speedup {
+            Some(s) if r.distinguishable_from_baseline.is_some() => cat.fill(
+                "overview.ratio_verdict",
+                &[
+                    ("ratio", &labels::number(format::ratio(s))),
+                    ("verdict", &verdict(r.distinguishable_from_baseline)),
+                ],
+            ),
+            Some(s) => labels::number(format::ratio(s)),
+            None => dash(),
+        };
+        let mut what = labels::protocol(cat, g.protocol);
+        what.push(&Markup::trusted(" / "));
+        what.push(&labels::backend(cat, &g.backend));
+        table.push(vec![
+            what,
+            Markup::trusted(load),
+            labels::topology(cat, &g.backend, r.best.io_model, r.best.io_threads),
+            vs_base,
+            verdict(r.distinguishable_from_runner_up),
+            if r.excluded.is_empty() {
+                dash()
+            } else {
+                Markup::trusted(r.excluded.len().to_string())
+            },
+        ]);
+    }
+    table
+}
+
+/// The toolchain table: producer and source commit per file.
+fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
+    let mut columns = vec![Markup::default()];
+    columns.extend([cat.text("overview.tool"), cat.text("overview.git")]);
+    let mut table = Table::new(columns, &[]);
+    for f in &d.files {
+        let git = match &f.git_head {
+            Some(h) => cat.fill(
+                "overview.git_line",
+                &[
+                    ("hash", &Markup::text(h.get(..12).unwrap_or(h))),
+                    (
+                        "state",
+                        &cat.text(if f.dirty {
+                            "overview.dirty"
+                        } else {
+                            "overview.clean"
+                        }),
+                    ),
+                ],
+            ),
+            None => not_recorded.clone(),
+        };
+        let producer = match f.format {
+            Format::Echomark => "echomark-runner",
+            Format::ArknetSchema1 => "arknet schema 1",
+            Format::ArknetSchema2 => "arknet schema 2",
+        };
+        table.push(vec![Markup::text(&f.name), Markup::trusted(producer), git]);
+    }
+    table
+}
+
+/// The matrix commands that reproduce the dataset, then the site.
+fn commands(d: &Dataset, slug: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    for f in &d.files {
+        let Some(preset) = f.preset else { continue };
+        let mut cmd = format!("echomark-runner matrix --preset {}", preset.as_str());
+        if !f.protocols.is_empty() {
+            let names: Vec<&str> = f.protocols.iter().map(|p| p.as_str()).collect();
+            cmd.push_str(&format!(" --protocols {}", names.join(",")));
+        }
+        if let Some(seed) = f.shuffle_seed {
+            cmd.push_str(&format!(" --shuffle {seed}"));
+        }
+        if f.keep_going {
+            cmd.push_str(" --keep-going");
+        }
+        if let Some(s) = f.soak_seconds {
+            cmd.push_str(&format!(" --soak {s}"));
+        }
+        cmd.push_str(&format!(" --out raw-results/{slug}/{}", safe_name(&f.name)));
+        commands.push(cmd);
+    }
+    if !commands.is_empty() {
+        commands.push("echomark build".to_string());
+    }
+    commands
+}
+
+/// A dataset's overview page.
+pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
+    let d = view.dataset;
+    let slug = view.slug();
+    let r = &view.analysis.report;
+    let first = d.files.first();
+    let family = match first.map(|f| f.address_family) {
+        Some(AddressFamily::Ipv6) => "IPv6",
+        _ => "IPv4",
+    };
+    let not_recorded = cat.text("overview.not_recorded");
+    let cpus = first.and_then(|f| f.host.logical_cpus).filter(|n| *n > 0);
+    let cpu_share = match cpus {
+        Some(n) => cat.fill(
+            "overview.cpu_share",
+            &[
+                ("cpus", &Markup::trusted(n.to_string())),
+                (
+                    "share",
+                    &Markup::trusted(format!("{:.2}", 100.0 / n as f64)),
+                ),
+            ],
+        ),
+        None => cat.text("overview.cpu_share_unknown"),
+    };
+    let [seconds, warmup, repetitions] = labels::timing(d);
+    let settings_line = cat.fill(
+        "overview.settings_line",
+        &[
+            ("seconds", &seconds),
+            ("warmup", &warmup),
+            ("repetitions", &repetitions),
+        ],
+    );
+    let main = main_load_section(cat, view);
+    let raw_files = d
+        .files
+        .iter()
+        .map(|f| {
+            cat.fill(
+                "overview.file_line",
+                &[
+                    ("file", &Markup::text(&f.name)),
+                    (
+                        "link",
+                        &Markup::trusted(format!("../../data/{slug}/{}", safe_name(&f.name))),
+                    ),
+                    ("runs", &labels::number(format::count(f.runs as u64))),
+                    (
+                        "recorded",
+                        &f.recorded_at_utc
+                            .as_deref()
+                            .map_or(not_recorded.clone(), Markup::text),
+                    ),
+                    (
+                        "hash",
+                        &f.executable_sha256
+                            .as_deref()
+                            .map_or(not_recorded.clone(), Markup::text),
+                    ),
+                ],
+            )
+        })
+        .collect();
+    let commands = commands(d, &slug);
+    let count = |n: usize| labels::number(format::count(n as u64));
+    let title = cat.fill("overview.title", &[("dataset", &d.name)]);
+    let (charts, main) = match main {
+        Some(m) => (
+            m.charts,
+            Some((m.text, m.caveat, m.key_results, m.throughput, m.p99)),
+        ),
+        None => (Vec::new(), None),
+    };
+    let (main_load, key_caveat, key_results, throughput_charts, p99_charts) =
+        main.unwrap_or_default();
+    let model = OverviewPage {
+        title: title.clone(),
+        lead: cat.fill(
+            "overview.lead",
+            &[
+                ("runs", &count(r.runs)),
+                ("family", &Markup::trusted(family)),
+                ("passed", &count(r.runs_passed)),
+                ("configs", &count(r.configurations)),
+                ("valid", &count(r.configurations_valid)),
+            ],
+        ),
+        host: host_table(cat, d, &not_recorded),
+        settings_line,
+        main_load,
+        cpu_share,
+        key_results,
+        key_caveat,
+        throughput_charts,
+        p99_charts,
+        choosing: choosing(cat, view),
+        protocols: view
+            .protocols()
+            .into_iter()
+            .map(|p| ProtocolLink {
+                label: labels::protocol(cat, p),
+                link: Markup::trusted(format!("{}.md", p.as_str())),
+            })
+            .collect(),
+        summary_json: Markup::trusted(format!("../../data/{slug}/summary.json")),
+        summary_csv: Markup::trusted(format!("../../data/{slug}/summary.csv")),
+        failed: failed_table(cat, view, None),
+        toolchain: toolchain(cat, d, &not_recorded),
+        metrics_text: cat.fill(
+            "overview.metrics_text",
+            &[("link", &Markup::trusted("../methodology.md"))],
+        ),
+        source_hash: cat.fill(
+            "overview.source_hash",
+            &[(
+                "hash",
+                &first
+                    .and_then(|f| f.source_sha256.as_deref())
+                    .map_or(not_recorded.clone(), Markup::text),
+            )],
+        ),
+        raw_files,
+        commands: (!commands.is_empty()).then(|| Markup::code_block("sh", &commands)),
+        one_run: d
+            .runs
+            .first()
+            .and_then(|r| once_command(&r.command))
+            .map(|c| Markup::code_block("sh", &[c])),
+        warnings: d
+            .warnings
+            .iter()
+            .take(WARNINGS_SHOWN)
+            .map(|w| Markup::text(&w.to_string()))
+            .collect(),
+        scope_text: cat.fill(
+            "overview.scope_text",
+            &[(
+                "cpus",
+                &cpus.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string())),
+            )],
+        ),
+    };
+    PageSpec::new(
+        format!("{}/{slug}/overview", cat.code),
+        "overview.md",
+        title,
+        &model,
+        charts,
+    )
+}

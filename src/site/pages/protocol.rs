@@ -1,0 +1,304 @@
+//! A dataset's page for one protocol: the ratio sections (against TCP, and a TLS protocol
+//! against its plaintext form), then per work level the charts and every configuration's
+//! table.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use echomark_archive::{Metric, Protocol};
+use serde::Serialize;
+
+use super::charts as chart_model;
+use super::{ChartFile, DatasetView, Image, PageSpec};
+use crate::analysis::aggregate::{Configuration, Status};
+use crate::analysis::ratios;
+use crate::format;
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+#[derive(Serialize)]
+struct ProtocolPage {
+    title: Markup,
+    intro: Markup,
+    methodology: Markup,
+    comparisons: Vec<Comparison>,
+    sections: Vec<WorkSection>,
+}
+
+/// One ratio section.
+#[derive(Serialize)]
+struct Comparison {
+    heading: Markup,
+    summary: Markup,
+    table: Table,
+}
+
+/// One work level: its charts and a table per load.
+#[derive(Serialize)]
+struct WorkSection {
+    heading: Markup,
+    images: Vec<Image>,
+    tables: Vec<LoadTable>,
+}
+
+#[derive(Serialize)]
+struct LoadTable {
+    heading: Markup,
+    table: Table,
+}
+
+/// Every configuration's row: median [min, max] throughput and median of the rest.
+fn row(cat: &Catalog, c: &Configuration) -> Vec<Markup> {
+    let model = labels::model(cat, &c.key);
+    if c.status == Status::Failed {
+        let excluded = cat.fill(
+            "page.excluded",
+            &[
+                ("passed", &Markup::trusted(c.runs_passed.to_string())),
+                ("runs", &Markup::trusted(c.runs.to_string())),
+            ],
+        );
+        return vec![model, excluded];
+    }
+    let cpu = c
+        .stat(Metric::CpuPercent)
+        .map_or(Markup::trusted("N/A"), |s| {
+            let v = Markup::trusted(format::cpu_percent(s.median));
+            if c.cpu_percent_estimated == Some(true) {
+                cat.fill("page.estimated", &[("value", &v)])
+            } else {
+                v
+            }
+        });
+    vec![
+        model,
+        labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
+        labels::median(c.stat(Metric::PayloadMibPerSecond), format::two_decimals),
+        labels::median(c.stat(Metric::RttP50Us), format::two_decimals),
+        labels::median(c.stat(Metric::RttP95Us), format::two_decimals),
+        labels::median(c.stat(Metric::RttP99Us), format::two_decimals),
+        cpu,
+        labels::median(c.stat(Metric::PeakRssBytes), format::mib),
+    ]
+}
+
+/// The charts and tables of one work level.
+fn work_section(
+    cat: &Catalog,
+    protocol: Protocol,
+    work: u64,
+    at_work: &[&Configuration],
+    charts: &mut Vec<ChartFile>,
+) -> WorkSection {
+    use Align::{Left, Right};
+    let label_p = labels::protocol(cat, protocol);
+    let mut images = Vec::new();
+    let backends: BTreeSet<&str> = at_work.iter().map(|c| c.key.backend.as_str()).collect();
+    for backend in backends {
+        let of_backend: Vec<&Configuration> = at_work
+            .iter()
+            .copied()
+            .filter(|c| c.key.backend == backend)
+            .collect();
+        let group_of = |c: &Configuration| {
+            format!(
+                "{} B · {}×{}",
+                format::count(c.key.payload_bytes),
+                c.key.clients,
+                c.key.window
+            )
+        };
+        for (metric, key) in [
+            (Metric::RoundtripsPerSecond, "chart.throughput_title"),
+            (Metric::RttP99Us, "chart.p99_title"),
+        ] {
+            let mut title = labels::backend(cat, backend);
+            title.push(&Markup::trusted(" · "));
+            title.push(&cat.fill(
+                key,
+                &[("protocol", &label_p), ("work", &labels::work(cat, work))],
+            ));
+            let chart = chart_model::bars(cat, &title, metric, &of_backend, &group_of);
+            let rel = format!(
+                "charts/{}-{}-work{work}-{}.svg",
+                protocol.as_str(),
+                crate::output::safe_name(backend),
+                chart_model::suffix(metric)
+            );
+            images.push(Image::new(title, &rel));
+            charts.push(chart_model::bar_file(rel, &chart));
+        }
+    }
+    let mut loads: BTreeMap<(u64, u64, u64, Option<u64>), Vec<&Configuration>> = BTreeMap::new();
+    for c in at_work {
+        let k = &c.key;
+        loads
+            .entry((
+                k.clients,
+                k.payload_bytes,
+                k.window,
+                k.udp_server_recv_buffer,
+            ))
+            .or_default()
+            .push(c);
+    }
+    let columns = cat.list("page.table_columns", &[]);
+    let aligns = [Left, Right, Right, Right, Right, Right, Right, Right];
+    let tables = loads
+        .values()
+        .map(|configs| {
+            let mut table = Table::new(columns.clone(), &aligns);
+            for c in configs {
+                table.push(row(cat, c));
+            }
+            LoadTable {
+                heading: labels::load(cat, &configs[0].key),
+                table,
+            }
+        })
+        .collect();
+    WorkSection {
+        heading: labels::work(cat, work),
+        images,
+        tables,
+    }
+}
+
+/// The ratio sections of a protocol page: against the plaintext form of a TLS protocol,
+/// then against TCP, for each baseline protocol the dataset has.
+fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Comparison> {
+    use Align::{Left, Right};
+    let present = view.protocols();
+    let subject = labels::protocol(cat, protocol);
+    ratios::baselines(protocol)
+        .into_iter()
+        .filter(|base| present.contains(base))
+        .map(|base| {
+            let base_label = labels::protocol(cat, base);
+            let names: [(&str, &dyn crate::site::markup::Fill); 2] =
+                [("protocol", &subject), ("base", &base_label)];
+            let heading = if protocol.plaintext() == Some(base) {
+                cat.fill("compare.tls_heading", &names)
+            } else {
+                cat.fill("compare.heading", &names)
+            };
+            let pairs = ratios::pairs(&view.configs, protocol, base);
+            // One spread per backend: ratios of different stacks are not pooled.
+            let mut by_backend: BTreeMap<&str, Vec<ratios::Pair>> = BTreeMap::new();
+            for pair in &pairs {
+                by_backend
+                    .entry(pair.subject.key.backend.as_str())
+                    .or_default()
+                    .push(*pair);
+            }
+            let several = by_backend.len() > 1;
+            let summary = if pairs.is_empty() {
+                cat.fill("compare.none", &names)
+            } else {
+                let sentences: Vec<Markup> = by_backend
+                    .iter()
+                    .filter_map(|(backend, of_backend)| {
+                        let s = ratios::spread(of_backend)?;
+                        let r = |v: f64| labels::number(format::ratio(v));
+                        let sentence = cat.fill(
+                            "compare.summary",
+                            &[
+                                ("protocol", &subject),
+                                ("base", &base_label),
+                                ("count", &labels::number(format::count(s.count as u64))),
+                                ("median", &r(s.median)),
+                                ("min", &r(s.min)),
+                                ("max", &r(s.max)),
+                            ],
+                        );
+                        Some(if several {
+                            cat.fill(
+                                "compare.for_backend",
+                                &[
+                                    ("backend", &labels::backend(cat, backend)),
+                                    ("sentence", &sentence),
+                                ],
+                            )
+                        } else {
+                            sentence
+                        })
+                    })
+                    .collect();
+                Markup::join(&sentences, &cat.text("site.sentence_sep"))
+            };
+            let mut table = Table::new(
+                cat.list("compare.table_columns", &names),
+                &[Left, Left, Right, Right, Right, Right, Right, Right],
+            );
+            let p99 =
+                |c: &Configuration| labels::median(c.stat(Metric::RttP99Us), format::two_decimals);
+            let rate = |c: &Configuration| {
+                labels::median(c.stat(Metric::RoundtripsPerSecond), format::throughput)
+            };
+            for pair in &pairs {
+                table.push(vec![
+                    labels::load(cat, &pair.subject.key),
+                    labels::model(cat, &pair.subject.key),
+                    rate(pair.subject),
+                    rate(pair.base),
+                    labels::number(format::ratio(pair.throughput)),
+                    p99(pair.subject),
+                    p99(pair.base),
+                    labels::number(pair.p99.map_or("N/A".to_string(), format::ratio)),
+                ]);
+            }
+            Comparison {
+                heading,
+                summary,
+                table,
+            }
+        })
+        .collect()
+}
+
+/// A dataset's page for one protocol.
+pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
+    let d = view.dataset;
+    let mine = view.configs_of(protocol);
+    let works: BTreeSet<u64> = mine.iter().map(|c| c.key.handler_work).collect();
+    let mut charts = Vec::new();
+    let sections = works
+        .into_iter()
+        .map(|work| {
+            let at_work: Vec<&Configuration> = mine
+                .iter()
+                .copied()
+                .filter(|c| c.key.handler_work == work)
+                .collect();
+            work_section(cat, protocol, work, &at_work, &mut charts)
+        })
+        .collect();
+    let title = cat.fill(
+        "page.title",
+        &[("protocol", &labels::protocol(cat, protocol))],
+    );
+    let model = ProtocolPage {
+        title: title.clone(),
+        intro: cat.fill(
+            "page.intro",
+            &[
+                ("dataset", &d.name),
+                ("repetitions", &Markup::trusted(d.repetitions().to_string())),
+            ],
+        ),
+        methodology: cat.fill(
+            "page.methodology",
+            &[("link", &Markup::trusted("../methodology.md"))],
+        ),
+        comparisons: comparisons(cat, view, protocol),
+        sections,
+    };
+    PageSpec::new(
+        format!("{}/{}/{}", cat.code, view.slug(), protocol.as_str()),
+        "protocol.md",
+        title,
+        &model,
+        charts,
+    )
+}

@@ -1,0 +1,415 @@
+//! The site-wide UDP report (after seed `000_b55edc78a3d3ef76.txt`): test conditions,
+//! correctness and pass counts per dataset and backend, throughput and latency at the main
+//! load, the receive-buffer isolation table, Linux buffer notes, reproduction and evidence.
+
+use echomark_archive::{Metric, Protocol};
+use serde::Serialize;
+
+use super::charts as chart_model;
+use super::{once_command, DatasetView, Image, PageSpec};
+use crate::analysis::aggregate::{Configuration, Status};
+use crate::analysis::udp::Broken;
+use crate::format;
+use crate::output::safe_name;
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+#[derive(Serialize)]
+struct UdpPage {
+    lead: Markup,
+    conditions: Table,
+    correctness: Table,
+    throughput_intro: Markup,
+    throughput: Table,
+    images: Vec<Image>,
+    buffer_lines: Vec<Markup>,
+    isolation: Table,
+    isolation_intro: Markup,
+    failed_command: Option<Markup>,
+    passed_command: Option<Markup>,
+    evidence: Markup,
+}
+
+/// The load of the throughput table and charts (the seed's: 1,024 B, 16 clients, window 1).
+const PAYLOAD: u64 = 1024;
+const CLIENTS: u64 = 16;
+const WINDOW: u64 = 1;
+/// How many charts the report draws at most.
+const IMAGES_SHOWN: usize = 4;
+
+/// One row of the receive-buffer isolation table.
+fn isolation_row(
+    cat: &Catalog,
+    view: &DatasetView,
+    c: &Configuration,
+    not_recorded: &Markup,
+) -> Vec<Markup> {
+    let k = &c.key;
+    let loss = view.analysis.udp.loss.get(k);
+    let losses = loss.map_or(Vec::new(), |l| l.per_run.clone());
+    let broken: Vec<Markup> = loss
+        .map_or(&[][..], |l| &l.broken[..])
+        .iter()
+        .map(|b| {
+            let rep = |r: &u64| Markup::trusted(r.to_string());
+            match b {
+                Broken::SentMinusServer { repetition } => {
+                    cat.fill("udp.inv_sent", &[("rep", &rep(repetition))])
+                }
+                Broken::ServerVersusReplies { repetition } => {
+                    cat.fill("udp.inv_replies", &[("rep", &rep(repetition))])
+                }
+                Broken::ContentOrOrder { repetition } => {
+                    cat.fill("udp.inv_content", &[("rep", &rep(repetition))])
+                }
+                Broken::Kernel {
+                    repetition,
+                    kernel,
+                    lost,
+                } => cat.fill(
+                    "udp.inv_kernel",
+                    &[
+                        ("rep", &rep(repetition)),
+                        ("kernel", &labels::number(format::count(*kernel))),
+                        ("lost", &labels::number(format::count(*lost))),
+                    ],
+                ),
+            }
+        })
+        .collect();
+    let same = loss.is_none_or(|l| l.same_in_every_run);
+    vec![
+        labels::number(format::count(k.payload_bytes)),
+        labels::number(format::count(k.window)),
+        loss.and_then(|l| l.server_buffer)
+            .map_or(not_recorded.clone(), |b| {
+                Markup::trusted(format::buffer_size(b))
+            }),
+        Markup::trusted(format::buffer_size(k.clients * k.window * k.payload_bytes)),
+        Markup::trusted(
+            losses
+                .iter()
+                .map(|l| format::count(*l))
+                .collect::<Vec<_>>()
+                .join(" / "),
+        ),
+        cat.text(if same {
+            "udp.isolation_yes"
+        } else {
+            "udp.isolation_no"
+        }),
+        if broken.is_empty() {
+            cat.text("udp.isolation_ok")
+        } else {
+            Markup::join(&broken, &Markup::trusted("; "))
+        },
+    ]
+}
+
+/// The site-wide UDP report, when any dataset measured UDP.
+pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
+    use Align::{Default as L, Right as R};
+    let with_udp: Vec<&DatasetView> = views.iter().filter(|v| v.analysis.udp.runs > 0).collect();
+    if with_udp.is_empty() {
+        return None;
+    }
+    let not_recorded = cat.text("overview.not_recorded");
+    let (mut runs, mut passed, mut failed) = (0u64, 0u64, 0u64);
+    let mut conditions = Table::new(cat.list("udp.conditions_columns", &[]), &[]);
+    let mut correctness = Table::new(cat.list("udp.correctness_columns", &[]), &[L, L, R, R, L]);
+    let mut throughput = Table::new(cat.list("udp.throughput_columns", &[]), &[L, L, R, R, R]);
+    let mut isolation = Table::new(
+        cat.list("udp.isolation_columns", &[]),
+        &[R, R, R, R, L, L, L],
+    );
+    let mut buffer_lines = Vec::new();
+    let mut images = Vec::new();
+    let mut charts = Vec::new();
+    let mut evidence = Vec::new();
+    let (mut failed_command, mut passed_command) = (None, None);
+    let mut isolation_intro = Markup::default();
+    for view in &with_udp {
+        let d = view.dataset;
+        let udp = &view.analysis.udp;
+        let slug = view.slug();
+        runs += udp.runs;
+        passed += udp.runs_passed;
+        let f = d.files.first();
+        let [seconds, warmup, repetitions] = labels::timing(d);
+        let measurement = cat.fill(
+            "udp.measurement",
+            &[
+                ("seconds", &seconds),
+                ("warmup", &warmup),
+                ("repetitions", &repetitions),
+                (
+                    "timeout",
+                    &f.and_then(|f| f.udp_timeout_ms)
+                        .map_or(not_recorded.clone(), |t| Markup::trusted(format!("{t} ms"))),
+                ),
+            ],
+        );
+        let size = |v: Option<u64>| {
+            v.map_or(not_recorded.clone(), |b| {
+                Markup::trusted(format::whole_mib_or_kib(b))
+            })
+        };
+        let buffers = udp.buffers.map_or(not_recorded.clone(), |b| {
+            cat.fill(
+                "udp.buffers",
+                &[
+                    ("send", &size(b.send_requested)),
+                    ("recv", &size(b.server_receive_requested)),
+                    ("actual", &size(b.server_receive_actual)),
+                ],
+            )
+        });
+        let name = Markup::text(&d.name);
+        conditions.push(vec![
+            Markup::trusted(format!("[{name}]({slug}/overview.md)")),
+            labels::host(cat, d, &not_recorded),
+            measurement,
+            buffers,
+        ]);
+        for (request, actual) in &udp.readbacks {
+            buffer_lines.push(cat.fill(
+                "udp.buffer_line",
+                &[
+                    ("dataset", &d.name),
+                    (
+                        "request",
+                        &Markup::trusted(format::whole_mib_or_kib(*request)),
+                    ),
+                    (
+                        "actual",
+                        &Markup::trusted(format::whole_mib_or_kib(*actual)),
+                    ),
+                ],
+            ));
+        }
+        for soak in d
+            .files
+            .iter()
+            .flat_map(|f| f.soak.iter())
+            .filter(|s| s.protocol == Protocol::Udp)
+        {
+            let secs = labels::number(format::grouped(soak.seconds, 0));
+            let result = if soak.passed {
+                cat.fill(
+                    "udp.soak_passed",
+                    &[
+                        ("seconds", &secs),
+                        (
+                            "echoes",
+                            &labels::number(format::count(soak.verified_echoes)),
+                        ),
+                        ("rounds", &Markup::trusted(soak.rounds.to_string())),
+                    ],
+                )
+            } else {
+                cat.fill(
+                    "udp.soak_failed",
+                    &[
+                        ("seconds", &secs),
+                        ("reason", &soak.failure.clone().unwrap_or_default()),
+                    ],
+                )
+            };
+            correctness.push(vec![
+                name.clone(),
+                cat.fill(
+                    "udp.soak_row",
+                    &[("protocol", &labels::protocol(cat, soak.protocol))],
+                ),
+                Markup::default(),
+                Markup::default(),
+                result,
+            ]);
+        }
+        let isolated: Vec<&&Configuration> = view
+            .configs
+            .iter()
+            .filter(|c| c.key.protocol == Protocol::Udp && c.key.udp_server_recv_buffer.is_some())
+            .collect();
+        if !isolated.is_empty() && isolation_intro.is_empty() {
+            isolation_intro = cat.fill(
+                "udp.isolation_intro",
+                &[
+                    ("dataset", &d.name),
+                    ("clients", &labels::clients(cat, isolated[0].key.clients)),
+                    ("repetitions", &Markup::trusted(d.repetitions().to_string())),
+                ],
+            );
+        }
+        for c in isolated {
+            isolation.push(isolation_row(cat, view, c, &not_recorded));
+        }
+        for passes in &udp.backends {
+            let backend = passes.backend.as_str();
+            failed += passes.configurations_failed;
+            let result = if passes.configurations_failed == 0 {
+                cat.text("udp.all_passed")
+            } else {
+                cat.fill(
+                    "udp.some_failed",
+                    &[
+                        (
+                            "n",
+                            &Markup::trusted(passes.configurations_failed.to_string()),
+                        ),
+                        ("loss", &labels::number(format::count(passes.worst_loss))),
+                    ],
+                )
+            };
+            let of = |a: u64, b: u64| {
+                Markup::trusted(format!("{} / {}", format::count(a), format::count(b)))
+            };
+            correctness.push(vec![
+                name.clone(),
+                labels::backend(cat, backend),
+                of(passes.runs_passed, passes.runs),
+                of(
+                    passes.configurations - passes.configurations_failed,
+                    passes.configurations,
+                ),
+                result,
+            ]);
+            let at_load: Vec<&Configuration> = view
+                .configs
+                .iter()
+                .copied()
+                .filter(|c| {
+                    c.key.protocol == Protocol::Udp
+                        && c.key.backend == backend
+                        && c.key.payload_bytes == PAYLOAD
+                        && c.key.clients == CLIENTS
+                        && c.key.window == WINDOW
+                        && c.key.handler_work == 0
+                        && c.key.udp_server_recv_buffer.is_none()
+                })
+                .collect();
+            for c in &at_load {
+                let mut who = name.clone();
+                who.push(&Markup::trusted(" / "));
+                who.push(&labels::backend(cat, backend));
+                let topology = labels::topology(cat, backend, c.key.io_model, c.key.io_threads);
+                let row = if c.status == Status::Failed {
+                    vec![
+                        who,
+                        topology,
+                        cat.fill(
+                            "page.excluded",
+                            &[
+                                ("passed", &Markup::trusted(c.runs_passed.to_string())),
+                                ("runs", &Markup::trusted(c.runs.to_string())),
+                            ],
+                        ),
+                    ]
+                } else {
+                    vec![
+                        who,
+                        topology,
+                        labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
+                        labels::median(c.stat(Metric::RttP99Us), format::two_decimals),
+                        labels::median(c.stat(Metric::CpuPercent), format::cpu_percent),
+                    ]
+                };
+                throughput.push(row);
+            }
+            if !at_load.is_empty() && images.len() < IMAGES_SHOWN {
+                let group = format!(
+                    "{} · {}",
+                    name.as_str()
+                        .replace('\\', "")
+                        .chars()
+                        .take(40)
+                        .collect::<String>(),
+                    labels::backend(cat, backend)
+                );
+                let group_of = |_: &Configuration| group.clone();
+                for (metric, key) in [
+                    (Metric::RoundtripsPerSecond, "chart.overview_throughput"),
+                    (Metric::RttP99Us, "chart.overview_p99"),
+                ] {
+                    let mut title = Markup::trusted("UDP · ");
+                    title.push(&cat.fill(
+                        key,
+                        &[
+                            ("payload", &labels::number(format::count(PAYLOAD))),
+                            ("clients", &labels::clients(cat, CLIENTS)),
+                        ],
+                    ));
+                    let chart = chart_model::bars(cat, &title, metric, &at_load, &group_of);
+                    let rel = format!(
+                        "charts/udp-{slug}-{}-{}.svg",
+                        safe_name(backend),
+                        chart_model::suffix(metric)
+                    );
+                    images.push(Image::new(title, &rel));
+                    charts.push(chart_model::bar_file(rel, &chart));
+                }
+            }
+        }
+        let code = |c: &Option<String>| {
+            c.as_deref()
+                .and_then(once_command)
+                .map(|c| Markup::code_block("sh", &[c]))
+        };
+        if failed_command.is_none() {
+            failed_command = code(&udp.lossy_command);
+        }
+        if passed_command.is_none() {
+            passed_command = code(&udp.passed_command);
+        }
+        for f in &d.files {
+            evidence.push(Markup::trusted(format!(
+                "[{name}/{}](../data/{slug}/{})",
+                Markup::text(&f.name),
+                safe_name(&f.name)
+            )));
+        }
+    }
+    let code = cat.code;
+    let count = |n: u64| labels::number(format::count(n));
+    let model = UdpPage {
+        lead: cat.fill(
+            "udp.lead",
+            &[
+                ("runs", &count(runs)),
+                ("datasets", &Markup::trusted(with_udp.len().to_string())),
+                ("passed", &count(passed)),
+                ("failed", &count(failed)),
+            ],
+        ),
+        conditions,
+        correctness,
+        throughput_intro: cat.fill(
+            "udp.throughput_intro",
+            &[
+                ("payload", &count(PAYLOAD)),
+                ("clients", &labels::clients(cat, CLIENTS)),
+                ("window", &Markup::trusted(WINDOW.to_string())),
+            ],
+        ),
+        throughput,
+        images,
+        buffer_lines,
+        isolation,
+        isolation_intro,
+        failed_command,
+        passed_command,
+        evidence: cat.fill(
+            "udp.evidence",
+            &[("links", &Markup::join(&evidence, &Markup::trusted(" · ")))],
+        ),
+    };
+    Some(PageSpec::new(
+        format!("{code}/udp-report"),
+        "udp.md",
+        cat.text("udp.title"),
+        &model,
+        charts,
+    ))
+}

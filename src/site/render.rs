@@ -1,0 +1,203 @@
+//! From page models to files: the template environment (with the escaping boundary of
+//! [`super::markup`] built into its output formatter), Markdown to HTML, and the layout.
+
+use std::collections::BTreeMap;
+
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use super::i18n::Catalog;
+use super::markdown;
+use super::markup::escape;
+use super::pages::PageSpec;
+use super::{Site, SiteError};
+
+/// The auto-escape mode of Markdown templates.
+const MARKDOWN: AutoEscape = AutoEscape::Custom("markdown");
+
+/// The templates, with Markdown escaping for `*.md` and HTML escaping for `*.html`: any
+/// plain string a template outputs is escaped for its format; only [`super::markup::Markup`]
+/// (a safe string) passes as it is.
+pub fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_keep_trailing_newline(true);
+    env.set_auto_escape_callback(|name| {
+        if name.ends_with(".md") {
+            MARKDOWN
+        } else {
+            AutoEscape::Html
+        }
+    });
+    env.set_formatter(|out, state, value| {
+        if state.auto_escape() == MARKDOWN && !value.is_safe() && !value.is_undefined() {
+            if let Some(text) = value.as_str() {
+                out.write_str(&escape(text))?;
+                return Ok(());
+            }
+        }
+        minijinja::escape_formatter(out, state, value)
+    });
+    for (name, source) in [
+        (
+            "partials.md",
+            include_str!("../../templates/pages/partials.md"),
+        ),
+        ("index.md", include_str!("../../templates/pages/index.md")),
+        (
+            "overview.md",
+            include_str!("../../templates/pages/overview.md"),
+        ),
+        (
+            "protocol.md",
+            include_str!("../../templates/pages/protocol.md"),
+        ),
+        (
+            "methodology.md",
+            include_str!("../../templates/pages/methodology.md"),
+        ),
+        (
+            "dimensions.md",
+            include_str!("../../templates/pages/dimensions.md"),
+        ),
+        ("udp.md", include_str!("../../templates/pages/udp.md")),
+        ("layout.html", include_str!("../../templates/layout.html")),
+    ] {
+        env.add_template(name, source)
+            .expect("the embedded templates parse (tested)");
+    }
+    env
+}
+
+/// `../` once per folder below the site root.
+pub fn depth_prefix(stem: &str) -> String {
+    "../".repeat(stem.matches('/').count())
+}
+
+/// A link from the page at `from` (a stem) to the site-relative path `to`.
+pub fn relative(from: &str, to: &str) -> String {
+    format!("{}{to}", depth_prefix(from))
+}
+
+/// One sidebar link.
+#[derive(Debug, Clone, Serialize)]
+pub struct SidebarEntry {
+    pub kind: &'static str,
+    /// Plain text (the layout escapes it).
+    pub label: String,
+    pub stem: String,
+}
+
+#[derive(Serialize)]
+struct Alternate {
+    hreflang: String,
+    href: String,
+}
+
+#[derive(Serialize)]
+struct SidebarItem<'a> {
+    kind: &'static str,
+    label: &'a str,
+    href: String,
+    current: bool,
+}
+
+#[derive(Serialize)]
+struct Layout<'a> {
+    t: minijinja::Value,
+    title: String,
+    root: String,
+    alternates: Vec<Alternate>,
+    other_href: String,
+    other_hreflang: &'a str,
+    sidebar: Vec<SidebarItem<'a>>,
+    body: minijinja::Value,
+}
+
+/// Renders `spec` in the language of `cat` into `site`: its Markdown, its HTML in the
+/// layout, and its charts.
+pub fn page(
+    env: &Environment,
+    cat: &Catalog,
+    catalogs: &[Catalog],
+    spec: &PageSpec,
+    sidebar: &[SidebarEntry],
+    base_url: &str,
+    site: &mut Site,
+) -> Result<(), SiteError> {
+    let stem = &spec.stem;
+    let ctx = minijinja::context! { t => cat.tree(), ..spec.context.clone() };
+    let md = env
+        .get_template(spec.template)
+        .and_then(|t| t.render(ctx))
+        .map_err(|e| {
+            SiteError::Template(format!("{}/{}", cat.code, spec.template), format!("{e:#}"))
+        })?;
+    let dir = stem.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut svgs = BTreeMap::new();
+    for chart in &spec.charts {
+        site.files.insert(
+            format!("{dir}/{}", chart.rel),
+            chart.svg.clone().into_bytes(),
+        );
+        svgs.insert(chart.rel.clone(), chart.svg.clone());
+    }
+    let body = markdown::to_html(&md, &svgs);
+    site.files.insert(format!("{stem}.md"), md.into_bytes());
+
+    // The same page in the other language(s): identical path after the language folder.
+    let rest = stem.split_once('/').map_or(stem.as_str(), |(_, r)| r);
+    let alternates: Vec<Alternate> = catalogs
+        .iter()
+        .map(|c| Alternate {
+            hreflang: c.raw("lang.html").to_string(),
+            href: format!("{base_url}{}/{rest}.html", c.code),
+        })
+        .chain(std::iter::once(Alternate {
+            hreflang: "x-default".to_string(),
+            href: format!("{base_url}{}/{rest}.html", catalogs[0].code),
+        }))
+        .collect();
+    let other = catalogs.iter().find(|c| c.code != cat.code).unwrap_or(cat);
+    let layout = Layout {
+        // Plain strings: the layout's HTML escaping applies to them as to everything else.
+        t: minijinja::Value::from_serialize(cat.json()),
+        title: plain_title(spec.title.as_str()),
+        root: depth_prefix(stem),
+        alternates,
+        other_href: relative(stem, &format!("{}/{rest}.html", other.code)),
+        other_hreflang: other.raw("lang.html"),
+        sidebar: sidebar
+            .iter()
+            .map(|e| SidebarItem {
+                kind: e.kind,
+                label: &e.label,
+                href: relative(stem, &format!("{}.html", e.stem)),
+                current: &e.stem == stem,
+            })
+            .collect(),
+        body: minijinja::Value::from_safe_string(body),
+    };
+    let html = env
+        .get_template("layout.html")
+        .and_then(|t| t.render(&layout))
+        .map_err(|e| SiteError::Template("layout.html".into(), format!("{e:#}")))?;
+    site.files.insert(format!("{stem}.html"), html.into_bytes());
+    Ok(())
+}
+
+/// Titles are Markdown (escaped); the HTML `<title>` wants the plain text back.
+fn plain_title(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            '*' => {}
+            c => out.push(c),
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
