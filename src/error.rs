@@ -32,12 +32,27 @@ impl Problem {
     }
 }
 
+/// `text` with control characters shown as escapes (`\n`, `\u{1b}`), so a file name or
+/// message from data cannot split a line of output or drive a terminal.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (file, message) = (printable(&self.file), printable(&self.message));
         if self.path.is_empty() {
-            write!(f, "{}: {}", self.file, self.message)
+            write!(f, "{file}: {message}")
         } else {
-            write!(f, "{}: {}: {}", self.file, self.path, self.message)
+            write!(f, "{file}: {}: {message}", printable(&self.path))
         }
     }
 }

@@ -5,3 +5,6 @@
 pub const OK: u8 = 0;
 /// Malformed or inconsistent input, an I/O failure, or a stale site.
 pub const FAILED: u8 = 1;
+/// A request that cannot be carried out as asked: an `--out` that is a file, overlaps an
+/// input, or holds things echomark did not write.
+pub const USAGE: u8 = 2;

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use echomark::analysis::Analysis;
+use echomark::error::printable;
 use echomark::model::Dataset;
 use echomark::{output, read, site, summary, Error};
 
@@ -37,7 +38,13 @@ enum Command {
     },
     /// Render the bilingual site (default raw-results/ → site/); the old site stays until the
     /// new one is complete.
-    Build(SiteArgs),
+    Build {
+        #[command(flatten)]
+        site: SiteArgs,
+        /// Replace --out even when an echomark build did not write everything in it.
+        #[arg(long)]
+        force: bool,
+    },
     /// Fail when DIR differs from what the archives produce.
     Check(SiteArgs),
 }
@@ -68,7 +75,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Validate { paths, json } => run_validate(&default_paths(paths), json),
         Command::Summary { paths, out } => run_summary(&default_paths(paths), &out),
-        Command::Build(a) => run_build(&default_paths(a.raw), &a.out, &a.base_url),
+        Command::Build { site, force } => {
+            run_build(&default_paths(site.raw), &site.out, &site.base_url, force)
+        }
         Command::Check(a) => run_check(&default_paths(a.raw), &a.out, &a.base_url),
     };
     match result {
@@ -78,7 +87,14 @@ fn main() -> ExitCode {
                 Some(Error::Invalid(_)) => eprintln!("echomark: invalid input:\n{e}"),
                 _ => eprintln!("echomark: {e:#}"),
             }
-            ExitCode::from(exit_codes::FAILED)
+            let refused = e
+                .downcast_ref::<site::WriteError>()
+                .is_some_and(site::WriteError::is_refusal);
+            ExitCode::from(if refused {
+                exit_codes::USAGE
+            } else {
+                exit_codes::FAILED
+            })
         }
     }
 }
@@ -97,16 +113,22 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&reports)?);
         return Ok(());
     }
+    let p = |text: &str| printable(text);
     for r in &reports {
         println!(
             "{}: {} files; runs {} passed of {}; configurations {} valid of {}",
-            r.dataset, r.files, r.runs_passed, r.runs, r.configurations_valid, r.configurations
+            p(&r.dataset),
+            r.files,
+            r.runs_passed,
+            r.runs,
+            r.configurations_valid,
+            r.configurations
         );
         for f in &r.failed_configurations {
             let k = &f.key;
             println!(
                 "  failed: {} {} {} {} B, {} client{} × window {}, {} {}, work {} ({} of {} runs passed)",
-                k.backend, k.implementation, k.protocol, k.payload_bytes, k.clients,
+                p(&k.backend), p(&k.implementation), k.protocol, k.payload_bytes, k.clients,
                 if k.clients == 1 { "" } else { "s" }, k.window,
                 k.io_model, k.io_threads, k.handler_work, f.runs_passed, f.runs
             );
@@ -116,10 +138,10 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
             for run in &f.failures {
                 println!(
                     "    {} results[{}] repetition {}: {}",
-                    run.file,
+                    p(&run.file),
                     run.index,
                     run.repetition,
-                    run.reasons.join("; ")
+                    p(&run.reasons.join("; "))
                 );
             }
         }
@@ -141,7 +163,7 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", dir.join("summary.csv").display()))?;
         println!(
             "{}: {} configurations → {}",
-            d.name,
+            printable(&d.name),
             doc.profiles.len(),
             dir.display()
         );
@@ -154,9 +176,20 @@ fn render_site(paths: &[PathBuf], base_url: &str) -> anyhow::Result<site::Site> 
     Ok(site::render(&datasets, &analysis, base_url)?)
 }
 
-fn run_build(paths: &[PathBuf], out: &std::path::Path, base_url: &str) -> anyhow::Result<()> {
+fn run_build(
+    paths: &[PathBuf],
+    out: &std::path::Path,
+    base_url: &str,
+    force: bool,
+) -> anyhow::Result<()> {
+    let options = site::WriteOptions {
+        force,
+        inputs: paths.to_vec(),
+    };
+    // Refuse a bad --out before reading anything.
+    site::write::check_target(out, &options.inputs)?;
     let rendered = render_site(paths, base_url)?;
-    site::write(&rendered, out).with_context(|| format!("writing {}", out.display()))?;
+    site::write(&rendered, out, &options)?;
     println!("{}: {} files", out.display(), rendered.files.len());
     Ok(())
 }

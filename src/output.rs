@@ -1,25 +1,40 @@
-//! Writing files safely: atomic replacement and file names that data cannot subvert.
+//! Writing files safely: atomic replacement, and file names that data cannot subvert.
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
-/// A file or folder name derived from data: only ASCII letters, digits, `.`, `-` and `_`
-/// survive; anything else becomes `_`, and names that could climb out of a folder (`.`,
-/// `..`, empty) are prefixed.
+/// FNV-1a over `text`: a short, stable fingerprint (not a security hash).
+fn fingerprint(text: &str) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h ^ (h >> 32)) as u32
+}
+
+/// A file or folder name derived from data. Letters and digits of any script, `.`, `-` and
+/// `_` survive; anything else becomes `_`. A name that had to change, or that could climb out
+/// of a folder (`.`, `..`, empty), gets a short fingerprint of the original appended, so two
+/// different names never share a folder (`a b` → `a_b-…`, while `a_b` stays `a_b`).
 pub fn safe_name(raw: &str) -> String {
     let mut name: String = raw
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') {
                 c
             } else {
                 '_'
             }
         })
         .collect();
-    if name.is_empty() || name.chars().all(|c| c == '.') {
+    let climbs = name.is_empty() || name.chars().all(|c| c == '.');
+    if climbs {
         name.insert_str(0, "dataset_");
+    }
+    if climbs || name != raw {
+        name.push_str(&format!("-{:08x}", fingerprint(raw)));
     }
     name
 }
@@ -49,10 +64,25 @@ mod tests {
             safe_name("epyc2-20261201-baseline"),
             "epyc2-20261201-baseline"
         );
-        assert_eq!(safe_name("../../etc/passwd"), ".._.._etc_passwd");
-        assert_eq!(safe_name(".."), "dataset_..");
-        assert_eq!(safe_name(""), "dataset_");
-        assert_eq!(safe_name("a b/c<script>"), "a_b_c_script_");
-        assert_eq!(safe_name("数据"), "__");
+        for climbing in ["../../etc/passwd", "..", "", "a b/c<script>"] {
+            let name = safe_name(climbing);
+            assert!(
+                !name.contains('/') && !name.contains('<') && name != "." && name != "..",
+                "{climbing:?} → {name}"
+            );
+        }
+        assert!(safe_name("..").starts_with("dataset_..-"));
+    }
+
+    #[test]
+    fn different_names_never_share_a_folder() {
+        let names = ["a b", "a_b", "a/b", "数据", "测试", "ab", "", ".", ".."];
+        let mut seen = std::collections::BTreeSet::new();
+        for n in names {
+            assert!(seen.insert(safe_name(n)), "{n:?} collides");
+        }
+        assert_eq!(safe_name("数据"), "数据", "letters of any script are kept");
+        assert_eq!(safe_name("a_b"), "a_b");
+        assert_ne!(safe_name("a b"), "a_b");
     }
 }

@@ -55,7 +55,9 @@ pub fn row(c: &Configuration, repetitions: u64) -> Value {
     Value::Object(m)
 }
 
-/// The CSV header and rows: one column per key field and per statistic.
+/// The CSV header and rows: one column per key field and per statistic, written with the
+/// `csv` crate (quoting) and with text cells a spreadsheet would run as a formula (a leading
+/// `=`, `+`, `-`, `@`, tab or carriage return) neutralised by a leading `'`.
 pub fn csv(rows: &[Value]) -> String {
     let mut header: Vec<String> = Vec::new();
     if let Some(Value::Object(first)) = rows.first() {
@@ -70,8 +72,14 @@ pub fn csv(rows: &[Value]) -> String {
             }
         }
     }
-    let mut out = header.join(",");
-    out.push('\n');
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    let write = |w: &mut csv::Writer<Vec<u8>>, cells: &[String]| {
+        w.write_record(cells)
+            .expect("writing to memory cannot fail");
+    };
+    write(&mut writer, &header);
     for row in rows {
         let Value::Object(obj) = row else { continue };
         let mut cells = Vec::with_capacity(header.len());
@@ -84,22 +92,22 @@ pub fn csv(rows: &[Value]) -> String {
                 cells.push(cell(v));
             }
         }
-        out.push_str(&cells.join(","));
-        out.push('\n');
+        write(&mut writer, &cells);
     }
-    out
+    let bytes = writer.into_inner().expect("writing to memory cannot fail");
+    String::from_utf8(bytes).expect("the cells are UTF-8")
 }
 
 fn is_stat(key: &str) -> bool {
     Metric::ALL.iter().any(|m| m.name() == key) || key == "cpu_machine_percent"
 }
 
+/// One cell's text: empty for null, the JSON number or boolean, or the string with a
+/// formula-starting character neutralised.
 fn cell(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
-        Value::String(s) if s.contains([',', '"', '\n']) => {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        }
+        Value::String(s) if s.starts_with(['=', '+', '-', '@', '\t', '\r']) => format!("'{s}"),
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
@@ -168,5 +176,29 @@ impl SummaryDocument {
     /// `summary.csv` text.
     pub fn csv(&self) -> String {
         csv(&self.profiles)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn csv_quotes_and_neutralises_formulas() {
+        let rows = vec![
+            json!({"dataset": "=HYPERLINK(\"x\")", "backend": "a,b", "runs": 3, "rtt_p99_us": {"median": 1.5, "min": 1.0, "max": 2.0}}),
+        ];
+        let text = csv(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "dataset,backend,runs,rtt_p99_us_median,rtt_p99_us_min,rtt_p99_us_max"
+        );
+        assert_eq!(lines[1], "\"'=HYPERLINK(\"\"x\"\")\",\"a,b\",3,1.5,1.0,2.0");
+        for start in ["+1", "-1", "@x", "\tx", "\rx"] {
+            assert!(cell(&json!(start)).starts_with('\''), "{start:?}");
+        }
+        assert_eq!(cell(&json!(-1.5)), "-1.5", "numbers are not neutralised");
     }
 }

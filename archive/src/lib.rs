@@ -3,8 +3,8 @@
 //! One crate owns the JSON shapes so that the producer and the reader cannot drift apart
 //! (the same idea as `nextest-metadata`): the configuration key and its enums ([`key`]), the
 //! metrics one run prints and its error counters ([`metrics`]), the archive around them
-//! ([`archive`]), the soak report ([`soak`]) and the check that a measurement measured what
-//! was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
+//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]) and the
+//! check that a measurement measured what was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
 //! reader understands an echomark archive, and echomark adds what arknet lacks (full latency
 //! histograms, interval-exact throughput, kernel UDP counters, per-run timing and a shuffle
 //! seed). `schema/archive.schema.json` documents the same shapes as a JSON Schema; a test
@@ -14,6 +14,7 @@ pub mod archive;
 pub mod echo;
 pub mod key;
 pub mod metrics;
+pub mod plan;
 pub mod soak;
 
 pub use archive::{

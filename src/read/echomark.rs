@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use echomark_archive::{Archive, Host};
+use std::collections::BTreeSet;
+
+use echomark_archive::{Archive, Entry, Host, RunId};
 
 use super::{check_file, file_record, requested, EntryFacts, FileRead};
 use crate::measurement::Measurement;
@@ -28,6 +30,45 @@ impl From<Host> for HostInfo {
     }
 }
 
+/// Every result must be a planned run, and `complete: true` must mean that every planned run
+/// is there.
+fn check_plan(out: &mut FileRead, file: &ArchiveFile, planned: &[RunId], results: &[Entry]) {
+    let planned_set: BTreeSet<&RunId> = planned.iter().collect();
+    let present: BTreeSet<RunId> = results.iter().map(Entry::run_id).collect();
+    for (index, entry) in results.iter().enumerate() {
+        if !planned_set.contains(&entry.run_id()) {
+            out.problem(
+                &file.path,
+                format!("results[{index}]"),
+                format!(
+                    "{} {} B, {} × {}, {} {}, work {}, repetition {} is not a run the settings plan",
+                    entry.protocol,
+                    entry.payload_bytes,
+                    entry.clients,
+                    entry.window,
+                    entry.io_model,
+                    entry.io_threads,
+                    entry.handler_work,
+                    entry.repetition
+                ),
+            );
+        }
+    }
+    if file.complete {
+        let missing = planned.iter().filter(|r| !present.contains(*r)).count();
+        if missing > 0 {
+            out.problem(
+                &file.path,
+                "complete",
+                format!(
+                    "is true, but {missing} of the {} planned runs are missing",
+                    planned.len()
+                ),
+            );
+        }
+    }
+}
+
 /// Normalises one parsed echomark archive.
 pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
     let Archive {
@@ -47,6 +88,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         ..
     } = archive;
     let with_error = results.iter().filter(|e| e.error.is_some()).count() as u64;
+    let backend_name = backend.clone();
     let file = ArchiveFile {
         backend: Some(backend),
         recorded_at_utc: Some(recorded_at_utc),
@@ -85,6 +127,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
     check_file(out, &file, Some(Some(failed_measurements)), with_error);
+    check_plan(out, &file, &settings.planned_runs(&backend_name), &results);
     for (index, entry) in results.into_iter().enumerate() {
         let measurement = entry.metrics.as_ref().map(Measurement::from);
         let key = entry.case_key();

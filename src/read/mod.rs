@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use echomark_archive::{AddressFamily, CaseKey, CaseParameters};
 
-use crate::error::{Error, Problem};
+use crate::error::{printable, Error, Problem};
 use crate::measurement::Measurement;
 use crate::model::{ArchiveFile, Dataset, Format, HostInfo, Program, Run};
 use crate::validate::{self, rules};
@@ -41,31 +41,58 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(files)
 }
 
-fn folder_name(dir: &Path) -> String {
+/// A dataset's name (its folder's) and the folder itself, canonical.
+fn folder(dir: &Path) -> (String, PathBuf) {
     let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    canonical
+    let name = canonical
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "dataset".to_string())
+        .unwrap_or_else(|| "dataset".to_string());
+    (name, canonical)
+}
+
+/// Datasets being discovered: name → (folder, files). A name stands for one folder.
+#[derive(Default)]
+struct Found {
+    datasets: BTreeMap<String, (PathBuf, Vec<PathBuf>)>,
+}
+
+impl Found {
+    fn add(&mut self, dir: &Path, files: impl IntoIterator<Item = PathBuf>) -> Result<(), Error> {
+        let (name, canonical) = folder(dir);
+        let (known, list) = self
+            .datasets
+            .entry(name.clone())
+            .or_insert_with(|| (canonical.clone(), Vec::new()));
+        if *known != canonical {
+            return Err(Error::Io(format!(
+                "{} and {} are both datasets named {name:?}; a dataset is one folder, so rename one",
+                printable(&known.display().to_string()),
+                printable(&canonical.display().to_string())
+            )));
+        }
+        list.extend(files);
+        Ok(())
+    }
 }
 
 /// Finds the datasets under `paths`.
 pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
-    let mut layout = Layout::new();
+    let mut found = Found::default();
     for path in paths {
-        if path.is_file() {
+        // The real reason a path cannot be used (a symlink loop, a permission), not a guess.
+        let meta = fs::metadata(path)
+            .map_err(|e| Error::Io(format!("{}: {e}", printable(&path.display().to_string()))))?;
+        if meta.is_file() {
             let dir = path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            layout
-                .entry(folder_name(dir))
-                .or_default()
-                .push(path.clone());
-        } else if path.is_dir() {
+            found.add(dir, [path.clone()])?;
+        } else if meta.is_dir() {
             let direct = json_files(path)?;
             if !direct.is_empty() {
-                layout.entry(folder_name(path)).or_default().extend(direct);
+                found.add(path, direct)?;
                 continue;
             }
             let mut subdirs: Vec<PathBuf> = fs::read_dir(path)
@@ -77,16 +104,21 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
             for sub in subdirs {
                 let files = json_files(&sub)?;
                 if !files.is_empty() {
-                    layout.entry(folder_name(&sub)).or_default().extend(files);
+                    found.add(&sub, files)?;
                 }
             }
         } else {
             return Err(Error::Io(format!(
-                "{}: no such file or folder",
-                path.display()
+                "{}: neither a file nor a folder",
+                printable(&path.display().to_string())
             )));
         }
     }
+    let mut layout: Layout = found
+        .datasets
+        .into_iter()
+        .map(|(name, (_, files))| (name, files))
+        .collect();
     for files in layout.values_mut() {
         files.sort();
         files.dedup();
@@ -95,7 +127,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::Io(format!(
             "no archives (*.json) found in {}",
-            shown.join(", ")
+            printable(&shown.join(", "))
         )));
     }
     Ok(layout)

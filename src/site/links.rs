@@ -3,19 +3,34 @@
 
 use std::path::Path;
 
+use pulldown_cmark::{Event, Options, Parser, Tag};
+
 use super::Site;
 
+/// Whether a link target names a scheme (`https:`, `mailto:`, `javascript:`): not a file of
+/// the site. Unsafe schemes are neutralised when the HTML is rendered.
+fn has_scheme(target: &str) -> bool {
+    target
+        .split_once(':')
+        .is_some_and(|(scheme, _)| !scheme.is_empty() && !scheme.contains(['/', '.', '#']))
+}
+
 /// Every relative link and image in the Markdown pages must point at a generated file.
+/// Links are found by parsing the Markdown, as a renderer does, so text that only looks like
+/// a link (escaped, or inside code) is not one.
 pub fn broken_links(site: &Site) -> Vec<String> {
     let mut broken = Vec::new();
     for (path, bytes) in site.files.iter().filter(|(p, _)| p.ends_with(".md")) {
         let text = String::from_utf8_lossy(bytes);
         let dir = Path::new(path).parent().unwrap_or(Path::new(""));
-        for (i, _) in text.match_indices("](") {
-            let rest = &text[i + 2..];
-            let Some(end) = rest.find(')') else { continue };
-            let target = rest[..end].split('#').next().unwrap_or("");
-            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+        for event in Parser::new_ext(&text, Options::ENABLE_TABLES) {
+            let (Event::Start(Tag::Link { dest_url, .. })
+            | Event::Start(Tag::Image { dest_url, .. })) = event
+            else {
+                continue;
+            };
+            let target = dest_url.split('#').next().unwrap_or("");
+            if target.is_empty() || has_scheme(target) {
                 continue;
             }
             let joined = normalise(&dir.join(target));
@@ -39,4 +54,27 @@ fn normalise(path: &Path) -> String {
         }
     }
     parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(pages: &[(&str, &str)]) -> Site {
+        Site {
+            files: pages
+                .iter()
+                .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn only_real_relative_links_are_checked() {
+        let s = site(&[
+            ("en/a.md", "[b](b.md) [x](missing.md) [j](javascript:alert(1)) \\[t\\](u.md) `[c](d.md)`\n\n```\n[e](f.md)\n```\n"),
+            ("en/b.md", "[a](a.md#top) [w](https://example.org/) [m](mailto:x@example.org)"),
+        ]);
+        assert_eq!(broken_links(&s), ["en/a.md: missing.md"]);
+    }
 }

@@ -38,7 +38,7 @@ use i18n::Catalog;
 use pages::{DatasetView, PageSpec};
 use render::SidebarEntry;
 
-pub use write::{differences, write};
+pub use write::{differences, write, WriteError, WriteOptions};
 
 /// Where the published site lives, for absolute `hreflang` links.
 pub const DEFAULT_BASE_URL: &str = "https://echomark.github.io/echomark/";
@@ -52,6 +52,9 @@ pub enum SiteError {
     BrokenLinks(Vec<String>),
     #[error("reading {0}: {1}")]
     Io(String, io::Error),
+    /// Two names that would share one file of the site.
+    #[error("{0:?} and {1:?} would share the site's file name {2:?}; rename one of them")]
+    Collision(String, String, String),
     #[error("--base-url {0:?} must be an absolute http(s) URL ending in '/' without quotes, spaces or angle brackets")]
     BaseUrl(String),
 }
@@ -116,6 +119,29 @@ fn pages_of(cat: &Catalog, views: &[DatasetView]) -> (Vec<PageSpec>, Vec<Sidebar
     (specs, sidebar)
 }
 
+/// Refuses datasets (or archive files of one dataset) whose sanitised names coincide, so that
+/// no page or data file silently replaces another.
+fn unique_names(datasets: &[Dataset]) -> Result<(), SiteError> {
+    let check = |names: &mut dyn Iterator<Item = &str>| {
+        let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+        for name in names {
+            if let Some(other) = seen.insert(safe_name(name), name) {
+                return Err(SiteError::Collision(
+                    other.to_string(),
+                    name.to_string(),
+                    safe_name(name),
+                ));
+            }
+        }
+        Ok(())
+    };
+    check(&mut datasets.iter().map(|d| d.name.as_str()))?;
+    for d in datasets {
+        check(&mut d.files.iter().map(|f| f.name.as_str()))?;
+    }
+    Ok(())
+}
+
 /// Renders the whole site from validated, analysed data.
 pub fn render(
     datasets: &[Dataset],
@@ -128,6 +154,7 @@ pub fn render(
     if !(plain && absolute && base_url.ends_with('/')) {
         return Err(SiteError::BaseUrl(base_url.to_string()));
     }
+    unique_names(datasets)?;
     let env = render::environment();
     let mut site = Site::default();
     let catalogs = i18n::catalogs();
@@ -163,6 +190,9 @@ pub fn render(
     site.files.insert(".nojekyll".into(), Vec::new());
     site.files
         .insert("index.html".into(), landing(&catalogs).into_bytes());
+    let listed: Vec<String> = site.files.keys().cloned().collect();
+    site.files
+        .insert(write::MARKER.into(), write::marker(listed));
     let broken = links::broken_links(&site);
     if !broken.is_empty() {
         return Err(SiteError::BrokenLinks(broken));

@@ -1,53 +1,317 @@
-//! Writing a rendered site to disk and comparing it with what is there.
+//! Writing a rendered site to disk without losing anything that is there, and comparing it
+//! with what is there.
+//!
+//! A build writes a complete sibling tree (`.NAME.new-*`) and swaps it in with one atomic
+//! exchange (Linux `renameat2(RENAME_EXCHANGE)`; elsewhere two renames, which a kill between
+//! them can leave with nothing at `--out`). Only a folder an earlier build wrote is replaced:
+//! the build leaves [`MARKER`], the list of the files it wrote, and a folder that holds
+//! anything else (a folder that is not a site, or a site with files the build did not write)
+//! is refused unless `--force`. `--out` may not be, contain or lie inside an input. Builds
+//! into one folder take turns on a lock of its parent folder, and each build first removes
+//! the staging folders a killed build left behind.
 
-use std::collections::BTreeMap;
-use std::fs;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::Site;
 
-/// Writes `site` to `out` by building a complete sibling tree and swapping it in, so a
-/// failure never leaves a half-written site (the old one stays until the swap).
-pub fn write(site: &Site, out: &Path) -> io::Result<()> {
+/// The file every build writes at the root of its site: the list of the files it wrote.
+pub const MARKER: &str = ".echomark-site";
+
+/// Test only: the environment variable that makes a build kill itself (SIGKILL) at a named
+/// point of the swap (`staged`: the new tree is complete; `exchanged`: it is in place and the
+/// old one not yet removed), so tests can show that nothing is lost at either point.
+pub const CRASH_HOOK: &str = "ECHOMARK_TEST_CRASH";
+
+/// Why a site was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// `--out` names a regular file (or another non-folder).
+    #[error("{0} is a file, not a folder; choose another --out")]
+    NotAFolder(PathBuf),
+    /// `--out` holds things an echomark build did not write.
+    #[error("{path} is not empty and was not written by `echomark build` ({what}); choose another --out, or pass --force to replace it")]
+    NotASite { path: PathBuf, what: String },
+    /// `--out` is, contains or lies inside an input.
+    #[error("--out {out} overlaps the input {input}: a build never writes where it reads")]
+    OverlapsInput { out: PathBuf, input: PathBuf },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl WriteError {
+    /// Whether the request itself is wrong (exit 2) rather than the disk failing.
+    pub fn is_refusal(&self) -> bool {
+        !matches!(self, WriteError::Io { .. })
+    }
+}
+
+fn at(path: &Path) -> impl FnOnce(io::Error) -> WriteError + '_ {
+    move |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The marker's bytes for `files` (site-relative paths).
+pub fn marker(files: impl IntoIterator<Item = String>) -> Vec<u8> {
+    let files: BTreeSet<String> = files.into_iter().collect();
+    let mut bytes = serde_json::to_vec_pretty(&serde_json::json!({
+        "written_by": "echomark build",
+        "files": files,
+    }))
+    .expect("plain data serialises");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// What a build may do with an existing folder.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// Replace a folder even when echomark did not write it.
+    pub force: bool,
+    /// The build's inputs, which `--out` must not overlap.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// An absolute, normalised form of `path`: `.` and `..` resolved, then symlinks resolved as
+/// far as the path exists.
+fn absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut lexical = PathBuf::new();
+    for c in std::env::current_dir().unwrap_or_default().join(path).components() {
+        match c {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut out = existing
+        .canonicalize()
+        .unwrap_or_else(|_| existing.to_path_buf());
+    out.extend(rest.into_iter().rev());
+    out
+}
+
+/// Refuses an `out` that is a file, or that is, contains or lies inside an input: checked
+/// before anything is read or written.
+pub fn check_target(out: &Path, inputs: &[PathBuf]) -> Result<(), WriteError> {
+    if let Ok(meta) = fs::symlink_metadata(out) {
+        if !meta.is_dir() {
+            return Err(WriteError::NotAFolder(out.to_path_buf()));
+        }
+    }
+    let target = absolute(out);
+    for input in inputs {
+        let source = absolute(input);
+        if target.starts_with(&source) || source.starts_with(&target) {
+            return Err(WriteError::OverlapsInput {
+                out: out.to_path_buf(),
+                input: input.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every file under `root`, site-relative with `/`.
+fn files_under(root: &Path) -> io::Result<BTreeMap<String, PathBuf>> {
+    let mut out = BTreeMap::new();
+    collect(root, root, &mut out)?;
+    Ok(out)
+}
+
+/// Refuses to replace `out` unless an echomark build wrote everything in it.
+fn check_replaceable(out: &Path, force: bool) -> Result<(), WriteError> {
+    let Ok(mut entries) = fs::read_dir(out) else {
+        return Ok(());
+    };
+    if force || entries.next().is_none() {
+        return Ok(());
+    }
+    let not_a_site = |what: String| WriteError::NotASite {
+        path: out.to_path_buf(),
+        what,
+    };
+    let marker_path = out.join(MARKER);
+    let listed: BTreeSet<String> = match fs::read(&marker_path) {
+        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| {
+                v.get("files")?
+                    .as_array()?
+                    .iter()
+                    .map(|f| f.as_str().map(str::to_string))
+                    .collect()
+            })
+            .ok_or_else(|| not_a_site(format!("{MARKER} is not a list of files")))?,
+        Err(_) => return Err(not_a_site(format!("it has no {MARKER}"))),
+    };
+    let present = files_under(out).map_err(at(out))?;
+    let foreign: Vec<&String> = present
+        .keys()
+        .filter(|f| f.as_str() != MARKER && !listed.contains(*f))
+        .collect();
+    match foreign.as_slice() {
+        [] => Ok(()),
+        some => {
+            let shown: Vec<&str> = some.iter().take(5).map(|s| s.as_str()).collect();
+            Err(not_a_site(format!(
+                "{} file(s) the build did not write, such as {}",
+                some.len(),
+                shown.join(", ")
+            )))
+        }
+    }
+}
+
+/// Holds an exclusive lock on a folder for as long as it lives (the lock goes with the
+/// descriptor).
+struct FolderLock {
+    _held: File,
+}
+
+impl FolderLock {
+    /// Locks `dir`, saying so when another build holds it and waiting for it.
+    fn take(dir: &Path) -> Result<Self, WriteError> {
+        use std::os::fd::AsRawFd;
+        let file = File::open(dir).map_err(at(dir))?;
+        let fd = file.as_raw_fd();
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            eprintln!(
+                "echomark: another build is writing into {}; waiting for it",
+                dir.display()
+            );
+            // SAFETY: as above.
+            if unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
+                return Err(at(dir)(io::Error::last_os_error()));
+            }
+        }
+        Ok(Self { _held: file })
+    }
+}
+
+/// Removes staging folders (`.NAME.new-*`, `.NAME.old-*`) that a killed build left.
+fn remove_leftovers(parent: &Path, name: &str) -> Result<(), WriteError> {
+    let prefixes = [format!(".{name}.new-"), format!(".{name}.old-")];
+    for entry in fs::read_dir(parent).map_err(at(parent))? {
+        let entry = entry.map_err(at(parent))?;
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let ours = prefixes.iter().any(|p| file_name.starts_with(p.as_str()));
+        if ours && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            fs::remove_dir_all(entry.path()).map_err(at(&entry.path()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Kills this process when the crash hook names `point` (tests only).
+fn crash_point(point: &str) {
+    if std::env::var(CRASH_HOOK).is_ok_and(|v| v == point) {
+        // SAFETY: kill with this process's own id; the process ends here.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}
+
+/// Swaps the folders `a` and `b` atomically where the kernel can.
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| io::Error::other("path holds a NUL byte"))
+        };
+        let (a, b) = (c(a)?, c(b)?);
+        // SAFETY: two NUL-terminated paths that live across the call.
+        let r = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        Err(io::Error::last_os_error())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // Two renames: a kill between them leaves the old site at `.NAME.old-*`.
+        let aside = b.with_extension("old-swap");
+        fs::rename(b, &aside)?;
+        fs::rename(a, b)?;
+        fs::rename(&aside, a)
+    }
+}
+
+/// Writes `site` to `out` (see the module notes for what is refused and why).
+pub fn write(site: &Site, out: &Path, options: &WriteOptions) -> Result<(), WriteError> {
+    check_target(out, &options.inputs)?;
     let parent = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(parent)?;
+    fs::create_dir_all(parent).map_err(at(parent))?;
     let name = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "site".into());
+        .ok_or_else(|| WriteError::NotAFolder(out.to_path_buf()))?;
+    let _lock = FolderLock::take(parent)?;
+    remove_leftovers(parent, &name)?;
+    check_replaceable(out, options.force)?;
     let staging = tempfile::Builder::new()
         .prefix(&format!(".{name}.new-"))
-        .tempdir_in(parent)?;
+        .tempdir_in(parent)
+        .map_err(at(parent))?;
     for (rel, bytes) in &site.files {
         let path = staging.path().join(rel);
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)?;
+            fs::create_dir_all(dir).map_err(at(dir))?;
         }
-        fs::write(&path, bytes)?;
+        fs::write(&path, bytes).map_err(at(&out.join(rel)))?;
     }
     let staged = staging.keep();
+    crash_point("staged");
     if out.exists() {
-        let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-        fs::rename(out, &old)?;
-        if let Err(e) = fs::rename(&staged, out) {
-            let _ = fs::rename(&old, out);
-            return Err(e);
-        }
-        fs::remove_dir_all(&old)?;
+        exchange(&staged, out).map_err(at(out))?;
+        crash_point("exchanged");
+        // `staged` now holds the old site.
+        fs::remove_dir_all(&staged).map_err(at(&staged))?;
     } else {
-        fs::rename(&staged, out)?;
+        fs::rename(&staged, out).map_err(at(out))?;
     }
     Ok(())
 }
 
 /// Differences between `site` and the tree at `out`: missing, extra and changed files.
 pub fn differences(site: &Site, out: &Path) -> io::Result<Vec<String>> {
-    let mut on_disk = BTreeMap::new();
-    collect(out, out, &mut on_disk)?;
+    let on_disk = files_under(out)?;
     let mut diffs = Vec::new();
     for (rel, bytes) in &site.files {
         match on_disk.get(rel) {
@@ -70,14 +334,41 @@ fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<String, PathBuf>) -> io::
         let path = entry?.path();
         if path.is_dir() {
             collect(root, &path, out)?;
-        } else {
-            let rel = path
-                .strip_prefix(root)
-                .expect("under root")
-                .to_string_lossy()
-                .replace('\\', "/");
-            out.insert(rel, path);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.insert(rel.to_string_lossy().replace('\\', "/"), path);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_is_found_in_every_direction() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = dir.path().join("raw");
+        fs::create_dir_all(raw.join("ds")).unwrap();
+        let inputs = vec![raw.join("ds")];
+        for out in [raw.join("ds"), raw.join("ds/site"), raw.clone()] {
+            assert!(
+                matches!(
+                    check_target(&out, &inputs),
+                    Err(WriteError::OverlapsInput { .. })
+                ),
+                "{}",
+                out.display()
+            );
+        }
+        assert!(check_target(&dir.path().join("site"), &inputs).is_ok());
+        assert!(check_target(&dir.path().join("x/../raw/ds"), &inputs).is_err());
+    }
+
+    #[test]
+    fn the_marker_lists_files_in_order() {
+        let m = marker(["b".to_string(), "a".to_string()]);
+        let v: serde_json::Value = serde_json::from_slice(&m).unwrap();
+        assert_eq!(v["files"], serde_json::json!(["a", "b"]));
+    }
 }

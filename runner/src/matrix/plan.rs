@@ -202,58 +202,14 @@ impl MatrixSpec {
         out
     }
 
-    /// Every (case, repetition) in arknet's nested order: repetition → io profile →
-    /// protocol → payload → traffic profile. A UDP case that the window rule makes identical
-    /// to an earlier one is listed once.
+    /// Every (case, repetition) of the matrix, in execution order before any shuffle (the
+    /// contract's [`Settings::planned_runs`]).
     pub fn runs(&self) -> Vec<PlannedRun> {
-        let mut out = Vec::new();
-        if let Some(cases) = &self.cases {
-            return (1..=self.repetitions)
-                .flat_map(|repetition| {
-                    cases.iter().map(move |c| PlannedRun {
-                        repetition,
-                        protocol: c.protocol,
-                        payload: c.payload_bytes,
-                        clients: c.clients,
-                        window: c.window,
-                        io_model: c.io_model,
-                        io_threads: c.io_threads,
-                        handler_work: c.handler_work,
-                        udp_server_recv_buffer: c.udp_server_recv_buffer,
-                    })
-                })
-                .collect();
-        }
-        for repetition in 1..=self.repetitions {
-            let mut seen = std::collections::BTreeSet::new();
-            for io in self.io_profiles() {
-                for &protocol in &dedup(self.protocols.iter().copied()) {
-                    for &payload in &dedup(self.payloads.iter().copied()) {
-                        for profile in &self.profiles {
-                            let window = match (protocol, self.udp_throughput_window) {
-                                (Protocol::Udp, Some(w)) => w,
-                                _ => profile.window,
-                            };
-                            let run = PlannedRun {
-                                repetition,
-                                protocol,
-                                payload,
-                                clients: profile.clients,
-                                window,
-                                io_model: io.io_model,
-                                io_threads: io.io_threads,
-                                handler_work: io.handler_work,
-                                udp_server_recv_buffer: None,
-                            };
-                            if seen.insert(run.key()) {
-                                out.push(run);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out
+        self.settings(SettingsExtra::default())
+            .planned_runs(BACKEND)
+            .into_iter()
+            .map(PlannedRun::from)
+            .collect()
     }
 
     /// The archive's `settings` for this spec.
@@ -348,8 +304,57 @@ impl MatrixSpec {
     }
 }
 
+/// The longest per-run timeout a matrix accepts, in seconds (a day).
+pub const MAX_CASE_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// Checks the settings an archive carries before a matrix runs them (a resumed archive may
+/// have been edited): every duration finite and in range, at least one repetition. Each
+/// problem names its JSON path.
+pub fn check_settings(s: &Settings) -> Result<(), PlanError> {
+    let bad = |path: &str, what: String| Err(PlanError(format!("settings.{path}: {what}")));
+    let in_range = |v: f64, low: f64, high: f64, zero: bool| {
+        v.is_finite() && (v > low || (zero && v == low)) && v <= high
+    };
+    if !in_range(s.case_timeout_seconds, 0.0, MAX_CASE_TIMEOUT_SECONDS, false) {
+        return bad(
+            "case_timeout_seconds",
+            format!(
+                "must be a number of seconds above 0 and at most {MAX_CASE_TIMEOUT_SECONDS}, got {}",
+                s.case_timeout_seconds
+            ),
+        );
+    }
+    if !in_range(s.seconds, 0.0, crate::case::MAX_SECONDS, false) {
+        return bad(
+            "seconds",
+            format!("must be above 0 and at most 3600, got {}", s.seconds),
+        );
+    }
+    if !in_range(s.warmup, 0.0, crate::case::MAX_SECONDS, true) {
+        return bad("warmup", format!("must be 0 to 3600, got {}", s.warmup));
+    }
+    if let Some(soak) = s.soak_seconds {
+        if !in_range(soak, 0.0, crate::case::MAX_SECONDS, false) {
+            return bad(
+                "soak_seconds",
+                format!("must be above 0 and at most 3600, got {soak}"),
+            );
+        }
+    }
+    if s.repetitions == 0 {
+        return bad("repetitions", "must be at least 1".into());
+    }
+    if !(1..=60_000).contains(&s.udp_timeout_ms) {
+        return bad(
+            "udp_timeout_ms",
+            format!("must be 1 to 60000, got {}", s.udp_timeout_ms),
+        );
+    }
+    Ok(())
+}
+
 /// Run options recorded in `settings` beside the matrix itself.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct SettingsExtra {
     pub preset: Option<Preset>,
     pub shuffle_seed: Option<u64>,
@@ -375,6 +380,23 @@ pub struct PlannedRun {
     pub handler_work: u64,
     /// UDP: this case's own server receive-buffer request.
     pub udp_server_recv_buffer: Option<u64>,
+}
+
+impl From<RunId> for PlannedRun {
+    fn from(r: RunId) -> Self {
+        let c = r.case;
+        Self {
+            repetition: r.repetition,
+            protocol: c.protocol,
+            payload: c.payload_bytes,
+            clients: c.clients,
+            window: c.window,
+            io_model: c.io_model,
+            io_threads: c.io_threads,
+            handler_work: c.handler_work,
+            udp_server_recv_buffer: c.udp_server_recv_buffer,
+        }
+    }
 }
 
 impl PlannedRun {
