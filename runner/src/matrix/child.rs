@@ -30,23 +30,47 @@ pub struct ChildOutcome {
 pub struct Interrupted;
 
 /// Runs `exe args…` with `timeout`, killing it on timeout or when `interrupted` is set.
+///
 /// The child gets its own process group, so a terminal's Ctrl-C reaches only the matrix,
-/// which then stops the child itself and saves the archive.
+/// which then stops the child itself and saves the archive. It dies with the matrix (Linux
+/// `PR_SET_PDEATHSIG`), so a `kill -9` of the matrix leaves no measurement running, and it
+/// inherits `lock_fd` (the archive's lock), so a resumed matrix waits until it is gone.
 pub fn run(
     exe: &Path,
     args: &[String],
     timeout: Duration,
     interrupted: &AtomicBool,
+    lock_fd: Option<i32>,
 ) -> std::io::Result<Result<ChildOutcome, Interrupted>> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let start = Instant::now();
-    let mut child = Command::new(exe)
+    let parent = std::process::id() as i32;
+    let mut command = Command::new(exe);
+    command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+        .process_group(0);
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // async-signal-safe functions (prctl, getppid, fcntl, _exit).
+    unsafe {
+        command.pre_exec(move || {
+            #[cfg(target_os = "linux")]
+            {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The matrix may have died between fork and prctl.
+                if libc::getppid() != parent {
+                    libc::_exit(137);
+                }
+            }
+            if let Some(fd) = lock_fd {
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn()?;
     let drain = |mut pipe: Box<dyn Read + Send>| {
         thread::spawn(move || {
             let mut bytes = Vec::new();

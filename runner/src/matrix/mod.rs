@@ -84,21 +84,35 @@ const TIMEOUT_MARGIN_SECONDS: f64 = 30.0;
 pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let exe = std::env::current_exe()
         .map_err(|e| MatrixError(format!("cannot locate own binary: {e}")))?;
-    let exe_sha = provenance::file_sha256(&exe)
-        .map_err(|e| MatrixError(format!("cannot hash {}: {e}", exe.display())))?;
     let source_dir = request
         .source_dir
         .clone()
         .unwrap_or_else(provenance::default_source_dir);
-    let source_sha = provenance::source_sha256(&source_dir).map_err(|e| {
-        MatrixError(format!(
-            "cannot hash the measured sources in {} ({e}); pass --source-dir WORKSPACE",
-            source_dir.display()
-        ))
-    })?;
+    // Hashing the binary and the sources takes a moment; it is done after the cheap checks.
+    let hashes = || -> Result<(String, String), MatrixError> {
+        let exe_sha = provenance::file_sha256(&exe)
+            .map_err(|e| MatrixError(format!("cannot hash {}: {e}", exe.display())))?;
+        let source_sha = provenance::source_sha256(&source_dir).map_err(|e| {
+            MatrixError(format!(
+                "cannot hash the measured sources in {} ({e}); pass --source-dir WORKSPACE",
+                source_dir.display()
+            ))
+        })?;
+        Ok((exe_sha, source_sha))
+    };
 
+    let target = match &request.archive {
+        ArchiveTarget::Resume(path) | ArchiveTarget::New(path) => path,
+    };
+    // Held until the matrix ends, and by every child it starts.
+    let lock = match target.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => {
+            return Err(MatrixError(format!("{}: no such folder", dir.display())))
+        }
+        _ => store::ArchiveLock::take(target).map_err(|e| MatrixError(e.to_string()))?,
+    };
     let (path, mut archive) = match &request.archive {
-        ArchiveTarget::Resume(path) => (path.clone(), resume(path, &exe_sha, &source_sha)?),
+        ArchiveTarget::Resume(path) => (path.clone(), resume(path, hashes)?),
         ArchiveTarget::New(path) => {
             if path.exists() {
                 return Err(MatrixError(format!(
@@ -106,7 +120,9 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                     path.display()
                 )));
             }
+            let (exe_sha, source_sha) = hashes()?;
             let archive = new_archive(request, &exe_sha, &source_sha, &source_dir)?;
+            check_plan(path, &archive)?;
             (path.clone(), archive)
         }
     };
@@ -144,7 +160,8 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     };
     let mut progress =
         progress::Progress::new((todo.len() + soaks_due) as u64, archive.failed_measurements);
-    let timeout = Duration::from_secs_f64(archive.settings.case_timeout_seconds);
+    let timeout = Duration::try_from_secs_f64(archive.settings.case_timeout_seconds)
+        .map_err(|e| MatrixError(format!("settings.case_timeout_seconds: {e}")))?;
     let keep_going = archive.settings.keep_going;
     let mut stopped_early = false;
     for (order, run) in todo {
@@ -155,7 +172,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             .map_err(|e| MatrixError(format!("case {label}: {e}")))?
             .to_args();
         let started_at_utc = provenance::utc_now();
-        let outcome = match child::run(&exe, &case_args, timeout, &signal.flag) {
+        let outcome = match child::run(&exe, &case_args, timeout, &signal.flag, Some(lock.fd())) {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(child::Interrupted)) => {
                 return Ok(interrupted(&path, &archive, &progress, &signal))
@@ -227,7 +244,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                     protocol,
                     seconds,
                     archive.settings.address_family,
-                    &signal.flag,
+                    (&signal.flag, lock.fd()),
                 )?;
                 let Some(record) = record else {
                     return Ok(interrupted(&path, &archive, &progress, &signal));
@@ -274,7 +291,7 @@ fn soak_child(
     protocol: Protocol,
     seconds: f64,
     address_family: echomark_archive::AddressFamily,
-    interrupted: &AtomicBool,
+    (interrupted, lock_fd): (&AtomicBool, i32),
 ) -> Result<Option<echomark_archive::SoakRecord>, MatrixError> {
     let args: Vec<String> = [
         "soak",
@@ -288,8 +305,9 @@ fn soak_child(
     .iter()
     .map(|s| s.to_string())
     .collect();
+    // The settings were checked: `seconds` is finite and at most an hour.
     let timeout = Duration::from_secs_f64(seconds * 2.0 + TIMEOUT_MARGIN_SECONDS * 3.0);
-    let outcome = match child::run(exe, &args, timeout, interrupted) {
+    let outcome = match child::run(exe, &args, timeout, interrupted, Some(lock_fd)) {
         Ok(Ok(o)) => o,
         Ok(Err(child::Interrupted)) => return Ok(None),
         Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
@@ -396,7 +414,37 @@ fn new_archive(
     })
 }
 
-fn resume(path: &Path, exe_sha: &str, source_sha: &str) -> Result<Archive, MatrixError> {
+/// The settings must be runnable and every result one of their planned runs.
+fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixError> {
+    plan::check_settings(&archive.settings)
+        .map_err(|e| MatrixError(format!("{}: {e}", path.display())))?;
+    let planned: BTreeSet<_> = archive.settings.planned_runs(BACKEND).into_iter().collect();
+    match archive
+        .results
+        .iter()
+        .enumerate()
+        .find(|(_, e)| !planned.contains(&e.run_id()))
+    {
+        None => Ok(()),
+        Some((i, e)) => Err(MatrixError(format!(
+            "{}: results[{i}]: {} {} B, {} × {}, {} {}, work {}, repetition {} is not a run the settings plan",
+            path.display(),
+            e.protocol,
+            e.payload_bytes,
+            e.clients,
+            e.window,
+            e.io_model,
+            e.io_threads,
+            e.handler_work,
+            e.repetition
+        ))),
+    }
+}
+
+fn resume(
+    path: &Path,
+    hashes: impl FnOnce() -> Result<(String, String), MatrixError>,
+) -> Result<Archive, MatrixError> {
     let archive = store::read(path).map_err(|e| MatrixError(e.to_string()))?;
     if archive.echomark.tool != TOOL_NAME || archive.echomark.format_version != FORMAT_VERSION {
         return Err(MatrixError(format!(
@@ -412,6 +460,8 @@ fn resume(path: &Path, exe_sha: &str, source_sha: &str) -> Result<Archive, Matri
             path.display()
         )));
     }
+    check_plan(path, &archive)?;
+    let (exe_sha, source_sha) = hashes()?;
     if archive.executable_sha256 != exe_sha || archive.source_sha256 != source_sha {
         return Err(MatrixError(format!(
             "{}: measured with another build (executable or source hash differs); \

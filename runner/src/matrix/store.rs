@@ -40,6 +40,60 @@ pub fn write_atomically(path: &Path, archive: &Archive) -> io::Result<()> {
     result
 }
 
+/// An exclusive lock on an archive for as long as a matrix (or a child it started) writes
+/// it: a `.NAME.lock` file beside the archive, held with `flock`, removed at the end.
+pub struct ArchiveLock {
+    file: File,
+    path: std::path::PathBuf,
+}
+
+/// How long a matrix waits for the previous holder of an archive's lock (a child that its
+/// killed matrix left is killed by the kernel within moments).
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl ArchiveLock {
+    /// Locks the archive at `archive`, waiting a few seconds for a previous holder.
+    pub fn take(archive: &Path) -> io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        let name = archive
+            .file_name()
+            .ok_or_else(|| io::Error::other("archive path has no file name"))?;
+        let path = archive.with_file_name(format!(".{}.lock", name.to_string_lossy()));
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        let start = std::time::Instant::now();
+        loop {
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(Self { file, path });
+            }
+            if start.elapsed() >= LOCK_PATIENCE {
+                return Err(io::Error::other(format!(
+                    "{} is being written by another matrix or by a measurement it started; \
+                     wait for it to end (or stop it) and try again",
+                    archive.display()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// The descriptor children inherit, so the lock lasts as long as any of them.
+    pub fn fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.file.as_raw_fd()
+    }
+}
+
+impl Drop for ArchiveLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
 /// Why an archive could not be read back.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

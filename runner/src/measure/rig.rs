@@ -23,8 +23,10 @@ use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 const BARRIER_LIMIT: Duration = Duration::from_secs(5);
 /// How often the orchestrator rings stream clients (they only need the drain limit).
 const STREAM_TICK: Duration = Duration::from_millis(50);
-/// The shortest UDP tick (a quarter of the loss timeout otherwise).
+/// The UDP tick is a quarter of the loss timeout, within these bounds: the upper one keeps
+/// the drain limit noticed in time when the timeout is longer than the drain.
 const MIN_UDP_TICK: Duration = Duration::from_millis(1);
+const MAX_UDP_TICK: Duration = Duration::from_millis(250);
 /// How long stopped clients get to end, and then server tasks, before they are aborted.
 const CLIENT_STOP_GRACE: Duration = Duration::from_secs(2);
 const SERVER_STOP_GRACE: Duration = Duration::from_millis(200);
@@ -80,7 +82,7 @@ impl Rig {
             alarms: Vec::new(),
             tls: None,
             tick: match case.protocol {
-                Protocol::Udp => (case.udp_timeout / 4).max(MIN_UDP_TICK),
+                Protocol::Udp => (case.udp_timeout / 4).clamp(MIN_UDP_TICK, MAX_UDP_TICK),
                 _ => STREAM_TICK,
             },
             udp: None,

@@ -4,7 +4,8 @@
 //! and its slot is refilled (before the deadline) or freed (after it), so loss never shrinks
 //! the window for good and a run never waits for an echo that will not come. A loss is
 //! declared between 1 and 1.25 timeouts after its send. The check runs when the orchestrator rings the client's
-//! [`Alarm`], every quarter timeout.
+//! [`Alarm`], every quarter timeout (at most every 250 ms, so that a timeout longer than the
+//! drain still lets the drain limit end the phase).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
