@@ -211,3 +211,17 @@ proptest::proptest! {
         proptest::prop_assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn a_udp_timeout_longer_than_the_drain_still_measures() {
+    let o = runner()
+        .args([
+            "once", "--protocol", "udp", "--udp-timeout-ms", "60000", "--seconds", "0.3",
+            "--warmup", "0",
+        ])
+        .output()
+        .unwrap();
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{m}");
+    assert!(m["messages"].as_u64().unwrap() > 0, "{m}");
+}
