@@ -125,7 +125,7 @@ fn failed_configurations_are_excluded_explained_and_marked() {
     let overview = text(&files, "en/demo/overview.md");
     assert!(
         overview.contains(
-            "| UDP / tokio / 16384 B / 1 client / window 64 / 1 runtime / 1 thread | 0 / 2 |"
+            "| UDP / tokio / 16,384 B / 1 client / window 64 / 1 runtime / 1 thread | 0 / 2 |"
         ),
         "{overview}"
     );
@@ -457,12 +457,12 @@ fn protocol_pages_show_ratios_to_tcp_and_the_tls_overhead() {
             (
                 "en",
                 en_heading,
-                "| 1024 B / 16 clients / window 16 | tokio / 1 runtime / 2 threads |",
+                "| 1,024 B / 16 clients / window 16 | tokio / 1 runtime / 2 threads |",
             ),
             (
                 "zh",
                 zh_heading,
-                "| 1024 B / 16 个客户端 / 窗口 16 | tokio / 1 个运行时 / 2 个线程 |",
+                "| 1,024 B / 16 个客户端 / 窗口 16 | tokio / 1 个运行时 / 2 个线程 |",
             ),
         ] {
             let page = text(&files, &format!("{lang}/{name}/{subject}.md"));
@@ -677,7 +677,7 @@ fn the_site_works_in_headless_chromium() {
         let dom = String::from_utf8_lossy(&out.stdout);
         for heading in headings {
             let at = dom
-                .find(&format!("<h2>{heading}</h2>"))
+                .find(&format!(">{heading}</h2>"))
                 .unwrap_or_else(|| panic!("{page}: no heading {heading}"));
             let next_table = dom[at..].find("<table>").expect("a table follows");
             let next_heading = dom[at + 4..].find("<h2>").map_or(usize::MAX, |h| h + 4);
@@ -720,5 +720,79 @@ fn the_site_works_in_headless_chromium() {
         "{} bytes vs {} for a blank page",
         png.len(),
         empty.len()
+    );
+}
+
+/// The legend entries of an SVG chart: (label, swatch colour). A swatch is a 12 × 12 rect in
+/// the legend column (x = 672: the chart's 860 px less its 200 px legend, plus 12) directly
+/// followed by its label's text element.
+fn legend_entries(svg: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, _) in svg.match_indices("<rect x=\"672\" ") {
+        if !svg[i..]
+            .split('>')
+            .next()
+            .unwrap_or("")
+            .contains("width=\"12\" height=\"12\"")
+        {
+            continue;
+        }
+        let rest = &svg[i..];
+        let Some(fill) = rest
+            .split("fill=\"")
+            .nth(1)
+            .and_then(|f| f.split('"').next())
+        else {
+            continue;
+        };
+        let Some(text) = rest.split("<text").nth(1) else {
+            continue;
+        };
+        let label = text
+            .split_once('>')
+            .and_then(|(_, t)| t.split("</text>").next())
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        out.push((label, fill.to_string()));
+    }
+    out
+}
+
+#[test]
+fn one_io_model_has_one_colour_on_every_chart() {
+    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let files = tree(&site);
+    let mut colours: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut charts = 0;
+    for (path, bytes) in files.iter().filter(|(p, _)| p.ends_with(".svg")) {
+        let lang = path.split('/').next().unwrap_or_default().to_string();
+        for (label, fill) in legend_entries(&String::from_utf8_lossy(bytes)) {
+            let seen = colours.entry(lang.clone()).or_default();
+            let first = seen.entry(label.clone()).or_insert_with(|| fill.clone());
+            assert_eq!(*first, fill, "{path}: {label} is {fill}, elsewhere {first}");
+        }
+        charts += 1;
+    }
+    assert!(charts > 50, "{charts}");
+    let en = &colours["en"];
+    assert!(en.len() >= 5, "{en:?}");
+    let distinct: std::collections::BTreeSet<&String> = en.values().collect();
+    assert_eq!(
+        distinct.len(),
+        en.len(),
+        "different models, different colours: {en:?}"
+    );
+}
+
+#[test]
+fn the_udp_scope_names_exactly_the_families_measured() {
+    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let page = std::fs::read_to_string(site.join("en/udp-report.md")).unwrap();
+    let scope = section(&page, "Scope");
+    assert!(scope.contains("short IPv4 loopback runs"), "{scope}");
+    assert!(
+        !scope.contains("IPv6"),
+        "every committed UDP run is IPv4: {scope}"
     );
 }

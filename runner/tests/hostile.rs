@@ -216,8 +216,15 @@ proptest::proptest! {
 fn a_udp_timeout_longer_than_the_drain_still_measures() {
     let o = runner()
         .args([
-            "once", "--protocol", "udp", "--udp-timeout-ms", "60000", "--seconds", "0.3",
-            "--warmup", "0",
+            "once",
+            "--protocol",
+            "udp",
+            "--udp-timeout-ms",
+            "60000",
+            "--seconds",
+            "0.3",
+            "--warmup",
+            "0",
         ])
         .output()
         .unwrap();

@@ -84,7 +84,7 @@ pub fn model(cat: &Catalog, k: &CaseKey) -> Markup {
 
 /// "1024 B / 16 clients / window 16", plus the server receive buffer of isolation cases.
 pub fn load(cat: &Catalog, k: &CaseKey) -> Markup {
-    let payload = Markup::trusted(k.payload_bytes.to_string());
+    let payload = Markup::trusted(format::count(k.payload_bytes));
     let window = Markup::trusted(k.window.to_string());
     let mut heading = if k.clients == 1 {
         cat.fill(

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use pulldown_cmark::{html, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{html, CowStr, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 
 fn safe_link(dest: &str) -> bool {
     let lower = dest.trim().to_ascii_lowercase();
@@ -26,7 +26,10 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
     let mut suppressed_links = 0usize;
     for event in Parser::new_ext(markdown, options) {
         match event {
-            Event::Html(raw) | Event::InlineHtml(raw) => events.push(Event::Text(raw)),
+            Event::Html(raw) | Event::InlineHtml(raw) => match disclosure(&raw) {
+                Some(html) => events.push(Event::Html(CowStr::Boxed(html.into_boxed_str()))),
+                None => events.push(Event::Text(raw)),
+            },
             Event::Start(Tag::Table(align)) => {
                 events.push(Event::Html(CowStr::Borrowed("<div class=\"table-wrap\">")));
                 events.push(Event::Start(Tag::Table(align)));
@@ -78,8 +81,132 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
         }
     }
     let _ = LinkType::Inline;
+    let events = with_heading_ids(events);
     let mut out = String::with_capacity(markdown.len() * 2);
     html::push_html(&mut out, events.into_iter());
+    out
+}
+
+/// The one piece of raw HTML the templates may write: a disclosure, `<details><summary>TEXT
+/// </summary>` (TEXT plain, escaped here) and `</details>`. Anything else is shown as text.
+fn disclosure(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    if raw == "</details>" {
+        return Some("</details>\n".to_string());
+    }
+    let text = raw
+        .strip_prefix("<details><summary>")?
+        .strip_suffix("</summary>")?;
+    if text.contains(['<', '>']) {
+        return None;
+    }
+    Some(format!(
+        "<details><summary>{}</summary>\n",
+        escape_html(text)
+    ))
+}
+
+/// Text for HTML.
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A heading's anchor: its text, lower case, runs of anything but letters and digits (of any
+/// script) as one `-`.
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "section".to_string()
+    } else {
+        out
+    }
+}
+
+/// How many second-level sections and tables earn a page its table of contents.
+const TOC_SECTIONS: usize = 4;
+const TOC_TABLES: usize = 3;
+
+/// Gives every heading an id (unique in the page), and a page with many sections and tables
+/// a short table of contents of its second-level headings after its title.
+fn with_heading_ids(events: Vec<Event<'_>>) -> Vec<Event<'_>> {
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::with_capacity(events.len());
+    let mut toc: Vec<(String, String)> = Vec::new();
+    let mut tables = 0;
+    let mut i = 0;
+    while i < events.len() {
+        if let Event::Start(Tag::Table(_)) = &events[i] {
+            tables += 1;
+        }
+        let Event::Start(Tag::Heading {
+            level,
+            id: None,
+            classes,
+            attrs,
+        }) = &events[i]
+        else {
+            out.push(events[i].clone());
+            i += 1;
+            continue;
+        };
+        let end = events[i..]
+            .iter()
+            .position(|e| matches!(e, Event::End(TagEnd::Heading(_))))
+            .map_or(events.len(), |p| i + p);
+        let text: String = events[i + 1..end]
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text(t) | Event::Code(t) => Some(t.as_ref()),
+                _ => None,
+            })
+            .collect();
+        let base = slug(&text);
+        let n = used.entry(base.clone()).or_insert(0);
+        *n += 1;
+        let id = if *n == 1 { base } else { format!("{base}-{n}") };
+        if *level == HeadingLevel::H2 {
+            toc.push((id.clone(), text));
+        }
+        out.push(Event::Start(Tag::Heading {
+            level: *level,
+            id: Some(CowStr::Boxed(id.into_boxed_str())),
+            classes: classes.clone(),
+            attrs: attrs.clone(),
+        }));
+        i += 1;
+    }
+    if toc.len() < TOC_SECTIONS || tables < TOC_TABLES {
+        return out;
+    }
+    let Some(after_title) = out
+        .iter()
+        .position(|e| matches!(e, Event::End(TagEnd::Heading(HeadingLevel::H1))))
+    else {
+        return out;
+    };
+    let mut nav = String::from("<nav class=\"toc\"><ul>\n");
+    for (id, text) in &toc {
+        nav.push_str(&format!(
+            "<li><a href=\"#{id}\">{}</a></li>\n",
+            escape_html(text)
+        ));
+    }
+    nav.push_str("</ul></nav>\n");
+    out.insert(
+        after_title + 1,
+        Event::Html(CowStr::Boxed(nav.into_boxed_str())),
+    );
     out
 }
 
@@ -171,5 +298,48 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains("alt"), "{html}");
+    }
+
+    #[test]
+    fn headings_get_unique_ids_and_long_pages_a_contents_list() {
+        let mut md = String::from("# Title\n\n");
+        for h in [
+            "Key results",
+            "Key results",
+            "Choosing an IO model",
+            "核心结果",
+            "Scope",
+        ] {
+            md.push_str(&format!("## {h}\n\n| a |\n| - |\n| 1 |\n\n"));
+        }
+        let html = to_html(&md, &BTreeMap::new());
+        for id in [
+            "key-results",
+            "key-results-2",
+            "choosing-an-io-model",
+            "核心结果",
+            "scope",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "{id}: {html}");
+        }
+        assert!(html.contains("<nav class=\"toc\">") && html.contains("href=\"#key-results-2\""));
+        let short = to_html("# T\n\n## Only\n", &BTreeMap::new());
+        assert!(!short.contains("toc") && short.contains("id=\"only\""));
+    }
+
+    #[test]
+    fn only_a_plain_disclosure_passes_as_html() {
+        let html = to_html(
+            "<details><summary>Raw & reasons</summary>\n\nx\n\n</details>\n\n<details><summary><b>no</b></summary>\n",
+            &BTreeMap::new(),
+        );
+        assert!(
+            html.contains("<details><summary>Raw &amp; reasons</summary>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("</details>") && !html.contains("<b>"),
+            "{html}"
+        );
     }
 }

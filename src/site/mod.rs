@@ -187,9 +187,15 @@ pub fn render(
         "assets/style.css".into(),
         include_bytes!("../../templates/style.css").to_vec(),
     );
+    site.files.insert(
+        "assets/favicon.svg".into(),
+        include_bytes!("../../assets/favicon.svg").to_vec(),
+    );
     site.files.insert(".nojekyll".into(), Vec::new());
-    site.files
-        .insert("index.html".into(), landing(&catalogs).into_bytes());
+    site.files.insert(
+        "index.html".into(),
+        landing(&env, &catalogs, &views)?.into_bytes(),
+    );
     let listed: Vec<String> = site.files.keys().cloned().collect();
     site.files
         .insert(write::MARKER.into(), write::marker(listed));
@@ -200,19 +206,98 @@ pub fn render(
     Ok(site)
 }
 
-/// The root page: a plain choice of language (no redirect, no script).
-fn landing(catalogs: &[Catalog]) -> String {
-    let mut links = String::new();
-    for c in catalogs {
-        links.push_str(&format!(
-            "<li><a href=\"{0}/index.html\" hreflang=\"{1}\" lang=\"{1}\">{2}</a> — {3}</li>\n",
-            c.code,
-            c.raw("lang.html"),
-            c.raw("lang.name"),
-            c.raw("index.title")
-        ));
-    }
-    format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>echomark</title>\n<link rel=\"stylesheet\" href=\"assets/style.css\">\n</head>\n<body>\n<main>\n<h1>echomark</h1>\n<ul>\n{links}</ul>\n</main>\n</body>\n</html>\n"
-    )
+#[derive(serde::Serialize)]
+struct LandingLanguage {
+    code: &'static str,
+    lang: String,
+    about: String,
+    enter: String,
+}
+
+#[derive(serde::Serialize)]
+struct LandingLink {
+    href: String,
+    lang: String,
+    label: String,
+}
+
+#[derive(serde::Serialize)]
+struct LandingDataset {
+    name: String,
+    host: String,
+    recorded: String,
+    links: Vec<LandingLink>,
+}
+
+#[derive(serde::Serialize)]
+struct Landing {
+    languages: Vec<LandingLanguage>,
+    columns: Vec<String>,
+    datasets: Vec<LandingDataset>,
+}
+
+/// The root page: what echomark is, in both languages, and every dataset with its host and
+/// date, linked to its overview in each language (plain links: no redirect, no script).
+fn landing(
+    env: &minijinja::Environment,
+    catalogs: &[Catalog],
+    views: &[DatasetView],
+) -> Result<String, SiteError> {
+    let model = Landing {
+        languages: catalogs
+            .iter()
+            .map(|c| LandingLanguage {
+                code: c.code,
+                lang: c.raw("lang.html").to_string(),
+                about: c.raw("landing.about").to_string(),
+                enter: c.raw("landing.enter").to_string(),
+            })
+            .collect(),
+        columns: catalogs
+            .iter()
+            .map(|c| c.list("landing.columns", &[]))
+            .fold(Vec::new(), |acc: Vec<String>, cols| {
+                if acc.is_empty() {
+                    cols.iter().map(ToString::to_string).collect()
+                } else {
+                    acc.iter()
+                        .zip(&cols)
+                        .map(|(a, b)| format!("{a} / {b}"))
+                        .collect()
+                }
+            }),
+        datasets: views
+            .iter()
+            .map(|v| {
+                let d = v.dataset;
+                let h = d.files.first().map(|f| f.host.clone()).unwrap_or_default();
+                let recorded = d
+                    .files
+                    .iter()
+                    .filter_map(|f| f.recorded_at_utc.as_deref())
+                    .min()
+                    .unwrap_or("");
+                LandingDataset {
+                    name: d.name.clone(),
+                    host: format!(
+                        "{}, {} CPUs",
+                        h.cpu.as_deref().unwrap_or("?"),
+                        h.logical_cpus.map_or("?".to_string(), |n| n.to_string())
+                    ),
+                    recorded: recorded.get(..19).unwrap_or(recorded).to_string(),
+                    links: catalogs
+                        .iter()
+                        .map(|c| LandingLink {
+                            href: format!("{}/{}/overview.html", c.code, v.slug()),
+                            lang: c.raw("lang.html").to_string(),
+                            label: c.raw("lang.name").to_string(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    };
+    env.get_template("landing.html")
+        .and_then(|t| t.render(&model))
+        .map_err(|e| SiteError::Template("landing.html".into(), format!("{e:#}")))
 }

@@ -62,6 +62,7 @@ pub fn environment() -> Environment<'static> {
         ),
         ("udp.md", include_str!("../../templates/pages/udp.md")),
         ("layout.html", include_str!("../../templates/layout.html")),
+        ("landing.html", include_str!("../../templates/landing.html")),
     ] {
         env.add_template(name, source)
             .expect("the embedded templates parse (tested)");

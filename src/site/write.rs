@@ -85,7 +85,11 @@ pub struct WriteOptions {
 fn absolute(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut lexical = PathBuf::new();
-    for c in std::env::current_dir().unwrap_or_default().join(path).components() {
+    for c in std::env::current_dir()
+        .unwrap_or_default()
+        .join(path)
+        .components()
+    {
         match c {
             Component::ParentDir => {
                 lexical.pop();

@@ -103,7 +103,83 @@ pub struct FailedConfiguration {
     pub key: CaseKey,
     pub runs: usize,
     pub runs_passed: usize,
+    /// What failed, summed over the runs (for pages; `failures` keeps every raw reason).
+    pub kinds: Vec<FailureKind>,
     pub failures: Vec<RunFailure>,
+}
+
+/// One kind of failure of a configuration: how many of its runs had it, and the largest
+/// value (for a counter).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailureKind {
+    /// A counter name (`udp_lost_messages`), or `returncode`, `timed_out`, `no_metrics`,
+    /// `invariant`.
+    pub kind: String,
+    pub runs: usize,
+    pub largest: Option<u64>,
+}
+
+/// The kinds of failure in `reasons` (one run's): counters with their values, and the
+/// process-level and invariant failures; texts that repeat these (`ok is not true`, the
+/// runner's and the program's error texts) are left to the raw list.
+fn kinds_of(reasons: &[String]) -> BTreeMap<String, Option<u64>> {
+    let mut out = BTreeMap::new();
+    for r in reasons {
+        let (head, tail) = r.split_once(' ').unwrap_or((r.as_str(), ""));
+        let kind = if echomark_archive::ERROR_COUNTER_NAMES.contains(&head)
+            || matches!(
+                head,
+                "content_or_io_errors" | "pending_completions" | "warmup_errors"
+            ) {
+            Some((head.to_string(), tail.parse::<u64>().ok()))
+        } else if head == "returncode" {
+            Some(("returncode".into(), None))
+        } else if r.starts_with("no returncode") {
+            Some(("timed_out".into(), None))
+        } else if r == "no metrics" {
+            Some(("no_metrics".into(), None))
+        } else if is_invariant_id(head) {
+            Some(("invariant".into(), None))
+        } else {
+            None
+        };
+        if let Some((kind, value)) = kind {
+            let slot = out.entry(kind).or_insert(value);
+            *slot = (*slot).max(value);
+        }
+    }
+    out
+}
+
+/// An invariant's id with its colon, as the rules write it (`E1:`, `L12:`).
+fn is_invariant_id(head: &str) -> bool {
+    let Some(id) = head.strip_suffix(':') else {
+        return false;
+    };
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && !id[1..].is_empty()
+        && id[1..].chars().all(|c| c.is_ascii_digit())
+}
+
+/// The failure kinds of one configuration's failed runs.
+fn summarise(runs: &[&crate::model::Run]) -> Vec<FailureKind> {
+    let mut total: BTreeMap<String, (usize, Option<u64>)> = BTreeMap::new();
+    for run in runs.iter().filter(|r| !r.passed) {
+        for (kind, value) in kinds_of(&run.reasons) {
+            let slot = total.entry(kind).or_insert((0, None));
+            slot.0 += 1;
+            slot.1 = slot.1.max(value);
+        }
+    }
+    total
+        .into_iter()
+        .map(|(kind, (runs, largest))| FailureKind {
+            kind,
+            runs,
+            largest,
+        })
+        .collect()
 }
 
 /// One failed run.
@@ -134,6 +210,7 @@ pub fn report(dataset: &Dataset) -> DatasetReport {
             key: (*key).clone(),
             runs: runs.len(),
             runs_passed: runs.iter().filter(|r| r.passed).count(),
+            kinds: summarise(runs),
             failures: runs
                 .iter()
                 .filter(|r| !r.passed)
@@ -155,5 +232,37 @@ pub fn report(dataset: &Dataset) -> DatasetReport {
         configurations_valid: configs.len() - failed_configurations.len(),
         failed_configurations,
         warnings: dataset.warnings.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_kinds_are_counted_per_run_with_the_largest_value() {
+        let reasons = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut a = crate::model::tests::run(echomark_archive::Protocol::Udp, 1);
+        a.passed = false;
+        a.reasons = reasons(&[
+            "returncode 1",
+            "ok is not true",
+            "udp_lost_messages 2621",
+            "L12: sent 3 − received 1 ≠ lost 1 + unfinished 0",
+        ]);
+        let mut b = a.clone();
+        b.reasons = reasons(&[
+            "udp_lost_messages 2628",
+            "error: benchmark validation failed: udp_lost_messages 2628",
+        ]);
+        let kinds = summarise(&[&a, &b]);
+        let find = |k: &str| kinds.iter().find(|f| f.kind == k).cloned();
+        assert_eq!(
+            find("udp_lost_messages").map(|f| (f.runs, f.largest)),
+            Some((2, Some(2628)))
+        );
+        assert_eq!(find("returncode").map(|f| f.runs), Some(1));
+        assert_eq!(find("invariant").map(|f| f.runs), Some(1));
+        assert_eq!(kinds.len(), 3, "{kinds:?}");
     }
 }

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use super::{
     axis_top, centered, legend_for, plot_area, render_chart, Cell, ChartText, CHART_WIDTH, FAILED,
-    FONT_STACK, LEGEND_WIDTH, PALETTE,
+    FONT_STACK, LEGEND_WIDTH,
 };
 
 /// A grouped bar chart: for every group (x position), one bar per series.
@@ -31,7 +31,7 @@ pub fn draw(chart: &BarChart) -> String {
         let mut ctx = plot_area(root, text, (0f64..groups as f64, y_max), 34, true);
         let slot = 0.8 / series as f64;
         for s in 0..text.series.len() {
-            let color = PALETTE[s % PALETTE.len()];
+            let color = text.colour(s);
             let mut bars = Vec::new();
             for (g, row) in chart.cells.iter().enumerate() {
                 let x0 = g as f64 + 0.1 + s as f64 * slot;
@@ -115,9 +115,8 @@ pub fn draw(chart: &BarChart) -> String {
         legend_for(
             root,
             (width, legend_width),
-            &text.series,
+            text,
             chart.cells.iter().flatten(),
-            &text.failed_label,
         );
     })
 }
@@ -139,6 +138,7 @@ mod tests {
                 description: "median bars".into(),
                 y_label: "往返 / s".into(),
                 series: vec!["1 / 1".into(), "2 / 1".into()],
+                colours: vec![0, 3],
                 failed_label: "excluded".into(),
             },
             groups: vec!["64 B".into(), "1024 B".into()],

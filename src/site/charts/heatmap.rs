@@ -125,6 +125,7 @@ mod tests {
                 description: "d".into(),
                 y_label: "rt/s".into(),
                 series: vec!["1 / 1".into()],
+                colours: vec![0],
                 failed_label: "excluded".into(),
             },
             x_label: "window".into(),

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use super::{
     axis_top, centered, legend_for, plot_area, render_chart, Cell, ChartText, CHART_WIDTH, FAILED,
-    FONT_STACK, LEGEND_WIDTH, PALETTE,
+    FONT_STACK, LEGEND_WIDTH,
 };
 
 /// A line chart.
@@ -28,7 +28,7 @@ pub fn draw(chart: &LineChart) -> String {
         let font = |size: u32| (FONT_STACK, size).into_font();
         let mut ctx = plot_area(root, text, (-0.5f64..(n as f64 - 0.5), y_max), 44, false);
         for (s, row) in chart.points.iter().enumerate() {
-            let color = PALETTE[s % PALETTE.len()];
+            let color = text.colour(s);
             // One polyline per run of consecutive values: a gap where a point is missing.
             let mut run: Vec<(f64, f64)> = Vec::new();
             let mut runs = Vec::new();
@@ -88,9 +88,8 @@ pub fn draw(chart: &LineChart) -> String {
         legend_for(
             root,
             (width, legend_width),
-            &text.series,
+            text,
             chart.points.iter().flatten(),
-            &text.failed_label,
         );
     })
 }

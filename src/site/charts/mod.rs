@@ -46,8 +46,33 @@ pub struct ChartText {
     pub y_label: String,
     /// One name per series, in legend order.
     pub series: Vec<String>,
+    /// Each series' colour, a palette index, so that one IO model has one colour on
+    /// every chart of the site (see [`topology_colour`]).
+    pub colours: Vec<usize>,
     /// The legend entry of excluded configurations.
     pub failed_label: String,
+}
+
+/// The colour of an IO model on every chart: the canonical topologies (shared 1, 2 and 4,
+/// sharded 2 and 4, sharded 1) have one each; others share what is left by thread count.
+pub fn topology_colour(io_model: echomark_archive::IoModel, threads: u64) -> usize {
+    use echomark_archive::IoModel::{Sharded, Shared};
+    match (io_model, threads) {
+        (Shared, 1) => 0,
+        (Shared, 2) => 1,
+        (Shared, 4) => 2,
+        (Sharded, 2) => 3,
+        (Sharded, 4) => 4,
+        (Sharded, 1) => 5,
+        (_, t) => 6 + (t as usize % (PALETTE.len() - 6)),
+    }
+}
+
+impl ChartText {
+    /// The colour of series `s`.
+    pub fn colour(&self, s: usize) -> RGBColor {
+        PALETTE[self.colours.get(s).copied().unwrap_or(s) % PALETTE.len()]
+    }
 }
 
 /// Width of a bar or line chart, and of the legend column right of its plot.
@@ -65,13 +90,16 @@ pub enum Cell {
     Missing,
 }
 
-pub(crate) const PALETTE: [RGBColor; 6] = [
+pub(crate) const PALETTE: [RGBColor; 9] = [
     RGBColor(0x3b, 0x6e, 0xa8),
     RGBColor(0xe0, 0x8e, 0x2b),
     RGBColor(0x4c, 0x9a, 0x5b),
     RGBColor(0xb8, 0x4a, 0x62),
     RGBColor(0x7a, 0x5c, 0xa8),
     RGBColor(0x5f, 0x8f, 0x9a),
+    RGBColor(0x8c, 0x6d, 0x31),
+    RGBColor(0x2f, 0x4f, 0x4f),
+    RGBColor(0xc4, 0x62, 0xa8),
 ];
 pub(crate) const FAILED: RGBColor = RGBColor(0xc0, 0x1c, 0x28);
 
@@ -201,30 +229,30 @@ pub(crate) fn plot_area<'a, 'b>(
 pub(crate) fn legend_for<'a>(
     root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     (width, legend_width): (u32, u32),
-    names: &[String],
+    text: &ChartText,
     cells: impl IntoIterator<Item = &'a Cell>,
-    failed_label: &str,
 ) {
     let failed = cells.into_iter().any(|c| matches!(c, Cell::Failed { .. }));
     legend(
         root,
         (width - legend_width + 12) as i32,
-        names,
-        failed.then_some(failed_label),
+        text,
+        failed.then_some(text.failed_label.as_str()),
     );
 }
 
 fn legend(
     root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     x: i32,
-    names: &[String],
+    text: &ChartText,
     with_failed: Option<&str>,
 ) {
     let font = (FONT_STACK, 12).into_font();
-    let mut entries: Vec<(Option<RGBColor>, &str)> = names
+    let mut entries: Vec<(Option<RGBColor>, &str)> = text
+        .series
         .iter()
         .enumerate()
-        .map(|(i, n)| (Some(PALETTE[i % PALETTE.len()]), n.as_str()))
+        .map(|(i, n)| (Some(text.colour(i)), n.as_str()))
         .collect();
     if let Some(failed) = with_failed {
         entries.push((None, failed));

@@ -105,20 +105,31 @@ pub fn bars(
                 .collect()
         })
         .collect();
+    let colours = topologies
+        .iter()
+        .map(|(_, m, t)| charts::topology_colour(*m, *t))
+        .collect();
     BarChart {
-        text: text(cat, title, y_label, &series),
+        text: text(cat, title, y_label, &series, colours),
         groups,
         cells,
     }
 }
 
-/// The text of a chart titled `title` with these series.
-pub fn text(cat: &Catalog, title: &Markup, y_label: String, series: &[Markup]) -> ChartText {
+/// The text of a chart titled `title` with these series and their colours.
+pub fn text(
+    cat: &Catalog,
+    title: &Markup,
+    y_label: String,
+    series: &[Markup],
+    colours: Vec<usize>,
+) -> ChartText {
     ChartText {
         description: format!("{title}. {}", cat.raw("overview.chart_note")),
         title: title.to_string(),
         y_label,
         series: series.iter().map(Markup::to_string).collect(),
+        colours,
         failed_label: cat.raw("chart.failed").to_string(),
     }
 }

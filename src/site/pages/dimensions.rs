@@ -7,7 +7,7 @@ use echomark_archive::{IoModel, Metric, Protocol};
 use serde::Serialize;
 
 use super::charts as chart_model;
-use super::failures::failed_table;
+use super::failures::{failed_table, raw_reasons};
 use super::{ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
 use crate::format;
@@ -27,6 +27,7 @@ struct DimensionsPage {
     findings: Vec<Markup>,
     loss_maps: Vec<Image>,
     failed: Table,
+    raw_reasons: Vec<Markup>,
 }
 
 #[derive(Serialize)]
@@ -66,6 +67,7 @@ impl Group<'_> {
 /// The line charts of one group: throughput and p99 over windows, per payload.
 fn line_charts(
     cat: &Catalog,
+    dataset: &str,
     protocol: Protocol,
     g: &Group,
     windows: &[u64],
@@ -79,7 +81,9 @@ fn line_charts(
             (Metric::RoundtripsPerSecond, "dimensions.throughput_title"),
             (Metric::RttP99Us, "dimensions.p99_title"),
         ] {
-            let title = cat.fill(
+            let mut title = Markup::text(dataset);
+            title.push(&Markup::trusted(" · "));
+            title.push(&cat.fill(
                 key,
                 &[
                     ("backend", &labels::backend(cat, g.backend)),
@@ -87,7 +91,7 @@ fn line_charts(
                     ("payload", &labels::number(format::count(payload))),
                     ("work", &labels::work(cat, g.work)),
                 ],
-            );
+            ));
             let points = g
                 .topologies
                 .iter()
@@ -105,7 +109,16 @@ fn line_charts(
                 .collect();
             let (y_label, _) = chart_model::axis(cat, metric);
             let chart = LineChart {
-                text: chart_model::text(cat, &title, y_label, &g.series),
+                text: chart_model::text(
+                    cat,
+                    &title,
+                    y_label,
+                    &g.series,
+                    g.topologies
+                        .iter()
+                        .map(|(m, t)| charts::topology_colour(*m, *t))
+                        .collect(),
+                ),
                 x_label: cat.raw("dimensions.x_window").to_string(),
                 x_ticks: windows.iter().map(u64::to_string).collect(),
                 points,
@@ -254,7 +267,15 @@ pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
             topologies: topo,
             configs,
         };
-        let images = line_charts(cat, protocol, &group, &windows, &payloads, &mut charts);
+        let images = line_charts(
+            cat,
+            &d.name,
+            protocol,
+            &group,
+            &windows,
+            &payloads,
+            &mut charts,
+        );
         let mut heading = labels::backend(cat, backend);
         heading.push(&Markup::trusted(" / "));
         heading.push(&labels::work(cat, work));
@@ -324,6 +345,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
         findings,
         loss_maps: loss,
         failed: failed_table(cat, view, Some(protocol)),
+        raw_reasons: raw_reasons(view, Some(protocol)),
     };
     PageSpec::new(
         format!(

@@ -7,7 +7,7 @@ use echomark_archive::{AddressFamily, Metric, Protocol};
 use serde::Serialize;
 
 use super::charts as chart_model;
-use super::failures::failed_table;
+use super::failures::{failed_table, raw_reasons};
 use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
 use crate::analysis::rank::Ranking;
@@ -33,10 +33,12 @@ struct OverviewPage {
     throughput_charts: Vec<Image>,
     p99_charts: Vec<Image>,
     choosing: Table,
+    guide: Table,
     protocols: Vec<ProtocolLink>,
     summary_json: Markup,
     summary_csv: Markup,
     failed: Table,
+    raw_reasons: Vec<Markup>,
     toolchain: Table,
     metrics_text: Markup,
     source_hash: Markup,
@@ -57,14 +59,19 @@ struct ProtocolLink {
 const WARNINGS_SHOWN: usize = 20;
 
 /// The load the overview charts and key results use: 1,024 B (or the nearest payload) at
-/// the largest client count.
+/// the largest client count, among the loads the dataset measured with a valid
+/// configuration (a load whose every configuration failed cannot be a headline).
 fn main_load(configs: &[&Configuration]) -> Option<(u64, u64)> {
-    let clients = configs.iter().map(|c| c.key.clients).max()?;
-    let payload = configs
+    let valid: Vec<&&Configuration> = configs
+        .iter()
+        .filter(|c| c.status == crate::analysis::aggregate::Status::Valid)
+        .collect();
+    let clients = valid.iter().map(|c| c.key.clients).max()?;
+    let payload = valid
         .iter()
         .filter(|c| c.key.clients == clients)
         .map(|c| c.key.payload_bytes)
-        .min_by_key(|p| p.abs_diff(1024))?;
+        .min_by_key(|p| (p.abs_diff(1024), *p))?;
     Some((payload, clients))
 }
 
@@ -107,9 +114,27 @@ fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
     table
 }
 
-/// One key-result bullet.
-fn key_result(cat: &Catalog, r: &Ranking) -> Markup {
+/// What a key-result bullet needs besides its ranking.
+struct KeyContext<'a> {
+    /// Whether the main load has several windows (then the bullet names its window).
+    several_windows: bool,
+    /// The host's logical CPUs, to say when a topology is oversubscribed.
+    logical_cpus: Option<u64>,
+    view: &'a DatasetView<'a>,
+}
+
+/// One key-result bullet: the fastest model of a load against one thread, and what its
+/// throughput costs in tail latency and CPU, and whether it runs more threads than CPUs.
+fn key_result(cat: &Catalog, r: &Ranking, ctx: &KeyContext) -> Markup {
     let g = &r.group;
+    let window = if ctx.several_windows {
+        cat.fill(
+            "overview.window_suffix",
+            &[("n", &Markup::trusted(g.window.to_string()))],
+        )
+    } else {
+        Markup::default()
+    };
     let protocol = labels::protocol(cat, g.protocol);
     let backend = labels::backend(cat, &g.backend);
     let work = labels::work(cat, g.handler_work);
@@ -124,6 +149,7 @@ fn key_result(cat: &Catalog, r: &Ranking) -> Markup {
                 ("protocol", &protocol),
                 ("backend", &backend),
                 ("work", &work),
+                ("window", &window),
                 ("model", &model),
                 ("speedup", &labels::number(format::ratio(speedup))),
                 ("p99", &p99),
@@ -139,6 +165,7 @@ fn key_result(cat: &Catalog, r: &Ranking) -> Markup {
                 ("protocol", &protocol),
                 ("backend", &backend),
                 ("work", &work),
+                ("window", &window),
                 ("model", &model),
                 (
                     "rate",
@@ -150,9 +177,50 @@ fn key_result(cat: &Catalog, r: &Ranking) -> Markup {
     };
     let tie = r.distinguishable_from_baseline == Some(false)
         || (r.baseline.is_none() && r.distinguishable_from_runner_up == Some(false));
+    let sep = cat.text("site.sentence_sep");
     if tie {
-        text.push(&Markup::trusted(" "));
+        text.push(&sep);
         text.push(&cat.text("overview.not_distinguishable"));
+    }
+    if let Some(base) = r.baseline.as_ref().filter(|_| !best_is_baseline) {
+        // The seed's reading: faster, but at a price in tail latency and CPU.
+        let cpu = |io_model, threads| {
+            ctx.view
+                .configs
+                .iter()
+                .find(|c| {
+                    c.key.backend == g.backend
+                        && c.key.implementation == g.implementation
+                        && c.key.protocol == g.protocol
+                        && c.key.payload_bytes == g.payload_bytes
+                        && c.key.clients == g.clients
+                        && c.key.window == g.window
+                        && c.key.handler_work == g.handler_work
+                        && c.key.io_model == io_model
+                        && c.key.io_threads == threads
+                })
+                .and_then(|c| c.stat(Metric::CpuPercent))
+                .map(|s| s.median)
+        };
+        let worse_p99 = matches!((r.best.rtt_p99_us, base.rtt_p99_us), (Some(b), Some(o)) if b.median > o.median);
+        let more_cpu = matches!(
+            (cpu(r.best.io_model, r.best.io_threads), cpu(base.io_model, base.io_threads)),
+            (Some(b), Some(o)) if b > o
+        );
+        if worse_p99 && more_cpu {
+            text.push(&sep);
+            text.push(&cat.text("overview.tradeoff"));
+        }
+    }
+    if let Some(cpus) = ctx.logical_cpus.filter(|n| r.best.io_threads > *n) {
+        text.push(&sep);
+        text.push(&cat.fill(
+            "overview.oversubscribed",
+            &[
+                ("threads", &Markup::trusted(r.best.io_threads.to_string())),
+                ("cpus", &Markup::trusted(cpus.to_string())),
+            ],
+        ));
     }
     text
 }
@@ -246,7 +314,21 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
             r.group.window,
         )
     });
-    let key_results = main.iter().map(|r| key_result(cat, r)).collect();
+    // A load measured at several windows needs the window in its bullet to be told apart.
+    let mut windows_of: BTreeMap<(&str, &str, Protocol, u64), BTreeSet<u64>> = BTreeMap::new();
+    for r in &main {
+        let g = &r.group;
+        windows_of
+            .entry((&g.backend, &g.implementation, g.protocol, g.handler_work))
+            .or_default()
+            .insert(g.window);
+    }
+    let ctx = KeyContext {
+        several_windows: windows_of.values().any(|w| w.len() > 1),
+        logical_cpus: view.dataset.files.first().and_then(|f| f.host.logical_cpus),
+        view,
+    };
+    let key_results = main.iter().map(|r| key_result(cat, r, &ctx)).collect();
     let (mut throughput, mut p99, mut charts) = (Vec::new(), Vec::new(), Vec::new());
     let backends: BTreeSet<&str> = view
         .configs
@@ -304,9 +386,13 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
             ),
             (Metric::RttP99Us, "chart.overview_p99", &mut p99),
         ] {
-            let mut title = labels::backend(cat, backend);
+            let mut title = Markup::text(&view.dataset.name);
+            title.push(&Markup::trusted(" · "));
+            title.push(&labels::backend(cat, backend));
             title.push(&Markup::trusted(" · "));
             title.push(&cat.fill(title_key, &[("payload", &p), ("clients", &c)]));
+            title.push(&Markup::trusted(", "));
+            title.push(&windows_note(cat, view, payload, clients));
             let chart = chart_model::bars(cat, &title, metric, &selected, &group_of);
             let rel = format!("charts/overview-{b}-{}.svg", chart_model::suffix(metric));
             out.push(Image::new(title, &rel));
@@ -341,9 +427,22 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
     };
     for r in in_protocol_order {
         let g = &r.group;
-        let mut load = format!("{} B, {} × {}", g.payload_bytes, g.clients, g.window);
+        let key = echomark_archive::CaseKey {
+            backend: g.backend.clone(),
+            implementation: g.implementation.clone(),
+            protocol: g.protocol,
+            payload_bytes: g.payload_bytes,
+            clients: g.clients,
+            window: g.window,
+            io_model: r.best.io_model,
+            io_threads: r.best.io_threads,
+            handler_work: g.handler_work,
+            udp_server_recv_buffer: g.udp_server_recv_buffer,
+        };
+        let mut load = labels::load(cat, &key);
         if g.handler_work > 0 {
-            load.push_str(&format!(", {}", labels::work(cat, g.handler_work)));
+            load.push(&Markup::trusted(", "));
+            load.push(&labels::work(cat, g.handler_work));
         }
         let vs_base = match r.speedup {
             Some(s) if r.distinguishable_from_baseline.is_some() => cat.fill(
@@ -359,10 +458,24 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
         let mut what = labels::protocol(cat, g.protocol);
         what.push(&Markup::trusted(" / "));
         what.push(&labels::backend(cat, &g.backend));
+        let best = labels::topology(cat, &g.backend, r.best.io_model, r.best.io_threads);
+        let fastest = match (&r.runner_up, r.distinguishable_from_runner_up) {
+            (Some(second), Some(false)) => cat.fill(
+                "overview.no_winner",
+                &[
+                    ("best", &best),
+                    (
+                        "runner_up",
+                        &labels::topology(cat, &g.backend, second.io_model, second.io_threads),
+                    ),
+                ],
+            ),
+            _ => best,
+        };
         table.push(vec![
             what,
-            Markup::trusted(load),
-            labels::topology(cat, &g.backend, r.best.io_model, r.best.io_threads),
+            load,
+            fastest,
             vs_base,
             verdict(r.distinguishable_from_runner_up),
             if r.excluded.is_empty() {
@@ -371,6 +484,26 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
                 Markup::trusted(r.excluded.len().to_string())
             },
         ]);
+    }
+    table
+}
+
+/// The seed's qualitative table: each IO model, the workloads it suits, what to watch for.
+fn guide(cat: &Catalog) -> Table {
+    let mut table = Table::new(cat.list("overview.guide_columns", &[]), &[]);
+    let rows = cat
+        .tree_value("overview.guide_rows")
+        .and_then(|v| v.as_array())
+        .cloned()
+        .unwrap_or_default();
+    for row in rows {
+        let cells = row.as_array().cloned().unwrap_or_default();
+        table.push(
+            cells
+                .iter()
+                .filter_map(|c| c.as_str().map(Markup::trusted))
+                .collect(),
+        );
     }
     table
 }
@@ -533,6 +666,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         throughput_charts,
         p99_charts,
         choosing: choosing(cat, view),
+        guide: guide(cat),
         protocols: view
             .protocols()
             .into_iter()
@@ -544,6 +678,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         summary_json: Markup::trusted(format!("../../data/{slug}/summary.json")),
         summary_csv: Markup::trusted(format!("../../data/{slug}/summary.csv")),
         failed: failed_table(cat, view, None),
+        raw_reasons: raw_reasons(view, None),
         toolchain: toolchain(cat, d, &not_recorded),
         metrics_text: cat.fill(
             "overview.metrics_text",

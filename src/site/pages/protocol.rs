@@ -86,6 +86,7 @@ fn row(cat: &Catalog, c: &Configuration) -> Vec<Markup> {
 /// The charts and tables of one work level.
 fn work_section(
     cat: &Catalog,
+    dataset: &str,
     protocol: Protocol,
     work: u64,
     at_work: &[&Configuration],
@@ -101,19 +102,27 @@ fn work_section(
             .copied()
             .filter(|c| c.key.backend == backend)
             .collect();
+        // Every dimension that tells configurations apart: the server buffer of isolation
+        // cases too.
         let group_of = |c: &Configuration| {
-            format!(
+            let mut g = format!(
                 "{} B · {}×{}",
                 format::count(c.key.payload_bytes),
                 c.key.clients,
                 c.key.window
-            )
+            );
+            if let Some(b) = c.key.udp_server_recv_buffer {
+                g.push_str(&format!(" · {}", format::buffer_size(b)));
+            }
+            g
         };
         for (metric, key) in [
             (Metric::RoundtripsPerSecond, "chart.throughput_title"),
             (Metric::RttP99Us, "chart.p99_title"),
         ] {
-            let mut title = labels::backend(cat, backend);
+            let mut title = Markup::text(dataset);
+            title.push(&Markup::trusted(" · "));
+            title.push(&labels::backend(cat, backend));
             title.push(&Markup::trusted(" · "));
             title.push(&cat.fill(
                 key,
@@ -271,7 +280,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
                 .copied()
                 .filter(|c| c.key.handler_work == work)
                 .collect();
-            work_section(cat, protocol, work, &at_work, &mut charts)
+            work_section(cat, &d.name, protocol, work, &at_work, &mut charts)
         })
         .collect();
     let title = cat.fill(

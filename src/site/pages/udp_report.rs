@@ -30,6 +30,7 @@ struct UdpPage {
     failed_command: Option<Markup>,
     passed_command: Option<Markup>,
     evidence: Markup,
+    scope: Markup,
 }
 
 /// The load of the throughput table and charts (the seed's: 1,024 B, 16 clients, window 1).
@@ -106,6 +107,21 @@ fn isolation_row(
             Markup::join(&broken, &Markup::trusted("; "))
         },
     ]
+}
+
+/// The address families the UDP runs used: "IPv4", "IPv4 and IPv6", …
+fn families(cat: &Catalog, views: &[&DatasetView]) -> Markup {
+    let present: std::collections::BTreeSet<&str> = views
+        .iter()
+        .flat_map(|v| v.dataset.runs.iter())
+        .filter(|r| r.key.protocol == Protocol::Udp)
+        .map(|r| match r.address_family {
+            echomark_archive::AddressFamily::Ipv4 => "IPv4",
+            echomark_archive::AddressFamily::Ipv6 => "IPv6",
+        })
+        .collect();
+    let names: Vec<Markup> = present.into_iter().map(Markup::trusted).collect();
+    Markup::join(&names, &cat.text("list.and"))
 }
 
 /// The site-wide UDP report, when any dataset measured UDP.
@@ -333,7 +349,8 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                     (Metric::RoundtripsPerSecond, "chart.overview_throughput"),
                     (Metric::RttP99Us, "chart.overview_p99"),
                 ] {
-                    let mut title = Markup::trusted("UDP · ");
+                    let mut title = name.clone();
+                    title.push(&Markup::trusted(" · UDP · "));
                     title.push(&cat.fill(
                         key,
                         &[
@@ -404,6 +421,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             "udp.evidence",
             &[("links", &Markup::join(&evidence, &Markup::trusted(" · ")))],
         ),
+        scope: cat.fill("udp.scope", &[("families", &families(cat, &with_udp))]),
     };
     Some(PageSpec::new(
         format!("{code}/udp-report"),
