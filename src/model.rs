@@ -122,6 +122,8 @@ pub struct ArchiveFile {
     pub udp_timeout_ms: Option<u64>,
     /// Sustained tests recorded with the matrix.
     pub soak: Vec<SoakResult>,
+    /// echomark archives: how the runner was built (absent in older archives).
+    pub toolchain: Option<echomark_archive::Toolchain>,
 }
 
 /// The machine a file was measured on, as any format describes it (every field optional).
@@ -130,6 +132,12 @@ pub struct ArchiveFile {
 pub struct HostInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<String>,
+    /// The CPU frequency governor (echomark).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_governor: Option<String>,
+    /// CPU family, model and stepping (echomark).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_signature: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logical_cpus: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,6 +159,9 @@ pub struct HostInfo {
     pub processor: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub release: Option<String>,
+    /// Whether simultaneous multithreading was on (echomark).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smt_active: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
 }

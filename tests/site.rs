@@ -796,3 +796,51 @@ fn the_udp_scope_names_exactly_the_families_measured() {
         "every committed UDP run is IPv4: {scope}"
     );
 }
+
+#[test]
+fn the_overview_names_the_build_and_the_cpu_details_or_says_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = std::fs::read_to_string(Path::new(DEMO).join("archive.json")).unwrap();
+    let mut a: serde_json::Value = serde_json::from_str(&demo).unwrap();
+    a["host"]["cpu_signature"] = json!("family 25, model 17, stepping 0");
+    a["host"]["smt_active"] = json!(false);
+    a["host"]["cpu_governor"] = json!("performance");
+    a["toolchain"] = json!({
+        "rustc": "rustc 1.95.0 (59807616e 2026-04-14)",
+        "target": "x86_64-unknown-linux-gnu",
+        "profile": "release",
+        "opt_level": "3",
+        "debug_info": "false",
+        "dependencies": {"tokio": "1.48.0", "rustls": "0.23.35"}
+    });
+    write(dir.path(), "built", "a.json", &a.to_string());
+    write(dir.path(), "older", "a.json", &demo);
+    let out = dir.path().join("site");
+    let o = build(
+        &[&dir.path().join("built"), &dir.path().join("older")],
+        &out,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let built = text(&files, "en/built/overview.md");
+    for shown in [
+        // Archive text is escaped for Markdown.
+        r"rustc 1.95.0 \(59807616e 2026-04-14\), x86\_64-unknown-linux-gnu, release (opt-level 3)",
+        "rustls 0.23.35, tokio 1.48.0",
+        "| CPU signature | family 25, model 17, stepping 0 |",
+        "| Simultaneous multithreading | off |",
+        "| Frequency governor | performance |",
+    ] {
+        assert!(built.contains(shown), "{shown} in\n{built}");
+    }
+    let zh = text(&files, "zh/built/overview.md");
+    assert!(zh.contains("| 超线程（SMT） | 关闭 |"), "{zh}");
+    // An archive from before the toolchain was recorded says so instead of guessing.
+    let older = text(&files, "en/older/overview.md");
+    assert!(
+        older.contains("| CPU signature | not recorded |")
+            && older.contains("| Frequency governor | not recorded |"),
+        "{older}"
+    );
+    assert!(!older.contains("rustc 1.95"), "{older}");
+}

@@ -48,6 +48,33 @@ pub struct Host {
     pub os_name: Option<String>,
     /// `VERSION_ID` (or `VERSION`) from `/etc/os-release`.
     pub os_version: Option<String>,
+    /// The CPU's family, model and stepping (`/proc/cpuinfo`), which identify it where a
+    /// virtual machine shortens the model name (absent in older archives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_signature: Option<String>,
+    /// Whether simultaneous multithreading is on (`/sys/devices/system/cpu/smt/active`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smt_active: Option<bool>,
+    /// The CPU frequency governor of CPU 0, where Linux exposes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_governor: Option<String>,
+}
+
+/// How the measuring binary was built: the compiler, the target, the profile and the
+/// versions of the measured stack (absent in older archives).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Toolchain {
+    /// `rustc -V`, e.g. `rustc 1.95.0 (59807616e 2026-04-14)`.
+    pub rustc: String,
+    /// The target triple.
+    pub target: String,
+    /// `release` or `debug`.
+    pub profile: String,
+    pub opt_level: String,
+    pub debug_info: String,
+    /// Name → version of the crates that do the measured work (from `Cargo.lock`).
+    pub dependencies: std::collections::BTreeMap<String, String>,
 }
 
 /// A named starting point for a matrix; explicit flags override its values.
@@ -260,4 +287,7 @@ pub struct Archive {
     /// The sustained tests run after the cases (`--soak`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub soak: Vec<SoakRecord>,
+    /// How the binary was built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolchain: Option<Toolchain>,
 }

@@ -19,7 +19,7 @@ pub mod soak;
 
 pub use archive::{
     Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, Preset, Settings, SoakRecord,
-    TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
+    Toolchain, TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
 pub use echo::{check_echo, CaseParameters};
 pub use key::{AddressFamily, CaseKey, IoModel, Protocol, RunId, UnknownName};

@@ -137,6 +137,9 @@ fn sample() -> Archive {
             memory_bytes: Some(1 << 30),
             os_name: Some("Debian GNU/Linux".into()),
             os_version: Some("12".into()),
+            cpu_signature: Some("family 25, model 1, stepping 1".into()),
+            smt_active: Some(false),
+            cpu_governor: Some("performance".into()),
         },
         settings: Settings {
             seconds: 1.0,
@@ -199,6 +202,14 @@ fn sample() -> Archive {
             }),
             stderr: String::new(),
         }],
+        toolchain: Some(Toolchain {
+            rustc: "rustc 1.95.0".into(),
+            target: "x86_64-unknown-linux-gnu".into(),
+            profile: "release".into(),
+            opt_level: "3".into(),
+            debug_info: "line-tables-only".into(),
+            dependencies: [("tokio".to_string(), "1.48.0".to_string())].into(),
+        }),
     }
 }
 

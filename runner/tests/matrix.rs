@@ -92,6 +92,15 @@ fn a_small_matrix_writes_a_complete_schema_valid_archive() {
         .all(|e| e.returncode == Some(0) && e.command[1] == "once"));
     assert_eq!(a.source_sha256.len(), 64);
     assert!(a.host.logical_cpus >= 1);
+    // The build that measured is recorded with the crates that did the work.
+    let t = a.toolchain.as_ref().expect("toolchain recorded");
+    assert!(
+        t.rustc.starts_with("rustc ") && !t.target.is_empty(),
+        "{t:?}"
+    );
+    assert!(["tokio", "rustls", "socket2"]
+        .iter()
+        .all(|c| t.dependencies.contains_key(*c)));
     // Plain progress lines on a non-terminal stderr.
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(

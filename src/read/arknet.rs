@@ -135,6 +135,8 @@ impl From<ArknetHost> for HostInfo {
     fn from(h: ArknetHost) -> Self {
         HostInfo {
             cpu: h.cpu,
+            cpu_governor: None,
+            cpu_signature: None,
             logical_cpus: h.logical_cpus,
             machine: h.machine,
             memory_bytes: h.memory_bytes,
@@ -145,6 +147,7 @@ impl From<ArknetHost> for HostInfo {
             physical_cpus: h.physical_cpus,
             processor: h.processor,
             release: h.release,
+            smt_active: None,
             system: h.system,
         }
     }

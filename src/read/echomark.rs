@@ -15,6 +15,8 @@ impl From<Host> for HostInfo {
     fn from(h: Host) -> Self {
         HostInfo {
             cpu: Some(h.cpu),
+            cpu_governor: h.cpu_governor,
+            cpu_signature: h.cpu_signature,
             logical_cpus: Some(h.logical_cpus),
             machine: Some(h.machine),
             memory_bytes: h.memory_bytes,
@@ -25,6 +27,7 @@ impl From<Host> for HostInfo {
             physical_cpus: h.physical_cpus,
             processor: None,
             release: Some(h.release),
+            smt_active: h.smt_active,
             system: Some(h.system),
         }
     }
@@ -85,6 +88,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         complete,
         failed_measurements,
         soak,
+        toolchain,
         ..
     } = archive;
     let with_error = results.iter().filter(|e| e.error.is_some()).count() as u64;
@@ -124,6 +128,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
                     .map(str::to_string),
             })
             .collect(),
+        toolchain,
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
     check_file(out, &file, Some(Some(failed_measurements)), with_error);

@@ -373,6 +373,7 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
         soak_seconds: None,
         udp_timeout_ms: None,
         soak: Vec::new(),
+        toolchain: None,
     }
 }
 

@@ -23,6 +23,45 @@ pub fn describe() -> Host {
         os_name: os_field(&os_release, "NAME"),
         os_version: os_field(&os_release, "VERSION_ID")
             .or_else(|| os_field(&os_release, "VERSION")),
+        cpu_signature: cpu_signature(&cpuinfo),
+        smt_active: fs::read_to_string("/sys/devices/system/cpu/smt/active")
+            .ok()
+            .map(|v| v.trim() == "1"),
+        cpu_governor: fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+            .ok()
+            .map(|v| v.trim().to_string()),
+    }
+}
+
+/// "family 25, model 1, stepping 1" of the first processor, where the kernel lists them.
+pub fn cpu_signature(cpuinfo: &str) -> Option<String> {
+    let field = |name: &str| {
+        cpuinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().to_string())
+        })
+    };
+    Some(format!(
+        "family {}, model {}, stepping {}",
+        field("cpu family")?,
+        field("model")?,
+        field("stepping")?
+    ))
+}
+
+/// How this binary was built (recorded by `build.rs`).
+pub fn toolchain() -> echomark_archive::Toolchain {
+    echomark_archive::Toolchain {
+        rustc: env!("ECHOMARK_RUSTC").to_string(),
+        target: env!("ECHOMARK_TARGET").to_string(),
+        profile: env!("ECHOMARK_PROFILE").to_string(),
+        opt_level: env!("ECHOMARK_OPT_LEVEL").to_string(),
+        debug_info: env!("ECHOMARK_DEBUG").to_string(),
+        dependencies: env!("ECHOMARK_DEPENDENCIES")
+            .split(',')
+            .filter_map(|d| d.split_once('='))
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
     }
 }
 
@@ -100,11 +139,20 @@ mod tests {
         let os = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\n";
         assert_eq!(os_field(os, "NAME").as_deref(), Some("Debian GNU/Linux"));
         assert_eq!(os_field(os, "VERSION_ID").as_deref(), Some("12"));
+        let sig = "cpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 0\n";
+        assert_eq!(
+            cpu_signature(sig).as_deref(),
+            Some("family 25, model 17, stepping 0")
+        );
+        assert_eq!(cpu_signature("model name : x\n"), None);
     }
 
     #[test]
-    fn this_host_is_described() {
+    fn this_host_and_build_are_described() {
         let h = describe();
         assert!(h.logical_cpus >= 1 && !h.system.is_empty());
+        let t = toolchain();
+        assert!(t.rustc.starts_with("rustc "), "{t:?}");
+        assert!(t.dependencies.contains_key("tokio"), "{t:?}");
     }
 }

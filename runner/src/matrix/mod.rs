@@ -411,6 +411,7 @@ fn new_archive(
         complete: false,
         failed_measurements: 0,
         soak: Vec::new(),
+        toolchain: Some(host::toolchain()),
     })
 }
 
@@ -469,7 +470,19 @@ fn resume(
             path.display()
         )));
     }
-    if archive.host != host::describe() {
+    // Fields an older archive did not record are not compared.
+    let mut here = host::describe();
+    let recorded = &archive.host;
+    if recorded.cpu_signature.is_none() {
+        here.cpu_signature = None;
+    }
+    if recorded.smt_active.is_none() {
+        here.smt_active = None;
+    }
+    if recorded.cpu_governor.is_none() {
+        here.cpu_governor = None;
+    }
+    if archive.host != here {
         return Err(MatrixError(format!(
             "{}: measured on another host",
             path.display()

@@ -78,6 +78,7 @@ fn main_load(configs: &[&Configuration]) -> Option<(u64, u64)> {
 /// The host table.
 fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
     let h = d.files.first().map(|f| f.host.clone()).unwrap_or_default();
+    let first_format = d.files.first().map(|f| f.format);
     let text = |v: &Option<String>| v.as_deref().map_or(not_recorded.clone(), Markup::text);
     let int = |v: Option<u64>| v.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string()));
     let os = match (&h.os_name, &h.os_version, &h.system) {
@@ -111,6 +112,15 @@ fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
     ]);
     table.push(vec![cat.text("host.os"), os]);
     table.push(vec![cat.text("host.kernel"), text(&h.release)]);
+    if first_format == Some(Format::Echomark) {
+        // Recorded by echomark since the toolchain issue; older archives say "not recorded".
+        table.push(vec![cat.text("host.signature"), text(&h.cpu_signature)]);
+        let smt = h.smt_active.map_or(not_recorded.clone(), |on| {
+            cat.text(if on { "host.smt_on" } else { "host.smt_off" })
+        });
+        table.push(vec![cat.text("host.smt"), smt]);
+        table.push(vec![cat.text("host.governor"), text(&h.cpu_governor)]);
+    }
     table
 }
 
@@ -508,10 +518,16 @@ fn guide(cat: &Catalog) -> Table {
     table
 }
 
-/// The toolchain table: producer and source commit per file.
+/// The toolchain table: per file, the producer, the source commit, the compiler and build
+/// profile, and the versions of the crates that did the measured work.
 fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
     let mut columns = vec![Markup::default()];
-    columns.extend([cat.text("overview.tool"), cat.text("overview.git")]);
+    columns.extend([
+        cat.text("overview.tool"),
+        cat.text("overview.git"),
+        cat.text("overview.compiler"),
+        cat.text("overview.stack"),
+    ]);
     let mut table = Table::new(columns, &[]);
     for f in &d.files {
         let git = match &f.git_head {
@@ -536,7 +552,34 @@ fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
             Format::ArknetSchema1 => "arknet schema 1",
             Format::ArknetSchema2 => "arknet schema 2",
         };
-        table.push(vec![Markup::text(&f.name), Markup::trusted(producer), git]);
+        let (compiler, stack) = match &f.toolchain {
+            Some(t) => (
+                cat.fill(
+                    "overview.compiler_line",
+                    &[
+                        ("rustc", &Markup::text(&t.rustc)),
+                        ("target", &Markup::text(&t.target)),
+                        ("profile", &Markup::text(&t.profile)),
+                        ("opt", &Markup::text(&t.opt_level)),
+                    ],
+                ),
+                Markup::text(
+                    &t.dependencies
+                        .iter()
+                        .map(|(name, version)| format!("{name} {version}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            ),
+            None => (not_recorded.clone(), not_recorded.clone()),
+        };
+        table.push(vec![
+            Markup::text(&f.name),
+            Markup::trusted(producer),
+            git,
+            compiler,
+            stack,
+        ]);
     }
     table
 }
