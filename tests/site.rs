@@ -357,6 +357,24 @@ fn the_arknet_baseline_reproduces_the_seed_key_results() {
         en.contains("**TCP / Boost.Asio / No added computation**"),
         "every backend ranked"
     );
+    // The native program is named in its bullets and has a page of its own with the
+    // batch-RTT caveat; the TCP page holds only the callback program's rows.
+    assert!(
+        zh.contains("**协程 TCP / Standalone Asio / 无额外业务计算**")
+            && zh.contains("**协程 TCP / Boost.Asio / 每次回显执行 10,000 次 CPU 计算**"),
+        "{zh}"
+    );
+    assert!(zh.contains("- [协程 TCP](coroutine.md)"), "{zh}");
+    let coroutine = text(&files, "en/arknet/coroutine.md");
+    assert!(coroutine.starts_with("# Coroutine TCP"), "{coroutine}");
+    assert!(coroutine.contains("**batch RTT**"), "{coroutine}");
+    assert!(
+        coroutine.contains("Asio coroutine / Standalone Asio"),
+        "{coroutine}"
+    );
+    assert!(files.contains_key("zh/arknet/coroutine.html"));
+    let tcp = text(&files, "en/arknet/tcp.md");
+    assert!(!tcp.contains("Asio coroutine"), "{tcp}");
     // The TLS overhead is summarised per backend, never pooled across the two stacks.
     let tcps = text(&files, "en/arknet/tcps.md");
     let overhead = section(&tcps, "TLS overhead: TCP+TLS against TCP");

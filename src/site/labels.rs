@@ -6,6 +6,8 @@ use echomark_archive::{CaseKey, IoModel, Protocol};
 
 use super::i18n::Catalog;
 use super::markup::Markup;
+pub use super::subject::protocol_rank;
+use super::subject::Subject;
 use crate::analysis::aggregate::Stat;
 use crate::format;
 use crate::model::Dataset;
@@ -40,6 +42,34 @@ pub fn implementation(cat: &Catalog, i: &str) -> Markup {
 /// Whether `implementation` is the default program of its backend (not named on pages).
 pub fn is_default_program(implementation: &str) -> bool {
     matches!(implementation, "echomark" | "arknet-callback")
+}
+
+/// A protocol page's name: "TCP", …, or "Coroutine TCP" for arknet's native program.
+pub fn subject(cat: &Catalog, s: Subject) -> Markup {
+    match s {
+        Subject::Protocol(p) => protocol(cat, p),
+        Subject::NativeTcp => cat.text("subject.native_tcp"),
+    }
+}
+
+/// The protocol with the program when it is not the backend's default: "TCP",
+/// "Coroutine TCP" (arknet's native coroutine program), "TCP (other program)".
+pub fn program_protocol(cat: &Catalog, p: Protocol, implementation: &str) -> Markup {
+    if is_default_program(implementation) {
+        return protocol(cat, p);
+    }
+    if let Some(named) = cat
+        .tree_value("program_protocol")
+        .and_then(|g| g.get(implementation))
+        .and_then(|v| v.as_str())
+    {
+        return Markup::trusted(named);
+    }
+    let mut out = protocol(cat, p);
+    out.push(&Markup::trusted(" ("));
+    out.push(&self::implementation(cat, implementation));
+    out.push(&Markup::trusted(")"));
+    out
 }
 
 /// "No added computation", "10,000 CPU iterations per echo".
@@ -162,14 +192,6 @@ pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
         .and_then(|h| h.logical_cpus)
         .map_or(missing.clone(), |n| Markup::trusted(n.to_string()));
     cat.fill("index.host", &[("cpu", &cpu), ("cpus", &cpus)])
-}
-
-/// Protocols in page order (arknet's): the order of [`Protocol::ALL`].
-pub fn protocol_rank(p: Protocol) -> usize {
-    Protocol::ALL
-        .iter()
-        .position(|x| *x == p)
-        .unwrap_or(usize::MAX)
 }
 
 /// A duration as the archive's settings give it, printed like arknet (`1.0`, `0.25`).

@@ -23,6 +23,7 @@ pub mod markdown;
 pub mod markup;
 pub mod pages;
 pub mod render;
+pub mod subject;
 pub mod table;
 pub mod write;
 
@@ -92,14 +93,17 @@ fn pages_of(cat: &Catalog, views: &[DatasetView]) -> (Vec<PageSpec>, Vec<Sidebar
             stem: overview.stem.clone(),
         });
         specs.push(overview);
-        for protocol in view.protocols() {
-            let page = pages::protocol::page(cat, view, protocol);
+        for subject in view.subjects() {
+            let page = pages::protocol::page(cat, view, subject);
             sidebar.push(SidebarEntry {
                 kind: "page",
-                label: labels::protocol(cat, protocol).to_string(),
+                label: labels::subject(cat, subject).to_string(),
                 stem: page.stem.clone(),
             });
             specs.push(page);
+            let pages::Subject::Protocol(protocol) = subject else {
+                continue;
+            };
             if pages::dimensions::applies(view, protocol) {
                 let page = pages::dimensions::page(cat, view, protocol);
                 sidebar.push(SidebarEntry {

@@ -229,7 +229,7 @@ fn loss_maps(
 pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
     let d = view.dataset;
     let label_p = labels::protocol(cat, protocol);
-    let mine = view.configs_of(protocol);
+    let mine = view.configs_of_protocol(protocol);
     let windows: Vec<u64> = mine
         .iter()
         .map(|c| c.key.window)

@@ -24,9 +24,9 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
         let d = v.dataset;
         let r = &v.analysis.report;
         let protocols: Vec<Markup> = v
-            .protocols()
+            .subjects()
             .into_iter()
-            .map(|p| labels::protocol(cat, p))
+            .map(|s| labels::subject(cat, s))
             .collect();
         let recorded = d
             .files

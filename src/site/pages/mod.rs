@@ -15,6 +15,8 @@ use std::collections::BTreeSet;
 
 use echomark_archive::Protocol;
 
+pub use super::subject::Subject;
+
 use super::labels;
 use super::markup::Markup;
 use crate::analysis::aggregate::Configuration;
@@ -104,12 +106,21 @@ impl<'a> DatasetView<'a> {
         }
     }
 
-    /// The configurations of one protocol.
-    pub fn configs_of(&self, protocol: Protocol) -> Vec<&'a Configuration> {
+    /// The configurations of one protocol, whichever program measured them.
+    pub fn configs_of_protocol(&self, protocol: Protocol) -> Vec<&'a Configuration> {
         self.configs
             .iter()
             .copied()
             .filter(|c| c.key.protocol == protocol)
+            .collect()
+    }
+
+    /// The configurations one protocol page shows.
+    pub fn configs_of(&self, subject: Subject) -> Vec<&'a Configuration> {
+        self.configs
+            .iter()
+            .copied()
+            .filter(|c| Subject::of(&c.key) == subject)
             .collect()
     }
 
@@ -118,6 +129,14 @@ impl<'a> DatasetView<'a> {
         let present: BTreeSet<Protocol> = self.configs.iter().map(|c| c.key.protocol).collect();
         let mut out: Vec<Protocol> = present.into_iter().collect();
         out.sort_by_key(|p| labels::protocol_rank(*p));
+        out
+    }
+
+    /// The dataset's protocol pages, in page order.
+    pub fn subjects(&self) -> Vec<Subject> {
+        let present: BTreeSet<Subject> = self.configs.iter().map(|c| Subject::of(&c.key)).collect();
+        let mut out: Vec<Subject> = present.into_iter().collect();
+        out.sort_by_key(|s| s.rank());
         out
     }
 

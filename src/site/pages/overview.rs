@@ -35,6 +35,8 @@ struct OverviewPage {
     choosing: Table,
     guide: Table,
     protocols: Vec<ProtocolLink>,
+    /// Present when the dataset has arknet's native program, whose RTT is per batch.
+    batch_rtt_caveat: Option<Markup>,
     summary_json: Markup,
     summary_csv: Markup,
     failed: Table,
@@ -145,7 +147,7 @@ fn key_result(cat: &Catalog, r: &Ranking, ctx: &KeyContext) -> Markup {
     } else {
         Markup::default()
     };
-    let protocol = labels::protocol(cat, g.protocol);
+    let protocol = labels::program_protocol(cat, g.protocol, &g.implementation);
     let backend = labels::backend(cat, &g.backend);
     let work = labels::work(cat, g.handler_work);
     let model = labels::topology(cat, &g.backend, r.best.io_model, r.best.io_threads);
@@ -377,15 +379,7 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
             )
         });
         let group_of = |c: &Configuration| {
-            let name = labels::protocol(cat, c.key.protocol);
-            if labels::is_default_program(&c.key.implementation) {
-                name.to_string()
-            } else {
-                format!(
-                    "{name} ({})",
-                    labels::implementation(cat, &c.key.implementation)
-                )
-            }
+            labels::program_protocol(cat, c.key.protocol, &c.key.implementation).to_string()
         };
         let b = safe_name(backend);
         for (metric, title_key, out) in [
@@ -711,13 +705,17 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         choosing: choosing(cat, view),
         guide: guide(cat),
         protocols: view
-            .protocols()
+            .subjects()
             .into_iter()
-            .map(|p| ProtocolLink {
-                label: labels::protocol(cat, p),
-                link: Markup::trusted(format!("{}.md", p.as_str())),
+            .map(|s| ProtocolLink {
+                label: labels::subject(cat, s),
+                link: Markup::trusted(format!("{}.md", s.slug())),
             })
             .collect(),
+        batch_rtt_caveat: view
+            .subjects()
+            .contains(&super::Subject::NativeTcp)
+            .then(|| cat.text("subject.native_overview_caveat")),
         summary_json: Markup::trusted(format!("../../data/{slug}/summary.json")),
         summary_csv: Markup::trusted(format!("../../data/{slug}/summary.csv")),
         failed: failed_table(cat, view, None),

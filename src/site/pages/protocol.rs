@@ -8,7 +8,7 @@ use echomark_archive::{Metric, Protocol};
 use serde::Serialize;
 
 use super::charts as chart_model;
-use super::{ChartFile, DatasetView, Image, PageSpec};
+use super::{ChartFile, DatasetView, Image, PageSpec, Subject};
 use crate::analysis::aggregate::{Configuration, Status};
 use crate::analysis::ratios;
 use crate::format;
@@ -22,6 +22,8 @@ struct ProtocolPage {
     title: Markup,
     intro: Markup,
     methodology: Markup,
+    /// What makes this page's numbers different from the other protocol pages'.
+    caveat: Option<Markup>,
     comparisons: Vec<Comparison>,
     sections: Vec<WorkSection>,
 }
@@ -87,13 +89,13 @@ fn row(cat: &Catalog, c: &Configuration) -> Vec<Markup> {
 fn work_section(
     cat: &Catalog,
     dataset: &str,
-    protocol: Protocol,
+    subject: Subject,
     work: u64,
     at_work: &[&Configuration],
     charts: &mut Vec<ChartFile>,
 ) -> WorkSection {
     use Align::{Left, Right};
-    let label_p = labels::protocol(cat, protocol);
+    let label_p = labels::subject(cat, subject);
     let mut images = Vec::new();
     let backends: BTreeSet<&str> = at_work.iter().map(|c| c.key.backend.as_str()).collect();
     for backend in backends {
@@ -116,9 +118,13 @@ fn work_section(
             }
             g
         };
+        let p99_title = match subject {
+            Subject::NativeTcp => "chart.p99_batch_title",
+            Subject::Protocol(_) => "chart.p99_title",
+        };
         for (metric, key) in [
             (Metric::RoundtripsPerSecond, "chart.throughput_title"),
-            (Metric::RttP99Us, "chart.p99_title"),
+            (Metric::RttP99Us, p99_title),
         ] {
             let mut title = Markup::text(dataset);
             title.push(&Markup::trusted(" · "));
@@ -131,7 +137,7 @@ fn work_section(
             let chart = chart_model::bars(cat, &title, metric, &of_backend, &group_of);
             let rel = format!(
                 "charts/{}-{}-work{work}-{}.svg",
-                protocol.as_str(),
+                subject.slug(),
                 crate::output::safe_name(backend),
                 chart_model::suffix(metric)
             );
@@ -266,10 +272,10 @@ fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Com
         .collect()
 }
 
-/// A dataset's page for one protocol.
-pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
+/// A dataset's page for one protocol (or for arknet's native TCP program).
+pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
     let d = view.dataset;
-    let mine = view.configs_of(protocol);
+    let mine = view.configs_of(subject);
     let works: BTreeSet<u64> = mine.iter().map(|c| c.key.handler_work).collect();
     let mut charts = Vec::new();
     let sections = works
@@ -280,12 +286,12 @@ pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
                 .copied()
                 .filter(|c| c.key.handler_work == work)
                 .collect();
-            work_section(cat, &d.name, protocol, work, &at_work, &mut charts)
+            work_section(cat, &d.name, subject, work, &at_work, &mut charts)
         })
         .collect();
     let title = cat.fill(
         "page.title",
-        &[("protocol", &labels::protocol(cat, protocol))],
+        &[("protocol", &labels::subject(cat, subject))],
     );
     let model = ProtocolPage {
         title: title.clone(),
@@ -300,11 +306,16 @@ pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
             "page.methodology",
             &[("link", &Markup::trusted("../methodology.md"))],
         ),
-        comparisons: comparisons(cat, view, protocol),
+        // arknet's native program measures batch RTT; its page says so before any number.
+        caveat: (subject == Subject::NativeTcp).then(|| cat.text("subject.native_caveat")),
+        comparisons: match subject {
+            Subject::Protocol(protocol) => comparisons(cat, view, protocol),
+            Subject::NativeTcp => Vec::new(),
+        },
         sections,
     };
     PageSpec::new(
-        format!("{}/{}/{}", cat.code, view.slug(), protocol.as_str()),
+        format!("{}/{}/{}", cat.code, view.slug(), subject.slug()),
         "protocol.md",
         title,
         &model,
