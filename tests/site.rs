@@ -862,3 +862,65 @@ fn the_overview_names_the_build_and_the_cpu_details_or_says_not_recorded() {
     );
     assert!(!older.contains("rustc 1.95"), "{older}");
 }
+
+#[test]
+fn the_udp_report_explains_a_loss_and_shows_the_buffer_that_fixes_it() {
+    let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let o = build(&[&raw], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let en = text(&files, "en/udp-report.md");
+    let repro = section(&en, "Reproduction and raw evidence");
+    // The lossy run comes from the isolation dataset, with its buffer flag, and is followed
+    // by the run of the same load that passes with a larger buffer.
+    let commands: Vec<&str> = repro
+        .lines()
+        .filter(|l| l.starts_with("echomark-runner once"))
+        .collect();
+    assert_eq!(commands.len(), 2, "{repro}");
+    let flag = |c: &str| {
+        c.split_once("--udp-server-recv-buffer ")
+            .map(|(_, b)| b.split_whitespace().next().unwrap().parse::<u64>().unwrap())
+    };
+    let (lossy, passing) = (flag(commands[0]).unwrap(), flag(commands[1]).unwrap());
+    assert!(passing > lossy, "{repro}");
+    let without_buffer = |c: &str| {
+        c.split(" --udp-server-recv-buffer")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(without_buffer(commands[0]), without_buffer(commands[1]));
+    assert!(
+        repro
+            .contains("The same load passes when only the requested server receive buffer changes"),
+        "{repro}"
+    );
+    // The callout's two numbers are the run's loss and the kernel's counter, which agree.
+    let callout = repro
+        .lines()
+        .find(|l| l.starts_with("> **What the loss means.**"))
+        .unwrap();
+    assert!(callout.contains("rose by exactly"), "{callout}");
+    assert!(
+        repro.contains("(epyc2-20261201-dimensions/dimensions-udp.md)"),
+        "{repro}"
+    );
+    // One row per dataset in the conditions, with its date and hashes.
+    let conditions = section(&en, "Test conditions");
+    assert_eq!(
+        conditions.matches("| 2026-12-01 |").count(),
+        3,
+        "{conditions}"
+    );
+    // The read-back sentences became one table.
+    let linux = section(&en, "Socket buffers on Linux");
+    assert!(
+        linux.contains("| Dataset | Server receive buffer requested | Read back |"),
+        "{linux}"
+    );
+    let zh = text(&files, "zh/udp-report.md");
+    assert!(zh.contains("> **丢包说明**："), "{zh}");
+}

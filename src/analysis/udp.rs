@@ -73,9 +73,68 @@ pub struct UdpAnalysis {
     pub buffers: Option<Buffers>,
     /// Distinct (server receive request, read-back size) pairs in run order, at most four.
     pub readbacks: Vec<(u64, u64)>,
-    /// The command of the first run that lost datagrams, and of the first that passed.
-    pub lossy_command: Option<String>,
+    /// A run that lost datagrams and, where the dataset has one, the run that shows what
+    /// makes the same load pass.
+    pub reproduction: Option<Reproduction>,
+    /// The command of the first run that passed, when no lossy run has a passing partner.
     pub passed_command: Option<String>,
+}
+
+/// A lossy run to reproduce, with the evidence of what the loss was.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reproduction {
+    pub command: String,
+    pub lost: u64,
+    /// The kernel's `UdpRcvbufErrors` delta over the run.
+    pub kernel_delta: Option<u64>,
+    /// The server receive buffer the isolation case requested.
+    pub server_buffer: Option<u64>,
+    /// A passing run of the same load that differs only in its server receive buffer.
+    pub passing: Option<PassingPartner>,
+}
+
+/// The run that makes a lossy load pass.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassingPartner {
+    pub command: String,
+    pub server_buffer: u64,
+}
+
+/// The lossy run to show: preferably one of an isolation case (a requested server receive
+/// buffer) with a passing partner of the same load, so the page can show the change that
+/// fixes it; else any lossy run.
+fn reproduction(udp: &[&Run]) -> Option<Reproduction> {
+    let lossy = || udp.iter().filter(|r| !r.passed && r.udp_lost_messages > 0);
+    let partner = |r: &Run| {
+        udp.iter().find_map(|o| {
+            let same_load = CaseKey {
+                udp_server_recv_buffer: None,
+                ..o.key.clone()
+            } == CaseKey {
+                udp_server_recv_buffer: None,
+                ..r.key.clone()
+            };
+            match o.key.udp_server_recv_buffer {
+                Some(b) if o.passed && same_load && r.key.udp_server_recv_buffer != Some(b) => {
+                    Some(PassingPartner {
+                        command: o.command.clone(),
+                        server_buffer: b,
+                    })
+                }
+                _ => None,
+            }
+        })
+    };
+    let chosen = lossy()
+        .find(|r| r.key.udp_server_recv_buffer.is_some() && partner(r).is_some())
+        .or_else(|| lossy().next())?;
+    Some(Reproduction {
+        command: chosen.command.clone(),
+        lost: chosen.udp_lost_messages,
+        kernel_delta: chosen.kernel_udp_rcvbuf_errors_delta,
+        server_buffer: chosen.key.udp_server_recv_buffer,
+        passing: partner(chosen),
+    })
 }
 
 /// How many read-back pairs the report lists.
@@ -150,10 +209,7 @@ pub fn analyse(d: &Dataset, configs: &[&Configuration]) -> UdpAnalysis {
                 server_receive_actual: r.udp_server_receive_buffer_bytes,
             }),
         readbacks,
-        lossy_command: udp
-            .iter()
-            .find(|r| !r.passed && r.udp_lost_messages > 0)
-            .map(|r| r.command.clone()),
+        reproduction: reproduction(&udp),
         passed_command: udp.iter().find(|r| r.passed).map(|r| r.command.clone()),
     }
 }
@@ -249,5 +305,34 @@ mod tests {
         let refs: Vec<&Run> = runs.iter().collect();
         let l = loss_of(&refs);
         assert_eq!((l.median, l.same_in_every_run), (3, false));
+    }
+
+    #[test]
+    fn the_reproduction_prefers_a_lossy_isolation_run_that_a_larger_buffer_fixes() {
+        let lossy_plain = {
+            let mut r = run(Protocol::Udp, 1);
+            (r.passed, r.udp_lost_messages, r.command) = (false, 9, "plain".into());
+            r
+        };
+        let with_buffer = |buffer: u64, lost: u64| {
+            let mut r = run(Protocol::Udp, 1);
+            r.key.payload_bytes = 16384;
+            r.key.udp_server_recv_buffer = Some(buffer);
+            (r.passed, r.udp_lost_messages) = (lost == 0, lost);
+            r.kernel_udp_rcvbuf_errors_delta = Some(lost);
+            r.command = format!("buffer {buffer}");
+            r
+        };
+        let (small, large) = (with_buffer(1 << 21, 292), with_buffer(1 << 22, 0));
+        let r = reproduction(&[&lossy_plain, &small, &large]).unwrap();
+        assert_eq!(
+            (r.command.as_str(), r.lost, r.kernel_delta),
+            ("buffer 2097152", 292, Some(292))
+        );
+        assert_eq!(r.passing.unwrap().server_buffer, 1 << 22);
+        // Without a partner the first lossy run is shown, with no fix.
+        let r = reproduction(&[&lossy_plain, &small]).unwrap();
+        assert_eq!((r.command.as_str(), r.passing), ("plain", None));
+        assert_eq!(reproduction(&[&large]), None);
     }
 }

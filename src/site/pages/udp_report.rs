@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::charts as chart_model;
 use super::{once_command, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::{Configuration, Status};
-use crate::analysis::udp::Broken;
+use crate::analysis::udp::{Broken, Reproduction};
 use crate::format;
 use crate::output::safe_name;
 use crate::site::i18n::Catalog;
@@ -24,11 +24,18 @@ struct UdpPage {
     throughput_intro: Markup,
     throughput: Table,
     images: Vec<Image>,
-    buffer_lines: Vec<Markup>,
+    /// Requested → read-back server receive buffers, one row per distinct pair.
+    readbacks: Table,
     isolation: Table,
     isolation_intro: Markup,
     failed_command: Option<Markup>,
+    /// What the lossy run's loss means, with its counters.
+    overflow_callout: Option<Markup>,
+    /// The change that makes the lossy load pass, and that passing run.
+    fix: Option<Markup>,
     passed_command: Option<Markup>,
+    /// Per dataset: its UDP page, heat maps and summary.json.
+    links: Vec<Markup>,
     evidence: Markup,
     scope: Markup,
 }
@@ -109,6 +116,23 @@ fn isolation_row(
     ]
 }
 
+/// The receive-queue overflow callout of a lossy run: its loss and the kernel counter that
+/// says where the datagrams went.
+fn callout(cat: &Catalog, repro: &Reproduction) -> Markup {
+    let lost = labels::number(format::count(repro.lost));
+    match repro.kernel_delta {
+        Some(k) if k == repro.lost => cat.fill("udp.callout_matched", &[("lost", &lost)]),
+        Some(k) => cat.fill(
+            "udp.callout_differs",
+            &[
+                ("lost", &lost),
+                ("kernel", &labels::number(format::count(k))),
+            ],
+        ),
+        None => cat.fill("udp.callout_unknown", &[("lost", &lost)]),
+    }
+}
+
 /// The address families the UDP runs used: "IPv4", "IPv4 and IPv6", …
 fn families(cat: &Catalog, views: &[&DatasetView]) -> Markup {
     let present: std::collections::BTreeSet<&str> = views
@@ -140,7 +164,12 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         cat.list("udp.isolation_columns", &[]),
         &[R, R, R, R, L, L, L],
     );
-    let mut buffer_lines = Vec::new();
+    let mut readbacks = Table::new(cat.list("udp.readback_columns", &[]), &[L, R, R]);
+    let mut links = Vec::new();
+    let (mut overflow_callout, mut fix) = (None, None);
+    let mut chosen: Option<&Reproduction> = None;
+    let mut first_passed: Option<String> = None;
+    let code = |c: &str| once_command(c).map(|c| Markup::code_block("sh", &[c]));
     let mut images = Vec::new();
     let mut charts = Vec::new();
     let mut evidence = Vec::new();
@@ -183,28 +212,58 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             )
         });
         let name = Markup::text(&d.name);
+        let recorded = f
+            .and_then(|f| f.recorded_at_utc.as_deref())
+            .map_or(not_recorded.clone(), |r| {
+                Markup::text(r.get(..10).unwrap_or(r))
+            });
+        let short = |h: Option<&str>| {
+            h.map_or(not_recorded.clone(), |h| {
+                Markup::trusted(format!("`{}`", Markup::text(h.get(..12).unwrap_or(h))))
+            })
+        };
+        let hashes = cat.fill(
+            "udp.hashes",
+            &[
+                ("source", &short(f.and_then(|f| f.source_sha256.as_deref()))),
+                (
+                    "executable",
+                    &short(f.and_then(|f| f.executable_sha256.as_deref())),
+                ),
+            ],
+        );
         conditions.push(vec![
             Markup::trusted(format!("[{name}]({slug}/overview.md)")),
+            recorded,
             labels::host(cat, d, &not_recorded),
             measurement,
             buffers,
+            hashes,
         ]);
         for (request, actual) in &udp.readbacks {
-            buffer_lines.push(cat.fill(
-                "udp.buffer_line",
-                &[
-                    ("dataset", &d.name),
-                    (
-                        "request",
-                        &Markup::trusted(format::whole_mib_or_kib(*request)),
-                    ),
-                    (
-                        "actual",
-                        &Markup::trusted(format::whole_mib_or_kib(*actual)),
-                    ),
-                ],
-            ));
+            readbacks.push(vec![
+                name.clone(),
+                Markup::trusted(format::whole_mib_or_kib(*request)),
+                Markup::trusted(format::whole_mib_or_kib(*actual)),
+            ]);
         }
+        let mut own = vec![Markup::trusted(format!(
+            "[{}]({slug}/udp.md)",
+            labels::protocol(cat, Protocol::Udp)
+        ))];
+        if super::dimensions::applies(view, Protocol::Udp) {
+            own.push(Markup::trusted(format!(
+                "[{}]({slug}/dimensions-udp.md)",
+                cat.text("udp.heatmaps")
+            )));
+        }
+        own.push(Markup::trusted(format!(
+            "[summary.json](../data/{slug}/summary.json)"
+        )));
+        let mut line = name.clone();
+        line.push(&Markup::trusted(": "));
+        line.push(&Markup::join(&own, &Markup::trusted(" · ")));
+        links.push(line);
         for soak in d
             .files
             .iter()
@@ -369,16 +428,15 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                 }
             }
         }
-        let code = |c: &Option<String>| {
-            c.as_deref()
-                .and_then(once_command)
-                .map(|c| Markup::code_block("sh", &[c]))
-        };
-        if failed_command.is_none() {
-            failed_command = code(&udp.lossy_command);
+        // The isolation dataset's lossy run, which has a passing partner, shows the fix.
+        if let Some(repro) = &udp.reproduction {
+            if chosen.is_none_or(|c: &Reproduction| c.passing.is_none() && repro.passing.is_some())
+            {
+                chosen = Some(repro);
+            }
         }
-        if passed_command.is_none() {
-            passed_command = code(&udp.passed_command);
+        if first_passed.is_none() {
+            first_passed.clone_from(&udp.passed_command);
         }
         for f in &d.files {
             evidence.push(Markup::trusted(format!(
@@ -387,6 +445,28 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                 safe_name(&f.name)
             )));
         }
+    }
+    if let Some(repro) = chosen {
+        failed_command = code(&repro.command);
+        overflow_callout = Some(callout(cat, repro));
+        if let Some(partner) = &repro.passing {
+            let buffer = |b: Option<u64>| {
+                b.map_or(not_recorded.clone(), |b| {
+                    Markup::trusted(format::buffer_size(b))
+                })
+            };
+            fix = Some(cat.fill(
+                "udp.fix",
+                &[
+                    ("from", &buffer(repro.server_buffer)),
+                    ("to", &buffer(Some(partner.server_buffer))),
+                ],
+            ));
+            passed_command = code(&partner.command);
+        }
+    }
+    if passed_command.is_none() {
+        passed_command = first_passed.as_deref().and_then(code);
     }
     let code = cat.code;
     let count = |n: u64| labels::number(format::count(n));
@@ -412,11 +492,14 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         ),
         throughput,
         images,
-        buffer_lines,
+        readbacks,
         isolation,
         isolation_intro,
         failed_command,
+        overflow_callout,
+        fix,
         passed_command,
+        links,
         evidence: cat.fill(
             "udp.evidence",
             &[("links", &Markup::join(&evidence, &Markup::trusted(" · ")))],
