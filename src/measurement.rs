@@ -146,6 +146,18 @@ pub struct Measurement {
     #[serde(default)]
     pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
     #[serde(default)]
+    pub kernel_udp_rcvbuf_errors_before: Option<u64>,
+    #[serde(default)]
+    pub kernel_udp_rcvbuf_errors_after: Option<u64>,
+    #[serde(default)]
+    pub kernel_ip_frag_creates_delta: Option<u64>,
+    #[serde(default)]
+    pub kernel_ip_reasm_reqds_delta: Option<u64>,
+    #[serde(default)]
+    pub kernel_ip_reasm_oks_delta: Option<u64>,
+    #[serde(default)]
+    pub kernel_ip_reasm_fails_delta: Option<u64>,
+    #[serde(default)]
     pub kernel_udp_in_errors_delta: Option<u64>,
     #[serde(default)]
     pub server_messages_received: Option<u64>,
@@ -265,6 +277,12 @@ impl From<&Metrics> for Measurement {
             udp_server_receive_buffer_requested_bytes: m.udp_server_receive_buffer_requested_bytes,
             udp_send_buffer_requested_bytes: m.udp_send_buffer_requested_bytes,
             kernel_udp_rcvbuf_errors_delta: m.kernel_udp_rcvbuf_errors_delta,
+            kernel_udp_rcvbuf_errors_before: m.kernel_udp_rcvbuf_errors_before,
+            kernel_udp_rcvbuf_errors_after: m.kernel_udp_rcvbuf_errors_after,
+            kernel_ip_frag_creates_delta: m.kernel_ip_frag_creates_delta,
+            kernel_ip_reasm_reqds_delta: m.kernel_ip_reasm_reqds_delta,
+            kernel_ip_reasm_oks_delta: m.kernel_ip_reasm_oks_delta,
+            kernel_ip_reasm_fails_delta: m.kernel_ip_reasm_fails_delta,
             kernel_udp_in_errors_delta: m.kernel_udp_in_errors_delta,
             server_messages_received: Some(m.server_messages_received),
         }

@@ -66,6 +66,9 @@ pub struct Run {
     pub order_errors: u64,
     pub udp_lost_messages: u64,
     pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
+    /// The kernel's own readings behind the UDP loss (echomark archives since they record
+    /// them).
+    pub kernel_readings: Option<KernelReadings>,
     pub udp_server_receive_buffer_bytes: Option<u64>,
     pub udp_server_receive_buffer_requested_bytes: Option<u64>,
     pub udp_send_buffer_requested_bytes: Option<u64>,
@@ -87,6 +90,18 @@ impl Run {
             Metric::CpuPercent => self.cpu_percent,
         }
     }
+}
+
+/// The `RcvbufErrors` counter before and after a UDP run, and the IP fragmentation and
+/// reassembly deltas over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KernelReadings {
+    pub rcvbuf_errors_before: u64,
+    pub rcvbuf_errors_after: u64,
+    pub frag_creates: Option<u64>,
+    pub reasm_reqds: Option<u64>,
+    pub reasm_oks: Option<u64>,
+    pub reasm_fails: Option<u64>,
 }
 
 /// What a file says about itself.
@@ -243,6 +258,7 @@ pub(crate) mod tests {
             order_errors: 0,
             udp_lost_messages: 0,
             kernel_udp_rcvbuf_errors_delta: None,
+            kernel_readings: None,
             udp_server_receive_buffer_bytes: None,
             udp_server_receive_buffer_requested_bytes: None,
             udp_send_buffer_requested_bytes: None,

@@ -924,3 +924,48 @@ fn the_udp_report_explains_a_loss_and_shows_the_buffer_that_fixes_it() {
     let zh = text(&files, "zh/udp-report.md");
     assert!(zh.contains("> **丢包说明**："), "{zh}");
 }
+
+#[test]
+fn the_udp_callout_shows_the_kernel_counter_before_after_and_fragmentation() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = std::fs::read_to_string(Path::new(DEMO).join("archive.json")).unwrap();
+    let mut a: serde_json::Value = serde_json::from_str(&demo).unwrap();
+    for entry in a["results"].as_array_mut().unwrap() {
+        let m = &mut entry["metrics"];
+        let lost = m["udp_lost_messages"].as_u64().unwrap_or(0);
+        if m.is_object() && m["protocol"] == "udp" {
+            m["kernel_udp_rcvbuf_errors_delta"] = json!(lost);
+            m["kernel_udp_rcvbuf_errors_before"] = json!(152_304);
+            m["kernel_udp_rcvbuf_errors_after"] = json!(152_304 + lost);
+            m["kernel_ip_frag_creates_delta"] = json!(0);
+            m["kernel_ip_reasm_reqds_delta"] = json!(0);
+            m["kernel_ip_reasm_oks_delta"] = json!(0);
+            m["kernel_ip_reasm_fails_delta"] = json!(0);
+        }
+    }
+    write(dir.path(), "counted", "a.json", &a.to_string());
+    let out = dir.path().join("site");
+    let o = build(&[&dir.path().join("counted")], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let en = text(&files, "en/udp-report.md");
+    let callout = en
+        .lines()
+        .find(|l| l.starts_with("> **What the loss means.**"))
+        .unwrap_or_else(|| panic!("{en}"));
+    let lost: String = callout
+        .split("The client sent ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .to_string();
+    let after = 152_304 + lost.replace(',', "").parse::<u64>().unwrap();
+    let expected = format!(
+        "read 152,304 before the run and {} after it, a delta of {lost}",
+        echomark::format::count(after)
+    );
+    assert!(callout.contains(&expected), "{expected} in {callout}");
+    assert!(callout.contains("created 0 IP fragments"), "{callout}");
+    let zh = text(&files, "zh/udp-report.md");
+    assert!(zh.contains("运行前为 152,304"), "{zh}");
+}

@@ -136,6 +136,22 @@ pub struct Metrics {
     pub kernel_udp_sndbuf_errors_delta: Option<u64>,
     pub kernel_udp_mem_errors_delta: Option<u64>,
     pub kernel_udp_in_datagrams_delta: Option<u64>,
+    /// UDP: the `RcvbufErrors` counter itself before and after (absent in older archives),
+    /// so a reader can check the delta against the kernel's own numbers.
+    #[serde(default)]
+    pub kernel_udp_rcvbuf_errors_before: Option<u64>,
+    #[serde(default)]
+    pub kernel_udp_rcvbuf_errors_after: Option<u64>,
+    /// UDP: IP fragmentation and reassembly deltas of the run's address family (absent in
+    /// older archives): non-zero when datagrams exceeded the MTU.
+    #[serde(default)]
+    pub kernel_ip_frag_creates_delta: Option<u64>,
+    #[serde(default)]
+    pub kernel_ip_reasm_reqds_delta: Option<u64>,
+    #[serde(default)]
+    pub kernel_ip_reasm_oks_delta: Option<u64>,
+    #[serde(default)]
+    pub kernel_ip_reasm_fails_delta: Option<u64>,
     /// TLS protocols: the negotiated version and cipher suite (absent in older archives).
     #[serde(default)]
     pub tls_version: Option<String>,

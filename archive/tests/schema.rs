@@ -67,6 +67,12 @@ fn sample_metrics() -> Metrics {
         kernel_udp_sndbuf_errors_delta: Some(0),
         kernel_udp_mem_errors_delta: Some(0),
         kernel_udp_in_datagrams_delta: Some(10),
+        kernel_udp_rcvbuf_errors_before: Some(152_304),
+        kernel_udp_rcvbuf_errors_after: Some(153_071),
+        kernel_ip_frag_creates_delta: Some(0),
+        kernel_ip_reasm_reqds_delta: Some(0),
+        kernel_ip_reasm_oks_delta: Some(0),
+        kernel_ip_reasm_fails_delta: Some(0),
         tls_version: Some("TLSv1_3".into()),
         tls_cipher_suite: Some("TLS13_AES_256_GCM_SHA384".into()),
         ..Metrics::default()

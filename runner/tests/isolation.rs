@@ -56,10 +56,19 @@ fn loss_equals_the_kernel_drop_count_and_a_clean_case_is_zero_everywhere() {
     );
     assert_eq!(lossy.content_errors + lossy.order_errors, 0);
     match lossy.kernel_udp_rcvbuf_errors_delta {
-        Some(kernel) => assert_eq!(
-            kernel, lossy.udp_lost_messages,
-            "one kernel drop per lost datagram"
-        ),
+        Some(kernel) => {
+            assert_eq!(
+                kernel, lossy.udp_lost_messages,
+                "one kernel drop per lost datagram"
+            );
+            // The counter's own before/after readings give the same delta.
+            let (before, after) = (
+                lossy.kernel_udp_rcvbuf_errors_before.unwrap(),
+                lossy.kernel_udp_rcvbuf_errors_after.unwrap(),
+            );
+            assert_eq!(after - before, kernel, "{before} → {after}");
+            assert!(lossy.kernel_ip_reasm_reqds_delta.is_some());
+        }
         None => eprintln!("skipped: no /proc/net/snmp here"),
     }
     let clean = once(&["--payload", "1472", "--window", "1"]);

@@ -87,6 +87,8 @@ pub struct Reproduction {
     pub lost: u64,
     /// The kernel's `UdpRcvbufErrors` delta over the run.
     pub kernel_delta: Option<u64>,
+    /// The counter's before/after readings and the fragmentation deltas, where recorded.
+    pub readings: Option<crate::model::KernelReadings>,
     /// The server receive buffer the isolation case requested.
     pub server_buffer: Option<u64>,
     /// A passing run of the same load that differs only in its server receive buffer.
@@ -132,6 +134,7 @@ fn reproduction(udp: &[&Run]) -> Option<Reproduction> {
         command: chosen.command.clone(),
         lost: chosen.udp_lost_messages,
         kernel_delta: chosen.kernel_udp_rcvbuf_errors_delta,
+        readings: chosen.kernel_readings,
         server_buffer: chosen.key.udp_server_recv_buffer,
         passing: partner(chosen),
     })

@@ -319,6 +319,16 @@ impl FileRead {
             order_errors: metrics.and_then(|m| m.order_errors).unwrap_or(0),
             udp_lost_messages: metrics.and_then(|m| m.udp_lost_messages).unwrap_or(0),
             kernel_udp_rcvbuf_errors_delta: metrics.and_then(|m| m.kernel_udp_rcvbuf_errors_delta),
+            kernel_readings: metrics.and_then(|m| {
+                Some(crate::model::KernelReadings {
+                    rcvbuf_errors_before: m.kernel_udp_rcvbuf_errors_before?,
+                    rcvbuf_errors_after: m.kernel_udp_rcvbuf_errors_after?,
+                    frag_creates: m.kernel_ip_frag_creates_delta,
+                    reasm_reqds: m.kernel_ip_reasm_reqds_delta,
+                    reasm_oks: m.kernel_ip_reasm_oks_delta,
+                    reasm_fails: m.kernel_ip_reasm_fails_delta,
+                })
+            }),
             udp_server_receive_buffer_bytes: metrics
                 .and_then(|m| m.udp_server_receive_buffer_bytes),
             udp_server_receive_buffer_requested_bytes: metrics

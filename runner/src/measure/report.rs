@@ -35,7 +35,8 @@ pub struct Timing {
     pub cpu_elapsed: Duration,
     pub drain: Duration,
     pub rss: (Option<u64>, Option<u64>),
-    pub kernel: Option<UdpCounters>,
+    /// The kernel counters before and after the measured phase and drain.
+    pub kernel: Option<(UdpCounters, UdpCounters)>,
 }
 
 /// UDP buffer sizes as the kernel read them back: the server socket, and the smallest and
@@ -179,7 +180,14 @@ pub fn fill(
         .map(|c| c / cpu_elapsed * 100.0);
     (m.rss_start_bytes, m.rss_end_bytes) = timing.rss;
 
-    if let Some(k) = timing.kernel.filter(|_| case.protocol == Protocol::Udp) {
+    if let Some((before, after)) = timing.kernel.filter(|_| case.protocol == Protocol::Udp) {
+        let k = UdpCounters::delta(before, after);
+        m.kernel_udp_rcvbuf_errors_before = Some(before.rcvbuf_errors);
+        m.kernel_udp_rcvbuf_errors_after = Some(after.rcvbuf_errors);
+        m.kernel_ip_frag_creates_delta = Some(k.frag_creates);
+        m.kernel_ip_reasm_reqds_delta = Some(k.reasm_reqds);
+        m.kernel_ip_reasm_oks_delta = Some(k.reasm_oks);
+        m.kernel_ip_reasm_fails_delta = Some(k.reasm_fails);
         m.kernel_udp_in_errors_delta = Some(k.in_errors);
         m.kernel_udp_rcvbuf_errors_delta = Some(k.rcvbuf_errors);
         m.kernel_udp_sndbuf_errors_delta = Some(k.sndbuf_errors);

@@ -138,9 +138,7 @@ impl Rig {
                     .map(|t| t.saturating_duration_since(deadline))
                     .unwrap_or_default(),
                 rss: (rss_start, resources::current_rss_bytes()),
-                kernel: kernel_before
-                    .zip(UdpCounters::read(ipv6))
-                    .map(|(a, b)| UdpCounters::delta(a, b)),
+                kernel: kernel_before.zip(UdpCounters::read(ipv6)),
             };
             Ok((warm, measured, timing))
         })();

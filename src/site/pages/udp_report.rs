@@ -120,6 +120,32 @@ fn isolation_row(
 /// says where the datagrams went.
 fn callout(cat: &Catalog, repro: &Reproduction) -> Markup {
     let lost = labels::number(format::count(repro.lost));
+    let mut text = loss_meaning(cat, repro, &lost);
+    if let Some(r) = &repro.readings {
+        let n = |v: u64| labels::number(format::count(v));
+        let opt = |v: Option<u64>| v.map_or(cat.text("overview.not_recorded"), n);
+        text.push(&cat.text("site.sentence_sep"));
+        text.push(&cat.fill(
+            "udp.readings",
+            &[
+                ("before", &n(r.rcvbuf_errors_before)),
+                ("after", &n(r.rcvbuf_errors_after)),
+                (
+                    "delta",
+                    &n(r.rcvbuf_errors_after.saturating_sub(r.rcvbuf_errors_before)),
+                ),
+                ("frag", &opt(r.frag_creates)),
+                ("reqds", &opt(r.reasm_reqds)),
+                ("fails", &opt(r.reasm_fails)),
+            ],
+        ));
+    }
+    text
+}
+
+/// The callout's first sentences: the loss against the kernel's drop counter.
+fn loss_meaning(cat: &Catalog, repro: &Reproduction, lost: &Markup) -> Markup {
+    let lost = lost.clone();
     match repro.kernel_delta {
         Some(k) if k == repro.lost => cat.fill("udp.callout_matched", &[("lost", &lost)]),
         Some(k) => cat.fill(
