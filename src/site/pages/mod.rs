@@ -6,9 +6,11 @@ pub mod charts;
 pub mod dimensions;
 pub mod failures;
 pub mod index;
+pub mod key_results;
 pub mod methodology;
 pub mod overview;
 pub mod protocol;
+pub mod provenance;
 pub mod udp_report;
 
 use std::collections::BTreeSet;

@@ -1,0 +1,152 @@
+//! The provenance tables of an overview page: the machine, the build that measured, and
+//! the commands that reproduce the dataset.
+
+use crate::format;
+use crate::model::{Dataset, Format};
+use crate::output::safe_name;
+use crate::site::i18n::Catalog;
+use crate::site::markup::Markup;
+use crate::site::table::Table;
+
+/// The host table.
+pub fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
+    let h = d.files.first().map(|f| f.host.clone()).unwrap_or_default();
+    let first_format = d.files.first().map(|f| f.format);
+    let text = |v: &Option<String>| v.as_deref().map_or(not_recorded.clone(), Markup::text);
+    let int = |v: Option<u64>| v.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string()));
+    let os = match (&h.os_name, &h.os_version, &h.system) {
+        (Some(name), Some(v), _) => {
+            Markup::trusted(format!("{} {}", Markup::text(name), Markup::text(v)))
+        }
+        (_, Some(v), Some(sys)) if sys == "Darwin" => {
+            Markup::trusted(format!("macOS {}", Markup::text(v)))
+        }
+        (_, _, Some(sys)) => Markup::text(sys),
+        _ => not_recorded.clone(),
+    };
+    let mut table = Table::new(cat.list("host.columns", &[]), &[]);
+    if let Some(model) = &h.model {
+        table.push(vec![cat.text("host.model"), Markup::text(model)]);
+    }
+    table.push(vec![cat.text("host.cpu"), text(&h.cpu)]);
+    table.push(vec![cat.text("host.arch"), text(&h.machine)]);
+    table.push(vec![
+        cat.text("host.cores"),
+        Markup::trusted(format!(
+            "{} / {}",
+            int(h.physical_cpus),
+            int(h.logical_cpus)
+        )),
+    ]);
+    table.push(vec![
+        cat.text("host.memory"),
+        h.memory_bytes
+            .map_or(not_recorded.clone(), |b| Markup::trusted(format::gib(b))),
+    ]);
+    table.push(vec![cat.text("host.os"), os]);
+    table.push(vec![cat.text("host.kernel"), text(&h.release)]);
+    if first_format == Some(Format::Echomark) {
+        // Recorded by echomark since the toolchain issue; older archives say "not recorded".
+        table.push(vec![cat.text("host.signature"), text(&h.cpu_signature)]);
+        let smt = h.smt_active.map_or(not_recorded.clone(), |on| {
+            cat.text(if on { "host.smt_on" } else { "host.smt_off" })
+        });
+        table.push(vec![cat.text("host.smt"), smt]);
+        table.push(vec![cat.text("host.governor"), text(&h.cpu_governor)]);
+    }
+    table
+}
+
+/// The toolchain table: per file, the producer, the source commit, the compiler and build
+/// profile, and the versions of the crates that did the measured work.
+pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
+    let mut columns = vec![Markup::default()];
+    columns.extend([
+        cat.text("overview.tool"),
+        cat.text("overview.git"),
+        cat.text("overview.compiler"),
+        cat.text("overview.stack"),
+    ]);
+    let mut table = Table::new(columns, &[]);
+    for f in &d.files {
+        let git = match &f.git_head {
+            Some(h) => cat.fill(
+                "overview.git_line",
+                &[
+                    ("hash", &Markup::text(h.get(..12).unwrap_or(h))),
+                    (
+                        "state",
+                        &cat.text(if f.dirty {
+                            "overview.dirty"
+                        } else {
+                            "overview.clean"
+                        }),
+                    ),
+                ],
+            ),
+            None => not_recorded.clone(),
+        };
+        let producer = match f.format {
+            Format::Echomark => "echomark-runner",
+            Format::ArknetSchema1 => "arknet schema 1",
+            Format::ArknetSchema2 => "arknet schema 2",
+        };
+        let (compiler, stack) = match &f.toolchain {
+            Some(t) => (
+                cat.fill(
+                    "overview.compiler_line",
+                    &[
+                        ("rustc", &Markup::text(&t.rustc)),
+                        ("target", &Markup::text(&t.target)),
+                        ("profile", &Markup::text(&t.profile)),
+                        ("opt", &Markup::text(&t.opt_level)),
+                    ],
+                ),
+                Markup::text(
+                    &t.dependencies
+                        .iter()
+                        .map(|(name, version)| format!("{name} {version}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            ),
+            None => (not_recorded.clone(), not_recorded.clone()),
+        };
+        table.push(vec![
+            Markup::text(&f.name),
+            Markup::trusted(producer),
+            git,
+            compiler,
+            stack,
+        ]);
+    }
+    table
+}
+
+/// The matrix commands that reproduce the dataset, then the site.
+pub fn commands(d: &Dataset, slug: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    for f in &d.files {
+        let Some(preset) = f.preset else { continue };
+        let mut cmd = format!("echomark-runner matrix --preset {}", preset.as_str());
+        if !f.protocols.is_empty() {
+            let names: Vec<&str> = f.protocols.iter().map(|p| p.as_str()).collect();
+            cmd.push_str(&format!(" --protocols {}", names.join(",")));
+        }
+        if let Some(seed) = f.shuffle_seed {
+            cmd.push_str(&format!(" --shuffle {seed}"));
+        }
+        if f.keep_going {
+            cmd.push_str(" --keep-going");
+        }
+        if let Some(s) = f.soak_seconds {
+            cmd.push_str(&format!(" --soak {s}"));
+        }
+        cmd.push_str(&format!(" --out raw-results/{slug}/{}", safe_name(&f.name)));
+        commands.push(cmd);
+    }
+    if !commands.is_empty() {
+        commands.push("echomark build".to_string());
+    }
+    commands
+}
