@@ -71,6 +71,11 @@ pub fn mib(bytes: f64) -> String {
     grouped(bytes / 1_048_576.0, 2)
 }
 
+/// The first 12 characters of a hash or commit id, as pages show them.
+pub fn short_hash(h: &str) -> &str {
+    h.get(..12).unwrap_or(h)
+}
+
 /// A count: grouped integer (`1,620`).
 pub fn count(n: u64) -> String {
     grouped(n as f64, 0)

@@ -107,36 +107,33 @@ pub struct PassingPartner {
 /// fixes it; else any lossy run.
 fn reproduction(udp: &[&Run]) -> Option<Reproduction> {
     let lossy = || udp.iter().filter(|r| !r.passed && r.udp_lost_messages > 0);
+    // A passing run whose key differs from `r`'s only in the server receive buffer.
     let partner = |r: &Run| {
         udp.iter().find_map(|o| {
+            let b = o.key.udp_server_recv_buffer?;
             let same_load = CaseKey {
-                udp_server_recv_buffer: None,
-                ..o.key.clone()
-            } == CaseKey {
-                udp_server_recv_buffer: None,
+                udp_server_recv_buffer: o.key.udp_server_recv_buffer,
                 ..r.key.clone()
-            };
-            match o.key.udp_server_recv_buffer {
-                Some(b) if o.passed && same_load && r.key.udp_server_recv_buffer != Some(b) => {
-                    Some(PassingPartner {
-                        command: o.command.clone(),
-                        server_buffer: b,
-                    })
+            } == o.key;
+            (o.passed && same_load && r.key.udp_server_recv_buffer != Some(b)).then(|| {
+                PassingPartner {
+                    command: o.command.clone(),
+                    server_buffer: b,
                 }
-                _ => None,
-            }
+            })
         })
     };
-    let chosen = lossy()
-        .find(|r| r.key.udp_server_recv_buffer.is_some() && partner(r).is_some())
-        .or_else(|| lossy().next())?;
+    let (chosen, passing) = lossy()
+        .filter(|r| r.key.udp_server_recv_buffer.is_some())
+        .find_map(|r| partner(r).map(|p| (r, Some(p))))
+        .or_else(|| lossy().next().map(|r| (r, None)))?;
     Some(Reproduction {
         command: chosen.command.clone(),
         lost: chosen.udp_lost_messages,
         kernel_delta: chosen.kernel_udp_rcvbuf_errors_delta,
         readings: chosen.kernel_readings,
         server_buffer: chosen.key.udp_server_recv_buffer,
-        passing: partner(chosen),
+        passing,
     })
 }
 

@@ -73,7 +73,7 @@ pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
             Some(h) => cat.fill(
                 "overview.git_line",
                 &[
-                    ("hash", &Markup::text(h.get(..12).unwrap_or(h))),
+                    ("hash", &Markup::text(format::short_hash(h))),
                     (
                         "state",
                         &cat.text(if f.dirty {

@@ -245,7 +245,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             });
         let short = |h: Option<&str>| {
             h.map_or(not_recorded.clone(), |h| {
-                Markup::trusted(format!("`{}`", Markup::text(h.get(..12).unwrap_or(h))))
+                Markup::trusted(format!("`{}`", Markup::text(format::short_hash(h))))
             })
         };
         let hashes = cat.fill(
