@@ -8,6 +8,7 @@
 //! formatting both languages use; [`output`] writes files safely.
 
 pub mod analysis;
+pub mod compare;
 pub mod error;
 pub mod format;
 pub mod measurement;

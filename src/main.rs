@@ -47,6 +47,40 @@ enum Command {
     },
     /// Fail when DIR differs from what the archives produce.
     Check(SiteArgs),
+    /// Did NEW get faster or slower than BASE? A verdict per configuration and metric that
+    /// the repetitions and histograms support (exit 1 on a regression with --fail-on
+    /// regression, 2 on bad input).
+    Compare(CompareArgs),
+}
+
+/// The flags of `compare`.
+#[derive(Debug, clap::Args)]
+struct CompareArgs {
+    /// The dataset folder or archive to compare against.
+    base: PathBuf,
+    /// The dataset folder or archive to judge.
+    new: PathBuf,
+    /// Print the comparison as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Also write the report as Markdown (for a pull-request comment or job summary).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Exit 1 when the comparison finds this.
+    #[arg(long, value_name = "WHAT")]
+    fail_on: Option<FailOn>,
+    /// The smallest change that counts, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    min_effect: f64,
+    /// Two datasets of one build (an A/A pair): changes smaller than theirs do not count.
+    #[arg(long, num_args = 2, value_names = ["A1", "A2"])]
+    noise: Vec<PathBuf>,
+}
+
+/// What `compare --fail-on` fails on.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FailOn {
+    Regression,
 }
 
 /// The flags of `build` and `check`.
@@ -79,6 +113,7 @@ fn main() -> ExitCode {
             run_build(&default_paths(site.raw), &site.out, &site.base_url, force)
         }
         Command::Check(a) => run_check(&default_paths(a.raw), &a.out, &a.base_url),
+        Command::Compare(args) => return run_compare(&args),
     };
     match result {
         Ok(()) => ExitCode::from(exit_codes::OK),
@@ -104,6 +139,56 @@ fn analyse(paths: &[PathBuf]) -> anyhow::Result<(Vec<Dataset>, Analysis)> {
     let datasets = read::load(paths)?;
     let analysis = Analysis::of(&datasets).context("aggregating the run table")?;
     Ok((datasets, analysis))
+}
+
+/// `compare` has its own exit codes: CI gates on them.
+fn run_compare(args: &CompareArgs) -> ExitCode {
+    match compare(args) {
+        Ok(regressed) if regressed && args.fail_on.is_some() => {
+            ExitCode::from(exit_codes::REGRESSION)
+        }
+        Ok(_) => ExitCode::from(exit_codes::OK),
+        Err(e) => {
+            eprintln!("echomark compare: {e:#}");
+            ExitCode::from(exit_codes::USAGE)
+        }
+    }
+}
+
+/// Runs the comparison and reports it; whether something regressed.
+fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
+    use echomark::compare::{self, side::Side};
+    if !(args.min_effect.is_finite() && (0.0..100.0).contains(&args.min_effect)) {
+        anyhow::bail!(
+            "--min-effect must be a percentage from 0 to below 100, not {}",
+            args.min_effect
+        );
+    }
+    let load = |path: &PathBuf| {
+        Side::load(path)
+            .with_context(|| format!("reading {}", printable(&path.display().to_string())))
+    };
+    let base = load(&args.base)?;
+    let new = load(&args.new)?;
+    let noise = match args.noise.as_slice() {
+        [a1, a2] => Some(compare::NoiseBand::of(&load(a1)?, &load(a2)?)),
+        _ => None,
+    };
+    let options = compare::Options {
+        min_effect: args.min_effect / 100.0,
+        noise,
+    };
+    let comparison = compare::Comparison::of(&base, &new, &options);
+    if let Some(path) = &args.markdown {
+        output::write_atomically(path, compare::markdown::render(&comparison).as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&comparison)?);
+    } else {
+        print!("{}", compare::text::render(&comparison));
+    }
+    Ok(comparison.has_regression())
 }
 
 fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {

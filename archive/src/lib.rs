@@ -3,7 +3,7 @@
 //! One crate owns the JSON shapes so that the producer and the reader cannot drift apart
 //! (the same idea as `nextest-metadata`): the configuration key and its enums ([`key`]), the
 //! metrics one run prints and its error counters ([`metrics`]), the archive around them
-//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]) and the
+//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), the latency histogram's wire form ([`histogram`]) and the
 //! check that a measurement measured what was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
 //! reader understands an echomark archive, and echomark adds what arknet lacks (full latency
 //! histograms, interval-exact throughput, kernel UDP counters, per-run timing and a shuffle
@@ -12,6 +12,7 @@
 
 pub mod archive;
 pub mod echo;
+pub mod histogram;
 pub mod key;
 pub mod metrics;
 pub mod plan;

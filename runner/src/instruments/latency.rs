@@ -3,8 +3,6 @@
 
 use std::time::Duration;
 
-use base64::Engine;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 /// Largest value tracked exactly: 60 s. Longer round trips are clamped to it.
@@ -65,20 +63,16 @@ pub fn summarize(hist: &Histogram<u64>) -> Summary {
     }
 }
 
-/// The histogram as HdrHistogram V2 + DEFLATE, base64: the archive keeps the full
-/// distribution, so repetitions can later be merged instead of averaging percentiles.
+/// The histogram as the archive stores it (HdrHistogram V2 + DEFLATE, base64): the archive
+/// keeps the full distribution, so repetitions can later be merged instead of averaging
+/// percentiles.
 pub fn encode(hist: &Histogram<u64>) -> Option<String> {
-    let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(hist, &mut bytes)
-        .ok()?;
-    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+    echomark_archive::histogram::encode(hist)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hdrhistogram::serialization::Deserializer;
 
     #[test]
     fn merged_histograms_summarise_all_values() {
@@ -108,13 +102,7 @@ mod tests {
         for i in 0..100 {
             record(&mut h, Duration::from_nanos(10_000 + i * 37));
         }
-        let text = encode(&h).unwrap();
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .unwrap();
-        let back: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .unwrap();
+        let back = echomark_archive::histogram::decode(&encode(&h).unwrap()).unwrap();
         assert_eq!(back, h);
     }
 }
