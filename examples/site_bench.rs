@@ -25,7 +25,11 @@ fn runs_in(bin: &Path, files: &[std::path::PathBuf]) -> u64 {
         .args(files)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reports: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     reports
         .as_array()

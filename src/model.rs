@@ -139,6 +139,8 @@ pub struct ArchiveFile {
     pub soak: Vec<SoakResult>,
     /// echomark archives: how the runner was built (absent in older archives).
     pub toolchain: Option<echomark_archive::Toolchain>,
+    /// echomark archives: the part of a split matrix this file holds (`--shard I/N`).
+    pub shard: Option<echomark_archive::Shard>,
 }
 
 /// The machine a file was measured on, as any format describes it (every field optional).

@@ -164,6 +164,59 @@ pub struct Settings {
     /// Length of the sustained test run after the cases, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak_seconds: Option<f64>,
+    /// The part of the matrix this archive measures, when the matrix is split over several
+    /// runners (`--shard I/N`); absent for a whole matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+/// One of `count` deterministic parts of a matrix: the configurations at positions
+/// `index − 1`, `index − 1 + count`, … of the plan's first-seen order, with every repetition
+/// of each, so a configuration is measured whole by one runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shard {
+    /// 1-based.
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// Whether `1 ≤ index ≤ count`.
+    pub fn is_valid(&self) -> bool {
+        self.count >= 1 && (1..=self.count).contains(&self.index)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `I/N`, for example `2/5`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (i, n) = text
+            .split_once('/')
+            .ok_or_else(|| format!("{text:?} is not I/N (for example 2/5)"))?;
+        let parse = |t: &str| {
+            t.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{text:?} is not I/N (for example 2/5)"))
+        };
+        let shard = Shard {
+            index: parse(i)?,
+            count: parse(n)?,
+        };
+        if shard.is_valid() {
+            Ok(shard)
+        } else {
+            Err(format!("shard {text}: I must be from 1 to N"))
+        }
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 /// One case of an explicit case list.

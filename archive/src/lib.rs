@@ -19,8 +19,9 @@ pub mod plan;
 pub mod soak;
 
 pub use archive::{
-    Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, Preset, Settings, SoakRecord,
-    Toolchain, TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
+    Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, Preset, Settings, Shard,
+    SoakRecord, Toolchain, TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, IMPLEMENTATION,
+    TOOL_NAME,
 };
 pub use echo::{check_echo, CaseParameters};
 pub use key::{AddressFamily, CaseKey, IoModel, Protocol, RunId, UnknownName};

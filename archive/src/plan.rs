@@ -24,7 +24,32 @@ impl Settings {
     /// list repeated, or arknet's nested order (repetition → IO profile → protocol → payload
     /// → traffic profile) in which a UDP case that the window rule makes identical to an
     /// earlier one is listed once.
+    ///
+    /// With a [`Shard`](crate::Shard), only that shard's configurations (every repetition of
+    /// each); an invalid shard plans nothing.
     pub fn planned_runs(&self, backend: &str) -> Vec<RunId> {
+        let all = self.whole_plan(backend);
+        let Some(shard) = self.shard else {
+            return all;
+        };
+        if !shard.is_valid() {
+            return Vec::new();
+        }
+        let mut position: Vec<&CaseKey> = Vec::new();
+        let mut keep = BTreeSet::new();
+        for run in &all {
+            if !position.contains(&&run.case) {
+                if position.len() as u64 % shard.count == shard.index - 1 {
+                    keep.insert(run.case.clone());
+                }
+                position.push(&run.case);
+            }
+        }
+        all.into_iter().filter(|r| keep.contains(&r.case)).collect()
+    }
+
+    /// Every run of the whole matrix, ignoring any shard.
+    fn whole_plan(&self, backend: &str) -> Vec<RunId> {
         let key = |protocol, payload_bytes, clients, window, io: &crate::IoProfile| CaseKey {
             backend: backend.to_string(),
             implementation: IMPLEMENTATION.to_string(),
@@ -79,5 +104,96 @@ impl Settings {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::{AddressFamily, IoModel, IoProfile, Settings, Shard, TrafficProfile};
+
+    fn settings() -> Settings {
+        Settings {
+            seconds: 1.0,
+            warmup: 0.25,
+            repetitions: 3,
+            payloads: vec![64, 1024, 16384],
+            profiles: vec![
+                TrafficProfile {
+                    clients: 1,
+                    window: 1,
+                },
+                TrafficProfile {
+                    clients: 16,
+                    window: 16,
+                },
+            ],
+            udp_throughput_window: Some(1),
+            io_profiles: [
+                (IoModel::Shared, 1),
+                (IoModel::Shared, 2),
+                (IoModel::Sharded, 2),
+            ]
+            .map(|(io_model, io_threads)| IoProfile {
+                io_model,
+                io_threads,
+                handler_work: 0,
+            })
+            .to_vec(),
+            protocols: "tcp,udp,http"
+                .split(',')
+                .map(|p| p.parse().unwrap())
+                .collect(),
+            execution_modes: None,
+            address_family: AddressFamily::Ipv4,
+            preset: None,
+            shuffle_seed: None,
+            case_timeout_seconds: 10.0,
+            udp_timeout_ms: 250,
+            udp_send_buffer: None,
+            udp_recv_buffer: None,
+            udp_server_recv_buffer: None,
+            keep_going: false,
+            cases: None,
+            soak_seconds: None,
+            shard: None,
+        }
+    }
+
+    #[test]
+    fn shards_cover_every_run_exactly_once_and_keep_configurations_whole() {
+        let whole = settings().planned_runs("tokio");
+        assert!(whole.len() > 40);
+        for count in 1..=7 {
+            let mut times_seen: BTreeMap<_, u32> = BTreeMap::new();
+            let mut owner = BTreeMap::new();
+            for index in 1..=count {
+                let s = Settings {
+                    shard: Some(Shard { index, count }),
+                    ..settings()
+                };
+                for run in s.planned_runs("tokio") {
+                    *times_seen.entry(run.clone()).or_default() += 1;
+                    // Every repetition of a configuration is in the same shard.
+                    assert_eq!(*owner.entry(run.case.clone()).or_insert(index), index);
+                }
+            }
+            assert_eq!(times_seen.len(), whole.len(), "{count} shards");
+            assert!(times_seen.values().all(|&n| n == 1), "{count} shards");
+        }
+    }
+
+    #[test]
+    fn shards_parse_and_refuse_nonsense() {
+        assert_eq!("2/5".parse::<Shard>(), Ok(Shard { index: 2, count: 5 }));
+        for bad in ["0/3", "4/3", "1/0", "2", "a/b", ""] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        let s = Settings {
+            shard: Some(Shard { index: 0, count: 2 }),
+            ..settings()
+        };
+        assert!(s.planned_runs("tokio").is_empty());
     }
 }

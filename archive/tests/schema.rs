@@ -173,6 +173,7 @@ fn sample() -> Archive {
             udp_recv_buffer: Some(4 << 20),
             udp_server_recv_buffer: Some(4 << 20),
             keep_going: true,
+            shard: Some(echomark_archive::Shard { index: 2, count: 3 }),
             cases: Some(vec![ExplicitCase {
                 protocol: Protocol::Udp,
                 payload_bytes: 1024,

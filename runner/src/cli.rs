@@ -195,7 +195,7 @@ pub struct MatrixArgs {
         "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
-        "udp_server_recv_buffer", "udp_timeout_ms", "soak",
+        "udp_server_recv_buffer", "udp_timeout_ms", "soak", "shard",
     ])]
     pub resume: Option<std::path::PathBuf>,
     /// Starting values: quick, baseline or dimensions.
@@ -232,6 +232,10 @@ pub struct MatrixArgs {
     /// Run the cases in an order shuffled with this seed (recorded in the archive).
     #[arg(long, value_name = "SEED")]
     pub shuffle: Option<u64>,
+    /// Measure only part I of N of the matrix (every repetition of every N-th configuration,
+    /// recorded in the archive); the N archives of one build on one host form one dataset.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<echomark_archive::Shard>,
     /// Kill a run after this many seconds (default: seconds + warmup + 30).
     #[arg(long, value_name = "S", value_parser = seconds)]
     pub case_timeout: Option<f64>,
@@ -287,6 +291,7 @@ impl MatrixArgs {
             options: RunOptions {
                 keep_going: self.keep_going,
                 shuffle: self.shuffle,
+                shard: self.shard,
                 case_timeout: self.case_timeout,
                 udp_send_buffer: self.udp_send_buffer,
                 udp_recv_buffer: self.udp_recv_buffer,
@@ -361,8 +366,9 @@ mod tests {
                 udp_server_recv_buffer: None,
                 keep_going: false,
                 soak_seconds: None,
+                shard: None,
             });
-            for run in spec.runs() {
+            for run in spec.runs(None) {
                 let case = spec.case(&run, &settings).unwrap();
                 let argv = std::iter::once("echomark-runner".to_string()).chain(case.to_args());
                 let Command::Once(args) = Cli::try_parse_from(argv).unwrap().command else {

@@ -379,3 +379,84 @@ fn the_udp_buffers_preset_gives_each_case_its_server_buffer() {
             .any(|w| w[0] == "--udp-server-recv-buffer" && w[1] == requested.to_string()));
     }
 }
+
+/// Each configuration of a dataset with its number of runs and passes.
+fn configuration_counts(folder: &Path) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let datasets = echomark::read::load(&[folder.to_path_buf()]).expect("the dataset loads");
+    assert_eq!(datasets.len(), 1);
+    let mut out = std::collections::BTreeMap::new();
+    for run in &datasets[0].runs {
+        let entry = out.entry(format!("{:?}", run.key)).or_insert((0, 0));
+        entry.0 += 1;
+        entry.1 += usize::from(run.passed);
+    }
+    out
+}
+
+#[test]
+fn three_shards_merge_into_the_dataset_the_whole_matrix_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, sharded) = (dir.path().join("whole"), dir.path().join("sharded"));
+    std::fs::create_dir_all(&whole).unwrap();
+    std::fs::create_dir_all(&sharded).unwrap();
+    let mut args = small("2");
+    let out = whole.join("archive.json");
+    args.extend(["--out", out.to_str().unwrap()]);
+    assert!(matrix(&args).status.success());
+    let mut shard_runs = 0;
+    for i in 1..=3 {
+        let out = sharded.join(format!("shard-{i}.json"));
+        let mut args = small("2");
+        let shard = format!("{i}/3");
+        args.extend(["--shard", &shard, "--out", out.to_str().unwrap()]);
+        let o = matrix(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let archive = load_valid(&out);
+        assert!(archive.complete);
+        assert_eq!(
+            archive.settings.shard,
+            Some(echomark_archive::Shard { index: i, count: 3 })
+        );
+        shard_runs += archive.results.len();
+    }
+    // 4 configurations × 2 repetitions, split 2 + 1 + 1 configurations.
+    assert_eq!(shard_runs, 8);
+    let merged = configuration_counts(&sharded);
+    assert_eq!(merged, configuration_counts(&whole));
+    assert_eq!(merged.len(), 4);
+
+    // A shard measured twice, or by another build, is refused with the file named.
+    let copy = sharded.join("shard-1-again.json");
+    std::fs::copy(sharded.join("shard-1.json"), &copy).unwrap();
+    let err = echomark::read::load(std::slice::from_ref(&sharded))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shard-1-again.json") && err.contains("settings.shard"),
+        "{err}"
+    );
+    std::fs::remove_file(&copy).unwrap();
+    let path = sharded.join("shard-2.json");
+    let mut other: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    other["runner_sha256"] = "0".repeat(64).into();
+    std::fs::write(&path, serde_json::to_vec(&other).unwrap()).unwrap();
+    let err = echomark::read::load(&[sharded]).unwrap_err().to_string();
+    assert!(
+        err.contains("shard-2.json") && err.contains("runner_sha256"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_shard_flag_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.json");
+    for bad in ["0/3", "4/3", "x"] {
+        let mut args = small("1");
+        args.extend(["--shard", bad, "--out", out.to_str().unwrap()]);
+        let o = matrix(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(!out.exists());
+    }
+}

@@ -129,8 +129,19 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             })
             .collect(),
         toolchain,
+        shard: settings.shard,
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
+    if let Some(shard) = settings.shard.filter(|s| !s.is_valid()) {
+        out.problem(
+            &file.path,
+            "settings.shard",
+            format!(
+                "index {} of {} shards: the index must be from 1 to the count",
+                shard.index, shard.count
+            ),
+        );
+    }
     check_file(out, &file, Some(Some(failed_measurements)), with_error);
     check_plan(out, &file, &settings.planned_runs(&backend_name), &results);
     for (index, entry) in results.into_iter().enumerate() {

@@ -384,6 +384,7 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
         udp_timeout_ms: None,
         soak: Vec::new(),
         toolchain: None,
+        shard: None,
     }
 }
 

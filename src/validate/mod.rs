@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::Problem;
-use crate::model::Dataset;
+use crate::model::{Dataset, Format};
 use echomark_archive::CaseKey;
 
 /// Adds the dataset-level problems of `dataset` to `problems`.
@@ -40,6 +40,28 @@ pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
         if (f.seconds, f.warmup, f.repetitions) != (first.seconds, first.warmup, first.repetitions)
         {
             problems.push(mixed("settings"));
+        }
+        // The shards of one matrix must come from one build of the runner.
+        if f.format == Format::Echomark
+            && first.format == Format::Echomark
+            && f.runner_sha256 != first.runner_sha256
+        {
+            problems.push(mixed("runner_sha256"));
+        }
+        if f.shard.map(|s| s.count) != first.shard.map(|s| s.count) {
+            problems.push(mixed("settings.shard"));
+        }
+    }
+    let mut shards: BTreeMap<u64, &str> = BTreeMap::new();
+    for f in &dataset.files {
+        if let Some(shard) = f.shard {
+            if let Some(other) = shards.insert(shard.index, &f.name) {
+                problems.push(Problem::new(
+                    f.path.display().to_string(),
+                    "settings.shard",
+                    format!("shard {shard} is also in {other}: each shard is measured once"),
+                ));
+            }
         }
     }
     let mut seen: BTreeMap<(&CaseKey, u64), (usize, usize)> = BTreeMap::new();

@@ -46,6 +46,7 @@ pub enum ArchiveTarget {
 pub struct RunOptions {
     pub keep_going: bool,
     pub shuffle: Option<u64>,
+    pub shard: Option<echomark_archive::Shard>,
     pub case_timeout: Option<f64>,
     pub udp_send_buffer: Option<u64>,
     pub udp_recv_buffer: Option<u64>,
@@ -128,7 +129,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     };
     let spec = MatrixSpec::from_settings(&archive.settings)
         .map_err(|e| MatrixError(format!("{}: settings: {e}", path.display())))?;
-    let mut runs = spec.runs();
+    let mut runs = spec.runs(archive.settings.shard);
     // Every case is checked before anything is measured, so a bad matrix fails once with
     // exit 2, not once per run.
     for run in &runs {
@@ -385,8 +386,9 @@ fn new_archive(
         udp_server_recv_buffer: o.udp_server_recv_buffer,
         keep_going: o.keep_going,
         soak_seconds: o.soak,
+        shard: o.shard,
     });
-    if spec.runs().is_empty() {
+    if spec.runs(o.shard).is_empty() {
         return Err(MatrixError("the matrix has no cases".into()));
     }
     let (git_head, git_status) = provenance::git_state(source_dir);

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use echomark_archive::{
-    CaseKey, ExplicitCase, IoProfile, Preset, RunId, Settings, TrafficProfile, IMPLEMENTATION,
+    CaseKey, ExplicitCase, IoProfile, Preset, RunId, Settings, Shard, TrafficProfile,
+    IMPLEMENTATION,
 };
 
 use crate::case::{
@@ -202,14 +203,17 @@ impl MatrixSpec {
         out
     }
 
-    /// Every (case, repetition) of the matrix, in execution order before any shuffle (the
-    /// contract's [`Settings::planned_runs`]).
-    pub fn runs(&self) -> Vec<PlannedRun> {
-        self.settings(SettingsExtra::default())
-            .planned_runs(BACKEND)
-            .into_iter()
-            .map(PlannedRun::from)
-            .collect()
+    /// Every (case, repetition) of the matrix, or of one shard of it, in execution order
+    /// before any shuffle (the contract's [`Settings::planned_runs`]).
+    pub fn runs(&self, shard: Option<Shard>) -> Vec<PlannedRun> {
+        self.settings(SettingsExtra {
+            shard,
+            ..SettingsExtra::default()
+        })
+        .planned_runs(BACKEND)
+        .into_iter()
+        .map(PlannedRun::from)
+        .collect()
     }
 
     /// The archive's `settings` for this spec.
@@ -235,6 +239,7 @@ impl MatrixSpec {
             keep_going: extra.keep_going,
             cases: self.cases.clone(),
             soak_seconds: extra.soak_seconds,
+            shard: extra.shard,
         }
     }
 
@@ -365,6 +370,8 @@ pub struct SettingsExtra {
     pub udp_server_recv_buffer: Option<u64>,
     pub keep_going: bool,
     pub soak_seconds: Option<f64>,
+    /// `--shard I/N`: the part of the matrix this archive measures.
+    pub shard: Option<Shard>,
 }
 
 /// One planned child process.
@@ -464,7 +471,7 @@ mod tests {
             ["shared/1", "shared/2", "shared/4", "sharded/2", "sharded/4"]
         );
         // Per protocol: 5 topologies × 3 payloads × 2 profiles × 3 repetitions = 90.
-        let runs = spec.runs();
+        let runs = spec.runs(None);
         assert_eq!(runs.len(), 7 * 90);
         assert!(runs
             .iter()
@@ -481,7 +488,7 @@ mod tests {
     #[test]
     fn udp_buffers_is_the_isolation_experiment() {
         let spec = MatrixSpec::preset(Some(Preset::UdpBuffers));
-        let runs = spec.runs();
+        let runs = spec.runs(None);
         assert_eq!(runs.len(), 11 * 3);
         assert!(runs
             .iter()
@@ -499,7 +506,7 @@ mod tests {
         let spec = MatrixSpec::preset(Some(Preset::Dimensions));
         assert_eq!(spec.io_profiles().len(), 3);
         // 7 protocols × 3 payloads × 4 windows × 3 topologies × 3 repetitions.
-        assert_eq!(spec.runs().len(), 756);
+        assert_eq!(spec.runs(None).len(), 756);
     }
 
     #[test]
@@ -512,9 +519,9 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(spec.udp_throughput_window, None);
-        let windows: Vec<_> = spec.runs().iter().map(|r| r.window).collect();
+        let windows: Vec<_> = spec.runs(None).iter().map(|r| r.window).collect();
         assert!(windows.contains(&8));
-        assert_eq!(spec.runs().len(), 5 * 3 * 2);
+        assert_eq!(spec.runs(None).len(), 5 * 3 * 2);
     }
 
     #[test]
@@ -529,7 +536,7 @@ mod tests {
     #[test]
     fn order_is_repetition_major_and_shuffle_is_seeded() {
         let spec = MatrixSpec::preset(Some(Preset::Quick));
-        let runs = spec.runs();
+        let runs = spec.runs(None);
         assert!(runs.windows(2).all(|w| w[0].repetition <= w[1].repetition));
         let (mut a, mut b) = (runs.clone(), runs.clone());
         shuffle(&mut a, 7);
@@ -556,8 +563,9 @@ mod tests {
             udp_server_recv_buffer: None,
             keep_going: false,
             soak_seconds: None,
+            shard: None,
         };
         let back = MatrixSpec::from_settings(&spec.settings(extra)).unwrap();
-        assert_eq!(back.runs(), spec.runs());
+        assert_eq!(back.runs(None), spec.runs(None));
     }
 }
