@@ -969,3 +969,37 @@ fn the_udp_callout_shows_the_kernel_counter_before_after_and_fragmentation() {
     let zh = text(&files, "zh/udp-report.md");
     assert!(zh.contains("运行前为 152,304"), "{zh}");
 }
+
+#[test]
+fn each_archive_is_published_once_compressed_and_reads_back_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(&[Path::new(DEMO)], &out).status.success());
+    let files = tree(&out);
+    let raw = std::fs::read(Path::new(DEMO).join("archive.json")).unwrap();
+    let published: Vec<&String> = files.keys().filter(|p| p.starts_with("data/")).collect();
+    assert!(
+        published.iter().all(|p| !p.ends_with("archive.json")),
+        "no verbatim copy: {published:?}"
+    );
+    let gz = published
+        .iter()
+        .find(|p| p.ends_with("archive.json.gz"))
+        .expect("the archive, compressed");
+    let mut back = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(files[*gz].as_slice()),
+        &mut back,
+    )
+    .unwrap();
+    assert_eq!(back, raw, "the published archive is the raw archive");
+    assert!(files[*gz].len() * 2 < raw.len(), "compressed at least 2×");
+    // echomark reads the published file as it reads the raw one.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_echomark"))
+        .arg("validate")
+        .arg(out.join(gz.as_str()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("passed"));
+}

@@ -3,8 +3,6 @@
 //! configuration into intervals for each compared percentile.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 
 use echomark_archive::{AddressFamily, CaseKey, Metric};
@@ -120,9 +118,9 @@ fn pooled_histograms(
             continue;
         }
         let shown = file.path.display().to_string();
-        let reader =
-            File::open(&file.path).map_err(|e| Error::Io(format!("{}: {e}", printable(&shown))))?;
-        let only: HistogramsOnly = serde_json::from_reader(BufReader::new(reader))
+        let bytes = read::archive_bytes(&file.path)
+            .map_err(|e| Error::Io(format!("{}: {e}", printable(&shown))))?;
+        let only: HistogramsOnly = serde_json::from_slice(&bytes)
             .map_err(|e| Error::Invalid(vec![Problem::new(&shown, "", e.to_string())]))?;
         for (index, result) in only.results.into_iter().enumerate() {
             let Some(id) = owner.get(&(file_index, index)) else {

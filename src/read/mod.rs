@@ -33,12 +33,36 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
         let path = entry
             .map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?
             .path();
-        if path.is_file() && path.extension().is_some_and(|x| x == "json") {
+        if path.is_file() && is_archive_name(&path) {
             files.push(path);
         }
     }
     files.sort();
     Ok(files)
+}
+
+/// Whether a file name is an archive's: `*.json`, or `*.json.gz` as the site publishes them.
+fn is_archive_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
+/// The JSON text of an archive file, decompressed when its name ends in `.gz`.
+pub fn archive_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+    if path.extension().is_none_or(|x| x != "gz") {
+        return Ok(bytes);
+    }
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(bytes.as_slice()),
+        &mut text,
+    )
+    .map_err(|e| format!("not a readable gzip file: {e}"))?;
+    Ok(text)
 }
 
 /// A dataset's name (its folder's) and the folder itself, canonical.
@@ -126,7 +150,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
     if layout.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::Io(format!(
-            "no archives (*.json) found in {}",
+            "no archives (*.json, *.json.gz) found in {}",
             printable(&shown.join(", "))
         )));
     }
@@ -413,10 +437,10 @@ pub fn requested(
 
 fn read_file(path: &Path) -> FileRead {
     let mut out = FileRead::default();
-    let bytes = match fs::read(path) {
+    let bytes = match archive_bytes(path) {
         Ok(b) => b,
         Err(e) => {
-            out.problem(path, "", e.to_string());
+            out.problem(path, "", e);
             return out;
         }
     };

@@ -67,6 +67,23 @@ pub struct Site {
 }
 
 /// The pages of one language and the sidebar that links them.
+/// The file name a raw archive is published under in `data/<dataset>/`: its own name,
+/// sanitised, with `.gz`.
+pub fn published_archive_name(name: &str) -> String {
+    format!("{}.gz", safe_name(name))
+}
+
+/// `bytes` gzip-compressed, the same bytes for the same input (no file name, time 0).
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut encoder = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), flate2::Compression::best());
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(bytes);
+    encoder.finish().unwrap_or_default()
+}
+
 fn pages_of(cat: &Catalog, views: &[DatasetView]) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
     let mut specs = vec![
         pages::index::page(cat, views),
@@ -183,8 +200,10 @@ pub fn render(
         for f in &d.files {
             let bytes =
                 fs::read(&f.path).map_err(|e| SiteError::Io(f.path.display().to_string(), e))?;
-            site.files
-                .insert(format!("data/{slug}/{}", safe_name(&f.name)), bytes);
+            site.files.insert(
+                format!("data/{slug}/{}", published_archive_name(&f.name)),
+                gzip(&bytes),
+            );
         }
     }
     site.files.insert(

@@ -395,10 +395,16 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
             cat.fill(
                 "overview.file_line",
                 &[
-                    ("file", &Markup::text(&f.name)),
+                    (
+                        "file",
+                        &Markup::text(&crate::site::published_archive_name(&f.name)),
+                    ),
                     (
                         "link",
-                        &Markup::trusted(format!("../../data/{slug}/{}", safe_name(&f.name))),
+                        &Markup::trusted(format!(
+                            "../../data/{slug}/{}",
+                            crate::site::published_archive_name(&f.name)
+                        )),
                     ),
                     ("runs", &labels::number(format::count(f.runs as u64))),
                     (

@@ -465,10 +465,10 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             first_passed.clone_from(&udp.passed_command);
         }
         for f in &d.files {
+            let published = crate::site::published_archive_name(&f.name);
             evidence.push(Markup::trusted(format!(
-                "[{name}/{}](../data/{slug}/{})",
-                Markup::text(&f.name),
-                safe_name(&f.name)
+                "[{name}/{}](../data/{slug}/{published})",
+                Markup::text(&published),
             )));
         }
     }
