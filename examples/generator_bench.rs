@@ -151,4 +151,49 @@ fn main() {
         "\ntime per run, 10⁵ vs 10⁴: {:.2}× (1.00× = linear; 10³ is dominated by start-up)",
         per_run[2] / per_run[1]
     );
+    many_datasets(&exe, &bin, tmp.path(), per_run[2]);
+}
+
+/// 100 datasets of 10⁴ runs each (10⁶ runs in all), beside the single 10⁵-run dataset
+/// measured just before: the history case, where memory must stay bounded.
+fn many_datasets(exe: &Path, bin: &Path, tmp: &Path, single_per_run: f64) {
+    const DATASETS: u64 = 100;
+    const RUNS: u64 = 10_000;
+    let root = tmp.join("many");
+    let first = root.join("d000");
+    let generated = Command::new(exe)
+        .args(["generate", first.to_str().unwrap(), &RUNS.to_string(), "1"])
+        .output()
+        .unwrap();
+    let bytes: u64 = String::from_utf8_lossy(&generated.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    // The other datasets are copies: distinct folders, so distinct datasets.
+    for d in 1..DATASETS {
+        let dir = root.join(format!("d{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(first.join("part-000.json"), dir.join("part-000.json")).unwrap();
+    }
+    let _ = Command::new("sync").status();
+    let out = tmp.join("out-many");
+    let (secs, rss) = measure(Command::new(bin).args([
+        "summary",
+        root.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let runs = DATASETS * RUNS;
+    println!("\n| datasets × runs | JSON MB | seconds | µs per run | peak RSS MiB |");
+    println!("| ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| {DATASETS} × {RUNS} | {:.1} | {secs:.3} | {:.2} | {:.1} |",
+        (bytes * DATASETS) as f64 / 1e6,
+        secs / runs as f64 * 1e6,
+        rss as f64 / 1_048_576.0
+    );
+    println!(
+        "\ntime per run, 100 datasets × 10⁴ vs one dataset of 10⁵ (same run): {:.2}×",
+        secs / runs as f64 / single_per_run
+    );
 }
