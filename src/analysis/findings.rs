@@ -32,23 +32,18 @@ pub struct Finding {
 
 /// The findings of one dataset's configurations, by protocol, backend and work.
 pub fn findings(configs: &[&Configuration]) -> Vec<Finding> {
-    let mut groups: Vec<(Protocol, &str, u64)> = configs
-        .iter()
-        .map(|c| (c.key.protocol, c.key.backend.as_str(), c.key.handler_work))
-        .collect();
-    groups.sort();
-    groups.dedup();
+    // One pass into groups (a scan per group was quadratic in the number of groups).
+    let mut groups: std::collections::BTreeMap<(Protocol, &str, u64), Vec<&&Configuration>> =
+        std::collections::BTreeMap::new();
+    for c in configs {
+        groups
+            .entry((c.key.protocol, c.key.backend.as_str(), c.key.handler_work))
+            .or_default()
+            .push(c);
+    }
     groups
         .into_iter()
-        .filter_map(|(protocol, backend, work)| {
-            let of_group: Vec<&&Configuration> = configs
-                .iter()
-                .filter(|c| {
-                    c.key.protocol == protocol
-                        && c.key.backend == backend
-                        && c.key.handler_work == work
-                })
-                .collect();
+        .filter_map(|((protocol, backend, work), of_group)| {
             let payload = of_group
                 .iter()
                 .map(|c| c.key.payload_bytes)
