@@ -237,19 +237,56 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Summarises one dataset at a time (a dataset's summary depends on that dataset alone), so
+/// memory holds one dataset's runs however many there are. The summaries are staged inside
+/// `out` and moved into place only when every dataset was valid: bad input writes nothing.
 fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
-    let (datasets, analysis) = analyse(paths)?;
-    for (d, own) in datasets.iter().zip(&analysis.datasets) {
-        let doc = summary::SummaryDocument::of(d, &analysis, own);
-        let dir = out.join(output::safe_name(&d.name));
-        output::write_atomically(&dir.join("summary.json"), &doc.json())
-            .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
-        output::write_atomically(&dir.join("summary.csv"), doc.csv().as_bytes())
-            .with_context(|| format!("writing {}", dir.join("summary.csv").display()))?;
+    let layout = read::discover(paths)?;
+    let created = !out.exists();
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".echomark-summary-")
+        .tempdir_in(out)
+        .with_context(|| format!("staging in {}", out.display()))?;
+    let mut problems = Vec::new();
+    let mut staged = Vec::new();
+    for (name, files) in &layout {
+        let d = match read::load_one(name, files) {
+            Ok(d) => d,
+            Err(Error::Invalid(found)) => {
+                problems.extend(found);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let analysis =
+            Analysis::of(std::slice::from_ref(&d)).context("aggregating the run table")?;
+        let doc = summary::SummaryDocument::of(&d, &analysis, &analysis.datasets[0]);
+        let slug = output::safe_name(&d.name);
+        let dir = staging.path().join(&slug);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("summary.json"), doc.json())?;
+        std::fs::write(dir.join("summary.csv"), doc.csv())?;
+        staged.push((d.name.clone(), slug, doc.profiles.len()));
+    }
+    if !problems.is_empty() {
+        drop(staging);
+        if created {
+            // Only the folder this call made, and only while it is empty.
+            let _ = std::fs::remove_dir(out);
+        }
+        return Err(Error::Invalid(problems).into());
+    }
+    for (name, slug, configurations) in staged {
+        let dir = out.join(&slug);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        for file in ["summary.json", "summary.csv"] {
+            std::fs::rename(staging.path().join(&slug).join(file), dir.join(file))
+                .with_context(|| format!("writing {}", dir.join(file).display()))?;
+        }
         println!(
-            "{}: {} configurations → {}",
-            printable(&d.name),
-            doc.profiles.len(),
+            "{}: {configurations} configurations → {}",
+            printable(&name),
             dir.display()
         );
     }

@@ -334,3 +334,29 @@ fn folders_hold_datasets_and_summary_writes_json_and_csv() {
         std::fs::read(again.join("first/summary.json")).unwrap()
     );
 }
+
+#[test]
+fn summary_writes_nothing_when_a_later_dataset_is_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    write(&raw, "a-good", "a.json", &archive(six_runs()).to_string());
+    write(&raw, "b-bad", "b.json", "{ not json");
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir_all(out_dir.join("a-good")).unwrap();
+    std::fs::write(out_dir.join("a-good/summary.json"), "old").unwrap();
+    let out = echomark(&[
+        "summary",
+        raw.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("b.json"));
+    // The good dataset, summarised first, was staged but never moved into place.
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("a-good/summary.json")).unwrap(),
+        "old"
+    );
+    let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().collect();
+    assert_eq!(left.len(), 1, "no staging folder is left behind");
+}

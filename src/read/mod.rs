@@ -164,25 +164,8 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Dataset>, Error> {
     let mut problems = Vec::new();
     let mut datasets = Vec::new();
     for (name, files) in layout {
-        let mut dataset = Dataset {
-            name,
-            files: Vec::new(),
-            runs: Vec::new(),
-            warnings: Vec::new(),
-        };
-        for read in read_all(&files) {
-            problems.extend(read.problems);
-            dataset.warnings.extend(read.warnings);
-            if let Some(file) = read.file {
-                let index = dataset.files.len();
-                dataset.files.push(file);
-                dataset.runs.extend(read.runs.into_iter().map(|mut r| {
-                    r.file = index;
-                    r
-                }));
-            }
-        }
-        validate::check_dataset(&dataset, &mut problems);
+        let (dataset, found) = read_dataset(name, &files);
+        problems.extend(found);
         datasets.push(dataset);
     }
     if problems.is_empty() {
@@ -190,6 +173,41 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Dataset>, Error> {
     } else {
         Err(Error::Invalid(problems))
     }
+}
+
+/// Reads and validates one dataset of a [`Layout`]: for commands that handle datasets one at
+/// a time, so that memory holds one dataset's runs, not every dataset's.
+pub fn load_one(name: &str, files: &[PathBuf]) -> Result<Dataset, Error> {
+    let (dataset, problems) = read_dataset(name.to_string(), files);
+    if problems.is_empty() {
+        Ok(dataset)
+    } else {
+        Err(Error::Invalid(problems))
+    }
+}
+
+fn read_dataset(name: String, files: &[PathBuf]) -> (Dataset, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let mut dataset = Dataset {
+        name,
+        files: Vec::new(),
+        runs: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for read in read_all(files) {
+        problems.extend(read.problems);
+        dataset.warnings.extend(read.warnings);
+        if let Some(file) = read.file {
+            let index = dataset.files.len();
+            dataset.files.push(file);
+            dataset.runs.extend(read.runs.into_iter().map(|mut r| {
+                r.file = index;
+                r
+            }));
+        }
+    }
+    validate::check_dataset(&dataset, &mut problems);
+    (dataset, problems)
 }
 
 /// Reads files on all cores; the order of results matches `files`.
