@@ -157,21 +157,28 @@ fn run_compare(args: &CompareArgs) -> ExitCode {
 
 /// Runs the comparison and reports it; whether something regressed.
 fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
-    use echomark::compare::{self, side::Side};
+    use echomark::compare::{self, side};
     if !(args.min_effect.is_finite() && (0.0..100.0).contains(&args.min_effect)) {
         anyhow::bail!(
             "--min-effect must be a percentage from 0 to below 100, not {}",
             args.min_effect
         );
     }
-    let load = |path: &PathBuf| {
-        Side::load(path)
+    let load = |path: &PathBuf| -> anyhow::Result<echomark::model::Dataset> {
+        side::load_dataset(path)
             .with_context(|| format!("reading {}", printable(&path.display().to_string())))
     };
-    let base = load(&args.base)?;
-    let new = load(&args.new)?;
+    fn sides(d: &echomark::model::Dataset) -> anyhow::Result<side::Side<'_>> {
+        side::Side::of(d)
+            .with_context(|| format!("reading the histograms of {}", printable(&d.name)))
+    }
+    let (base_data, new_data) = (load(&args.base)?, load(&args.new)?);
+    let (base, new) = (sides(&base_data)?, sides(&new_data)?);
     let noise = match args.noise.as_slice() {
-        [a1, a2] => Some(compare::NoiseBand::of(&load(a1)?, &load(a2)?)),
+        [a1, a2] => {
+            let (one, two) = (load(a1)?, load(a2)?);
+            Some(compare::NoiseBand::of(&sides(&one)?, &sides(&two)?))
+        }
         _ => None,
     };
     let options = compare::Options {
@@ -295,6 +302,7 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
 
 fn render_site(paths: &[PathBuf], base_url: &str) -> anyhow::Result<site::Site> {
     let (datasets, analysis) = analyse(paths)?;
+    let analysis = analysis.with_history(&datasets)?;
     Ok(site::render(&datasets, &analysis, base_url)?)
 }
 

@@ -211,6 +211,14 @@ impl Dataset {
     pub fn repetitions(&self) -> u64 {
         self.files.first().map_or(0, |f| f.repetitions)
     }
+
+    /// When the dataset was recorded: its earliest archive's time, if any archive says.
+    pub fn recorded_at(&self) -> Option<&str> {
+        self.files
+            .iter()
+            .filter_map(|f| f.recorded_at_utc.as_deref())
+            .min()
+    }
 }
 
 #[cfg(test)]

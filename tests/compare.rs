@@ -11,26 +11,7 @@ use echomark_archive::histogram::{decode, encode};
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
-use common::echomark;
-
-const BASELINE: &str = "raw-results/epyc2-20261201-baseline/archive.json";
-
-/// The committed baseline's single-client 1 KiB TCP, UDP and HTTP runs (15 configurations,
-/// 3 repetitions each), as a partial archive.
-fn slice() -> Value {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(BASELINE))
-        .expect("the committed baseline");
-    let mut archive: Value = serde_json::from_str(&text).expect("JSON");
-    let results = archive["results"].as_array_mut().expect("results");
-    results.retain(|r| {
-        ["tcp", "udp", "http"].contains(&r["protocol"].as_str().unwrap())
-            && r["payload_bytes"] == 1024
-            && r["clients"] == 1
-    });
-    assert_eq!(results.len(), 45);
-    archive["complete"] = Value::Bool(false);
-    archive
-}
+use common::{baseline_slice as slice, echomark, scale_throughput};
 
 fn write(dir: &Path, name: &str, archive: &Value) -> PathBuf {
     let folder = dir.join(name);
@@ -74,18 +55,6 @@ fn spread(archive: &Value, runs: &[usize], metric: &str) -> f64 {
         .collect();
     v.sort_by(f64::total_cmp);
     (v[v.len() - 1] - v[0]) / v[v.len() / 2]
-}
-
-/// Throughput × `factor`, consistently: the elapsed time stretches, so the validator's
-/// invariants (rate = messages / elapsed) still hold.
-fn scale_throughput(run: &mut Value, factor: f64) {
-    let m = &mut run["metrics"];
-    let elapsed = m["elapsed_seconds"].as_f64().unwrap() / factor;
-    let messages = m["messages"].as_f64().unwrap();
-    let payload = m["payload_bytes"].as_f64().unwrap();
-    m["elapsed_seconds"] = elapsed.into();
-    m["roundtrips_per_second"] = (messages / elapsed).into();
-    m["payload_mib_per_second"] = (2.0 * payload * messages / elapsed / 1_048_576.0).into();
 }
 
 /// Every round trip above the run's 98th percentile × `factor`: p99 and p99.9 move, p50

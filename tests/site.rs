@@ -1003,3 +1003,58 @@ fn each_archive_is_published_once_compressed_and_reads_back_the_same() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("passed"));
 }
+
+#[test]
+fn a_series_gets_a_changes_page_and_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    let before = common::baseline_slice();
+    let mut after = before.clone();
+    after["recorded_at_utc"] = "2026-12-02T09:00:00+00:00".into();
+    for r in after["results"].as_array_mut().unwrap() {
+        if r["protocol"] == "tcp" && r["io_model"] == "shared" && r["io_threads"] == 1 {
+            common::scale_throughput(r, 0.8);
+        }
+    }
+    // Named against their order in time: the series must follow the recording time.
+    for (name, archive) in [("b-before", &before), ("a-after", &after)] {
+        std::fs::create_dir_all(raw.join(name)).unwrap();
+        std::fs::write(
+            raw.join(name).join("archive.json"),
+            serde_json::to_vec(archive).unwrap(),
+        )
+        .unwrap();
+    }
+    let out = dir.path().join("site");
+    let o = build(&[raw.as_path()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    assert!(
+        !files.contains_key("en/b-before/changes.md"),
+        "the first has no predecessor"
+    );
+    let changes = text(&files, "en/a-after/changes.md");
+    assert!(changes.contains("../b-before/overview.md"), "{changes}");
+    let findings = section(&changes, "Regressions and improvements");
+    let rows: Vec<&str> = findings
+        .lines()
+        .filter(|l| l.starts_with("| TCP"))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        1,
+        "exactly the slowed configuration: {findings}"
+    );
+    assert!(
+        rows[0].contains("regressed") && rows[0].contains("-20.0%"),
+        "{}",
+        rows[0]
+    );
+    let zh = text(&files, "zh/a-after/changes.md");
+    assert!(zh.contains("退步") && !zh.contains("regressed"), "{zh}");
+    let history = text(&files, "en/a-after/history.md");
+    assert!(history.contains("../a-after/changes.md") && history.contains("first of the series"));
+    let b = history.find("b-before").unwrap();
+    assert!(b < history.find("[a-after]").unwrap(), "oldest first");
+    assert!(text(&files, "en/a-after/changes.html").contains("<table>"));
+}

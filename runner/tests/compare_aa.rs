@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use echomark::compare::{side::Side, Comparison, Options, Verdict};
+use echomark::compare::side::{load_dataset, Side};
+use echomark::compare::{Comparison, Options, Verdict};
 use serde_json::Value;
 
 fn half(archive: &Value, parity: u64, dir: &Path, name: &str) -> std::path::PathBuf {
@@ -63,8 +64,9 @@ fn an_interleaved_a_a_pair_of_real_runs_shows_no_change() {
         .expect("runner starts");
     assert!(status.success());
     let archive: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let a1 = Side::load(&half(&archive, 0, dir.path(), "a1")).expect("a1 loads");
-    let a2 = Side::load(&half(&archive, 1, dir.path(), "a2")).expect("a2 loads");
+    let d1 = load_dataset(&half(&archive, 0, dir.path(), "a1")).expect("a1 loads");
+    let d2 = load_dataset(&half(&archive, 1, dir.path(), "a2")).expect("a2 loads");
+    let (a1, a2) = (Side::of(&d1).unwrap(), Side::of(&d2).unwrap());
     let c = Comparison::of(&a1, &a2, &Options::default());
     assert_eq!(c.configurations.len(), 2, "{c:#?}");
     for config in &c.configurations {

@@ -6,6 +6,7 @@
 
 pub mod aggregate;
 pub mod findings;
+pub mod history;
 pub mod rank;
 pub mod ratios;
 pub mod udp;
@@ -25,6 +26,9 @@ pub struct Analysis {
     pub rankings: Vec<Ranking>,
     /// One entry per dataset, in the order of the datasets.
     pub datasets: Vec<DatasetAnalysis>,
+    /// Series of datasets of one host and matrix, each step compared; empty until
+    /// [`Analysis::with_history`] (only the site shows it).
+    pub history: Vec<history::Series>,
 }
 
 /// What is computed per dataset.
@@ -59,6 +63,13 @@ impl Analysis {
             configurations,
             rankings,
             datasets: per_dataset,
+            history: Vec::new(),
         })
+    }
+
+    /// Adds the series of `datasets` (the same datasets this analysis was made of).
+    pub fn with_history(mut self, datasets: &[Dataset]) -> Result<Self, crate::Error> {
+        self.history = history::series(datasets)?;
+        Ok(self)
     }
 }

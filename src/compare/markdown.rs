@@ -120,6 +120,13 @@ pub fn render(c: &Comparison) -> String {
         }
         out.push('\n');
     }
+    if let Some(v) = c.uniform_shift {
+        let _ = writeln!(
+            out,
+            "> **Nearly every configuration {}.** That is more often the machine than the code: measure both builds interleaved (`scripts/ab-compare`) before blaming either.\n",
+            v.label()
+        );
+    }
     let [b, nw] = [side_cells(&c.base), side_cells(&c.new)];
     out.push_str("| | base | new |\n| --- | --- | --- |\n");
     for (i, row) in ["dataset", "host", "build", "recorded (UTC)"]

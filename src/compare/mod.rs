@@ -274,7 +274,17 @@ pub struct Comparison {
     pub configurations: Vec<ConfigurationChange>,
     pub only_in_base: Vec<String>,
     pub only_in_new: Vec<String>,
+    /// Set when nearly every comparable configuration moved the same way (at least
+    /// [`UNIFORM_SHARE`] of them, and at least [`UNIFORM_MINIMUM`]): more often the machine
+    /// than the code, unless the two sides were measured interleaved.
+    pub uniform_shift: Option<Verdict>,
 }
+
+/// The share of comparable configurations that must share a verdict for
+/// [`Comparison::uniform_shift`].
+pub const UNIFORM_SHARE: f64 = 0.8;
+/// The fewest comparable configurations for which a uniform shift is reported.
+pub const UNIFORM_MINIMUM: usize = 10;
 
 impl Comparison {
     /// Compares `new` against `base`.
@@ -305,8 +315,8 @@ impl Comparison {
                 .map(|(k, af)| label(k, *af))
                 .collect()
         };
-        let base_summary = summary(&base.dataset);
-        let new_summary = summary(&new.dataset);
+        let base_summary = summary(base.dataset);
+        let new_summary = summary(new.dataset);
         Comparison {
             host_differences: host_differences(&base_summary.host, &new_summary.host),
             different_builds: base_summary.builds != new_summary.builds
@@ -320,6 +330,7 @@ impl Comparison {
             configurations,
             only_in_base: only(base, new),
             only_in_new: only(new, base),
+            uniform_shift: uniform_shift(&counts),
         }
     }
 
@@ -345,6 +356,20 @@ impl Comparison {
             .filter(|m| m.verdict != Verdict::NotComparable)
             .count()
     }
+}
+
+fn uniform_shift(counts: &Counts) -> Option<Verdict> {
+    let comparable = counts.regressed + counts.improved + counts.no_change;
+    if comparable < UNIFORM_MINIMUM {
+        return None;
+    }
+    [
+        (Verdict::Regressed, counts.regressed),
+        (Verdict::Improved, counts.improved),
+    ]
+    .into_iter()
+    .find(|(_, n)| *n as f64 >= UNIFORM_SHARE * comparable as f64)
+    .map(|(v, _)| v)
 }
 
 /// A configuration in one line of plain text: `tcp 1,024 B, 16 × 1, shared 1, tokio`.
@@ -693,7 +718,7 @@ fn summary(d: &Dataset) -> SideSummary {
     }
 }
 
-/// `field: base → new` for every host field that differs.
+/// `field: base → new` for every host field recorded on both sides that differs.
 fn host_differences(base: &HostInfo, new: &HostInfo) -> Vec<String> {
     let as_map = |h: &HostInfo| match serde_json::to_value(h) {
         Ok(serde_json::Value::Object(map)) => map,
@@ -710,7 +735,8 @@ fn host_differences(base: &HostInfo, new: &HostInfo) -> Vec<String> {
     };
     fields
         .into_iter()
-        .filter(|f| b.get(*f) != n.get(*f))
+        // A field recorded on one side only (an older archive) says nothing about the host.
+        .filter(|f| matches!((b.get(*f), n.get(*f)), (Some(x), Some(y)) if x != y))
         .map(|f| format!("{f}: {} → {}", shown(b.get(f)), shown(n.get(f))))
         .collect()
 }

@@ -36,8 +36,8 @@ pub struct Group {
 
 /// A dataset ready to be compared.
 #[derive(Debug)]
-pub struct Side {
-    pub dataset: Dataset,
+pub struct Side<'a> {
+    pub dataset: &'a Dataset,
     pub groups: BTreeMap<ConfigId, Group>,
 }
 
@@ -59,20 +59,25 @@ struct MetricsHistogram {
     rtt_histogram: Option<String>,
 }
 
-impl Side {
-    /// Reads `path` (a dataset folder or one archive), which must hold exactly one dataset.
-    pub fn load(path: &Path) -> Result<Side, Error> {
-        let mut datasets = read::load(&[path.to_path_buf()])?;
-        if datasets.len() != 1 {
-            let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
-            return Err(Error::Io(format!(
-                "{} holds {} datasets ({}); compare takes one dataset folder or archive a side",
-                printable(&path.display().to_string()),
-                datasets.len(),
-                printable(&names.join(", "))
-            )));
-        }
-        let dataset = datasets.remove(0);
+/// Reads `path` (a dataset folder or one archive), which must hold exactly one dataset.
+pub fn load_dataset(path: &Path) -> Result<Dataset, Error> {
+    let mut datasets = read::load(&[path.to_path_buf()])?;
+    if datasets.len() != 1 {
+        let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
+        return Err(Error::Io(format!(
+            "{} holds {} datasets ({}); compare takes one dataset folder or archive a side",
+            printable(&path.display().to_string()),
+            datasets.len(),
+            printable(&names.join(", "))
+        )));
+    }
+    Ok(datasets.remove(0))
+}
+
+impl<'a> Side<'a> {
+    /// `dataset` grouped by configuration, with its histograms pooled (read again from its
+    /// archive files).
+    pub fn of(dataset: &'a Dataset) -> Result<Side<'a>, Error> {
         let mut members: BTreeMap<ConfigId, Vec<usize>> = BTreeMap::new();
         for (i, run) in dataset.runs.iter().enumerate() {
             members
@@ -80,12 +85,12 @@ impl Side {
                 .or_default()
                 .push(i);
         }
-        let pooled = pooled_histograms(&dataset, &members)?;
+        let pooled = pooled_histograms(dataset, &members)?;
         let groups = members
             .into_iter()
             .map(|(id, runs)| {
                 let hist = pooled.get(&id).and_then(Option::as_ref);
-                let group = group(&dataset, &runs, hist);
+                let group = group(dataset, &runs, hist);
                 (id, group)
             })
             .collect();

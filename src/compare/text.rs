@@ -45,6 +45,13 @@ pub fn render(c: &Comparison) -> String {
             let _ = writeln!(out, "  {}", printable(d));
         }
     }
+    if let Some(v) = c.uniform_shift {
+        let _ = writeln!(
+            out,
+            "warning: nearly every configuration {}: that is more often the machine than the code; measure both builds interleaved (scripts/ab-compare) before blaming either",
+            v.label()
+        );
+    }
     if !c.different_builds {
         out.push_str("builds: the same on both sides (an A/A comparison)\n");
     }

@@ -112,6 +112,19 @@ pub fn model(cat: &Catalog, k: &CaseKey) -> Markup {
     named
 }
 
+/// A whole configuration in one cell: protocol / backend / load / topology.
+pub fn configuration(cat: &Catalog, k: &CaseKey) -> Markup {
+    Markup::join(
+        &[
+            protocol(cat, k.protocol),
+            backend(cat, &k.backend),
+            load(cat, k),
+            topology(cat, &k.backend, k.io_model, k.io_threads),
+        ],
+        &Markup::trusted(" / "),
+    )
+}
+
 /// "1024 B / 16 clients / window 16", plus the server receive buffer of isolation cases.
 pub fn load(cat: &Catalog, k: &CaseKey) -> Markup {
     let payload = Markup::trusted(format::count(k.payload_bytes));

@@ -84,7 +84,11 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap_or_default()
 }
 
-fn pages_of(cat: &Catalog, views: &[DatasetView]) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
+fn pages_of(
+    cat: &Catalog,
+    views: &[DatasetView],
+    history: &[crate::analysis::history::Series],
+) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
     let mut specs = vec![
         pages::index::page(cat, views),
         pages::methodology::page(cat),
@@ -102,7 +106,7 @@ fn pages_of(cat: &Catalog, views: &[DatasetView]) -> (Vec<PageSpec>, Vec<Sidebar
         sidebar.push(top("udp.nav", report.stem.clone()));
         specs.push(report);
     }
-    for view in views {
+    for (index, view) in views.iter().enumerate() {
         let overview = pages::overview::page(cat, view);
         sidebar.push(SidebarEntry {
             kind: "dataset",
@@ -110,6 +114,27 @@ fn pages_of(cat: &Catalog, views: &[DatasetView]) -> (Vec<PageSpec>, Vec<Sidebar
             stem: overview.stem.clone(),
         });
         specs.push(overview);
+        for series in history {
+            if let Some((previous, step)) = series.step_into(index) {
+                let page = pages::changes::page(cat, &views[previous], view, step);
+                sidebar.push(SidebarEntry {
+                    kind: "page",
+                    label: cat.raw("changes.nav").to_string(),
+                    stem: page.stem.clone(),
+                });
+                specs.push(page);
+            }
+            if series.datasets.last() == Some(&index) {
+                if let Some(page) = pages::changes::history(cat, views, series) {
+                    sidebar.push(SidebarEntry {
+                        kind: "page",
+                        label: cat.raw("history.nav").to_string(),
+                        stem: page.stem.clone(),
+                    });
+                    specs.push(page);
+                }
+            }
+        }
         for subject in view.subjects() {
             let page = pages::protocol::page(cat, view, subject);
             sidebar.push(SidebarEntry {
@@ -185,7 +210,7 @@ pub fn render(
         .map(|(i, d)| DatasetView::new(d, analysis, i))
         .collect();
     for cat in &catalogs {
-        let (specs, sidebar) = pages_of(cat, &views);
+        let (specs, sidebar) = pages_of(cat, &views, &analysis.history);
         for spec in specs {
             render::page(&env, cat, &catalogs, &spec, &sidebar, base_url, &mut site)?;
         }
@@ -294,12 +319,7 @@ fn landing(
             .map(|v| {
                 let d = v.dataset;
                 let h = d.files.first().map(|f| f.host.clone()).unwrap_or_default();
-                let recorded = d
-                    .files
-                    .iter()
-                    .filter_map(|f| f.recorded_at_utc.as_deref())
-                    .min()
-                    .unwrap_or("");
+                let recorded = d.recorded_at().unwrap_or("");
                 LandingDataset {
                     name: d.name.clone(),
                     host: format!(

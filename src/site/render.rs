@@ -61,6 +61,14 @@ pub fn environment() -> Environment<'static> {
             include_str!("../../templates/pages/dimensions.md"),
         ),
         ("udp.md", include_str!("../../templates/pages/udp.md")),
+        (
+            "changes.md",
+            include_str!("../../templates/pages/changes.md"),
+        ),
+        (
+            "history.md",
+            include_str!("../../templates/pages/history.md"),
+        ),
         ("layout.html", include_str!("../../templates/layout.html")),
         ("landing.html", include_str!("../../templates/landing.html")),
     ] {

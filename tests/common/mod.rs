@@ -97,3 +97,33 @@ pub fn fail(run: &mut Value, error: &str) {
     run["metrics"]["ok"] = json!(false);
     run["metrics"]["error"] = json!("benchmark validation failed");
 }
+
+/// The committed baseline's single-client 1 KiB TCP, UDP and HTTP runs (15 configurations,
+/// 3 repetitions each, with their histograms), as a partial archive.
+pub fn baseline_slice() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/epyc2-20261201-baseline/archive.json");
+    let text = std::fs::read_to_string(path).expect("the committed baseline");
+    let mut archive: Value = serde_json::from_str(&text).expect("JSON");
+    let results = archive["results"].as_array_mut().expect("results");
+    results.retain(|r| {
+        ["tcp", "udp", "http"].contains(&r["protocol"].as_str().unwrap())
+            && r["payload_bytes"] == 1024
+            && r["clients"] == 1
+    });
+    assert_eq!(results.len(), 45);
+    archive["complete"] = Value::Bool(false);
+    archive
+}
+
+/// Throughput × `factor`, consistently: the elapsed time stretches, so the validator's
+/// invariants (rate = messages / elapsed) still hold.
+pub fn scale_throughput(run: &mut Value, factor: f64) {
+    let m = &mut run["metrics"];
+    let elapsed = m["elapsed_seconds"].as_f64().unwrap() / factor;
+    let messages = m["messages"].as_f64().unwrap();
+    let payload = m["payload_bytes"].as_f64().unwrap();
+    m["elapsed_seconds"] = elapsed.into();
+    m["roundtrips_per_second"] = (messages / elapsed).into();
+    m["payload_mib_per_second"] = (2.0 * payload * messages / elapsed / 1_048_576.0).into();
+}

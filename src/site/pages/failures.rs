@@ -21,15 +21,7 @@ pub fn failed_table(cat: &Catalog, view: &DatasetView, protocol: Option<Protocol
         .filter(|f| protocol.is_none_or(|p| f.key.protocol == p))
     {
         let k = &f.key;
-        let what = Markup::join(
-            &[
-                labels::protocol(cat, k.protocol),
-                labels::backend(cat, &k.backend),
-                labels::load(cat, k),
-                labels::topology(cat, &k.backend, k.io_model, k.io_threads),
-            ],
-            &Markup::trusted(" / "),
-        );
+        let what = labels::configuration(cat, k);
         let total = Markup::trusted(f.runs.to_string());
         let summary: Vec<Markup> = f
             .kinds

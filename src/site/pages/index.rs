@@ -28,12 +28,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
             .into_iter()
             .map(|s| labels::subject(cat, s))
             .collect();
-        let recorded = d
-            .files
-            .iter()
-            .filter_map(|f| f.recorded_at_utc.as_deref())
-            .min()
-            .unwrap_or("");
+        let recorded = d.recorded_at().unwrap_or("");
         let count = |n: usize| labels::number(format::count(n as u64));
         let of = |a: usize, b: usize| Markup::trusted(format!("{} / {}", count(a), count(b)));
         datasets.push(vec![

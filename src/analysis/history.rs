@@ -1,0 +1,89 @@
+//! Histories: the datasets measured on one host with one matrix form a series, oldest first,
+//! and each dataset is compared with the one before it by the rule of `echomark compare`
+//! ([`crate::compare`]), so the site can show what changed and when.
+
+use std::collections::BTreeMap;
+
+use crate::compare::side::Side;
+use crate::compare::{Comparison, Options};
+use crate::error::Error;
+use crate::model::Dataset;
+
+/// Datasets of one host and one matrix, in recording order.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Indices into the datasets, oldest first.
+    pub datasets: Vec<usize>,
+    /// `steps[i]` compares `datasets[i + 1]` with `datasets[i]`.
+    pub steps: Vec<Comparison>,
+}
+
+impl Series {
+    /// The comparison of dataset `index` with the one before it, if it has one here.
+    pub fn step_into(&self, index: usize) -> Option<(usize, &Comparison)> {
+        let position = self.datasets.iter().position(|&d| d == index)?;
+        let previous = *self.datasets.get(position.checked_sub(1)?)?;
+        Some((previous, &self.steps[position - 1]))
+    }
+}
+
+/// What makes two datasets one series: the host fields every archive format records and
+/// the shape of the matrix. Fields newer archives add (governor, SMT) are left out, so an
+/// older dataset of the same machine still joins its series.
+fn identity(d: &Dataset) -> Option<String> {
+    let f = d.files.first()?;
+    let h = &f.host;
+    serde_json::to_string(&(
+        (
+            &h.cpu,
+            h.logical_cpus,
+            &h.machine,
+            &h.system,
+            &h.release,
+            h.memory_bytes,
+            &h.model,
+        ),
+        (
+            &f.preset,
+            &f.protocols,
+            f.seconds,
+            f.warmup,
+            f.repetitions,
+            f.address_family,
+        ),
+    ))
+    .ok()
+}
+
+/// Every series of two or more datasets, each step compared with the default options.
+pub fn series(datasets: &[Dataset]) -> Result<Vec<Series>, Error> {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, d) in datasets.iter().enumerate() {
+        if let Some(id) = identity(d) {
+            groups.entry(id).or_default().push(i);
+        }
+    }
+    let mut out = Vec::new();
+    for mut members in groups.into_values().filter(|m| m.len() > 1) {
+        members.sort_by(|&a, &b| {
+            datasets[a]
+                .recorded_at()
+                .cmp(&datasets[b].recorded_at())
+                .then_with(|| datasets[a].name.cmp(&datasets[b].name))
+        });
+        let sides = members
+            .iter()
+            .map(|&i| Side::of(&datasets[i]))
+            .collect::<Result<Vec<_>, _>>()?;
+        let steps = sides
+            .windows(2)
+            .map(|pair| Comparison::of(&pair[0], &pair[1], &Options::default()))
+            .collect();
+        out.push(Series {
+            datasets: members,
+            steps,
+        });
+    }
+    out.sort_by_key(|s| s.datasets[0]);
+    Ok(out)
+}

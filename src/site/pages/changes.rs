@@ -1,0 +1,282 @@
+//! What changed in a dataset since the one before it in its series (the same host and
+//! matrix, ordered by recording time): `echomark compare`'s verdicts as a page, and the
+//! series itself as a history page.
+
+use echomark_archive::Metric;
+use serde::Serialize;
+
+use super::{DatasetView, PageSpec};
+use crate::analysis::history::Series;
+use crate::compare::{self, Comparison, ConfigurationChange, Method, MetricChange, Verdict};
+use crate::format;
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+#[derive(Serialize)]
+struct ChangesPage {
+    title: Markup,
+    lead: Markup,
+    hosts: Option<Markup>,
+    /// Set when nearly everything moved one way.
+    uniform: Option<Markup>,
+    sides: Table,
+    findings: Table,
+    all: Table,
+    rule: Markup,
+}
+
+#[derive(Serialize)]
+struct HistoryPage {
+    title: Markup,
+    lead: Markup,
+    steps: Table,
+}
+
+fn verdict(cat: &Catalog, v: Verdict) -> Markup {
+    let key = match v {
+        Verdict::Regressed => "regressed",
+        Verdict::Improved => "improved",
+        Verdict::NoChange => "no_change",
+        Verdict::NotComparable => "not_comparable",
+    };
+    cat.text(&format!("changes.verdict.{key}"))
+}
+
+fn metric(cat: &Catalog, m: Metric) -> Markup {
+    cat.text(&format!("changes.metric.{}", m.name()))
+}
+
+/// The evidence behind a verdict, in the page's language.
+fn evidence(cat: &Catalog, m: &MetricChange, c: &ConfigurationChange) -> Markup {
+    let base = Markup::trusted(c.base_runs.to_string());
+    let new = Markup::trusted(c.new_runs.to_string());
+    match (m.method, m.p_value, m.adjusted_p_value) {
+        (Method::MannWhitney, Some(p), Some(adjusted)) => cat.fill(
+            "changes.by_rank",
+            &[
+                ("base", &base),
+                ("new", &new),
+                ("p", &Markup::trusted(format::grouped(p, 4))),
+                ("adjusted", &Markup::trusted(format::grouped(adjusted, 4))),
+            ],
+        ),
+        _ => cat.fill("changes.by_bootstrap", &[("base", &base), ("new", &new)]),
+    }
+}
+
+fn dataset_link(name: &str, slug: &str) -> Markup {
+    Markup::trusted(format!("[{}](../{slug}/overview.md)", Markup::text(name)))
+}
+
+fn side_column(cat: &Catalog, view: &DatasetView, s: &compare::SideSummary) -> Vec<Markup> {
+    let missing = cat.text("overview.not_recorded");
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            missing.clone()
+        } else {
+            Markup::join(
+                &items.iter().map(|i| Markup::code(i)).collect::<Vec<_>>(),
+                &Markup::trusted(", "),
+            )
+        }
+    };
+    vec![
+        dataset_link(&s.dataset, &view.slug()),
+        s.first_recorded_utc
+            .as_deref()
+            .map_or(missing.clone(), |t| Markup::text(t.get(..19).unwrap_or(t))),
+        list(&s.builds),
+        list(&s.revisions),
+        labels::number(format::count(s.runs as u64)),
+    ]
+}
+
+fn change_cell(m: Option<&MetricChange>) -> Markup {
+    match m {
+        None => Markup::trusted("–"),
+        Some(m) if matches!(m.verdict, Verdict::Regressed | Verdict::Improved) => {
+            Markup::trusted(format!("**{}**", compare::signed_percent(m.change)))
+        }
+        Some(m) => Markup::trusted(compare::signed_percent(m.change)),
+    }
+}
+
+/// The changes page of `current` against `previous`, the dataset before it in its series.
+pub fn page(
+    cat: &Catalog,
+    previous: &DatasetView,
+    current: &DatasetView,
+    c: &Comparison,
+) -> PageSpec {
+    use Align::{Default as L, Right as R};
+    let count = |n: usize| labels::number(format::count(n as u64));
+    let previous_link = dataset_link(&previous.dataset.name, &previous.slug());
+    let title = cat.fill(
+        "changes.title",
+        &[("previous", &Markup::text(&previous.dataset.name))],
+    );
+    let lead = cat.fill(
+        "changes.lead",
+        &[
+            ("previous", &previous_link),
+            ("regressed", &count(c.counts.regressed)),
+            ("improved", &count(c.counts.improved)),
+            ("compared", &count(c.configurations.len())),
+            ("not_comparable", &count(c.counts.not_comparable)),
+            (
+                "threshold",
+                &Markup::trusted(format::grouped(c.min_effect * 100.0, 1)),
+            ),
+            ("tests", &count(c.tests_made())),
+        ],
+    );
+    let hosts = (!c.host_differences.is_empty()).then(|| {
+        let fields: Vec<Markup> = c.host_differences.iter().map(|d| Markup::text(d)).collect();
+        cat.fill(
+            "changes.hosts_differ",
+            &[("fields", &Markup::join(&fields, &Markup::trusted("; ")))],
+        )
+    });
+    let uniform = c.uniform_shift.map(|v| {
+        cat.fill(
+            "changes.uniform",
+            &[
+                ("verdict", &verdict(cat, v)),
+                (
+                    "share",
+                    &Markup::trusted(format!("{:.0}", compare::UNIFORM_SHARE * 100.0)),
+                ),
+            ],
+        )
+    });
+    let mut sides = Table::new(cat.list("changes.side_columns", &[]), &[L, L, L]);
+    let rows = cat.list("changes.side_rows", &[]);
+    let (before, after) = (
+        side_column(cat, previous, &c.base),
+        side_column(cat, current, &c.new),
+    );
+    for (i, label) in rows.into_iter().enumerate() {
+        sides.push(vec![label, before[i].clone(), after[i].clone()]);
+    }
+    let mut findings = Table::new(
+        cat.list("changes.finding_columns", &[]),
+        &[L, L, L, R, R, R, L],
+    );
+    for v in [Verdict::Regressed, Verdict::Improved] {
+        for (config, m) in c.findings(v) {
+            let value = |x: f64| Markup::trusted(compare::value_text(m.metric, x));
+            findings.push(vec![
+                labels::configuration(cat, &config.key),
+                metric(cat, m.metric),
+                verdict(cat, v),
+                value(m.base_median),
+                value(m.new_median),
+                Markup::trusted(compare::change_text(m)),
+                evidence(cat, m, config),
+            ]);
+        }
+    }
+    let mut columns = vec![
+        cat.text("changes.configuration"),
+        cat.text("changes.verdict_column"),
+    ];
+    columns.extend(compare::COMPARED.iter().map(|&m| metric(cat, m)));
+    let mut all = Table::new(columns, &[L, L, R, R, R, R]);
+    for config in &c.configurations {
+        let mut row = vec![
+            labels::configuration(cat, &config.key),
+            verdict(cat, config.verdict),
+        ];
+        row.extend(
+            compare::COMPARED
+                .iter()
+                .map(|&m| change_cell(config.metrics.iter().find(|x| x.metric == m))),
+        );
+        all.push(row);
+    }
+    let model = ChangesPage {
+        title: title.clone(),
+        lead,
+        hosts,
+        uniform,
+        sides,
+        findings,
+        all,
+        rule: cat.text("changes.rule"),
+    };
+    PageSpec::new(
+        format!("{}/{}/changes", cat.code, current.slug()),
+        "changes.md",
+        title,
+        &model,
+        Vec::new(),
+    )
+}
+
+/// The history page of a series, kept in the folder of its newest dataset.
+pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<PageSpec> {
+    use Align::{Default as L, Right as R};
+    let newest = views.get(*series.datasets.last()?)?;
+    let count = |n: usize| labels::number(format::count(n as u64));
+    let mut steps = Table::new(cat.list("history.columns", &[]), &[L, L, L, R, R, L]);
+    for (position, &index) in series.datasets.iter().enumerate() {
+        let view = views.get(index)?;
+        let d = view.dataset;
+        let recorded = d.recorded_at().unwrap_or("");
+        let build = d
+            .files
+            .first()
+            .and_then(|f| f.runner_sha256.as_deref())
+            .map_or(cat.text("overview.not_recorded"), |h| {
+                Markup::code(format::short_hash(h))
+            });
+        let mut row = vec![
+            dataset_link(&d.name, &view.slug()),
+            Markup::text(recorded.get(..19).unwrap_or(recorded)),
+            build,
+        ];
+        match position.checked_sub(1).and_then(|p| series.steps.get(p)) {
+            Some(step) => row.extend([
+                count(step.counts.regressed),
+                count(step.counts.improved),
+                cat.fill(
+                    "history.changes_link",
+                    &[(
+                        "link",
+                        &Markup::trusted(format!("../{}/changes.md", view.slug())),
+                    )],
+                ),
+            ]),
+            None => row.extend([
+                Markup::trusted("–"),
+                Markup::trusted("–"),
+                cat.text("history.first"),
+            ]),
+        }
+        steps.push(row);
+    }
+    let title = cat.fill(
+        "history.title",
+        &[(
+            "host",
+            &labels::host(cat, newest.dataset, &cat.text("overview.not_recorded")),
+        )],
+    );
+    let model = HistoryPage {
+        title: title.clone(),
+        lead: cat.fill(
+            "history.lead",
+            &[("datasets", &count(series.datasets.len()))],
+        ),
+        steps,
+    };
+    Some(PageSpec::new(
+        format!("{}/{}/history", cat.code, newest.slug()),
+        "history.md",
+        title,
+        &model,
+        Vec::new(),
+    ))
+}
