@@ -1016,7 +1016,7 @@ fn a_series_gets_a_changes_page_and_a_history() {
     let mut after = before.clone();
     after["recorded_at_utc"] = "2026-12-02T09:00:00+00:00".into();
     for r in after["results"].as_array_mut().unwrap() {
-        if r["protocol"] == "tcp" && r["io_model"] == "shared" && r["io_threads"] == 1 {
+        if r["protocol"] == "tcp" {
             common::scale_throughput(r, 0.8);
         }
     }
@@ -1044,15 +1044,15 @@ fn a_series_gets_a_changes_page_and_a_history() {
         .lines()
         .filter(|l| l.starts_with("| TCP"))
         .collect();
-    assert_eq!(
-        rows.len(),
-        1,
-        "exactly the slowed configuration: {findings}"
-    );
+    assert_eq!(rows.len(), 5, "exactly the five slowed: {findings}");
+    let others = findings
+        .lines()
+        .filter(|l| l.starts_with("| UDP") || l.starts_with("| HTTP"));
+    assert_eq!(others.count(), 0, "{findings}");
     assert!(
-        rows[0].contains("regressed") && rows[0].contains("-20.0%"),
-        "{}",
-        rows[0]
+        rows.iter()
+            .all(|r| r.contains("regressed") && r.contains("-20.0%")),
+        "{rows:?}"
     );
     let zh = text(&files, "zh/a-after/changes.md");
     assert!(zh.contains("退步") && !zh.contains("regressed"), "{zh}");
@@ -1061,4 +1061,14 @@ fn a_series_gets_a_changes_page_and_a_history() {
     let b = history.find("b-before").unwrap();
     assert!(b < history.find("[a-after]").unwrap(), "oldest first");
     assert!(text(&files, "en/a-after/changes.html").contains("<table>"));
+    // One trend chart per protocol; ▼ on TCP's, which slowed, and on no other.
+    let charts: Vec<&String> = files
+        .keys()
+        .filter(|p| p.starts_with("en/a-after/charts/history-"))
+        .collect();
+    assert_eq!(charts.len(), 3, "{charts:?}");
+    for chart in charts {
+        let svg = text(&files, chart);
+        assert_eq!(svg.contains('▼'), chart.contains("history-tcp-"), "{chart}");
+    }
 }

@@ -128,6 +128,7 @@ mod tests {
                 colours: vec![0],
                 failed_label: "excluded".into(),
             },
+            marks: vec![(0, 1)],
             x_label: "window".into(),
             x_ticks: vec!["1".into(), "4".into(), "16".into()],
             points: vec![vec![
@@ -152,6 +153,11 @@ mod tests {
                 && svg.contains("✕")
         );
         assert!(svg.contains("<polyline"), "a line is drawn");
+        assert_eq!(
+            svg.matches('▼').count(),
+            1,
+            "the one mark, on a point with a value"
+        );
         let map = Heatmap {
             title: "loss".into(),
             description: "d".into(),

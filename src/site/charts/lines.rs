@@ -16,6 +16,9 @@ pub struct LineChart {
     pub x_ticks: Vec<String>,
     /// `points[series][x]`.
     pub points: Vec<Vec<Cell>>,
+    /// (series, x) points to flag with ▼ above their whisker (a regression on a history
+    /// chart); empty elsewhere.
+    pub marks: Vec<(usize, usize)>,
 }
 
 /// Draws `chart` as an SVG document.
@@ -75,6 +78,17 @@ pub fn draw(chart: &LineChart) -> String {
                         .map(|p| Circle::new(p, 3, color.filled())),
                 )
                 .expect("points");
+            }
+        }
+        for &(s, x) in &chart.marks {
+            if let Some(Cell::Value { stat, .. }) = chart.points.get(s).and_then(|row| row.get(x)) {
+                let top = ctx.backend_coord(&(x as f64, stat.max));
+                root.draw(&Text::new(
+                    "▼",
+                    (top.0 - 6, top.1 - 20),
+                    font(14).color(&FAILED),
+                ))
+                .expect("mark");
             }
         }
         for (x, tick) in chart.x_ticks.iter().enumerate() {

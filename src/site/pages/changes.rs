@@ -5,10 +5,14 @@
 use echomark_archive::Metric;
 use serde::Serialize;
 
-use super::{DatasetView, PageSpec};
+use super::charts as chart_model;
+use super::{ChartFile, DatasetView, Image, PageSpec};
+use crate::analysis::aggregate::{Configuration, Status};
 use crate::analysis::history::Series;
 use crate::compare::{self, Comparison, ConfigurationChange, Method, MetricChange, Verdict};
 use crate::format;
+use crate::output::safe_name;
+use crate::site::charts::{self, LineChart};
 use crate::site::i18n::Catalog;
 use crate::site::labels;
 use crate::site::markup::Markup;
@@ -32,6 +36,111 @@ struct HistoryPage {
     title: Markup,
     lead: Markup,
     steps: Table,
+    trends_intro: Markup,
+    images: Vec<Image>,
+    chart_note: Markup,
+}
+
+/// Per protocol, the newest dataset's valid configuration with the highest median
+/// throughput: the configurations a history chart follows.
+fn headlines<'a>(newest: &DatasetView<'a>) -> Vec<&'a Configuration> {
+    newest
+        .protocols()
+        .into_iter()
+        .filter_map(|p| {
+            newest
+                .configs_of_protocol(p)
+                .into_iter()
+                .filter(|c| c.status == Status::Valid)
+                .filter_map(|c| c.stat(Metric::RoundtripsPerSecond).map(|s| (c, s.median)))
+                .max_by(|a, b| {
+                    a.1.total_cmp(&b.1)
+                        .then(b.0.key.topology_rank().cmp(&a.0.key.topology_rank()))
+                })
+                .map(|(c, _)| c)
+        })
+        .collect()
+}
+
+/// One trend chart: a headline configuration's throughput in every dataset of the series,
+/// with ▼ where compare called the step into that dataset a regression.
+fn trend(
+    cat: &Catalog,
+    views: &[DatasetView],
+    series: &Series,
+    headline: &Configuration,
+    files: &mut Vec<ChartFile>,
+) -> Image {
+    let key = &headline.key;
+    // The legend names the topology; the title carries the protocol and load.
+    let name = labels::topology(cat, &key.backend, key.io_model, key.io_threads);
+    let ticks: Vec<String> = series
+        .datasets
+        .iter()
+        .map(|&i| {
+            let t = views[i].dataset.recorded_at().unwrap_or("");
+            t.get(..16).unwrap_or(t).replace('T', " ")
+        })
+        .collect();
+    let points = series
+        .datasets
+        .iter()
+        .zip(&ticks)
+        .map(|(&i, tick)| {
+            let found = views[i].configs.iter().copied().find(|c| c.key == *key);
+            chart_model::cell(cat, found, Metric::RoundtripsPerSecond, &name, tick)
+        })
+        .collect();
+    let marks = series
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, step)| {
+            step.configurations.iter().any(|c| {
+                c.key == *key
+                    && c.metrics.iter().any(|m| {
+                        m.metric == Metric::RoundtripsPerSecond && m.verdict == Verdict::Regressed
+                    })
+            })
+        })
+        .map(|(p, _)| (0, p + 1))
+        .collect();
+    let title = cat.fill(
+        "history.chart_title",
+        &[
+            ("protocol", &labels::protocol(cat, key.protocol)),
+            ("load", &labels::load(cat, key)),
+        ],
+    );
+    let (y_label, _) = chart_model::axis(cat, Metric::RoundtripsPerSecond);
+    let chart = LineChart {
+        text: chart_model::text(
+            cat,
+            &title,
+            y_label,
+            std::slice::from_ref(&name),
+            vec![charts::topology_colour(key.io_model, key.io_threads)],
+        ),
+        x_label: cat.raw("history.x_label").to_string(),
+        x_ticks: ticks,
+        points: vec![points],
+        marks,
+    };
+    let rel = format!(
+        "charts/history-{}-{}-{}-{}x{}-{}-{}.svg",
+        key.protocol.as_str(),
+        safe_name(&key.backend),
+        key.payload_bytes,
+        key.clients,
+        key.window,
+        key.io_model,
+        key.io_threads
+    );
+    files.push(ChartFile {
+        rel: rel.clone(),
+        svg: charts::lines::draw(&chart),
+    });
+    Image::new(title, &rel)
 }
 
 fn verdict(cat: &Catalog, v: Verdict) -> Markup {
@@ -264,6 +373,11 @@ pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<
             &labels::host(cat, newest.dataset, &cat.text("overview.not_recorded")),
         )],
     );
+    let mut files = Vec::new();
+    let images = headlines(newest)
+        .into_iter()
+        .map(|c| trend(cat, views, series, c, &mut files))
+        .collect();
     let model = HistoryPage {
         title: title.clone(),
         lead: cat.fill(
@@ -271,12 +385,15 @@ pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<
             &[("datasets", &count(series.datasets.len()))],
         ),
         steps,
+        trends_intro: cat.text("history.trends_intro"),
+        images,
+        chart_note: cat.text("history.chart_note"),
     };
     Some(PageSpec::new(
         format!("{}/{}/history", cat.code, newest.slug()),
         "history.md",
         title,
         &model,
-        Vec::new(),
+        files,
     ))
 }

@@ -122,6 +122,7 @@ fn line_charts(
                 x_label: cat.raw("dimensions.x_window").to_string(),
                 x_ticks: windows.iter().map(u64::to_string).collect(),
                 points,
+                marks: Vec::new(),
             };
             let rel = format!(
                 "charts/dimensions-{}-{}-work{}-{payload}-{}.svg",
