@@ -161,6 +161,9 @@ pub struct Measurement {
     pub kernel_udp_in_errors_delta: Option<u64>,
     #[serde(default)]
     pub server_messages_received: Option<u64>,
+    /// echomark's open-loop runs: the schedule's figures (the contract's own type).
+    #[serde(default)]
+    pub open_loop: Option<echomark_archive::OpenLoopMetrics>,
 }
 
 impl Measurement {
@@ -285,6 +288,7 @@ impl From<&Metrics> for Measurement {
             kernel_ip_reasm_fails_delta: m.kernel_ip_reasm_fails_delta,
             kernel_udp_in_errors_delta: m.kernel_udp_in_errors_delta,
             server_messages_received: Some(m.server_messages_received),
+            open_loop: m.open_loop.clone(),
         }
     }
 }

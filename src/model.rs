@@ -74,6 +74,22 @@ pub struct Run {
     pub udp_send_buffer_requested_bytes: Option<u64>,
     /// The child's argv joined with spaces.
     pub command: String,
+    /// Open-loop runs: what the schedule achieved.
+    pub open_loop: Option<RunOpenLoop>,
+}
+
+/// The open-loop figures of one run that the pages show.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RunOpenLoop {
+    /// Messages sent per second of the measured interval.
+    pub achieved_rate: f64,
+    /// Fewer than 99% of the scheduled messages went out: not a point on a curve.
+    pub saturated: bool,
+    pub late_sends: u64,
+    /// Latency from the actual send time.
+    pub service_p99_us: f64,
+    /// How late the sender wrote its messages.
+    pub schedule_lag_p99_us: f64,
 }
 
 impl Run {
@@ -243,6 +259,7 @@ pub(crate) mod tests {
                 io_threads: 1,
                 handler_work: 0,
                 udp_server_recv_buffer: None,
+                load: None,
             },
             repetition,
             program: Program::Echomark,
@@ -273,6 +290,7 @@ pub(crate) mod tests {
             udp_server_receive_buffer_requested_bytes: None,
             udp_send_buffer_requested_bytes: None,
             command: String::new(),
+            open_loop: None,
         }
     }
 }

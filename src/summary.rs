@@ -33,6 +33,10 @@ pub fn row(c: &Configuration, repetitions: u64) -> Value {
     if let Some(buffer) = k.udp_server_recv_buffer {
         m.insert("udp_server_recv_buffer".into(), json!(buffer));
     }
+    if let Some(load) = k.load {
+        m.insert("offered_rate".into(), json!(load.rate));
+        m.insert("arrival".into(), json!(load.arrival));
+    }
     m.insert("repetitions".into(), json!(repetitions));
     m.insert(
         "status".into(),
@@ -129,6 +133,9 @@ pub struct SummaryDocument {
     /// on every configuration both passed (see [`crate::analysis::ratios`]).
     pub protocol_ratios: Vec<crate::analysis::ratios::RatioRow>,
     pub failed_configurations: Vec<crate::validate::FailedConfiguration>,
+    /// Open-loop datasets: latency against offered load, one curve per configuration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub load_curves: Vec<crate::analysis::load_curve::LoadCurve>,
 }
 
 impl SummaryDocument {
@@ -163,6 +170,12 @@ impl SummaryDocument {
                 .collect(),
             protocol_ratios: own.ratios.clone(),
             failed_configurations: report.failed_configurations.clone(),
+            load_curves: all
+                .curves
+                .iter()
+                .filter(|c| c.dataset == d.name)
+                .cloned()
+                .collect(),
         }
     }
 

@@ -7,7 +7,7 @@ use crate::model::Dataset;
 use echomark_archive::Metric;
 
 /// Key columns that identify a configuration within the table.
-pub const KEY: [&str; 11] = [
+pub const KEY: [&str; 13] = [
     "dataset",
     "backend",
     "implementation",
@@ -19,6 +19,16 @@ pub const KEY: [&str; 11] = [
     "io_threads",
     "handler_work",
     "udp_server_recv_buffer",
+    "offered_rate",
+    "arrival",
+];
+
+/// Open-loop columns (null for closed-loop runs), aggregated beside the metrics.
+pub const OPEN_LOOP: [&str; 4] = [
+    "achieved_rate",
+    "service_p99_us",
+    "schedule_lag_p99_us",
+    "late_sends",
 ];
 
 /// Builds the table: one row per run, key columns, `passed`, and the metrics (null where a
@@ -65,6 +75,30 @@ pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
             "udp_server_recv_buffer".into(),
             rows.iter()
                 .map(|(_, r)| r.key.udp_server_recv_buffer)
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "offered_rate".into(),
+            rows.iter()
+                .map(|(_, r)| r.key.load.map(|l| l.rate))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "arrival".into(),
+            rows.iter()
+                .map(|(_, r)| r.key.load.map(|l| l.arrival.as_str()))
+                .collect::<Vec<_>>(),
+        ),
+        num("achieved_rate", &|r| r.open_loop.map(|o| o.achieved_rate)),
+        num("service_p99_us", &|r| r.open_loop.map(|o| o.service_p99_us)),
+        num("schedule_lag_p99_us", &|r| {
+            r.open_loop.map(|o| o.schedule_lag_p99_us)
+        }),
+        num("late_sends", &|r| r.open_loop.map(|o| o.late_sends as f64)),
+        Column::new(
+            "saturated".into(),
+            rows.iter()
+                .map(|(_, r)| r.open_loop.map(|o| o.saturated))
                 .collect::<Vec<_>>(),
         ),
         Column::new(

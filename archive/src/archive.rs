@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::{AddressFamily, CaseKey, IoModel, Protocol, RunId};
+use crate::key::{AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId};
 use crate::soak::SoakReport;
 use crate::Metrics;
 
@@ -98,6 +98,12 @@ pub enum Preset {
     #[serde(rename = "udp-buffers")]
     #[cfg_attr(feature = "clap", value(name = "udp-buffers"))]
     UdpBuffers,
+    /// Latency against offered load: TCP, UDP and HTTP at 1,024 B, 16 clients × window 16,
+    /// shared 1 and sharded 2; the closed-loop maximum first, then open loop at 10, 30, 50,
+    /// 70, 80, 90, 95 and 100% of it; 3 repetitions of 2 s.
+    #[serde(rename = "latency-curve")]
+    #[cfg_attr(feature = "clap", value(name = "latency-curve"))]
+    LatencyCurve,
 }
 
 impl Preset {
@@ -108,6 +114,7 @@ impl Preset {
             Preset::Baseline => "baseline",
             Preset::Dimensions => "dimensions",
             Preset::UdpBuffers => "udp-buffers",
+            Preset::LatencyCurve => "latency-curve",
         }
     }
 }
@@ -168,6 +175,25 @@ pub struct Settings {
     /// runners (`--shard I/N`); absent for a whole matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// Open loop (`--rates`, `--rate-sweep`); absent for a closed-loop matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopPlan>,
+}
+
+/// How a matrix measures open-loop load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenLoopPlan {
+    /// Fixed offered rates (messages per second over all clients): every case of the
+    /// matrix is measured at each, open-loop only.
+    pub rates: Vec<u64>,
+    /// A sweep: every case is first measured closed-loop; once all its repetitions
+    /// passed, it is measured open-loop at these percentages of the median closed-loop
+    /// throughput (rounded to whole messages per second).
+    pub sweep_percent: Vec<u64>,
+    pub arrival: Arrival,
+    /// Seed of every Poisson schedule of the matrix.
+    pub seed: u64,
 }
 
 /// One of `count` deterministic parts of a matrix: the configurations at positions
@@ -263,6 +289,9 @@ pub struct Entry {
     /// UDP: the server socket's receive-buffer request when the case sets its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_server_recv_buffer: Option<u64>,
+    /// Open loop: the offered load this run was measured at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<OfferedLoad>,
     pub backend: String,
     pub address_family: AddressFamily,
     /// Full argv of the child process.
@@ -279,7 +308,8 @@ pub struct Entry {
     /// The runner's verdict when the run failed (arknet's schema-2 texts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Position of this case in the execution order (0-based, after any shuffle).
+    /// Position of this run in the execution order (0-based, after any shuffle; a rate
+    /// sweep's open-loop runs come after the closed-loop runs they derive from).
     pub order: u64,
     /// UTC time the child was started.
     pub started_at_utc: String,
@@ -304,6 +334,7 @@ impl Entry {
             io_threads: self.io_threads,
             handler_work: self.handler_work,
             udp_server_recv_buffer: self.udp_server_recv_buffer,
+            load: self.load,
         }
     }
 

@@ -116,6 +116,35 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// How an open-loop schedule spaces its messages.
+    Arrival, "arrival process", {
+        /// Evenly spaced: one message every `clients / rate` seconds per client, the clients
+        /// offset so that the combined stream is evenly spaced too.
+        #[default]
+        Uniform => "uniform",
+        /// Exponential gaps (a Poisson process) from a seeded generator, per client.
+        Poisson => "poisson",
+    }
+);
+
+/// An open-loop load: messages sent on a schedule at a fixed offered rate, whether or not
+/// echoes have come back. A configuration without one is closed-loop (a client sends its next
+/// message only when an echo frees a slot in its window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfferedLoad {
+    /// Messages per second over all clients.
+    pub rate: u64,
+    pub arrival: Arrival,
+}
+
+impl fmt::Display for OfferedLoad {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} msg/s {}", self.rate, self.arrival)
+    }
+}
+
 /// The fields that identify a configuration: arknet's nine-field group key plus echomark's
 /// per-case UDP server receive buffer. Every layer (runner, validator, aggregation, pages)
 /// uses this one key.
@@ -135,6 +164,9 @@ pub struct CaseKey {
     /// UDP isolation cases: the server socket's receive-buffer request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_server_recv_buffer: Option<u64>,
+    /// Open loop: the offered load; absent for closed-loop configurations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<OfferedLoad>,
 }
 
 impl CaseKey {
@@ -156,6 +188,7 @@ impl CaseKey {
                 self.io_threads,
                 self.handler_work,
                 self.udp_server_recv_buffer,
+                self.load,
             ),
         )
     }
@@ -202,6 +235,7 @@ mod tests {
             io_threads,
             handler_work: 0,
             udp_server_recv_buffer: None,
+            load: None,
         };
         assert!(key(IoModel::Shared, 4).topology_rank() < key(IoModel::Sharded, 2).topology_rank());
         assert!(key(IoModel::Shared, 1).is_baseline() && !key(IoModel::Sharded, 1).is_baseline());

@@ -15,17 +15,21 @@ pub mod echo;
 pub mod histogram;
 pub mod key;
 pub mod metrics;
+pub mod open_loop;
 pub mod plan;
 pub mod soak;
 
 pub use archive::{
-    Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, Preset, Settings, Shard,
-    SoakRecord, Toolchain, TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, IMPLEMENTATION,
-    TOOL_NAME,
+    Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, OpenLoopPlan, Preset, Settings,
+    Shard, SoakRecord, Toolchain, TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION,
+    IMPLEMENTATION, TOOL_NAME,
 };
 pub use echo::{check_echo, CaseParameters};
-pub use key::{AddressFamily, CaseKey, IoModel, Protocol, RunId, UnknownName};
+pub use key::{
+    AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,
+};
 pub use metrics::{ErrorCounters, Metric, Metrics, ERROR_COUNTER_NAMES};
+pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
 pub use soak::{SoakReport, SoakRound};
 
 /// The JSON Schema of an echomark archive, as shipped in `schema/archive.schema.json`.

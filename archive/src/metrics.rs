@@ -157,6 +157,9 @@ pub struct Metrics {
     pub tls_version: Option<String>,
     #[serde(default)]
     pub tls_cipher_suite: Option<String>,
+    /// Open-loop runs (`--rate`): the schedule and its figures; absent for closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<crate::open_loop::OpenLoopMetrics>,
 }
 
 impl Metrics {

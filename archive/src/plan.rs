@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::archive::Settings;
-use crate::key::{CaseKey, Protocol, RunId};
+use crate::archive::{Entry, Settings};
+use crate::key::{CaseKey, OfferedLoad, Protocol, RunId};
 use crate::IMPLEMENTATION;
 
 /// `items` without repeats, in first-seen order.
@@ -27,8 +27,59 @@ impl Settings {
     ///
     /// With a [`Shard`](crate::Shard), only that shard's configurations (every repetition of
     /// each); an invalid shard plans nothing.
-    pub fn planned_runs(&self, backend: &str) -> Vec<RunId> {
-        let all = self.whole_plan(backend);
+    ///
+    /// Open loop: with fixed `rates`, each configuration is planned at each rate instead of
+    /// closed-loop. A sweep plans the closed-loop configurations first and, for each one
+    /// whose repetitions all passed in `results`, its open-loop runs at the sweep's shares
+    /// of their median throughput, so the plan grows as the archive does and a resumed
+    /// matrix derives the same rates.
+    pub fn planned_runs(&self, backend: &str, results: &[Entry]) -> Vec<RunId> {
+        let closed = self.sharded(self.whole_plan(backend));
+        let Some(open) = &self.open_loop else {
+            return closed;
+        };
+        let load = |rate: u64| OfferedLoad {
+            rate,
+            arrival: open.arrival,
+        };
+        if !open.rates.is_empty() {
+            return closed
+                .iter()
+                .flat_map(|run| {
+                    dedup(&open.rates).into_iter().map(|rate| RunId {
+                        case: CaseKey {
+                            load: Some(load(rate)),
+                            ..run.case.clone()
+                        },
+                        repetition: run.repetition,
+                    })
+                })
+                .collect();
+        }
+        let mut derived = Vec::new();
+        for run in &closed {
+            let Some(max) = median_closed_loop_rate(&run.case, self.repetitions, results) else {
+                continue;
+            };
+            let mut rates: Vec<u64> = open
+                .sweep_percent
+                .iter()
+                .map(|&p| ((max * p as f64 / 100.0).round() as u64).max(1))
+                .collect();
+            rates.dedup();
+            derived.extend(rates.into_iter().map(|rate| RunId {
+                case: CaseKey {
+                    load: Some(load(rate)),
+                    ..run.case.clone()
+                },
+                repetition: run.repetition,
+            }));
+        }
+        [closed, derived].concat()
+    }
+
+    /// `all` restricted to this archive's shard, if any.
+    fn sharded(&self, all: Vec<RunId>) -> Vec<RunId> {
         let Some(shard) = self.shard else {
             return all;
         };
@@ -61,6 +112,7 @@ impl Settings {
             io_threads: io.io_threads,
             handler_work: io.handler_work,
             udp_server_recv_buffer: None,
+            load: None,
         };
         let mut out = Vec::new();
         for repetition in 1..=self.repetitions {
@@ -77,6 +129,7 @@ impl Settings {
                         io_threads: c.io_threads,
                         handler_work: c.handler_work,
                         udp_server_recv_buffer: c.udp_server_recv_buffer,
+                        load: None,
                     },
                     repetition,
                 }));
@@ -105,6 +158,38 @@ impl Settings {
         }
         out
     }
+}
+
+/// The median closed-loop throughput of `case` over `repetitions` runs, when every one of
+/// them is in `results` and passed; the base of a rate sweep.
+fn median_closed_loop_rate(case: &CaseKey, repetitions: u64, results: &[Entry]) -> Option<f64> {
+    let mut rates: Vec<f64> = Vec::new();
+    for e in results
+        .iter()
+        .filter(|e| e.load.is_none() && &e.case_key() == case)
+    {
+        let m = e.metrics.as_ref().filter(|m| m.ok && e.error.is_none())?;
+        rates.push(m.roundtrips_per_second);
+    }
+    if rates.len() as u64 != repetitions || rates.iter().any(|r| !r.is_finite()) {
+        return None;
+    }
+    median(&rates)
+}
+
+/// The median (the mean of the two middle values for an even count); `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 #[cfg(test)]
@@ -158,12 +243,13 @@ mod tests {
             cases: None,
             soak_seconds: None,
             shard: None,
+            open_loop: None,
         }
     }
 
     #[test]
     fn shards_cover_every_run_exactly_once_and_keep_configurations_whole() {
-        let whole = settings().planned_runs("tokio");
+        let whole = settings().planned_runs("tokio", &[]);
         assert!(whole.len() > 40);
         for count in 1..=7 {
             let mut times_seen: BTreeMap<_, u32> = BTreeMap::new();
@@ -173,7 +259,7 @@ mod tests {
                     shard: Some(Shard { index, count }),
                     ..settings()
                 };
-                for run in s.planned_runs("tokio") {
+                for run in s.planned_runs("tokio", &[]) {
                     *times_seen.entry(run.clone()).or_default() += 1;
                     // Every repetition of a configuration is in the same shard.
                     assert_eq!(*owner.entry(run.case.clone()).or_insert(index), index);
@@ -182,6 +268,86 @@ mod tests {
             assert_eq!(times_seen.len(), whole.len(), "{count} shards");
             assert!(times_seen.values().all(|&n| n == 1), "{count} shards");
         }
+    }
+
+    fn open(rates: Vec<u64>, sweep_percent: Vec<u64>) -> Settings {
+        Settings {
+            open_loop: Some(crate::OpenLoopPlan {
+                rates,
+                sweep_percent,
+                arrival: crate::Arrival::Uniform,
+                seed: 1,
+            }),
+            ..settings()
+        }
+    }
+
+    /// A passing entry of `run` with `rate` round trips per second.
+    fn passed(run: &crate::RunId, rate: f64) -> crate::Entry {
+        let c = &run.case;
+        crate::Entry {
+            repetition: run.repetition,
+            protocol: c.protocol,
+            payload_bytes: c.payload_bytes,
+            clients: c.clients,
+            window: c.window,
+            io_model: c.io_model,
+            io_threads: c.io_threads,
+            handler_work: c.handler_work,
+            udp_server_recv_buffer: None,
+            load: c.load,
+            backend: c.backend.clone(),
+            address_family: AddressFamily::Ipv4,
+            command: Vec::new(),
+            returncode: Some(0),
+            stderr: String::new(),
+            metrics: Some(crate::Metrics {
+                ok: true,
+                roundtrips_per_second: rate,
+                ..crate::Metrics::default()
+            }),
+            stdout: None,
+            error: None,
+            order: 0,
+            started_at_utc: String::new(),
+            wall_seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn fixed_rates_measure_every_configuration_at_each_rate_instead_of_closed_loop() {
+        let closed = settings().planned_runs("tokio", &[]);
+        let runs = open(vec![1000, 5000, 1000], Vec::new()).planned_runs("tokio", &[]);
+        assert_eq!(runs.len(), 2 * closed.len());
+        assert!(runs.iter().all(|r| r.case.load.is_some()));
+    }
+
+    #[test]
+    fn a_sweep_derives_its_rates_from_the_median_of_passed_closed_loop_runs() {
+        let s = open(Vec::new(), vec![10, 50, 100]);
+        let closed = s.planned_runs("tokio", &[]);
+        assert_eq!(
+            closed,
+            settings().planned_runs("tokio", &[]),
+            "closed loop first"
+        );
+        let first = closed[0].case.clone();
+        let reps: Vec<_> = closed.iter().filter(|r| r.case == first).collect();
+        assert_eq!(reps.len(), 3);
+        // Two of three repetitions: nothing derived yet.
+        let mut results: Vec<_> = reps[..2].iter().map(|r| passed(r, 1000.0)).collect();
+        assert_eq!(s.planned_runs("tokio", &results).len(), closed.len());
+        results.push(passed(reps[2], 4000.0));
+        let grown = s.planned_runs("tokio", &results);
+        let derived: Vec<_> = grown[closed.len()..].iter().collect();
+        assert_eq!(derived.len(), 9, "3 rates × 3 repetitions");
+        let mut rates: Vec<u64> = derived.iter().map(|r| r.case.load.unwrap().rate).collect();
+        rates.sort_unstable();
+        rates.dedup();
+        assert_eq!(rates, [100, 500, 1000], "shares of the median, 1,000 rt/s");
+        // A failed repetition derives nothing.
+        results[0].error = Some("failed".into());
+        assert_eq!(s.planned_runs("tokio", &results).len(), closed.len());
     }
 
     #[test]
@@ -194,6 +360,6 @@ mod tests {
             shard: Some(Shard { index: 0, count: 2 }),
             ..settings()
         };
-        assert!(s.planned_runs("tokio").is_empty());
+        assert!(s.planned_runs("tokio", &[]).is_empty());
     }
 }

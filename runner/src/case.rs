@@ -19,7 +19,9 @@ pub const DEFAULT_UDP_TIMEOUT_MS: u64 = 250;
 /// Largest `clients × window × payload` (arknet's limit).
 pub const MAX_OUTSTANDING_BYTES: u64 = 256 * 1024 * 1024;
 
-pub use echomark_archive::{AddressFamily, IoModel, Protocol};
+pub use echomark_archive::{AddressFamily, Arrival, IoModel, Protocol};
+
+pub use crate::traffic::schedule::OpenLoop;
 
 /// The loopback address of `family`: 127.0.0.1 or ::1.
 pub fn loopback(family: AddressFamily) -> IpAddr {
@@ -39,7 +41,15 @@ pub enum Fault {
     Reorder,
     /// The server silently drops every 97th message.
     Drop,
+    /// The server stops answering for [`STALL`] once every [`STALL_EVERY`] (each server
+    /// task on its own clock): the coordinated-omission demonstration.
+    Stall,
 }
+
+/// How long a `stall` fault stops the server.
+pub const STALL: Duration = Duration::from_millis(50);
+/// How often a `stall` fault strikes.
+pub const STALL_EVERY: Duration = Duration::from_millis(1000);
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +70,10 @@ pub struct Case {
     pub udp_timeout: Duration,
     pub record_latency: bool,
     pub fault: Option<Fault>,
+    /// Open loop: the offered load; `None` for closed loop.
+    pub open_loop: Option<OpenLoop>,
+    /// Open loop: how long before a due message a client spins instead of sleeping.
+    pub spin: Duration,
 }
 
 /// The `once` defaults: TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
@@ -83,6 +97,8 @@ impl Default for Case {
             udp_timeout: Duration::from_millis(DEFAULT_UDP_TIMEOUT_MS),
             record_latency: true,
             fault: None,
+            open_loop: None,
+            spin: crate::traffic::pacing::DEFAULT_SPIN,
         }
     }
 }
@@ -148,6 +164,16 @@ impl Case {
                 push("--udp-server-recv-buffer", b.to_string());
             }
         }
+        if let Some(open) = &self.open_loop {
+            a.push("--rate".into());
+            a.push(open.rate.to_string());
+            a.push("--arrival".into());
+            a.push(open.arrival.to_string());
+            a.push("--seed".into());
+            a.push(open.seed.to_string());
+            a.push("--spin-us".into());
+            a.push(self.spin.as_micros().to_string());
+        }
         if !self.record_latency {
             a.push("--no-latency".into());
         }
@@ -167,7 +193,11 @@ impl fmt::Display for Case {
             self.io_model,
             self.io_threads,
             self.work
-        )
+        )?;
+        match &self.open_loop {
+            Some(open) => write!(f, ", open loop {} msg/s {}", open.rate, open.arrival),
+            None => Ok(()),
+        }
     }
 }
 

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use echomark_archive::Preset;
-use echomark_runner::case::{self, AddressFamily, Case, Fault, IoModel, Protocol, UsageError};
+use echomark_runner::case::{
+    self, AddressFamily, Arrival, Case, Fault, IoModel, OpenLoop, Protocol, UsageError,
+};
 use echomark_runner::case::{
     DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
 };
@@ -23,6 +25,8 @@ const THREADS_RANGE: std::ops::RangeInclusive<u64> = 1..=64;
 const WORK_RANGE: std::ops::RangeInclusive<u64> = 0..=10_000_000;
 /// Socket buffer requests: 1 B to 2 GiB.
 const BUFFER_RANGE: std::ops::RangeInclusive<u64> = 1..=(1 << 31);
+/// Open-loop rates: 1 to 100 million messages per second.
+const RATE_RANGE: std::ops::RangeInclusive<u64> = 1..=100_000_000;
 /// The UDP loss timeout: 1 ms to 60 s.
 const UDP_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=60_000;
 
@@ -111,6 +115,21 @@ pub struct OnceArgs {
     /// Do not record round trips into the latency histogram (to measure its cost).
     #[arg(long)]
     pub no_latency: bool,
+    /// Open loop: send on a schedule at this many messages per second over all clients,
+    /// whether or not echoes have come back (--window caps the messages in flight per
+    /// client). Latency is measured from each message's due time.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(RATE_RANGE))]
+    pub rate: Option<u64>,
+    /// Open loop: evenly spaced messages or a Poisson process.
+    #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
+    pub arrival: Arrival,
+    /// Open loop: the seed of the Poisson schedule.
+    #[arg(long, default_value_t = 1, requires = "rate")]
+    pub seed: u64,
+    /// Open loop: how many microseconds before a due message a client stops sleeping and
+    /// spins (yielding to the runtime); 0 sleeps on the timer alone.
+    #[arg(long, default_value_t = 1000, requires = "rate", value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub spin_us: u64,
     /// Test only: make the server misbehave so the checks can be shown to catch it.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
@@ -164,6 +183,12 @@ impl OnceArgs {
             udp_timeout: Duration::from_millis(self.udp_timeout_ms),
             record_latency: !self.no_latency,
             fault: self.inject_fault,
+            open_loop: self.rate.map(|rate| OpenLoop {
+                rate,
+                arrival: self.arrival,
+                seed: self.seed,
+            }),
+            spin: Duration::from_micros(self.spin_us),
             ..self.traffic()
         }
         .validate()
@@ -195,7 +220,8 @@ pub struct MatrixArgs {
         "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
-        "udp_server_recv_buffer", "udp_timeout_ms", "soak", "shard",
+        "udp_server_recv_buffer", "udp_timeout_ms", "soak", "shard", "rates", "rate_sweep",
+        "arrival", "arrival_seed",
     ])]
     pub resume: Option<std::path::PathBuf>,
     /// Starting values: quick, baseline or dimensions.
@@ -250,6 +276,23 @@ pub struct MatrixArgs {
     /// After the cases, run `soak` for this many seconds per protocol and record it.
     #[arg(long, value_name = "S", value_parser = seconds)]
     pub soak: Option<f64>,
+    /// Open loop: measure every case at each of these offered rates (messages per second
+    /// over all clients) instead of closed-loop; --windows cap the messages in flight.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "rate_sweep",
+          value_parser = clap::value_parser!(u64).range(RATE_RANGE))]
+    pub rates: Option<Vec<u64>>,
+    /// Open loop: measure every case closed-loop first, then at these percentages of its
+    /// median closed-loop throughput (default 10,30,50,70,80,90,95,100).
+    #[arg(long, value_delimiter = ',', value_name = "PERCENTS", num_args = 0..,
+          default_missing_value = "10,30,50,70,80,90,95,100",
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub rate_sweep: Option<Vec<u64>>,
+    /// Open loop: evenly spaced messages or a Poisson process (default uniform).
+    #[arg(long, value_enum)]
+    pub arrival: Option<Arrival>,
+    /// Open loop: the seed of every Poisson schedule (default 1).
+    #[arg(long, value_name = "SEED")]
+    pub arrival_seed: Option<u64>,
     /// Workspace whose sources `source_sha256` covers (default: the one this binary was
     /// built from).
     #[arg(long, value_name = "DIR")]
@@ -287,6 +330,10 @@ impl MatrixArgs {
                 seconds: self.seconds,
                 warmup: self.warmup,
                 address_family: self.address_family,
+                rates: self.rates.clone(),
+                rate_sweep: self.rate_sweep.clone(),
+                arrival: self.arrival,
+                arrival_seed: self.arrival_seed,
             },
             options: RunOptions {
                 keep_going: self.keep_going,

@@ -16,5 +16,6 @@ pub mod instruments;
 pub mod matrix;
 pub mod measure;
 pub mod message;
+pub mod random;
 pub mod soak;
 pub mod traffic;

@@ -460,3 +460,72 @@ fn a_bad_shard_flag_exits_2() {
         assert!(!out.exists());
     }
 }
+
+/// `--rate-sweep`: the closed-loop run first, then open-loop runs at shares of its median
+/// throughput; the archive passes the generator's strict reader (O1–O3 included) and a
+/// resumed archive derives the same rates.
+#[test]
+fn a_rate_sweep_measures_closed_loop_then_open_loop_at_shares_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = dir.path().join("sweep");
+    std::fs::create_dir(&dataset).unwrap();
+    let out = dataset.join("sweep.json");
+    let o = matrix(&[
+        "--protocols",
+        "tcp",
+        "--payloads",
+        "64",
+        "--clients",
+        "2",
+        "--windows",
+        "2",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "1",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.05",
+        "--rate-sweep",
+        "10,30",
+        "--shuffle",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a = load_valid(&out);
+    assert!(a.complete);
+    assert_eq!(a.results.len(), 3, "one closed-loop run and two rates");
+    assert!(
+        a.results[0].load.is_none(),
+        "the closed-loop run comes first"
+    );
+    let closed = a.results[0].metrics.as_ref().unwrap().roundtrips_per_second;
+    for (entry, share) in a.results[1..].iter().zip([0.1, 0.3]) {
+        let load = entry.load.expect("an open-loop run");
+        assert_eq!(load.rate, (closed * share).round() as u64);
+        let m = entry.metrics.as_ref().unwrap();
+        let open = m.open_loop.as_ref().expect("open-loop figures");
+        assert_eq!(open.offered_rate, load.rate);
+        assert!(entry.command.iter().any(|a| a == "--rate"));
+    }
+    let datasets = echomark::read::load(&[dir.path().to_path_buf()]).expect("reads strictly");
+    assert!(
+        datasets[0].runs.iter().all(|r| r.passed),
+        "{:?}",
+        datasets[0].runs
+    );
+    let analysis = echomark::analysis::Analysis::of(&datasets).unwrap();
+    assert_eq!(analysis.curves.len(), 1);
+    assert_eq!(analysis.curves[0].points.len(), 2);
+    assert!(analysis.configurations.iter().all(|c| c.key.load.is_none()));
+}

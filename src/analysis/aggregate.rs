@@ -9,8 +9,8 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::model::Dataset;
-use echomark_archive::CaseKey;
 use echomark_archive::Metric;
+use echomark_archive::{CaseKey, OfferedLoad};
 
 use crate::table::{self, KEY};
 
@@ -64,6 +64,22 @@ pub struct Configuration {
     pub cpu_percent_estimated: Option<bool>,
     /// `cpu_percent` ÷ the host's logical CPUs: the share of the whole machine.
     pub cpu_machine_percent: Option<Stat>,
+    /// Open-loop configurations: what the schedules achieved over the runs.
+    pub open_loop: Option<OpenLoopStats>,
+}
+
+/// An open-loop configuration's schedule figures over its runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OpenLoopStats {
+    /// Messages sent per second.
+    pub achieved_rate: Stat,
+    /// p99 of the latency from the actual send time.
+    pub service_p99_us: Stat,
+    /// p99 of how late the sender wrote its messages.
+    pub schedule_lag_p99_us: Stat,
+    pub late_sends: Stat,
+    /// Runs that could not keep the schedule (see `OpenLoopMetrics::saturated`).
+    pub saturated_runs: u64,
 }
 
 impl Configuration {
@@ -95,6 +111,7 @@ pub(crate) fn test_configuration(
             io_threads,
             handler_work: 0,
             udp_server_recv_buffer: None,
+            load: None,
         },
         status,
         runs: 3,
@@ -103,6 +120,7 @@ pub(crate) fn test_configuration(
         cpu_seconds: None,
         cpu_percent_estimated: None,
         cpu_machine_percent: None,
+        open_loop: None,
     }
 }
 
@@ -141,7 +159,17 @@ fn agg_exprs() -> Vec<Expr> {
         col("cpu_seconds").median().alias("cpu_seconds_median"),
         col("cpu_percent").null_count().alias("cpu_percent_missing"),
     ];
-    for m in Metric::ALL.map(Metric::name) {
+    exprs.push(
+        col("saturated")
+            .cast(DataType::UInt32)
+            .sum()
+            .alias("saturated_runs"),
+    );
+    for m in Metric::ALL
+        .map(Metric::name)
+        .into_iter()
+        .chain(table::OPEN_LOOP)
+    {
         exprs.push(col(m).median().alias(format!("{m}_median")));
         exprs.push(col(m).min().alias(format!("{m}_min")));
         exprs.push(col(m).max().alias(format!("{m}_max")));
@@ -204,6 +232,18 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         u("handler_work")?,
     );
     let server_buffer = u("udp_server_recv_buffer")?;
+    let (offered, arrival, saturated) = (u("offered_rate")?, s("arrival")?, u("saturated_runs")?);
+    let stat_columns = |name: &str| -> PolarsResult<[Vec<Option<f64>>; 3]> {
+        Ok([
+            f(&format!("{name}_median"))?,
+            f(&format!("{name}_min"))?,
+            f(&format!("{name}_max"))?,
+        ])
+    };
+    let open_columns: Vec<[Vec<Option<f64>>; 3]> = table::OPEN_LOOP
+        .iter()
+        .map(|name| stat_columns(name))
+        .collect::<PolarsResult<_>>()?;
     let (runs_n, passed, estimated, cpu_missing) = (
         u("runs")?,
         u("runs_passed")?,
@@ -213,15 +253,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
     let cpu_seconds = f("cpu_seconds_median")?;
     let mut stats: Vec<(Metric, [Vec<Option<f64>>; 3])> = Vec::new();
     for m in Metric::ALL {
-        let name = m.name();
-        stats.push((
-            m,
-            [
-                f(&format!("{name}_median"))?,
-                f(&format!("{name}_min"))?,
-                f(&format!("{name}_max"))?,
-            ],
-        ));
+        stats.push((m, stat_columns(m.name())?));
     }
 
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -250,6 +282,28 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         if !cpu_complete {
             by_metric.remove(&Metric::CpuPercent);
         }
+        let stat_at = |[med, min, max]: &[Vec<Option<f64>>; 3]| -> Option<Stat> {
+            Some(Stat {
+                median: med[i]?,
+                min: min[i]?,
+                max: max[i]?,
+            })
+        };
+        let load = offered[i]
+            .zip(arrival[i].as_deref())
+            .map(|(rate, a)| OfferedLoad {
+                rate,
+                arrival: a.parse().expect("the run table holds the enum's names"),
+            });
+        let open_loop = load.and_then(|_| {
+            Some(OpenLoopStats {
+                achieved_rate: stat_at(&open_columns[0])?,
+                service_p99_us: stat_at(&open_columns[1])?,
+                schedule_lag_p99_us: stat_at(&open_columns[2])?,
+                late_sends: stat_at(&open_columns[3])?,
+                saturated_runs: saturated[i].unwrap_or(0),
+            })
+        });
         let name = text(&dataset[i]);
         let cpu = by_metric.get(&Metric::CpuPercent).copied();
         let machine = cpu
@@ -267,6 +321,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
                 io_threads: threads[i].unwrap_or(0),
                 handler_work: work[i].unwrap_or(0),
                 udp_server_recv_buffer: server_buffer[i],
+                load,
             },
             dataset: name,
             status: if runs_passed == runs {
@@ -279,6 +334,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
             cpu_seconds: cpu_seconds[i].filter(|_| cpu_complete),
             cpu_percent_estimated: cpu.map(|_| estimated[i].unwrap_or(0) > 0),
             cpu_machine_percent: machine,
+            open_loop,
             stats: by_metric,
         });
     }
@@ -299,5 +355,6 @@ fn canonical(c: &Configuration) -> impl Ord + '_ {
         k.topology_rank(),
         k.handler_work,
         k.udp_server_recv_buffer,
+        k.load,
     )
 }

@@ -1,12 +1,14 @@
 //! Analysis, computed once for every output: per configuration the aggregate of its runs
 //! ([`aggregate`]), per load the IO-model ranking ([`rank`]), protocol-against-protocol
 //! ratios ([`ratios`]), the UDP loss and invariant accounting ([`udp`]), the dimension
-//! findings ([`findings`]), and the validation report. Pages and summaries only select and
+//! findings ([`findings`]), latency against offered load ([`load_curve`]), and the
+//! validation report. Pages and summaries only select and
 //! arrange what is here.
 
 pub mod aggregate;
 pub mod findings;
 pub mod history;
+pub mod load_curve;
 pub mod rank;
 pub mod ratios;
 pub mod udp;
@@ -20,8 +22,10 @@ use rank::Ranking;
 
 /// Everything computed from the datasets.
 pub struct Analysis {
-    /// Every configuration of every dataset, in canonical order.
+    /// Every closed-loop configuration of every dataset, in canonical order.
     pub configurations: Vec<Configuration>,
+    /// Every latency-against-load curve (the open-loop configurations) of every dataset.
+    pub curves: Vec<load_curve::LoadCurve>,
     /// Every ranked load of every dataset.
     pub rankings: Vec<Ranking>,
     /// One entry per dataset, in the order of the datasets.
@@ -42,7 +46,12 @@ pub struct DatasetAnalysis {
 impl Analysis {
     /// Analyses `datasets` (validated by the reader).
     pub fn of(datasets: &[Dataset]) -> PolarsResult<Self> {
-        let configurations = aggregate::configurations(datasets)?;
+        let all = aggregate::configurations(datasets)?;
+        // Open-loop configurations are points of curves; every other page and ranking is
+        // about closed-loop throughput and latency.
+        let curves = load_curve::curves(&all);
+        let configurations: Vec<Configuration> =
+            all.into_iter().filter(|c| c.key.load.is_none()).collect();
         let rankings = rank::rankings(&configurations);
         let per_dataset = datasets
             .iter()
@@ -61,6 +70,7 @@ impl Analysis {
             .collect();
         Ok(Self {
             configurations,
+            curves,
             rankings,
             datasets: per_dataset,
             history: Vec::new(),

@@ -29,6 +29,13 @@ pub fn label(k: &CaseKey, af: AddressFamily) -> String {
     if let Some(buffer) = k.udp_server_recv_buffer {
         out.push_str(&format!(", server buffer {}", format::buffer_size(buffer)));
     }
+    if let Some(load) = k.load {
+        out.push_str(&format!(
+            ", open loop {} msg/s {}",
+            format::count(load.rate),
+            load.arrival
+        ));
+    }
     if af == AddressFamily::Ipv6 {
         out.push_str(", IPv6");
     }

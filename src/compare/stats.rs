@@ -18,19 +18,7 @@ pub const RESAMPLES: usize = 10_000;
 const EXACT_LIMIT: usize = 60;
 
 /// The median (the mean of the two middle values for an even count); `None` when empty.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
+pub use echomark_archive::plan::median;
 
 /// n choose k as a float (exact for the sizes used here).
 fn choose(n: usize, k: usize) -> f64 {

@@ -235,6 +235,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             io_threads: entry.io_threads,
             handler_work: entry.handler_work,
             udp_server_recv_buffer: None,
+            load: None,
         };
         // arknet's metrics echo seconds as printed numbers; they are not compared here.
         let request = requested(&key, entry.backend.clone(), entry.address_family, None);

@@ -143,7 +143,12 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         );
     }
     check_file(out, &file, Some(Some(failed_measurements)), with_error);
-    check_plan(out, &file, &settings.planned_runs(&backend_name), &results);
+    check_plan(
+        out,
+        &file,
+        &settings.planned_runs(&backend_name, &results),
+        &results,
+    );
     for (index, entry) in results.into_iter().enumerate() {
         let measurement = entry.metrics.as_ref().map(Measurement::from);
         let key = entry.case_key();

@@ -378,6 +378,15 @@ impl FileRead {
             udp_send_buffer_requested_bytes: metrics
                 .and_then(|m| m.udp_send_buffer_requested_bytes),
             command: facts.command,
+            open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {
+                crate::model::RunOpenLoop {
+                    achieved_rate: o.achieved_rate,
+                    saturated: o.saturated,
+                    late_sends: o.late_sends,
+                    service_p99_us: o.service_p99_us,
+                    schedule_lag_p99_us: o.schedule_lag_p99_us,
+                }
+            }),
         });
     }
 

@@ -18,11 +18,15 @@
 //! | C1 | coroutine `latency_mode` is `message` exactly when window = 1 | exact |
 //! | C2 | coroutine observations = messages (message mode) or messages / window (batch) | exact |
 //! | V1 | a passing run has finite throughput > 0 and finite latency, MiB/s and RSS ≥ 0 | exact |
+//! | O1 | open-loop figures are present exactly when the configuration has an offered load, and name its rate and arrival | exact |
+//! | O2 | scheduled = sent + unsent, and `saturated` ⇔ sent < 99% of scheduled | exact |
+//! | O3 | Little's law on an unsaturated open-loop run without loss: mean in the system = completion rate × mean corrected latency (`echomark_archive::little_check`) | 2% |
 //!
 //! Received means `messages_received` in echomark archives (which count drain echoes there)
 //! and `messages` in arknet's.
 
-use echomark_archive::{check_echo, Protocol};
+use echomark_archive::open_loop::LITTLE_TOLERANCE;
+use echomark_archive::{check_echo, little_check, OpenLoopMetrics, Protocol};
 
 use crate::measurement::Measurement;
 use crate::model::Program;
@@ -191,6 +195,7 @@ fn invariants(e: &EntryFacts, m: &Measurement, reasons: &mut Vec<String>) {
             }
         }
     }
+    open_loop(e, m, &mut broken);
     // V1: a run that claims success has usable numbers.
     if m.ok == Some(true) {
         let finite_nonneg = |v: Option<f64>| v.is_some_and(|x| x.is_finite() && x >= 0.0);
@@ -216,6 +221,73 @@ fn invariants(e: &EntryFacts, m: &Measurement, reasons: &mut Vec<String>) {
         if m.peak_rss_bytes.is_none() {
             broken("V1", "peak_rss_bytes missing".to_string());
         }
+    }
+}
+
+/// O1–O3: the open-loop figures fit the configuration and each other.
+fn open_loop(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, String)) {
+    let open = match (e.key.load, &m.open_loop) {
+        (None, None) => return,
+        (Some(load), Some(open)) => {
+            if (open.offered_rate, open.arrival) != (load.rate, load.arrival) {
+                broken(
+                    "O1",
+                    format!(
+                        "metrics.open_loop is {} msg/s {} but the run asked for {load}",
+                        open.offered_rate, open.arrival
+                    ),
+                );
+            }
+            open
+        }
+        (Some(load), None) => {
+            return broken(
+                "O1",
+                format!("asked for {load} but metrics.open_loop is missing"),
+            )
+        }
+        (None, Some(_)) => {
+            return broken("O1", "metrics.open_loop in a closed-loop run".to_string())
+        }
+    };
+    if let Some(sent) = m.messages_sent {
+        if sent + open.unsent_messages != open.scheduled_messages {
+            broken(
+                "O2",
+                format!(
+                    "sent {sent} + unsent {} ≠ scheduled {}",
+                    open.unsent_messages, open.scheduled_messages
+                ),
+            );
+        }
+        if open.saturated != OpenLoopMetrics::is_saturated(sent, open.scheduled_messages) {
+            broken(
+                "O2",
+                format!(
+                    "saturated is {} with {sent} of {} scheduled messages sent",
+                    open.saturated, open.scheduled_messages
+                ),
+            );
+        }
+    }
+    let lost = m.udp_lost_messages.unwrap_or(0) + m.unfinished_messages.unwrap_or(0);
+    let has_latency = m.rtt_samples.unwrap_or(0) > 0;
+    let check = m
+        .messages_received
+        .zip(m.rtt_mean_us)
+        .filter(|_| has_latency)
+        .and_then(|(received, mean)| little_check(open, received, mean, lost));
+    if let Some(c) = check.filter(|c| !c.holds()) {
+        broken(
+            "O3",
+            format!(
+                "Little's law: {:.4} in the system on average, but rate × mean latency is {:.4} ({:.1}% apart, tolerance {:.0}%)",
+                c.measured,
+                c.predicted,
+                c.gap * 100.0,
+                LITTLE_TOLERANCE * 100.0
+            ),
+        );
     }
 }
 

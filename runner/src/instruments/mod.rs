@@ -5,3 +5,4 @@ pub mod alarm;
 pub mod counters;
 pub mod latency;
 pub mod resources;
+pub mod timer;

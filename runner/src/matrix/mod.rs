@@ -129,15 +129,11 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     };
     let spec = MatrixSpec::from_settings(&archive.settings)
         .map_err(|e| MatrixError(format!("{}: settings: {e}", path.display())))?;
-    let mut runs = spec.runs(archive.settings.shard);
-    // Every case is checked before anything is measured, so a bad matrix fails once with
-    // exit 2, not once per run.
-    for run in &runs {
-        spec.case(run, &archive.settings)
-            .map_err(|e| MatrixError(format!("case {}: {e}", label(run))))?;
-    }
-    if let Some(seed) = archive.settings.shuffle_seed {
-        plan::shuffle(&mut runs, seed);
+    // Every case known before anything runs is checked first, so a bad matrix fails once
+    // with exit 2, not once per run.
+    for run in plan::planned(&archive.settings, &archive.results) {
+        spec.case(&run, &archive.settings)
+            .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
     }
     let done: BTreeSet<_> = archive.results.iter().map(Entry::run_id).collect();
     if done.len() != archive.results.len() {
@@ -146,11 +142,6 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             path.display()
         )));
     }
-    let todo: Vec<(usize, PlannedRun)> = runs
-        .into_iter()
-        .enumerate()
-        .filter(|(_, r)| !done.contains(&r.key()))
-        .collect();
 
     store::write_atomically(&path, &archive)
         .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
@@ -159,77 +150,96 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         Some(_) if archive.soak.is_empty() => archive.settings.protocols.len(),
         _ => 0,
     };
-    let mut progress =
-        progress::Progress::new((todo.len() + soaks_due) as u64, archive.failed_measurements);
+    let mut progress = progress::Progress::new(soaks_due as u64, archive.failed_measurements);
     let timeout = Duration::try_from_secs_f64(archive.settings.case_timeout_seconds)
         .map_err(|e| MatrixError(format!("settings.case_timeout_seconds: {e}")))?;
     let keep_going = archive.settings.keep_going;
     let mut stopped_early = false;
-    for (order, run) in todo {
-        let label = label(&run);
-        progress.starting(&label);
-        let case_args = spec
-            .case(&run, &archive.settings)
-            .map_err(|e| MatrixError(format!("case {label}: {e}")))?
-            .to_args();
-        let started_at_utc = provenance::utc_now();
-        let outcome = match child::run(&exe, &case_args, timeout, &signal.flag, Some(lock.fd())) {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(child::Interrupted)) => {
-                return Ok(interrupted(&path, &archive, &progress, &signal))
-            }
-            Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
-        };
-        if signal.flag.load(Ordering::Relaxed) {
-            return Ok(interrupted(&path, &archive, &progress, &signal));
+    // Stages: the plan as known now; a rate sweep's open-loop runs join it once their
+    // closed-loop runs are in the archive, so a second stage runs them.
+    'stages: loop {
+        let mut runs = plan::planned(&archive.settings, &archive.results);
+        if let Some(seed) = archive.settings.shuffle_seed {
+            plan::shuffle(&mut runs, seed);
         }
-        let judged = child::judge(
-            &run,
-            spec.seconds,
-            spec.warmup,
-            spec.address_family,
-            &outcome,
-        );
-        let summary = match (&judged.error, &judged.metrics) {
-            (Some(e), _) => e.clone(),
-            (None, Some(m)) => format!(
-                "{:.0} rt/s, p99 {:.1} µs",
-                m.roundtrips_per_second, m.rtt_p99_us
-            ),
-            (None, None) => String::new(),
-        };
-        let failed = judged.error.is_some();
-        let mut command = vec![exe.display().to_string()];
-        command.extend(case_args);
-        archive.results.push(Entry {
-            repetition: run.repetition,
-            protocol: run.protocol,
-            payload_bytes: run.payload,
-            clients: run.clients,
-            window: run.window,
-            io_model: run.io_model,
-            io_threads: run.io_threads,
-            handler_work: run.handler_work,
-            udp_server_recv_buffer: run.udp_server_recv_buffer,
-            backend: archive.backend.clone(),
-            address_family: archive.settings.address_family,
-            command,
-            returncode: Some(outcome.returncode),
-            stderr: outcome.stderr,
-            metrics: judged.metrics,
-            stdout: judged.stdout,
-            error: judged.error,
-            order: order as u64,
-            started_at_utc,
-            wall_seconds: outcome.wall.as_secs_f64(),
-        });
-        archive.failed_measurements += u64::from(failed);
-        store::write_atomically(&path, &archive)
-            .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
-        progress.finished(&label, failed, &summary);
-        if failed && !keep_going {
-            stopped_early = true;
+        let done: BTreeSet<_> = archive.results.iter().map(Entry::run_id).collect();
+        let todo: Vec<PlannedRun> = runs
+            .into_iter()
+            .filter(|r| !done.contains(&r.key()))
+            .collect();
+        if todo.is_empty() {
             break;
+        }
+        progress.add_planned(todo.len() as u64);
+        for run in todo {
+            let order = archive.results.len();
+            let label = label(&run);
+            progress.starting(&label);
+            let case_args = spec
+                .case(&run, &archive.settings)
+                .map_err(|e| MatrixError(format!("case {label}: {e}")))?
+                .to_args();
+            let started_at_utc = provenance::utc_now();
+            let outcome = match child::run(&exe, &case_args, timeout, &signal.flag, Some(lock.fd()))
+            {
+                Ok(Ok(outcome)) => outcome,
+                Ok(Err(child::Interrupted)) => {
+                    return Ok(interrupted(&path, &archive, &progress, &signal))
+                }
+                Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
+            };
+            if signal.flag.load(Ordering::Relaxed) {
+                return Ok(interrupted(&path, &archive, &progress, &signal));
+            }
+            let judged = child::judge(
+                &run,
+                spec.seconds,
+                spec.warmup,
+                spec.address_family,
+                &outcome,
+            );
+            let summary = match (&judged.error, &judged.metrics) {
+                (Some(e), _) => e.clone(),
+                (None, Some(m)) => format!(
+                    "{:.0} rt/s, p99 {:.1} µs",
+                    m.roundtrips_per_second, m.rtt_p99_us
+                ),
+                (None, None) => String::new(),
+            };
+            let failed = judged.error.is_some();
+            let mut command = vec![exe.display().to_string()];
+            command.extend(case_args);
+            archive.results.push(Entry {
+                repetition: run.repetition,
+                protocol: run.protocol,
+                payload_bytes: run.payload,
+                clients: run.clients,
+                window: run.window,
+                io_model: run.io_model,
+                io_threads: run.io_threads,
+                handler_work: run.handler_work,
+                udp_server_recv_buffer: run.udp_server_recv_buffer,
+                load: run.load,
+                backend: archive.backend.clone(),
+                address_family: archive.settings.address_family,
+                command,
+                returncode: Some(outcome.returncode),
+                stderr: outcome.stderr,
+                metrics: judged.metrics,
+                stdout: judged.stdout,
+                error: judged.error,
+                order: order as u64,
+                started_at_utc,
+                wall_seconds: outcome.wall.as_secs_f64(),
+            });
+            archive.failed_measurements += u64::from(failed);
+            store::write_atomically(&path, &archive)
+                .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+            progress.finished(&label, failed, &summary);
+            if failed && !keep_going {
+                stopped_early = true;
+                break 'stages;
+            }
         }
     }
     if !stopped_early {
@@ -421,7 +431,11 @@ fn new_archive(
 fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixError> {
     plan::check_settings(&archive.settings)
         .map_err(|e| MatrixError(format!("{}: {e}", path.display())))?;
-    let planned: BTreeSet<_> = archive.settings.planned_runs(BACKEND).into_iter().collect();
+    let planned: BTreeSet<_> = archive
+        .settings
+        .planned_runs(BACKEND, &archive.results)
+        .into_iter()
+        .collect();
     match archive
         .results
         .iter()

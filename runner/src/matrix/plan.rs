@@ -3,12 +3,12 @@
 use std::time::Duration;
 
 use echomark_archive::{
-    CaseKey, ExplicitCase, IoProfile, Preset, RunId, Settings, Shard, TrafficProfile,
-    IMPLEMENTATION,
+    Arrival, CaseKey, Entry, ExplicitCase, IoProfile, OfferedLoad, OpenLoopPlan, Preset, RunId,
+    Settings, Shard, TrafficProfile, IMPLEMENTATION,
 };
 
 use crate::case::{
-    AddressFamily, Case, IoModel, Protocol, UsageError, DEFAULT_UDP_RECV_BUFFER,
+    AddressFamily, Case, IoModel, OpenLoop, Protocol, UsageError, DEFAULT_UDP_RECV_BUFFER,
     DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
 };
 use crate::measure::report::BACKEND;
@@ -34,7 +34,12 @@ pub struct MatrixSpec {
     pub address_family: AddressFamily,
     /// An explicit case list that replaces the product (presets only).
     pub cases: Option<Vec<ExplicitCase>>,
+    /// Open loop: fixed rates or a sweep; `None` measures closed-loop only.
+    pub open_loop: Option<OpenLoopPlan>,
 }
+
+/// The `latency-curve` preset's sweep: these percentages of the closed-loop maximum.
+pub const LATENCY_CURVE_PERCENT: [u64; 8] = [10, 30, 50, 70, 80, 90, 95, 100];
 
 /// Flag values that override a preset (all optional).
 #[derive(Debug, Clone, Default)]
@@ -51,6 +56,12 @@ pub struct Overrides {
     pub seconds: Option<f64>,
     pub warmup: Option<f64>,
     pub address_family: Option<AddressFamily>,
+    /// `--rates`: fixed open-loop rates.
+    pub rates: Option<Vec<u64>>,
+    /// `--rate-sweep`: percentages of each case's closed-loop maximum.
+    pub rate_sweep: Option<Vec<u64>>,
+    pub arrival: Option<Arrival>,
+    pub arrival_seed: Option<u64>,
 }
 
 fn product(clients: &[u64], windows: &[u64]) -> Vec<TrafficProfile> {
@@ -82,6 +93,7 @@ impl MatrixSpec {
             warmup: 1.0,
             address_family: AddressFamily::Ipv4,
             cases: None,
+            open_loop: None,
         }
     }
 
@@ -113,6 +125,22 @@ impl MatrixSpec {
                 ..one_second
             },
             Some(Preset::UdpBuffers) => Self::udp_buffers(one_second),
+            Some(Preset::LatencyCurve) => Self {
+                protocols: vec![Protocol::Tcp, Protocol::Udp, Protocol::Http],
+                payloads: vec![1024],
+                profiles: product(&[16], &[16]),
+                udp_throughput_window: None,
+                io_threads: vec![1, 2],
+                io_models: vec![IoModel::Shared, IoModel::Sharded],
+                seconds: 2.0,
+                open_loop: Some(OpenLoopPlan {
+                    rates: Vec::new(),
+                    sweep_percent: LATENCY_CURVE_PERCENT.to_vec(),
+                    arrival: Arrival::Uniform,
+                    seed: 1,
+                }),
+                ..one_second
+            },
         }
     }
 
@@ -178,6 +206,32 @@ impl MatrixSpec {
         take!(protocols <- protocols, payloads <- payloads, io_models <- io_models,
               io_threads <- io_threads, work <- work, repetitions <- repetitions,
               seconds <- seconds, warmup <- warmup, address_family <- address_family);
+        let wants_open = o.rates.is_some() || o.rate_sweep.is_some();
+        if wants_open || o.arrival.is_some() || o.arrival_seed.is_some() {
+            let mut open = self.open_loop.take().unwrap_or(OpenLoopPlan {
+                rates: Vec::new(),
+                sweep_percent: Vec::new(),
+                arrival: Arrival::Uniform,
+                seed: 1,
+            });
+            if let Some(rates) = o.rates {
+                open.rates = dedup(rates);
+                open.sweep_percent.clear();
+            }
+            if let Some(percent) = o.rate_sweep {
+                let mut percent = dedup(percent);
+                percent.sort_unstable();
+                open.sweep_percent = percent;
+                open.rates.clear();
+            }
+            if let Some(arrival) = o.arrival {
+                open.arrival = arrival;
+            }
+            if let Some(seed) = o.arrival_seed {
+                open.seed = seed;
+            }
+            self.open_loop = Some(open);
+        }
         self
     }
 
@@ -204,16 +258,14 @@ impl MatrixSpec {
     }
 
     /// Every (case, repetition) of the matrix, or of one shard of it, in execution order
-    /// before any shuffle (the contract's [`Settings::planned_runs`]).
+    /// before any shuffle, as far as it is known before anything ran (a rate sweep adds
+    /// its open-loop runs once the closed-loop ones are measured: [`planned`]).
     pub fn runs(&self, shard: Option<Shard>) -> Vec<PlannedRun> {
-        self.settings(SettingsExtra {
+        let settings = self.settings(SettingsExtra {
             shard,
             ..SettingsExtra::default()
-        })
-        .planned_runs(BACKEND)
-        .into_iter()
-        .map(PlannedRun::from)
-        .collect()
+        });
+        planned(&settings, &[])
     }
 
     /// The archive's `settings` for this spec.
@@ -240,6 +292,7 @@ impl MatrixSpec {
             cases: self.cases.clone(),
             soak_seconds: extra.soak_seconds,
             shard: extra.shard,
+            open_loop: self.open_loop.clone(),
         }
     }
 
@@ -258,6 +311,7 @@ impl MatrixSpec {
             warmup: s.warmup,
             address_family: s.address_family,
             cases: s.cases.clone(),
+            open_loop: s.open_loop.clone(),
         };
         if spec.io_profiles() != s.io_profiles {
             return Err(PlanError(
@@ -304,6 +358,12 @@ impl MatrixSpec {
             udp_timeout: Duration::from_millis(s.udp_timeout_ms),
             record_latency: true,
             fault: None,
+            open_loop: run.load.map(|load| OpenLoop {
+                rate: load.rate,
+                arrival: load.arrival,
+                seed: settings.open_loop.as_ref().map_or(1, |o| o.seed),
+            }),
+            spin: crate::traffic::pacing::DEFAULT_SPIN,
         }
         .validate()
     }
@@ -387,6 +447,18 @@ pub struct PlannedRun {
     pub handler_work: u64,
     /// UDP: this case's own server receive-buffer request.
     pub udp_server_recv_buffer: Option<u64>,
+    /// Open loop: the offered load.
+    pub load: Option<OfferedLoad>,
+}
+
+/// The runs `settings` plan given the results so far, in execution order before any
+/// shuffle (the contract's [`Settings::planned_runs`]).
+pub fn planned(settings: &Settings, results: &[Entry]) -> Vec<PlannedRun> {
+    settings
+        .planned_runs(BACKEND, results)
+        .into_iter()
+        .map(PlannedRun::from)
+        .collect()
 }
 
 impl From<RunId> for PlannedRun {
@@ -402,6 +474,7 @@ impl From<RunId> for PlannedRun {
             io_threads: c.io_threads,
             handler_work: c.handler_work,
             udp_server_recv_buffer: c.udp_server_recv_buffer,
+            load: c.load,
         }
     }
 }
@@ -421,6 +494,7 @@ impl PlannedRun {
                 io_threads: self.io_threads,
                 handler_work: self.handler_work,
                 udp_server_recv_buffer: self.udp_server_recv_buffer,
+                load: self.load,
             },
             repetition: self.repetition,
         }
@@ -430,16 +504,9 @@ impl PlannedRun {
 /// Shuffles `runs` with a seeded Fisher–Yates (splitmix64), so the order is reproducible from
 /// the seed recorded in the archive.
 pub fn shuffle(runs: &mut [PlannedRun], seed: u64) {
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut random = crate::random::SplitMix64::new(seed);
     for i in (1..runs.len()).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
+        let j = (random.next_u64() % (i as u64 + 1)) as usize;
         runs.swap(i, j);
     }
 }

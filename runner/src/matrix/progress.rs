@@ -43,6 +43,14 @@ impl Progress {
     }
 
     /// Shows the run about to start.
+    /// `more` runs joined the plan (a rate sweep's open-loop runs).
+    pub fn add_planned(&mut self, more: u64) {
+        self.total += more;
+        if let Some(bar) = &self.bar {
+            bar.inc_length(more);
+        }
+    }
+
     pub fn starting(&self, label: &str) {
         if let Some(bar) = &self.bar {
             bar.set_message(format!("failures {} | {label}", self.failures));

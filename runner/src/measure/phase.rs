@@ -16,6 +16,8 @@ use echomark_archive::ErrorCounters;
 /// One phase as the clients see it.
 #[derive(Debug, Clone, Copy)]
 pub struct PhasePlan {
+    /// The start signal's instant (open-loop schedules begin here).
+    pub start: Instant,
     /// 0 warmup, 1 measured.
     pub phase: u8,
     /// No new message is sent at or after this instant.
@@ -49,6 +51,27 @@ pub struct ClientReport {
     pub in_interval: u64,
     pub finished_at: Instant,
     pub histogram: Option<Histogram<u64>>,
+    /// Open loop: the schedule's figures.
+    pub open: Option<OpenReport>,
+}
+
+/// One open-loop client's account of one phase.
+#[derive(Debug, Default)]
+pub struct OpenReport {
+    /// Messages due while the window was full (sent once a slot freed).
+    pub late_sends: u64,
+    /// Messages due before the deadline that were never sent.
+    pub unsent: u64,
+    /// Send time − due time per message (measured phase).
+    pub lag: Option<Histogram<u64>>,
+    /// Echo time − send time per message (measured phase, latency on).
+    pub service: Option<Histogram<u64>>,
+    /// Σ (send − due) over sent messages, ns: the time messages waited to be sent.
+    pub lag_sum_ns: f64,
+    /// ∫ in-flight count dt from the phase start, ns.
+    pub in_flight_area_ns: f64,
+    /// The last verified echo.
+    pub last_echo: Option<Instant>,
 }
 
 impl ClientReport {
@@ -64,6 +87,7 @@ impl ClientReport {
             in_interval: 0,
             finished_at: Instant::now(),
             histogram: None,
+            open: None,
         }
     }
 }

@@ -3,12 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use echomark_archive::{ErrorCounters, Metrics, Protocol};
+use echomark_archive::{ErrorCounters, Metrics, OpenLoopMetrics, Protocol};
 use hdrhistogram::Histogram;
 
+use super::phase::OpenReport;
 use crate::case::Case;
-use crate::instruments::latency;
 use crate::instruments::resources::{self, UdpCounters};
+use crate::instruments::{latency, timer};
 
 /// Layout version of the metrics object (arknet's; echomark's additions are new keys).
 const METRICS_SCHEMA_VERSION: u32 = 1;
@@ -26,10 +27,15 @@ pub struct PhaseTotals {
     pub in_interval: u64,
     pub last_finish: Option<Instant>,
     pub histogram: Option<Histogram<u64>>,
+    /// Open loop: the clients' schedule figures, summed (histograms merged, the last echo
+    /// the latest).
+    pub open: Option<OpenReport>,
 }
 
 /// Timing and resource readings of the measured phase.
 pub struct Timing {
+    /// The measured phase's start signal.
+    pub start: Instant,
     pub interval: Duration,
     pub cpu: Option<f64>,
     pub cpu_elapsed: Duration,
@@ -171,6 +177,15 @@ pub fn fill(
         m.rtt_histogram = latency::encode(h);
     }
 
+    if let (Some(open), Some(totals)) = (&case.open_loop, &measured.open) {
+        m.open_loop = Some(open_loop_metrics(
+            (open, case.spin),
+            measured,
+            totals,
+            timing,
+        ));
+    }
+
     m.cpu_seconds = timing.cpu;
     let cpu_elapsed = timing.cpu_elapsed.as_secs_f64();
     m.cpu_elapsed_seconds = Some(cpu_elapsed);
@@ -193,6 +208,66 @@ pub fn fill(
         m.kernel_udp_sndbuf_errors_delta = Some(k.sndbuf_errors);
         m.kernel_udp_mem_errors_delta = Some(k.mem_errors);
         m.kernel_udp_in_datagrams_delta = Some(k.in_datagrams);
+    }
+}
+
+/// The open-loop figures of the measured phase.
+fn open_loop_metrics(
+    (open, spin): (&crate::case::OpenLoop, Duration),
+    measured: &PhaseTotals,
+    totals: &OpenReport,
+    timing: &Timing,
+) -> OpenLoopMetrics {
+    let seconds = timing.interval.as_secs_f64();
+    let scheduled = measured.sent + totals.unsent;
+    let lag = totals
+        .lag
+        .as_ref()
+        .map(latency::summarize)
+        .unwrap_or_default();
+    let service = totals
+        .service
+        .as_ref()
+        .map(latency::summarize)
+        .unwrap_or_default();
+    let window = totals
+        .last_echo
+        .map(|t| t.saturating_duration_since(timing.start).as_secs_f64())
+        .unwrap_or(0.0);
+    let in_system_ns = totals.in_flight_area_ns + totals.lag_sum_ns;
+    OpenLoopMetrics {
+        offered_rate: open.rate,
+        arrival: open.arrival,
+        seed: open.seed,
+        scheduled_messages: scheduled,
+        achieved_rate: if seconds > 0.0 {
+            measured.sent as f64 / seconds
+        } else {
+            0.0
+        },
+        saturated: OpenLoopMetrics::is_saturated(measured.sent, scheduled),
+        late_sends: totals.late_sends,
+        unsent_messages: totals.unsent,
+        schedule_lag_p50_us: lag.p50_us,
+        schedule_lag_p99_us: lag.p99_us,
+        schedule_lag_p999_us: lag.p999_us,
+        schedule_lag_max_us: lag.max_us,
+        schedule_lag_histogram: totals.lag.as_ref().and_then(latency::encode),
+        service_p50_us: service.p50_us,
+        service_p99_us: service.p99_us,
+        service_p999_us: service.p999_us,
+        service_max_us: service.max_us,
+        service_mean_us: service.mean_us,
+        service_histogram: totals.service.as_ref().and_then(latency::encode),
+        mean_in_system: if window > 0.0 {
+            in_system_ns / (window * 1e9)
+        } else {
+            0.0
+        },
+        little_window_seconds: window,
+        clock: timer::CLOCK.to_string(),
+        timer: timer::TIMER.to_string(),
+        spin_us: spin.as_micros() as u64,
     }
 }
 

@@ -18,6 +18,7 @@ use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::ServerStats;
 use crate::instruments::resources::{self, UdpCounters};
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
+use crate::traffic::pacing::SendClock;
 
 /// How long past the drain limit a client may take to report before the run fails.
 const BARRIER_LIMIT: Duration = Duration::from_secs(5);
@@ -51,6 +52,9 @@ pub(super) struct Rig {
     pub(super) server_stats: Vec<Arc<ServerStats>>,
     pub(super) server_tasks: Vec<tokio::task::JoinHandle<()>>,
     pub(super) client_tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Open loop: one send clock per runtime that has open-loop clients, and its task.
+    pub(super) clocks: Vec<Option<Arc<SendClock>>>,
+    pub(super) clock_tasks: Vec<tokio::task::JoinHandle<()>>,
     pub(super) closing: Arc<AtomicBool>,
     /// Panics of server tasks (client panics arrive as reports).
     pub(super) panics: Arc<AtomicU64>,
@@ -77,6 +81,8 @@ impl Rig {
             server_stats: Vec::new(),
             server_tasks: Vec::new(),
             client_tasks: Vec::new(),
+            clocks: Vec::new(),
+            clock_tasks: Vec::new(),
             closing: Arc::new(AtomicBool::new(false)),
             panics: Arc::new(AtomicU64::new(0)),
             alarms: Vec::new(),
@@ -101,6 +107,7 @@ impl Rig {
         let plan = |phase: u8, start: Instant, seconds: f64| {
             let deadline = start + Duration::from_secs_f64(seconds);
             PhasePlan {
+                start,
                 phase,
                 deadline,
                 drain_limit: deadline + DRAIN_LIMIT,
@@ -130,6 +137,7 @@ impl Rig {
             let cpu_elapsed = start.elapsed();
             let measured = self.collect(measured_plan, case.clients)?;
             let timing = Timing {
+                start,
                 interval: deadline - start,
                 cpu: cpu_start.zip(cpu_end).map(|(a, b)| (b - a).max(0.0)),
                 cpu_elapsed,
@@ -221,7 +229,7 @@ impl Rig {
         while !all_done(&self.server_tasks) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        for task in &self.server_tasks {
+        for task in self.server_tasks.iter().chain(&self.clock_tasks) {
             task.abort();
         }
         let sum = |phase: u8| {
@@ -285,6 +293,20 @@ impl PhaseTotals {
         self.last_finish = self.last_finish.max(Some(r.finished_at));
         if let Some(h) = r.histogram {
             merge(&mut self.histogram, h);
+        }
+        if let Some(o) = r.open {
+            let total = self.open.get_or_insert_with(Default::default);
+            total.late_sends += o.late_sends;
+            total.unsent += o.unsent;
+            total.lag_sum_ns += o.lag_sum_ns;
+            total.in_flight_area_ns += o.in_flight_area_ns;
+            total.last_echo = total.last_echo.max(o.last_echo);
+            if let Some(h) = o.lag {
+                merge(&mut total.lag, h);
+            }
+            if let Some(h) = o.service {
+                merge(&mut total.service, h);
+            }
         }
     }
 }

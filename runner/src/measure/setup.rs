@@ -19,9 +19,20 @@ use crate::framing::Framing;
 use crate::instruments::counters::ServerStats;
 use crate::traffic::connect;
 use crate::traffic::datagram::{self, UdpClient};
+use crate::traffic::pacing::{Pacer, SendClock};
 use crate::traffic::sockets::{self, TcpPair};
-use crate::traffic::stream::{self, ServerDuty, StreamClient};
+use crate::traffic::stream::{self, ClientShape, ServerDuty, StreamClient};
 use crate::traffic::tls::Tls;
+
+/// The shape every client of `case` shares.
+fn shape(case: &Case) -> ClientShape {
+    ClientShape {
+        payload: case.payload,
+        window: case.window,
+        open_loop: case.open_loop,
+        clients: case.clients,
+    }
+}
 
 /// How long one connection's handshakes may take.
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
@@ -132,13 +143,37 @@ impl Rig {
         let client = StreamClient::new(
             pair.client,
             index,
-            case.payload,
-            case.window,
+            shape(case),
             client_framing,
-            self.alarm_for_new_client(),
+            (self.alarm_for_new_client(), self.pacer_for(case, index)),
         );
         self.spawn_client(&handle, index, client);
         Ok(())
+    }
+
+    /// Open loop: client `index`'s place on its runtime's send clock (started on first use).
+    fn pacer_for(&mut self, case: &Case, index: usize) -> Option<Pacer> {
+        case.open_loop?;
+        let runtime = self.topology.runtime_index(index);
+        if self.clocks.len() <= runtime {
+            self.clocks.resize(runtime + 1, None);
+        }
+        let clock = self.clocks[runtime].get_or_insert_with(|| {
+            let clock = SendClock::new(case.spin);
+            let run = clock.clone().run();
+            let panics = self.panics.clone();
+            self.clock_tasks
+                .push(self.topology.spawn(index, async move {
+                    // A clock that cannot arm its timer stops; its clients then drain and the
+                    // run fails with drain timeouts, which names the problem.
+                    let _ = guarded(panics, async {
+                        let _ = run.await;
+                    })
+                    .await;
+                }));
+            clock
+        });
+        Some(clock.join())
     }
 
     fn spawn_client(&mut self, handle: &Handle, index: usize, client: impl phase::PhaseClient) {
@@ -178,10 +213,9 @@ impl Rig {
             let client = UdpClient::new(
                 socket,
                 i,
-                case.payload,
-                case.window,
+                shape(case),
                 case.udp_timeout,
-                self.alarm_for_new_client(),
+                (self.alarm_for_new_client(), self.pacer_for(case, i)),
             );
             self.spawn_client(&handle, i, client);
         }

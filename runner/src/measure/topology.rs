@@ -65,6 +65,11 @@ impl Topology {
         self.shards.is_empty()
     }
 
+    /// The position of the runtime that hosts client `index`.
+    pub fn runtime_index(&self, index: usize) -> usize {
+        index % self.shards.len()
+    }
+
     /// The runtime that hosts client `index` (and its server side).
     pub fn handle_for(&self, index: usize) -> Handle {
         match &self.shards[index % self.shards.len()] {

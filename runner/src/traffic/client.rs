@@ -2,6 +2,12 @@
 //! numbers, echo verification, order rule, latency recording and per-phase accounting.
 //! The stream (TCP, WebSocket, HTTP, with or without TLS) and UDP clients own the socket and
 //! call into this.
+//!
+//! Closed loop, a freed slot is refilled at once ([`Next::Send`]). Open loop, messages are
+//! due on a [`Schedule`]: the IO loop runs a *send pass* after every batch of echoes and
+//! whenever its timer fires, sending each due message that has a free slot ([`ClientCore::due`],
+//! [`ClientCore::end_pass`]). Latency is measured from the due time (for closed loop the
+//! due time is the send time), and the service time from the send time beside it.
 
 use std::time::{Duration, Instant};
 
@@ -10,8 +16,9 @@ use hdrhistogram::Histogram;
 use echomark_archive::ErrorCounters;
 
 use crate::instruments::latency;
-use crate::measure::phase::{ClientReport, PhasePlan};
+use crate::measure::phase::{ClientReport, OpenReport, PhasePlan};
 use crate::message::{self, EchoVerdict, Expectation, Header};
+use crate::traffic::schedule::{OpenLoop, Schedule};
 
 /// How echoes must be ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +42,22 @@ pub enum Next {
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     sequence: u64,
+    /// When the schedule said the message was due (closed loop: when it was sent).
+    due_at: Instant,
     sent_at: Instant,
+}
+
+/// A client's open-loop state within one phase.
+struct OpenState {
+    load: OpenLoop,
+    clients: usize,
+    schedule: Option<Schedule>,
+    /// Whether the previous send pass ended with every slot taken: then every message sent
+    /// in the next pass was due while the window was full.
+    full_at_pass_end: bool,
+    report: OpenReport,
+    /// When the in-flight count last changed (for the time integral of in-flight).
+    last_change: Instant,
 }
 
 /// One client's state across phases (sequence numbers never reset).
@@ -52,9 +74,11 @@ pub struct ClientCore {
     plan: Option<PhasePlan>,
     report: ClientReport,
     histogram: Option<Histogram<u64>>,
+    open: Option<OpenState>,
 }
 
 impl ClientCore {
+    /// A closed-loop client.
     pub fn new(index: usize, payload: usize, window: usize, order: OrderRule) -> Self {
         Self {
             id: index as u32,
@@ -68,7 +92,26 @@ impl ClientCore {
             plan: None,
             report: ClientReport::new(index, 0),
             histogram: None,
+            open: None,
         }
+    }
+
+    /// Makes this client open-loop: client `index` of `clients` under `load`.
+    pub fn with_open_loop(mut self, load: Option<OpenLoop>, clients: usize) -> Self {
+        self.open = load.map(|load| OpenState {
+            load,
+            clients,
+            schedule: None,
+            full_at_pass_end: false,
+            report: OpenReport::default(),
+            last_change: Instant::now(),
+        });
+        self
+    }
+
+    /// Whether messages go out on a schedule rather than when slots free.
+    pub fn is_open_loop(&self) -> bool {
+        self.open.is_some()
     }
 
     /// Messages in flight.
@@ -86,8 +129,19 @@ impl ClientCore {
         self.plan = Some(plan);
         self.report = ClientReport::new(self.index, plan.phase);
         self.expected = self.next_sequence;
-        self.histogram = (plan.phase == message::PHASE_MEASURED && plan.record_latency)
-            .then(latency::new_histogram);
+        let recording = plan.phase == message::PHASE_MEASURED && plan.record_latency;
+        self.histogram = recording.then(latency::new_histogram);
+        let index = self.index;
+        if let Some(open) = self.open.as_mut() {
+            open.schedule = Some(Schedule::new(&open.load, index, open.clients, plan.start));
+            open.full_at_pass_end = false;
+            open.last_change = plan.start;
+            open.report = OpenReport {
+                lag: (plan.phase == message::PHASE_MEASURED).then(latency::new_histogram),
+                service: recording.then(latency::new_histogram),
+                ..OpenReport::default()
+            };
+        }
     }
 
     fn plan(&self) -> PhasePlan {
@@ -113,8 +167,23 @@ impl ClientCore {
             sequence += 1;
         }
         self.next_sequence = sequence + 1;
+        let due_at = match self.open.as_mut() {
+            None => now,
+            Some(open) => {
+                open.account(self.in_flight, now);
+                let due = open.schedule.as_mut().map_or(now, Schedule::advance);
+                let lag = now.saturating_duration_since(due);
+                open.report.lag_sum_ns += lag.as_nanos() as f64;
+                if let Some(h) = open.report.lag.as_mut() {
+                    latency::record(h, lag);
+                }
+                open.report.late_sends += u64::from(open.full_at_pass_end);
+                due
+            }
+        };
         self.slots[(sequence % width) as usize] = Some(Slot {
             sequence,
+            due_at,
             sent_at: now,
         });
         self.in_flight += 1;
@@ -146,18 +215,24 @@ impl ClientCore {
             EchoVerdict::NoSlot => c.unexpected_messages += 1,
             EchoVerdict::Corrupted { sequence } => {
                 c.content_errors += 1;
-                self.free(sequence);
+                self.free(sequence, now);
                 return self.refill(now);
             }
             EchoVerdict::Intact { sequence } => {
-                let slot = self.free(sequence);
+                let slot = self.free(sequence, now);
                 self.check_order(sequence);
                 self.report.received += 1;
                 if now <= plan.deadline {
                     self.report.in_interval += 1;
                 }
                 if let Some(h) = self.histogram.as_mut() {
-                    latency::record(h, now.saturating_duration_since(slot.sent_at));
+                    latency::record(h, now.saturating_duration_since(slot.due_at));
+                }
+                if let Some(open) = self.open.as_mut() {
+                    open.report.last_echo = Some(now);
+                    if let Some(h) = open.report.service.as_mut() {
+                        latency::record(h, now.saturating_duration_since(slot.sent_at));
+                    }
                 }
                 return self.refill(now);
             }
@@ -165,18 +240,64 @@ impl ClientCore {
         Next::Wait
     }
 
+    /// Closed loop refills a freed slot before the deadline; open loop leaves sending to
+    /// the next send pass.
     fn refill(&self, now: Instant) -> Next {
-        if self.may_send(now) {
+        if self.open.is_none() && self.may_send(now) {
             Next::Send
         } else {
             Next::Wait
         }
     }
 
-    fn free(&mut self, sequence: u64) -> Slot {
+    fn free(&mut self, sequence: u64, now: Instant) -> Slot {
+        if let Some(open) = self.open.as_mut() {
+            open.account(self.in_flight, now);
+        }
         let index = (sequence % self.slots.len() as u64) as usize;
         self.in_flight -= 1;
         self.slots[index].take().expect("verified as in flight")
+    }
+
+    /// Open loop: whether a message is due at `now` with a free slot, before the deadline
+    /// (nothing is sent at or after it, however far behind the schedule is). Always false for
+    /// closed loop.
+    pub fn due(&self, now: Instant) -> bool {
+        self.in_flight < self.slots.len()
+            && self.may_send(now)
+            && self.scheduled_next().is_some_and(|due| due <= now)
+    }
+
+    /// Open loop: ends a send pass (call it after sending every due message).
+    pub fn end_pass(&mut self) {
+        let full = self.in_flight == self.slots.len();
+        if let Some(open) = self.open.as_mut() {
+            open.full_at_pass_end = full;
+        }
+    }
+
+    /// Open loop: when the sender must wake for its next message. `None` when the window is
+    /// full (an echo wakes it), the deadline has passed at `now`, the schedule's next message
+    /// is past it, or for closed loop.
+    pub fn next_wake(&self, now: Instant) -> Option<Instant> {
+        let due = self.scheduled_next()?;
+        (self.in_flight < self.slots.len() && self.schedule_pending(now)).then_some(due)
+    }
+
+    /// Open loop: whether more messages may still be sent: the deadline has not passed at
+    /// `now` and the schedule has a message due before it.
+    pub fn schedule_pending(&self, now: Instant) -> bool {
+        self.may_send(now)
+            && self
+                .scheduled_next()
+                .is_some_and(|due| due < self.plan().deadline)
+    }
+
+    fn scheduled_next(&self) -> Option<Instant> {
+        self.open
+            .as_ref()
+            .and_then(|o| o.schedule.as_ref())
+            .map(Schedule::next_due)
     }
 
     fn check_order(&mut self, sequence: u64) {
@@ -192,6 +313,9 @@ impl ClientCore {
 
     /// Declares every message older than `timeout` lost (UDP). Returns how many were freed.
     pub fn expire(&mut self, now: Instant, timeout: Duration) -> usize {
+        if let Some(open) = self.open.as_mut() {
+            open.account(self.in_flight, now);
+        }
         let mut freed = 0;
         for slot in &mut self.slots {
             if matches!(slot, Some(s) if now.saturating_duration_since(s.sent_at) >= timeout) {
@@ -212,6 +336,18 @@ impl ClientCore {
     /// Ends the phase: anything still in flight is lost (UDP) or unfinished (streams).
     pub fn finish(&mut self, lost_as_udp: bool) -> ClientReport {
         let left = self.in_flight as u64;
+        let finished_at = Instant::now();
+        let deadline = self.plan().deadline;
+        let open = self.open.as_mut().map(|open| {
+            open.account(self.in_flight, finished_at);
+            let unsent = open
+                .schedule
+                .as_mut()
+                .map_or(0, |s| s.drain_before(deadline));
+            let mut report = std::mem::take(&mut open.report);
+            report.unsent = unsent;
+            report
+        });
         self.slots.iter_mut().for_each(|s| *s = None);
         self.in_flight = 0;
         let c = &mut self.report.counters;
@@ -221,14 +357,24 @@ impl ClientCore {
             c.unfinished_messages += left;
         }
         let mut report = std::mem::replace(&mut self.report, ClientReport::new(self.index, 0));
-        report.finished_at = Instant::now();
+        report.finished_at = finished_at;
         report.histogram = self.histogram.take();
+        report.open = open;
         report
     }
 
     /// Mutable access to the counters of the running phase.
     pub fn counters(&mut self) -> &mut ErrorCounters {
         &mut self.report.counters
+    }
+}
+
+impl OpenState {
+    /// Adds the in-flight count's area since the last change (the count was `in_flight`).
+    fn account(&mut self, in_flight: usize, now: Instant) {
+        let span = now.saturating_duration_since(self.last_change);
+        self.report.in_flight_area_ns += in_flight as f64 * span.as_nanos() as f64;
+        self.last_change = self.last_change.max(now);
     }
 }
 
@@ -239,6 +385,7 @@ mod tests {
     fn plan(seconds: u64) -> PhasePlan {
         let now = Instant::now();
         PhasePlan {
+            start: now,
             phase: 1,
             deadline: now + Duration::from_secs(seconds),
             drain_limit: now + Duration::from_secs(seconds + 2),

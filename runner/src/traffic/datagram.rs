@@ -18,7 +18,8 @@ use crate::instruments::counters::{ServerEvent, ServerStats};
 use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::traffic::client::{ClientCore, Next, OrderRule};
 use crate::traffic::fault::{Action, FaultInjector};
-use crate::traffic::stream::ServerDuty;
+use crate::traffic::pacing::{self, Pacer};
+use crate::traffic::stream::{ClientShape, ServerDuty};
 use crate::traffic::work;
 
 /// Receive buffers are larger than any datagram so an oversized echo shows as a size error.
@@ -32,27 +33,38 @@ pub struct UdpClient {
     recv_buf: Vec<u8>,
     timeout: Duration,
     alarm: Arc<Alarm>,
+    /// Open loop: waits for the client's next due message.
+    pacer: Option<Pacer>,
     broken: bool,
 }
 
 impl UdpClient {
+    /// A client on `socket`; open-loop clients wait for their due messages on `pacer`.
     pub fn new(
         socket: UdpSocket,
         index: usize,
-        payload: usize,
-        window: usize,
+        shape: ClientShape,
         timeout: Duration,
-        alarm: Arc<Alarm>,
+        (alarm, pacer): (Arc<Alarm>, Option<Pacer>),
     ) -> Self {
         Self {
             socket,
-            core: ClientCore::new(index, payload, window, OrderRule::Increasing),
-            send_buf: Vec::with_capacity(payload),
+            core: shape.core(index, OrderRule::Increasing),
+            send_buf: Vec::with_capacity(shape.payload),
             recv_buf: vec![0; RECV_BUF],
             timeout,
             alarm,
+            pacer,
             broken: false,
         }
+    }
+
+    /// Open loop: sends every message that is due and has a slot.
+    async fn send_pass(&mut self, now: Instant) {
+        while self.core.due(now) && !self.broken {
+            self.send_next(now).await;
+        }
+        self.core.end_pass();
     }
 
     async fn send_next(&mut self, now: Instant) {
@@ -78,21 +90,34 @@ impl PhaseClient for UdpClient {
             return self.core.finish(true);
         }
         let now = Instant::now();
-        for _ in 0..self.core.window() {
-            self.send_next(now).await;
+        let open = self.core.is_open_loop();
+        if open {
+            self.send_pass(now).await;
+        } else {
+            for _ in 0..self.core.window() {
+                self.send_next(now).await;
+            }
         }
         // Loss checks and the drain limit run when the orchestrator rings the alarm.
         let alarm = self.alarm.clone();
         let mut seen = alarm.rings();
-        while self.core.in_flight() > 0 && !self.broken {
+        while (self.core.in_flight() > 0 || self.core.schedule_pending(Instant::now()))
+            && !self.broken
+        {
+            let wake = self.core.next_wake(Instant::now());
             tokio::select! {
                 biased;
+                _ = pacing::until(self.pacer.as_mut(), wake), if wake.is_some() => {
+                    self.send_pass(Instant::now()).await;
+                },
                 r = self.socket.recv(&mut self.recv_buf) => match r {
                     Ok(n) => {
                         alarm.progressed();
                         let now = Instant::now();
                         if self.core.on_echo(&self.recv_buf[..n], now) == Next::Send {
                             self.send_next(now).await;
+                        } else if open {
+                            self.send_pass(now).await;
                         }
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
@@ -109,7 +134,9 @@ impl PhaseClient for UdpClient {
                         break;
                     }
                     let freed = self.core.expire(now, self.timeout);
-                    if self.core.may_send(now) {
+                    if open {
+                        self.send_pass(now).await;
+                    } else if self.core.may_send(now) {
                         for _ in 0..freed {
                             self.send_next(now).await;
                         }
@@ -134,6 +161,9 @@ pub async fn serve(socket: UdpSocket, duty: ServerDuty) {
             // ICMP errors from a client that already closed surface here; keep serving.
             Err(_) => continue,
         };
+        if let Some(stall) = faults.stall(Instant::now()) {
+            tokio::time::sleep(stall).await;
+        }
         let message = &mut buf[..n];
         let Some(phase) = stats.admit(message) else {
             continue;

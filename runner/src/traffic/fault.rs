@@ -1,7 +1,9 @@
 //! Deliberate server misbehaviour (`--inject-fault`, hidden, for tests), decided in one place
 //! for every protocol: the tests prove that the client's checks catch what they claim to.
 
-use crate::case::Fault;
+use std::time::{Duration, Instant};
+
+use crate::case::{Fault, STALL, STALL_EVERY};
 use crate::message::HEADER_LEN;
 
 /// Every how many admitted messages a fault strikes.
@@ -24,11 +26,27 @@ pub enum Action {
 pub struct FaultInjector {
     fault: Option<Fault>,
     seen: u64,
+    /// `stall`: when the server stops answering next.
+    next_stall: Instant,
 }
 
 impl FaultInjector {
     pub fn new(fault: Option<Fault>) -> Self {
-        Self { fault, seen: 0 }
+        Self {
+            fault,
+            seen: 0,
+            next_stall: Instant::now() + STALL_EVERY,
+        }
+    }
+
+    /// `stall`: how long the server must stop before it handles what it just read, when a
+    /// stall is due at `now`.
+    pub fn stall(&mut self, now: Instant) -> Option<Duration> {
+        if self.fault != Some(Fault::Stall) || now < self.next_stall {
+            return None;
+        }
+        self.next_stall = now + STALL_EVERY;
+        Some(STALL)
     }
 
     /// Decides about the message the server just admitted; corruption flips the first
@@ -51,6 +69,18 @@ impl FaultInjector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stall_is_due_once_per_interval_and_only_for_the_stall_fault() {
+        let start = Instant::now();
+        let mut f = FaultInjector::new(Some(Fault::Stall));
+        assert_eq!(f.stall(start), None);
+        let later = start + STALL_EVERY + Duration::from_millis(1);
+        assert_eq!(f.stall(later), Some(STALL));
+        assert_eq!(f.stall(later + Duration::from_millis(1)), None);
+        assert_eq!(f.stall(later + STALL_EVERY), Some(STALL));
+        assert_eq!(FaultInjector::new(Some(Fault::Drop)).stall(later), None);
+    }
 
     #[test]
     fn each_fault_strikes_every_97th_message_and_no_fault_never_does() {

@@ -7,6 +7,8 @@ pub mod client;
 pub mod connect;
 pub mod datagram;
 pub mod fault;
+pub mod pacing;
+pub mod schedule;
 pub mod sockets;
 pub mod stream;
 pub mod tls;

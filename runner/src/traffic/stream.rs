@@ -23,6 +23,8 @@ use crate::message::{self, MAX_PAYLOAD};
 use crate::traffic::client::{ClientCore, Next, OrderRule};
 use crate::traffic::connect::ServerConn;
 use crate::traffic::fault::{Action, FaultInjector};
+use crate::traffic::pacing::{self, Pacer};
+use crate::traffic::schedule::OpenLoop;
 use crate::traffic::work;
 
 /// A server reads into a buffer sized for a quarter of the largest message at first.
@@ -50,7 +52,26 @@ struct Session<F> {
     payload: usize,
     framing: F,
     alarm: Arc<Alarm>,
+    /// Open loop: waits for the client's next due message.
+    pacer: Option<Pacer>,
     broken: bool,
+}
+
+/// What every client of a case shares: payload, window, open-loop load and client count.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientShape {
+    pub payload: usize,
+    pub window: usize,
+    pub open_loop: Option<OpenLoop>,
+    pub clients: usize,
+}
+
+impl ClientShape {
+    /// The client core of client `index` with this shape.
+    pub fn core(&self, index: usize, order: OrderRule) -> ClientCore {
+        ClientCore::new(index, self.payload, self.window, order)
+            .with_open_loop(self.open_loop, self.clients)
+    }
 }
 
 /// One stream client connection.
@@ -60,25 +81,26 @@ pub struct StreamClient<F> {
 }
 
 impl<F: Framing> StreamClient<F> {
-    /// A client on `conn`, which has completed any TLS and WebSocket handshake.
+    /// A client on `conn`, which has completed any TLS and WebSocket handshake; open-loop
+    /// clients wait for their due messages on `pacer`.
     pub fn new(
         conn: Conn,
         index: usize,
-        payload: usize,
-        window: usize,
+        shape: ClientShape,
         framing: F,
-        alarm: Arc<Alarm>,
+        (alarm, pacer): (Arc<Alarm>, Option<Pacer>),
     ) -> Self {
-        let frame = payload + framing.max_head();
+        let frame = shape.payload + framing.max_head();
         Self {
             conn,
             session: Session {
-                core: ClientCore::new(index, payload, window, OrderRule::Strict),
+                core: shape.core(index, OrderRule::Strict),
                 recv: RecvBuf::new(frame),
-                out: Vec::with_capacity(window * frame),
-                payload,
+                out: Vec::with_capacity(shape.window * frame),
+                payload: shape.payload,
                 framing,
                 alarm,
+                pacer,
                 broken: false,
             },
         }
@@ -92,8 +114,17 @@ impl<F: Framing> Session<F> {
             .encode(&mut self.out, self.payload, |out| core.write_next(out, now));
     }
 
-    /// Judges every whole echo in the receive buffer, queueing a new message per freed slot;
-    /// false when the stream is corrupt.
+    /// Open loop: queues every message that is due and has a slot.
+    fn send_pass(&mut self, now: Instant) {
+        while self.core.due(now) {
+            self.queue_next(now);
+        }
+        self.core.end_pass();
+    }
+
+    /// Judges every whole echo in the receive buffer, queueing a new message per freed slot
+    /// (closed loop) or running a send pass after them (open loop); false when the stream is
+    /// corrupt.
     fn take_echoes(&mut self, now: Instant) -> bool {
         loop {
             match self.recv.next_frame(&self.framing) {
@@ -103,7 +134,12 @@ impl<F: Framing> Session<F> {
                         self.queue_next(now);
                     }
                 }
-                Ok(None) => return true,
+                Ok(None) => {
+                    if self.core.is_open_loop() {
+                        self.send_pass(now);
+                    }
+                    return true;
+                }
                 Err(_) => {
                     self.core.counters().content_errors += 1;
                     return false;
@@ -122,12 +158,18 @@ impl<F: Framing> Session<F> {
         let mut seen = alarm.rings();
         let mut written = 0usize;
         loop {
-            if self.core.in_flight() == 0 && written == self.out.len() {
+            let idle = self.core.in_flight() == 0 && written == self.out.len();
+            if idle && !self.core.schedule_pending(Instant::now()) {
                 break;
             }
             let pending_out = written < self.out.len();
+            let wake = self.core.next_wake(Instant::now());
+            let pacer = self.pacer.as_mut();
             tokio::select! {
                 biased;
+                _ = pacing::until(pacer, wake), if wake.is_some() => {
+                    self.send_pass(Instant::now());
+                },
                 r = wr.write(&self.out[written..]), if pending_out => match r {
                     Ok(n) if n > 0 => {
                         written += n;
@@ -189,8 +231,12 @@ impl<F: Framing> PhaseClient for StreamClient<F> {
         }
         let now = Instant::now();
         s.out.clear();
-        for _ in 0..s.core.window() {
-            s.queue_next(now);
+        if s.core.is_open_loop() {
+            s.send_pass(now);
+        } else {
+            for _ in 0..s.core.window() {
+                s.queue_next(now);
+            }
         }
         match &mut self.conn {
             Conn::Plain(stream) => {
@@ -241,6 +287,9 @@ where
             }
         };
         recv.filled(n);
+        if let Some(stall) = faults.stall(std::time::Instant::now()) {
+            tokio::time::sleep(stall).await;
+        }
         loop {
             let range = match recv.next_frame(&framing) {
                 Ok(Some(r)) => r,

@@ -283,6 +283,7 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
             io_threads: r.best.io_threads,
             handler_work: g.handler_work,
             udp_server_recv_buffer: g.udp_server_recv_buffer,
+            load: None,
         };
         let mut load = labels::load(cat, &key);
         if g.handler_work > 0 {
