@@ -98,7 +98,7 @@ pub enum Preset {
     #[serde(rename = "udp-buffers")]
     #[cfg_attr(feature = "clap", value(name = "udp-buffers"))]
     UdpBuffers,
-    /// Latency against offered load: TCP, UDP and HTTP at 1,024 B, 16 clients × window 16,
+    /// Latency against offered load: TCP, UDP and HTTP at 1,024 B, 16 clients × window 1,
     /// shared 1 and sharded 2; the closed-loop maximum first, then open loop at 10, 30, 50,
     /// 70, 80, 90, 95 and 100% of it; 3 repetitions of 2 s.
     #[serde(rename = "latency-curve")]
