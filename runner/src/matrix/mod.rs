@@ -401,7 +401,10 @@ fn new_archive(
     if spec.runs(o.shard).is_empty() {
         return Err(MatrixError("the matrix has no cases".into()));
     }
-    let (git_head, git_status) = provenance::git_state(source_dir);
+    let out = match &request.archive {
+        ArchiveTarget::Resume(p) | ArchiveTarget::New(p) => p,
+    };
+    let (git_head, git_status) = provenance::git_state(source_dir, out);
     Ok(Archive {
         schema_version: ARCHIVE_SCHEMA_VERSION,
         echomark: EchomarkInfo {

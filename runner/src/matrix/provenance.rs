@@ -45,7 +45,11 @@ pub fn format_utc(secs: u64, micros: u32) -> String {
 }
 
 /// `git rev-parse HEAD` and `git status --porcelain` in `dir`; `None` when git fails.
-pub fn git_state(dir: &Path) -> (Option<String>, Option<String>) {
+///
+/// The folder of the archive being written (`own_output`'s parent) is left out of the
+/// status: an archive inside the repository would otherwise always mark its own build
+/// "dirty" as an untracked folder.
+pub fn git_state(dir: &Path, own_output: &Path) -> (Option<String>, Option<String>) {
     let run = |args: &[&str]| {
         Command::new("git")
             .args(args)
@@ -56,7 +60,23 @@ pub fn git_state(dir: &Path) -> (Option<String>, Option<String>) {
             .and_then(|o| String::from_utf8(o.stdout).ok())
     };
     let head = run(&["rev-parse", "HEAD"]).map(|s| s.trim().to_string());
-    let status = run(&["status", "--porcelain"]).map(|s| s.trim_end().to_string());
+    let own_folder = run(&["rev-parse", "--show-toplevel"]).and_then(|top| {
+        let top = fs::canonicalize(top.trim()).ok()?;
+        let parent = own_output.parent().filter(|p| !p.as_os_str().is_empty());
+        let folder = fs::canonicalize(parent.unwrap_or(Path::new("."))).ok()?;
+        let rel = folder.strip_prefix(&top).ok()?.to_str()?.to_string();
+        (!rel.is_empty()).then(|| format!("{rel}/"))
+    });
+    let status = run(&["status", "--porcelain"]).map(|s| {
+        s.lines()
+            // Porcelain lines are "XY path"; paths are relative to the repository's top.
+            .filter(|line| match (&own_folder, line.get(3..)) {
+                (Some(own), Some(path)) => !path.starts_with(own.as_str()),
+                _ => true,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
     (head, status)
 }
 
