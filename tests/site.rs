@@ -711,6 +711,33 @@ fn the_site_works_in_headless_chromium() {
             "{page}: {log}"
         );
     }
+    // The latency-under-load page: its charts are inline SVG with live tooltips, in both
+    // languages, without console errors.
+    let curves = dir.path().join("curves");
+    assert!(build(&[Path::new(LATENCY_CURVE)], &curves).status.success());
+    let curves_port = serve(curves, 16);
+    for (page, heading) in [
+        ("en/epyc2-20261201-latency-curve/load.html", ">Knees</h2>"),
+        ("zh/epyc2-20261201-latency-curve/load.html", ">拐点</h2>"),
+    ] {
+        let out = run(
+            &format!("http://127.0.0.1:{curves_port}/{page}"),
+            &["--dump-dom", "--enable-logging=stderr", "--v=0"],
+        );
+        let dom = String::from_utf8_lossy(&out.stdout);
+        assert!(dom.contains(heading), "{page}: {dom}");
+        assert_eq!(
+            dom.matches("<figure class=\"chart\"><svg").count(),
+            9,
+            "{page}: one inline chart per curve"
+        );
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !log.lines()
+                .any(|l| l.contains("CONSOLE") || l.contains("Uncaught")),
+            "{page}: {log}"
+        );
+    }
     // A screenshot of a narrow viewport is not blank: it is far larger than one of an empty page.
     let shot = dir.path().join("narrow.png");
     let blank = dir.path().join("blank.png");
@@ -1070,5 +1097,72 @@ fn a_series_gets_a_changes_page_and_a_history() {
     for chart in charts {
         let svg = text(&files, chart);
         assert_eq!(svg.contains('▼'), chart.contains("history-tcp-"), "{chart}");
+    }
+}
+
+const LATENCY_CURVE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/raw-results/epyc2-20261201-latency-curve"
+);
+
+/// The open-loop dataset gets a "latency under load" page in both languages: a knee table, a
+/// chart and a table per curve, saturated points marked, and its closed-loop reference runs
+/// on the ordinary pages only.
+#[test]
+fn an_open_loop_dataset_gets_a_latency_under_load_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let o = build(&[Path::new(LATENCY_CURVE)], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let stem = "epyc2-20261201-latency-curve";
+    let en = text(&files, &format!("en/{stem}/load.md"));
+    let zh = text(&files, &format!("zh/{stem}/load.md"));
+    assert!(en.contains("## Knees") && zh.contains("## 拐点"));
+    // 3 protocols × 3 IO models: one chart per curve, in each language.
+    for lang in ["en", "zh"] {
+        let charts: Vec<&String> = files
+            .keys()
+            .filter(|k| k.starts_with(&format!("{lang}/{stem}/charts/load-")))
+            .collect();
+        assert_eq!(charts.len(), 9, "{lang}: {charts:?}");
+    }
+    assert_eq!(en.matches("![").count(), 9);
+    for needle in ["p99.9 / µs", "Sender lag p99 / µs", "Late sends", "kept"] {
+        assert!(en.contains(needle), "en lacks {needle}");
+    }
+    for needle in ["发送滞后 p99 / µs", "迟发数", "按时"] {
+        assert!(zh.contains(needle), "zh lacks {needle}");
+    }
+    // The sidebar of every page links it, and the ordinary pages show only closed loop.
+    let overview = text(&files, &format!("en/{stem}/overview.html"));
+    assert!(
+        overview.contains("load.html"),
+        "the sidebar links the load page"
+    );
+    let tcp = text(&files, &format!("en/{stem}/tcp.md"));
+    assert!(
+        !tcp.contains("msg/s"),
+        "open-loop points stay off the protocol page"
+    );
+    // The summary lists every curve with its points.
+    let summary: serde_json::Value =
+        serde_json::from_str(&text(&files, &format!("data/{stem}/summary.json"))).unwrap();
+    let curves = summary["load_curves"].as_array().expect("load_curves");
+    assert_eq!(curves.len(), 9);
+    assert!(curves
+        .iter()
+        .all(|c| c["points"].as_array().unwrap().len() == 8));
+}
+
+#[test]
+fn snapshot_of_the_latency_under_load_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(&[Path::new(LATENCY_CURVE)], &out).status.success());
+    let files = tree(&out);
+    for lang in ["en", "zh"] {
+        let page = format!("{lang}/epyc2-20261201-latency-curve/load.md");
+        insta::assert_snapshot!(page.replace('/', "__"), text(&files, &page));
     }
 }

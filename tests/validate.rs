@@ -360,3 +360,59 @@ fn summary_writes_nothing_when_a_later_dataset_is_bad() {
     let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().collect();
     assert_eq!(left.len(), 1, "no staging folder is left behind");
 }
+
+/// O1–O3 on the committed open-loop dataset: a run whose open-loop figures contradict its
+/// configuration, its own counts or Little's law fails with that invariant named.
+#[test]
+fn open_loop_invariants_catch_what_they_claim_to() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/raw-results/epyc2-20261201-latency-curve/archive.json"
+    );
+    let original: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let first_open = original["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| {
+            e.get("load").is_some()
+                && e["metrics"]["open_loop"]["saturated"] == json!(false)
+                && e["metrics"]["ok"] == json!(true)
+        })
+        .expect("an unsaturated open-loop run");
+    type Break = fn(&mut Value);
+    let kinds: Vec<(&str, Break)> = vec![
+        ("O1: metrics.open_loop is", |e| {
+            let rate = &mut e["metrics"]["open_loop"]["offered_rate"];
+            *rate = json!(rate.as_u64().unwrap() + 1)
+        }),
+        ("O1: asked for", |e| {
+            e["metrics"].as_object_mut().unwrap().remove("open_loop");
+        }),
+        ("O2: sent", |e| {
+            e["metrics"]["open_loop"]["unsent_messages"] = json!(5)
+        }),
+        ("O3: Little's law", |e| {
+            let m = &mut e["metrics"]["open_loop"]["mean_in_system"];
+            *m = json!(m.as_f64().unwrap() * 1.5 + 0.1)
+        }),
+    ];
+    for (expected, breaker) in kinds {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = original.clone();
+        breaker(&mut a["results"][first_open]);
+        let text = a.to_string();
+        write(dir.path(), "lc", "archive.json", &text);
+        let out = echomark(&["validate", "--json", dir.path().to_str().unwrap()]);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            all.contains(expected),
+            "{expected}: {}",
+            &all[..all.len().min(3000)]
+        );
+    }
+}

@@ -44,7 +44,9 @@ pub struct OpenLoopMetrics {
     pub late_sends: u64,
     /// Scheduled messages still waiting for a slot at the deadline (never sent).
     pub unsent_messages: u64,
-    /// How long after its due time each message was written: the schedule's own lag.
+    /// How long after its due time the sender wrote each message that had a free slot when
+    /// it was due: the schedule's own lag. Late sends are left out (their wait for a slot is
+    /// queueing behind the server, which the corrected latency already charges).
     pub schedule_lag_p50_us: f64,
     pub schedule_lag_p99_us: f64,
     pub schedule_lag_p999_us: f64,

@@ -135,6 +135,14 @@ fn pages_of(
                 }
             }
         }
+        if let Some(page) = pages::load::page(cat, view) {
+            sidebar.push(SidebarEntry {
+                kind: "page",
+                label: cat.raw("load.nav").to_string(),
+                stem: page.stem.clone(),
+            });
+            specs.push(page);
+        }
         for subject in view.subjects() {
             let page = pages::protocol::page(cat, view, subject);
             sidebar.push(SidebarEntry {

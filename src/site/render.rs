@@ -56,6 +56,7 @@ pub fn environment() -> Environment<'static> {
             "methodology.md",
             include_str!("../../templates/pages/methodology.md"),
         ),
+        ("load.md", include_str!("../../templates/pages/load.md")),
         (
             "dimensions.md",
             include_str!("../../templates/pages/dimensions.md"),

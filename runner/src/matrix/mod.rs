@@ -200,10 +200,20 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             );
             let summary = match (&judged.error, &judged.metrics) {
                 (Some(e), _) => e.clone(),
-                (None, Some(m)) => format!(
-                    "{:.0} rt/s, p99 {:.1} µs",
-                    m.roundtrips_per_second, m.rtt_p99_us
-                ),
+                (None, Some(m)) => match &m.open_loop {
+                    Some(o) => format!(
+                        "{} msg/s offered, {:.0} sent/s{}, corrected p99 {:.1} µs, lag p99 {:.1} µs",
+                        o.offered_rate,
+                        o.achieved_rate,
+                        if o.saturated { " (saturated)" } else { "" },
+                        m.rtt_p99_us,
+                        o.schedule_lag_p99_us
+                    ),
+                    None => format!(
+                        "{:.0} rt/s, p99 {:.1} µs",
+                        m.roundtrips_per_second, m.rtt_p99_us
+                    ),
+                },
                 (None, None) => String::new(),
             };
             let failed = judged.error.is_some();

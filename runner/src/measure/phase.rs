@@ -62,7 +62,8 @@ pub struct OpenReport {
     pub late_sends: u64,
     /// Messages due before the deadline that were never sent.
     pub unsent: u64,
-    /// Send time − due time per message (measured phase).
+    /// Send time − due time of every message that had a free slot when it was due
+    /// (measured phase): the sender's own timing. Late sends are left out.
     pub lag: Option<Histogram<u64>>,
     /// Echo time − send time per message (measured phase, latency on).
     pub service: Option<Histogram<u64>>,

@@ -174,10 +174,13 @@ impl ClientCore {
                 let due = open.schedule.as_mut().map_or(now, Schedule::advance);
                 let lag = now.saturating_duration_since(due);
                 open.report.lag_sum_ns += lag.as_nanos() as f64;
-                if let Some(h) = open.report.lag.as_mut() {
+                if open.full_at_pass_end {
+                    // It waited for a slot: queueing behind the server, which the corrected
+                    // latency charges; the lag histogram is the sender's own timing.
+                    open.report.late_sends += 1;
+                } else if let Some(h) = open.report.lag.as_mut() {
                     latency::record(h, lag);
                 }
-                open.report.late_sends += u64::from(open.full_at_pass_end);
                 due
             }
         };

@@ -17,10 +17,12 @@ use crate::analysis::aggregate::Stat;
 use crate::format;
 
 pub mod bars;
+pub mod curves;
 pub mod heatmap;
 pub mod lines;
 
 pub use bars::BarChart;
+pub use curves::CurveChart;
 pub use heatmap::{HeatCell, Heatmap};
 pub use lines::LineChart;
 

@@ -8,6 +8,7 @@ pub mod dimensions;
 pub mod failures;
 pub mod index;
 pub mod key_results;
+pub mod load;
 pub mod methodology;
 pub mod overview;
 pub mod protocol;
@@ -87,6 +88,8 @@ pub struct DatasetView<'a> {
     pub dataset: &'a Dataset,
     pub configs: Vec<&'a Configuration>,
     pub rankings: Vec<&'a Ranking>,
+    /// The dataset's latency-against-load curves (open-loop configurations).
+    pub curves: Vec<&'a crate::analysis::load_curve::LoadCurve>,
     pub analysis: &'a DatasetAnalysis,
 }
 
@@ -104,6 +107,11 @@ impl<'a> DatasetView<'a> {
                 .rankings
                 .iter()
                 .filter(|r| r.group.dataset == dataset.name)
+                .collect(),
+            curves: all
+                .curves
+                .iter()
+                .filter(|c| c.dataset == dataset.name)
                 .collect(),
             analysis: &all.datasets[index],
         }

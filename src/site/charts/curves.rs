@@ -1,0 +1,189 @@
+//! Latency against load: a numeric x axis (achieved messages per second), a logarithmic y
+//! axis (latency spans orders of magnitude between p50 and p99.9 near saturation), one line
+//! per percentile with min–max whiskers, saturated points drawn apart as ✕, and the knee as
+//! a dashed vertical line.
+
+use plotters::prelude::*;
+
+use super::{legend_for, render_chart, ChartText, CHART_WIDTH, FAILED, FONT_STACK};
+use crate::analysis::aggregate::Stat;
+use crate::format;
+
+/// One point of one percentile's line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurvePoint {
+    /// Achieved rate (median over the runs).
+    pub x: f64,
+    pub y: Stat,
+    /// Not a point of the curve: drawn as ✕ at its median, without a line through it.
+    pub saturated: bool,
+    pub tooltip: String,
+}
+
+/// A latency-against-load chart.
+#[derive(Debug, Clone)]
+pub struct CurveChart {
+    pub text: ChartText,
+    pub x_label: String,
+    /// `lines[series]`, each in ascending x.
+    pub lines: Vec<Vec<CurvePoint>>,
+    /// The knee's achieved rate and its label.
+    pub knee: Option<(f64, String)>,
+    /// The legend entry of saturated points (shown when there is one).
+    pub saturated_label: String,
+}
+
+/// Chart height.
+const HEIGHT: u32 = 420;
+
+/// Draws `chart` as an SVG document.
+pub fn draw(chart: &CurveChart) -> String {
+    let text = &chart.text;
+    let all = || chart.lines.iter().flatten();
+    let x_max = all().map(|p| p.x).fold(0.0f64, f64::max).max(1.0) * 1.08;
+    let y_low = all().map(|p| p.y.min).fold(f64::INFINITY, f64::min);
+    let y_high = all().map(|p| p.y.max).fold(0.0f64, f64::max);
+    // Whole decades around the data, so the logarithmic axis labels are round numbers.
+    let y_min = 10f64.powf(y_low.max(0.1).log10().floor());
+    let y_max = 10f64.powf(y_high.max(y_min * 10.0).log10().ceil());
+    let legend_text = ChartText {
+        failed_label: chart.saturated_label.clone(),
+        ..text.clone()
+    };
+    render_chart((CHART_WIDTH, HEIGHT), text, |root, tips| {
+        let font = |size: u32| (FONT_STACK, size).into_font();
+        let mut ctx = ChartBuilder::on(root)
+            .caption(&text.title, font(18))
+            .margin(12)
+            .margin_right(super::LEGEND_WIDTH)
+            .x_label_area_size(44)
+            .y_label_area_size(84)
+            .build_cartesian_2d(0f64..x_max, (y_min..y_max).log_scale())
+            .expect("valid ranges");
+        let x_format = |v: &f64| format::grouped(*v, 0);
+        let y_format = |v: &f64| format::grouped(*v, if *v < 1.0 { 1 } else { 0 });
+        ctx.configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(BLACK.mix(0.12))
+            .x_desc(&chart.x_label)
+            .y_desc(&text.y_label)
+            .x_labels(6)
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
+            .label_style(font(12))
+            .axis_desc_style(font(13))
+            .draw()
+            .expect("mesh");
+        if let Some((x, label)) = &chart.knee {
+            ctx.draw_series(DashedLineSeries::new(
+                vec![(*x, y_min), (*x, y_max)],
+                6,
+                4,
+                BLACK.mix(0.55).stroke_width(1),
+            ))
+            .expect("knee");
+            let top = ctx.backend_coord(&(*x, y_max));
+            root.draw(&Text::new(label.as_str(), (top.0 + 4, top.1 + 4), font(12)))
+                .expect("knee label");
+        }
+        for (s, line) in chart.lines.iter().enumerate() {
+            let color = text.colour(s);
+            let curve: Vec<(f64, f64)> = line
+                .iter()
+                .filter(|p| !p.saturated)
+                .map(|p| (p.x, p.y.median))
+                .collect();
+            ctx.draw_series(LineSeries::new(curve.clone(), color.stroke_width(2)))
+                .expect("line");
+            ctx.draw_series(curve.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+                .expect("points");
+            for p in line {
+                ctx.draw_series(std::iter::once(PathElement::new(
+                    vec![(p.x, p.y.min.max(y_min)), (p.x, p.y.max)],
+                    color.stroke_width(1),
+                )))
+                .expect("whisker");
+                let top = ctx.backend_coord(&(p.x, p.y.max));
+                let bottom = ctx.backend_coord(&(p.x, p.y.min.max(y_min)));
+                tips.push((
+                    top.0 - 6,
+                    top.1 - 6,
+                    12,
+                    (bottom.1 - top.1) + 12,
+                    p.tooltip.clone(),
+                ));
+                if p.saturated {
+                    let at = ctx.backend_coord(&(p.x, p.y.median));
+                    root.draw(&Text::new(
+                        "✕",
+                        (at.0 - 5, at.1 - 8),
+                        font(14).color(&FAILED),
+                    ))
+                    .expect("saturated mark");
+                }
+            }
+        }
+        let saturated = all().any(|p| p.saturated);
+        let marks = saturated.then(|| super::Cell::Failed {
+            tooltip: String::new(),
+        });
+        legend_for(
+            root,
+            (CHART_WIDTH, super::LEGEND_WIDTH),
+            &legend_text,
+            marks.iter(),
+        );
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(x: f64, y: f64, saturated: bool) -> CurvePoint {
+        CurvePoint {
+            x,
+            y: Stat {
+                median: y,
+                min: y * 0.9,
+                max: y * 1.2,
+            },
+            saturated,
+            tooltip: format!("{x} msg/s: {y} µs"),
+        }
+    }
+
+    #[test]
+    fn draws_lines_whiskers_the_knee_and_saturated_marks() {
+        let chart = CurveChart {
+            text: ChartText {
+                title: "tcp".into(),
+                description: "latency against load".into(),
+                y_label: "µs".into(),
+                series: vec!["p50".into(), "p99".into()],
+                colours: vec![0, 3],
+                failed_label: String::new(),
+            },
+            x_label: "msg/s".into(),
+            lines: vec![
+                vec![point(1000.0, 20.0, false), point(5000.0, 25.0, false)],
+                vec![
+                    point(1000.0, 80.0, false),
+                    point(5000.0, 150.0, false),
+                    point(9000.0, 40_000.0, true),
+                ],
+            ],
+            knee: Some((5000.0, "knee".into())),
+            saturated_label: "saturated".into(),
+        };
+        let svg = draw(&chart);
+        assert!(svg.contains("<title id=\"t\">tcp</title>"));
+        assert!(
+            svg.contains("9000 msg/s: 40000 µs"),
+            "tooltips for every point"
+        );
+        assert!(svg.contains("✕") && svg.contains("saturated"));
+        assert!(svg.contains("knee"));
+    }
+}
