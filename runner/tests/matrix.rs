@@ -529,3 +529,58 @@ fn a_rate_sweep_measures_closed_loop_then_open_loop_at_shares_of_it() {
     assert_eq!(analysis.curves[0].points.len(), 2);
     assert!(analysis.configurations.iter().all(|c| c.key.load.is_none()));
 }
+
+/// `--rates`: every case open-loop at each fixed rate, no closed-loop run; the rates and the
+/// arrival are in the archive's settings and each run's command.
+#[test]
+fn fixed_rates_measure_every_case_open_loop_at_each_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rates.json");
+    let o = matrix(&[
+        "--protocols",
+        "udp",
+        "--payloads",
+        "64",
+        "--clients",
+        "2",
+        "--windows",
+        "4",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "1",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0",
+        "--rates",
+        "500,2000",
+        "--arrival",
+        "poisson",
+        "--arrival-seed",
+        "9",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a = load_valid(&out);
+    let plan = a.settings.open_loop.as_ref().expect("settings.open_loop");
+    assert_eq!((plan.rates.as_slice(), plan.seed), (&[500, 2000][..], 9));
+    let mut rates: Vec<u64> = a.results.iter().map(|e| e.load.unwrap().rate).collect();
+    rates.sort_unstable();
+    assert_eq!(rates, [500, 2000]);
+    for e in &a.results {
+        let open = e.metrics.as_ref().unwrap().open_loop.as_ref().unwrap();
+        assert_eq!(open.arrival, echomark_archive::Arrival::Poisson);
+        assert_eq!(open.seed, 9);
+        let seed_at = e.command.iter().position(|a| a == "--seed").unwrap();
+        assert_eq!(e.command[seed_at + 1], "9");
+    }
+}

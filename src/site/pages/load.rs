@@ -133,6 +133,16 @@ fn knee_table(cat: &Catalog, curves: &[&LoadCurve]) -> Table {
     table
 }
 
+/// " (40% of the closed-loop maximum)", or nothing without a closed-loop reference.
+fn share_of_max(cat: &Catalog, rate: u64, closed: Option<Stat>) -> Markup {
+    closed
+        .filter(|s| s.median > 0.0)
+        .map_or_else(Markup::default, |s| {
+            let share = format::grouped(rate as f64 / s.median * 100.0, 0);
+            cat.fill("load.share", &[("share", &Markup::trusted(share))])
+        })
+}
+
 /// "23,400 (40%)": an offered rate and its share of the closed-loop maximum.
 fn rate_with_share(rate: u64, closed: Option<Stat>) -> Markup {
     let share = closed
@@ -175,7 +185,11 @@ fn section(cat: &Catalog, c: &LoadCurve, charts: &mut Vec<ChartFile>) -> CurveSe
         Some(p) => cat.fill(
             "load.knee",
             &[
-                ("rate", &rate_with_share(p.offered_rate, c.closed_loop_rate)),
+                ("rate", &labels::number(format::count(p.offered_rate))),
+                (
+                    "share",
+                    &share_of_max(cat, p.offered_rate, c.closed_loop_rate),
+                ),
                 ("p99", &labels::median(p.p99_us, format::two_decimals)),
                 (
                     "low",
@@ -246,10 +260,12 @@ fn points_table(cat: &Catalog, c: &LoadCurve) -> Table {
 }
 
 fn chart(cat: &Catalog, c: &LoadCurve, heading: &Markup) -> CurveChart {
+    // Palette entries no canonical IO model uses: on every chart of the site one colour
+    // means one IO model, so the percentiles take colours of their own.
     let series = [
-        ("load.series_p50", 0),
-        ("load.series_p99", 3),
-        ("load.series_p999", 1),
+        ("load.series_p50", 7),
+        ("load.series_p99", 6),
+        ("load.series_p999", 8),
     ];
     let names: Vec<String> = series.iter().map(|(k, _)| cat.raw(k).to_string()).collect();
     let lines = [
