@@ -118,7 +118,19 @@ fn spin_gaps(seconds: f64) -> (u64, u64, f64, f64) {
     }
 }
 
+/// The `cpu` line of `/proc/stat`: (steal ticks, all ticks); `None` off Linux.
+fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    Some((*ticks.get(7)?, ticks.iter().take(8).sum()))
+}
+
 fn main() {
+    let ticks_at_start = cpu_ticks();
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -225,6 +237,13 @@ fn main() {
             saturated,
             row.runs.len(),
             goal
+        );
+    }
+    if let (Some((s0, t0)), Some((s1, t1))) = (ticks_at_start, cpu_ticks()) {
+        let share = (s1 - s0) as f64 / (t1 - t0).max(1) as f64 * 100.0;
+        println!(
+            "\nhypervisor steal during this report: {share:.1}% of all CPU time (/proc/stat); a \
+             sender cannot be on time while its virtual CPU is not running"
         );
     }
     println!(
