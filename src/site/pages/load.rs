@@ -2,6 +2,7 @@
 //! corrected p50, p99 and p99.9 against the achieved rate, the knee, and a table of every
 //! offered rate with what the schedule achieved; a summary of the knees first.
 
+use echomark_archive::AddressFamily;
 use serde::Serialize;
 
 use super::{DatasetView, Image, PageSpec};
@@ -75,7 +76,10 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> Option<PageSpec> {
         ),
         conditions: cat.fill(
             "load.conditions",
-            &[("arrival", &labels::join_list(cat, &arrivals))],
+            &[
+                ("arrival", &labels::join_list(cat, &arrivals)),
+                ("host", &Markup::trusted(loopback_host(view))),
+            ],
         ),
         knees: knee_table(cat, &view.curves),
         knee_rule: cat.fill(
@@ -105,6 +109,22 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> Option<PageSpec> {
         &model,
         charts,
     ))
+}
+
+/// The loopback address the dataset's runs used: 127.0.0.1 (IPv4) or ::1 (IPv6), or both.
+fn loopback_host(view: &DatasetView) -> String {
+    let mut families: Vec<AddressFamily> =
+        view.dataset.runs.iter().map(|r| r.address_family).collect();
+    families.sort();
+    families.dedup();
+    families
+        .iter()
+        .map(|f| match f {
+            AddressFamily::Ipv4 => "127.0.0.1, IPv4",
+            AddressFamily::Ipv6 => "::1, IPv6",
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What a curve is: protocol, load and model.
