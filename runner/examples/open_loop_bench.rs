@@ -21,7 +21,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use echomark_archive::Metrics;
-use echomark_runner::instruments::timer::{PreciseTimer, CLOCK, TIMER};
+use echomark_runner::instruments::timer::{PreciseTimer, CLOCK};
+use echomark_runner::traffic::pacing::TIMER;
 
 fn runner() -> PathBuf {
     let exe = std::env::current_exe().expect("own path");

@@ -2,6 +2,8 @@
 //! curves (one per closed-loop configuration and arrival process), each point an offered
 //! rate with its corrected latency, and the knee where the p99 leaves its low-load level.
 
+use std::collections::BTreeMap;
+
 use echomark_archive::{Arrival, CaseKey, Metric};
 use serde::Serialize;
 
@@ -65,6 +67,8 @@ impl LoadCurve {
 /// the references), in the order of their first point's configuration.
 pub fn curves(configs: &[Configuration]) -> Vec<LoadCurve> {
     let mut out: Vec<LoadCurve> = Vec::new();
+    // (dataset, key without load, arrival) → position in `out`.
+    let mut position: BTreeMap<(&str, CaseKey, Arrival), usize> = BTreeMap::new();
     for c in configs {
         let (Some(load), Some(open)) = (c.key.load, c.open_loop) else {
             continue;
@@ -83,12 +87,10 @@ pub fn curves(configs: &[Configuration]) -> Vec<LoadCurve> {
             p99_us: c.stat(Metric::RttP99Us),
             p999_us: c.stat(Metric::RttP999Us),
         };
-        match out
-            .iter_mut()
-            .find(|k| k.dataset == c.dataset && k.key == base && k.arrival == load.arrival)
-        {
-            Some(curve) => curve.points.push(point),
+        match position.get(&(c.dataset.as_str(), base.clone(), load.arrival)) {
+            Some(&at) => out[at].points.push(point),
             None => {
+                position.insert((c.dataset.as_str(), base.clone(), load.arrival), out.len());
                 let closed_loop_rate = configs
                     .iter()
                     .find(|r| r.dataset == c.dataset && r.key == base && r.status == Status::Valid)

@@ -25,6 +25,14 @@ pub fn record(hist: &mut Histogram<u64>, rtt: Duration) {
     hist.record(ns).expect("value clamped into range");
 }
 
+/// Merges `h` into `total` (both have echomark's bounds, so the merge cannot fail).
+pub fn merge_into(total: &mut Option<Histogram<u64>>, h: Histogram<u64>) {
+    match total.as_mut() {
+        Some(t) => t.add(&h).expect("same bounds"),
+        None => *total = Some(h),
+    }
+}
+
 /// The percentiles a metrics object reports, in microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Summary {

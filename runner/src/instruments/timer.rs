@@ -1,11 +1,12 @@
-//! The open-loop sender's timer: one Linux `timerfd` per client on `CLOCK_MONOTONIC` (the
-//! clock behind `std::time::Instant`), registered with tokio's reactor.
+//! The open-loop sender's timer: a Linux `timerfd` on `CLOCK_MONOTONIC` (the clock behind
+//! `std::time::Instant`), registered with tokio's reactor; each runtime's send clock
+//! (`traffic::pacing`) sleeps on one.
 //!
 //! tokio's own timers have a one-millisecond wheel, far too coarse for a schedule whose gaps
 //! are tens of microseconds. A timerfd is a kernel hrtimer without timer slack, so it fires
 //! within microseconds of the requested instant, and it wakes the client through the same
 //! `epoll_wait` as its sockets. Arming costs one `timerfd_settime` call; a wake-up costs the
-//! `read` that consumes it. When a client is behind its schedule it sends without arming.
+//! `read` that consumes it.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -14,10 +15,8 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
-/// The clock and timer, named in every open-loop metrics object.
+/// The clock the schedule reads, named in every open-loop metrics object.
 pub const CLOCK: &str = "CLOCK_MONOTONIC via std::time::Instant (vDSO)";
-pub const TIMER: &str =
-    "one send clock per runtime: timerfd (hrtimer, no slack) until spin_us before the due instant, then yield_now spinning";
 
 /// One client's timer.
 pub struct PreciseTimer {

@@ -75,6 +75,24 @@ pub struct OpenReport {
     pub last_echo: Option<Instant>,
 }
 
+impl OpenReport {
+    /// Adds another client's account: counts and areas summed, histograms merged, the last
+    /// echo the later of the two.
+    pub fn add(&mut self, o: OpenReport) {
+        self.late_sends += o.late_sends;
+        self.unsent += o.unsent;
+        self.lag_sum_ns += o.lag_sum_ns;
+        self.in_flight_area_ns += o.in_flight_area_ns;
+        self.last_echo = self.last_echo.max(o.last_echo);
+        if let Some(h) = o.lag {
+            crate::instruments::latency::merge_into(&mut self.lag, h);
+        }
+        if let Some(h) = o.service {
+            crate::instruments::latency::merge_into(&mut self.service, h);
+        }
+    }
+}
+
 impl ClientReport {
     /// An empty report for `client` in `phase`.
     pub fn new(client: usize, phase: u8) -> Self {

@@ -266,7 +266,7 @@ fn open_loop_metrics(
         },
         little_window_seconds: window,
         clock: timer::CLOCK.to_string(),
-        timer: timer::TIMER.to_string(),
+        timer: crate::traffic::pacing::TIMER.to_string(),
         spin_us: spin.as_micros() as u64,
     }
 }

@@ -6,7 +6,6 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use echomark_archive::{ErrorCounters, Metrics, Protocol};
-use hdrhistogram::Histogram;
 use tokio::sync::watch;
 
 use super::phase::{ClientReport, Command, PhasePlan};
@@ -16,6 +15,7 @@ use super::DRAIN_LIMIT;
 use crate::case::{AddressFamily, Case};
 use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::ServerStats;
+use crate::instruments::latency;
 use crate::instruments::resources::{self, UdpCounters};
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 use crate::traffic::pacing::SendClock;
@@ -292,29 +292,10 @@ impl PhaseTotals {
         self.in_interval += r.in_interval;
         self.last_finish = self.last_finish.max(Some(r.finished_at));
         if let Some(h) = r.histogram {
-            merge(&mut self.histogram, h);
+            latency::merge_into(&mut self.histogram, h);
         }
         if let Some(o) = r.open {
-            let total = self.open.get_or_insert_with(Default::default);
-            total.late_sends += o.late_sends;
-            total.unsent += o.unsent;
-            total.lag_sum_ns += o.lag_sum_ns;
-            total.in_flight_area_ns += o.in_flight_area_ns;
-            total.last_echo = total.last_echo.max(o.last_echo);
-            if let Some(h) = o.lag {
-                merge(&mut total.lag, h);
-            }
-            if let Some(h) = o.service {
-                merge(&mut total.service, h);
-            }
+            self.open.get_or_insert_with(Default::default).add(o);
         }
-    }
-}
-
-/// Merges `h` into `total` (both have echomark's bounds, so the merge cannot fail).
-fn merge(total: &mut Option<Histogram<u64>>, h: Histogram<u64>) {
-    match total.as_mut() {
-        Some(t) => t.add(&h).expect("same bounds"),
-        None => *total = Some(h),
     }
 }

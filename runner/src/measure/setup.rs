@@ -17,22 +17,13 @@ use crate::framing::prefix::LengthPrefix;
 use crate::framing::websocket::{MaskKeys, WebSocket};
 use crate::framing::Framing;
 use crate::instruments::counters::ServerStats;
+use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
 use crate::traffic::datagram::{self, UdpClient};
 use crate::traffic::pacing::{Pacer, SendClock};
 use crate::traffic::sockets::{self, TcpPair};
-use crate::traffic::stream::{self, ClientShape, ServerDuty, StreamClient};
+use crate::traffic::stream::{self, ServerDuty, StreamClient};
 use crate::traffic::tls::Tls;
-
-/// The shape every client of `case` shares.
-fn shape(case: &Case) -> ClientShape {
-    ClientShape {
-        payload: case.payload,
-        window: case.window,
-        open_loop: case.open_loop,
-        clients: case.clients,
-    }
-}
 
 /// How long one connection's handshakes may take.
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
@@ -143,7 +134,7 @@ impl Rig {
         let client = StreamClient::new(
             pair.client,
             index,
-            shape(case),
+            ClientShape::of(case),
             client_framing,
             (self.alarm_for_new_client(), self.pacer_for(case, index)),
         );
@@ -213,7 +204,7 @@ impl Rig {
             let client = UdpClient::new(
                 socket,
                 i,
-                shape(case),
+                ClientShape::of(case),
                 case.udp_timeout,
                 (self.alarm_for_new_client(), self.pacer_for(case, i)),
             );

@@ -38,6 +38,33 @@ pub enum Next {
     Wait,
 }
 
+/// What every client of a case shares: payload, window, open-loop load and client count.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientShape {
+    pub payload: usize,
+    pub window: usize,
+    pub open_loop: Option<OpenLoop>,
+    pub clients: usize,
+}
+
+impl ClientShape {
+    /// The shape of `case`'s clients.
+    pub fn of(case: &crate::case::Case) -> Self {
+        Self {
+            payload: case.payload,
+            window: case.window,
+            open_loop: case.open_loop,
+            clients: case.clients,
+        }
+    }
+
+    /// The client core of client `index` with this shape.
+    pub fn core(&self, index: usize, order: OrderRule) -> ClientCore {
+        ClientCore::new(index, self.payload, self.window, order)
+            .with_open_loop(self.open_loop, self.clients)
+    }
+}
+
 /// Slot state of one in-flight message.
 #[derive(Debug, Clone, Copy)]
 struct Slot {

@@ -16,10 +16,10 @@ use tokio::net::UdpSocket;
 use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::{ServerEvent, ServerStats};
 use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
-use crate::traffic::client::{ClientCore, Next, OrderRule};
+use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
 use crate::traffic::fault::{Action, FaultInjector};
 use crate::traffic::pacing::{self, Pacer};
-use crate::traffic::stream::{ClientShape, ServerDuty};
+use crate::traffic::stream::ServerDuty;
 use crate::traffic::work;
 
 /// Receive buffers are larger than any datagram so an oversized echo shows as a size error.

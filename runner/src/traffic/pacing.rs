@@ -25,6 +25,10 @@ use tokio::sync::Notify;
 
 use crate::instruments::timer::PreciseTimer;
 
+/// How the sender waits, named in every open-loop metrics object.
+pub const TIMER: &str =
+    "one send clock per runtime: timerfd (hrtimer, no slack) until spin_us before the due instant, then yield_now spinning";
+
 /// How long before a due instant the clock stops sleeping and starts spinning, unless the
 /// case says otherwise.
 pub const DEFAULT_SPIN: Duration = Duration::from_millis(1);
@@ -81,11 +85,6 @@ impl SendClock {
             earlier: Notify::new(),
             spin,
         })
-    }
-
-    /// The spin window.
-    pub fn spin(&self) -> Duration {
-        self.spin
     }
 
     /// A new client id on this clock.

@@ -20,11 +20,10 @@ use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::{ServerEvent, ServerStats};
 use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::message::{self, MAX_PAYLOAD};
-use crate::traffic::client::{ClientCore, Next, OrderRule};
+use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
 use crate::traffic::connect::ServerConn;
 use crate::traffic::fault::{Action, FaultInjector};
 use crate::traffic::pacing::{self, Pacer};
-use crate::traffic::schedule::OpenLoop;
 use crate::traffic::work;
 
 /// A server reads into a buffer sized for a quarter of the largest message at first.
@@ -55,23 +54,6 @@ struct Session<F> {
     /// Open loop: waits for the client's next due message.
     pacer: Option<Pacer>,
     broken: bool,
-}
-
-/// What every client of a case shares: payload, window, open-loop load and client count.
-#[derive(Debug, Clone, Copy)]
-pub struct ClientShape {
-    pub payload: usize,
-    pub window: usize,
-    pub open_loop: Option<OpenLoop>,
-    pub clients: usize,
-}
-
-impl ClientShape {
-    /// The client core of client `index` with this shape.
-    pub fn core(&self, index: usize, order: OrderRule) -> ClientCore {
-        ClientCore::new(index, self.payload, self.window, order)
-            .with_open_loop(self.open_loop, self.clients)
-    }
 }
 
 /// One stream client connection.

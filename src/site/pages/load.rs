@@ -2,7 +2,7 @@
 //! corrected p50, p99 and p99.9 against the achieved rate, the knee, and a table of every
 //! offered rate with what the schedule achieved; a summary of the knees first.
 
-use echomark_archive::AddressFamily;
+use echomark_archive::{AddressFamily, Arrival};
 use serde::Serialize;
 
 use super::{DatasetView, Image, PageSpec};
@@ -55,13 +55,14 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> Option<PageSpec> {
         .map(|c| section(cat, c, &mut charts))
         .collect();
     let title = cat.fill("load.title", &[("dataset", &view.dataset.name)]);
-    let arrivals: Vec<Markup> = {
-        let mut seen: Vec<&str> = view.curves.iter().map(|c| c.arrival.as_str()).collect();
-        seen.dedup();
-        seen.into_iter()
-            .map(|a| cat.text(&format!("load.arrival_{a}")))
-            .collect()
-    };
+    let arrivals: Vec<Markup> = view
+        .curves
+        .iter()
+        .map(|c| c.arrival)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|a| arrival_label(cat, a))
+        .collect();
     let model = LoadPage {
         title: title.clone(),
         lead: cat.fill(
@@ -140,7 +141,7 @@ fn knee_table(cat: &Catalog, curves: &[&LoadCurve]) -> Table {
         let knee = c.knee.map(|i| &c.points[i]);
         table.push(vec![
             curve_name(cat, c),
-            cat.text(&format!("load.arrival_{}", c.arrival.as_str())),
+            arrival_label(cat, c.arrival),
             labels::median(c.closed_loop_rate, format::throughput),
             labels::number(c.low_load_p99().map_or("N/A".into(), format::two_decimals)),
             knee.map_or_else(
@@ -153,28 +154,34 @@ fn knee_table(cat: &Catalog, curves: &[&LoadCurve]) -> Table {
     table
 }
 
-/// " (40% of the closed-loop maximum)", or nothing without a closed-loop reference.
-fn share_of_max(cat: &Catalog, rate: u64, closed: Option<Stat>) -> Markup {
+/// "uniform" / "Poisson (seeded)" in the page's language.
+fn arrival_label(cat: &Catalog, arrival: Arrival) -> Markup {
+    cat.text(&format!("load.arrival_{}", arrival.as_str()))
+}
+
+/// `rate` as a whole percentage of the closed-loop maximum ("40"); `None` without one.
+fn percent_of_max(rate: u64, closed: Option<Stat>) -> Option<String> {
     closed
         .filter(|s| s.median > 0.0)
-        .map_or_else(Markup::default, |s| {
-            let share = format::grouped(rate as f64 / s.median * 100.0, 0);
-            cat.fill("load.share", &[("share", &Markup::trusted(share))])
-        })
+        .map(|s| format::grouped(rate as f64 / s.median * 100.0, 0))
+}
+
+/// " (40% of the closed-loop maximum)", or nothing without a closed-loop reference.
+fn share_of_max(cat: &Catalog, rate: u64, closed: Option<Stat>) -> Markup {
+    percent_of_max(rate, closed).map_or_else(Markup::default, |share| {
+        cat.fill("load.share", &[("share", &Markup::trusted(share))])
+    })
 }
 
 /// "23,400 (40%)": an offered rate and its share of the closed-loop maximum.
 fn rate_with_share(rate: u64, closed: Option<Stat>) -> Markup {
-    let share = closed
-        .filter(|s| s.median > 0.0)
-        .map(|s| format!(" ({}%)", format::grouped(rate as f64 / s.median * 100.0, 0)))
-        .unwrap_or_default();
+    let share = percent_of_max(rate, closed).map_or_else(String::new, |p| format!(" ({p}%)"));
     Markup::trusted(format!("{}{share}", format::count(rate)))
 }
 
 fn section(cat: &Catalog, c: &LoadCurve, charts: &mut Vec<ChartFile>) -> CurveSection {
     let name = curve_name(cat, c);
-    let arrival = cat.text(&format!("load.arrival_{}", c.arrival.as_str()));
+    let arrival = arrival_label(cat, c.arrival);
     let heading = Markup::join(&[name.clone(), arrival.clone()], &Markup::trusted(" / "));
     let k = &c.key;
     let buffer = k
