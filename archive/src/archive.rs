@@ -178,6 +178,51 @@ pub struct Settings {
     /// Open loop (`--rates`, `--rate-sweep`); absent for a closed-loop matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopPlan>,
+    /// IO profiles of the matrix that this archive's backend cannot run, left out of its
+    /// plan by [`crate::unsupported`], with the reason (absent when none are).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsupported_io_profiles: Vec<UnsupportedProfile>,
+}
+
+/// An IO profile a backend cannot run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnsupportedProfile {
+    pub io_model: IoModel,
+    pub io_threads: u64,
+    pub reason: String,
+}
+
+impl Settings {
+    /// The matrix's IO profiles (or explicit cases' models) that `backend` cannot run, each
+    /// once, in matrix order: what `unsupported_io_profiles` must say.
+    pub fn unsupported_for(&self, backend: &str) -> Vec<UnsupportedProfile> {
+        let models: Vec<(IoModel, u64)> = match &self.cases {
+            Some(cases) => cases.iter().map(|c| (c.io_model, c.io_threads)).collect(),
+            None => self
+                .io_profiles
+                .iter()
+                .map(|p| (p.io_model, p.io_threads))
+                .collect(),
+        };
+        let mut out: Vec<UnsupportedProfile> = Vec::new();
+        for (io_model, io_threads) in models {
+            let Some(reason) = crate::unsupported(backend, io_model, io_threads) else {
+                continue;
+            };
+            if !out
+                .iter()
+                .any(|u| u.io_model == io_model && u.io_threads == io_threads)
+            {
+                out.push(UnsupportedProfile {
+                    io_model,
+                    io_threads,
+                    reason: reason.to_string(),
+                });
+            }
+        }
+        out
+    }
 }
 
 /// How a matrix measures open-loop load.

@@ -11,6 +11,7 @@
 //! checks the two against each other in both directions.
 
 pub mod archive;
+pub mod backend;
 pub mod echo;
 pub mod histogram;
 pub mod key;
@@ -21,9 +22,10 @@ pub mod soak;
 
 pub use archive::{
     Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, OpenLoopPlan, Preset, Settings,
-    Shard, SoakRecord, Toolchain, TrafficProfile, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION,
-    IMPLEMENTATION, TOOL_NAME,
+    Shard, SoakRecord, Toolchain, TrafficProfile, UnsupportedProfile, ARCHIVE_SCHEMA_VERSION,
+    FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
+pub use backend::unsupported;
 pub use echo::{check_echo, CaseParameters};
 pub use key::{
     AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,

@@ -25,7 +25,7 @@ use crate::key::{AddressFamily, IoModel, Protocol};
 pub struct Metrics {
     /// Metrics layout version; 1 as in arknet (echomark's additions are new keys).
     pub schema_version: u32,
-    /// Always `"tokio"` for echomark-runner.
+    /// The async runtime: `"tokio"` or `"monoio"` for echomark-runner.
     pub backend: String,
     pub protocol: Protocol,
     pub address_family: AddressFamily,
@@ -157,6 +157,14 @@ pub struct Metrics {
     pub tls_version: Option<String>,
     #[serde(default)]
     pub tls_cipher_suite: Option<String>,
+    /// The IO driver the backend actually ran on: `"epoll"` (tokio) or `"io_uring"` (monoio,
+    /// read inside its runtime; absent in older archives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_driver: Option<String>,
+    /// Linux `kernel.io_uring_disabled` (0 allowed, 1 privileged only, 2 off) when the run
+    /// started; absent where unreadable and in older archives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_io_uring_disabled: Option<u64>,
     /// Open-loop runs (`--rate`): the schedule and its figures; absent for closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<crate::open_loop::OpenLoopMetrics>,

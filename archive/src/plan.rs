@@ -23,7 +23,8 @@ impl Settings {
     /// Every (configuration, repetition) these settings plan for `backend`: an explicit case
     /// list repeated, or arknet's nested order (repetition → IO profile → protocol → payload
     /// → traffic profile) in which a UDP case that the window rule makes identical to an
-    /// earlier one is listed once.
+    /// earlier one is listed once. IO profiles the backend cannot run are left out
+    /// ([`crate::unsupported`]).
     ///
     /// With a [`Shard`](crate::Shard), only that shard's configurations (every repetition of
     /// each); an invalid shard plans nothing.
@@ -117,7 +118,10 @@ impl Settings {
         let mut out = Vec::new();
         for repetition in 1..=self.repetitions {
             if let Some(cases) = &self.cases {
-                out.extend(cases.iter().map(|c| RunId {
+                let runnable = cases
+                    .iter()
+                    .filter(|c| crate::unsupported(backend, c.io_model, c.io_threads).is_none());
+                out.extend(runnable.map(|c| RunId {
                     case: CaseKey {
                         backend: backend.to_string(),
                         implementation: IMPLEMENTATION.to_string(),
@@ -136,7 +140,11 @@ impl Settings {
                 continue;
             }
             let mut seen = BTreeSet::new();
-            for io in &self.io_profiles {
+            let runnable = self
+                .io_profiles
+                .iter()
+                .filter(|io| crate::unsupported(backend, io.io_model, io.io_threads).is_none());
+            for io in runnable {
                 for &protocol in &dedup(&self.protocols) {
                     for &payload in &dedup(&self.payloads) {
                         for profile in &self.profiles {
@@ -244,6 +252,7 @@ mod tests {
             soak_seconds: None,
             shard: None,
             open_loop: None,
+            unsupported_io_profiles: Vec::new(),
         }
     }
 

@@ -75,6 +75,8 @@ fn sample_metrics() -> Metrics {
         kernel_ip_reasm_fails_delta: Some(0),
         tls_version: Some("TLSv1_3".into()),
         tls_cipher_suite: Some("TLS13_AES_256_GCM_SHA384".into()),
+        io_driver: Some("io_uring".into()),
+        kernel_io_uring_disabled: Some(0),
         open_loop: Some(OpenLoopMetrics {
             offered_rate: 10,
             arrival: Arrival::Poisson,
@@ -221,6 +223,11 @@ fn sample() -> Archive {
                 arrival: Arrival::Poisson,
                 seed: 3,
             }),
+            unsupported_io_profiles: vec![UnsupportedProfile {
+                io_model: IoModel::Shared,
+                io_threads: 4,
+                reason: "thread-per-core".into(),
+            }],
         },
         results: vec![entry],
         complete: true,

@@ -6,8 +6,11 @@
 //! side at 16 clients / window 16 on shared 2 with their ratio to TCP. Every case runs
 //! `ROUNDS` times, interleaved so that machine noise spreads over all of them, each beside
 //! its twin with the other latency setting; the table shows medians, and the spread
-//! (min–max over the rounds) of the seven-protocol rows. Last, a fairness line: 1,024 TCP
-//! clients × window 1 on one thread, whose p99 / p50 shows whether any client starves.
+//! (min–max over the rounds) of the seven-protocol rows. Then the two backends side by side
+//! (tokio on epoll, monoio on io_uring) on the models both can run: 1 × 1 on one runtime
+//! against the floor, 16 × 16 on two shards for TCP and UDP, and the seven protocols at
+//! 16 × 16 on two shards. Last, a fairness line: 1,024 TCP clients × window 1 on one thread,
+//! whose p99 / p50 shows whether any client starves.
 //!
 //! Run with `scripts/bench-echo-core` (it builds the binaries first).
 //! Environment: `ROUNDS` (default 3), `SECONDS` (default 1).
@@ -44,6 +47,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 struct Case {
     label: String,
+    backend: &'static str,
     args: Vec<String>,
     protocol: &'static str,
     /// clients × window × payload, for the RSS bound.
@@ -91,11 +95,45 @@ fn main() {
                 args.push("--no-latency".into());
             }
             cases.push(Case {
+                backend: "tokio",
                 label: format!(
                     "{protocol} {clients}×{window} {model} {threads}{}",
                     if latency { "" } else { " (no latency)" }
                 ),
                 args,
+                protocol,
+                outstanding: (clients * window * 1024) as f64,
+                rates: vec![],
+                p99: vec![],
+                rss: vec![],
+            });
+        }
+    }
+    // Both backends on the models both can run, latency recorded.
+    let mut backend_cases = Vec::new();
+    for (protocol, clients, window, model, threads) in [
+        ("tcp", 1, 1, "shared", 1),
+        ("udp", 1, 1, "shared", 1),
+        ("tcp", 16, 16, "sharded", 2),
+        ("udp", 16, 16, "sharded", 2),
+        ("websocket", 16, 16, "sharded", 2),
+        ("tcps", 16, 16, "sharded", 2),
+        ("wss", 16, 16, "sharded", 2),
+        ("http", 16, 16, "sharded", 2),
+        ("https", 16, 16, "sharded", 2),
+    ] {
+        for backend in ["tokio", "monoio"] {
+            backend_cases.push(Case {
+                label: format!("{protocol} {clients}×{window} {model} {threads}"),
+                backend,
+                args: format!(
+                    "once --backend {backend} --protocol {protocol} --payload 1024 \
+                     --clients {clients} --window {window} --io-model {model} \
+                     --io-threads {threads} --seconds {seconds} --warmup 0.25"
+                )
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
                 protocol,
                 outstanding: (clients * window * 1024) as f64,
                 rates: vec![],
@@ -161,13 +199,19 @@ fn main() {
             })
             .collect();
         for i in order {
-            let case = &mut cases[i];
-            let v = json(Command::new(&runner).args(&case.args));
-            let m: Metrics = serde_json::from_value(v).expect("metrics");
-            assert!(m.ok, "{}: {:?}", case.label, m.error);
-            case.rates.push(m.roundtrips_per_second);
-            case.p99.push(m.rtt_p99_us);
-            case.rss.push(m.peak_rss_bytes.unwrap_or(0) as f64);
+            measure(&runner, &mut cases[i]);
+        }
+        // The two backends of a case run back to back, in alternate order each round.
+        for pair in backend_cases.chunks_mut(2) {
+            if round % 2 == 0 {
+                pair.reverse();
+            }
+            for case in pair.iter_mut() {
+                measure(&runner, case);
+            }
+            if round % 2 == 0 {
+                pair.reverse();
+            }
         }
     }
     let floor = [median(floor[0].clone()), median(floor[1].clone())];
@@ -223,6 +267,7 @@ fn main() {
         );
     }
     print_protocols(&cases[..half]);
+    print_backends(&backend_cases, floor);
     let [rate, p50, p99, p999] = crowd.map(median);
     println!(
         "\n1,024 TCP clients × window 1, 1 KiB, sharded 1: {rate:.0} rt/s, p50 {p50:.0} µs, \
@@ -234,6 +279,48 @@ fn main() {
          recorded (negative = recording costs). On this shared 2-vCPU VM, run-to-run noise reaches \
          tens of percent on the multi-threaded cases; use ROUNDS=5 or more before reading small gaps."
     );
+}
+
+fn measure(runner: &Path, case: &mut Case) {
+    let v = json(Command::new(runner).args(&case.args));
+    let m: Metrics = serde_json::from_value(v).expect("metrics");
+    assert!(m.ok, "{} {}: {:?}", case.backend, case.label, m.error);
+    case.rates.push(m.roundtrips_per_second);
+    case.p99.push(m.rtt_p99_us);
+    case.rss.push(m.peak_rss_bytes.unwrap_or(0) as f64);
+}
+
+/// tokio and monoio side by side: medians, their ratio, and the 1 × 1 rows against the
+/// blocking floor of their transport.
+fn print_backends(cases: &[Case], floor: [f64; 2]) {
+    println!("\nbackends side by side, 1 KiB, latency recorded (tokio: epoll, monoio: io_uring)\n");
+    println!(
+        "| case | tokio rt/s | monoio rt/s | monoio / tokio | tokio vs floor | monoio vs floor | \
+         tokio p99 µs | monoio p99 µs |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for pair in cases.chunks(2) {
+        let [tokio, monoio] = pair else { continue };
+        let (t, m) = (median(tokio.rates.clone()), median(monoio.rates.clone()));
+        let single = tokio.label.contains(" 1×1 ");
+        let floor = floor[usize::from(tokio.protocol == "udp")];
+        let vs = |rate: f64| {
+            if single {
+                format!("{:.1}%", 100.0 * rate / floor)
+            } else {
+                String::new()
+            }
+        };
+        println!(
+            "| {} | {t:.0} | {m:.0} | {:.2} | {} | {} | {:.1} | {:.1} |",
+            tokio.label,
+            m / t,
+            vs(t),
+            vs(m),
+            median(tokio.p99.clone()),
+            median(monoio.p99.clone()),
+        );
+    }
 }
 
 /// The seven protocols at 16 clients × window 16 on shared 2, latency recorded, with the

@@ -51,9 +51,43 @@ pub const STALL: Duration = Duration::from_millis(50);
 /// How often a `stall` fault strikes.
 pub const STALL_EVERY: Duration = Duration::from_millis(1000);
 
+/// The async runtime a measurement runs on; every other part (framing, verification,
+/// counters, latency recording) is the same code on both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Backend {
+    /// tokio: epoll readiness, work-stealing (`shared N > 1`) or current-thread runtimes.
+    Tokio,
+    /// monoio: io_uring completions, thread-per-core runtimes (`shared 1`, `sharded N`).
+    Monoio,
+}
+
+impl Backend {
+    /// The name archives record in `backend`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Tokio => "tokio",
+            Backend::Monoio => "monoio",
+        }
+    }
+
+    /// The backend an archive's `backend` names, if this runner has it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Backend::Tokio, Backend::Monoio]
+            .into_iter()
+            .find(|b| b.name() == name)
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
+    pub backend: Backend,
     pub protocol: Protocol,
     pub address_family: AddressFamily,
     pub payload: usize,
@@ -76,11 +110,12 @@ pub struct Case {
     pub spin: Duration,
 }
 
-/// The `once` defaults: TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
+/// The `once` defaults: tokio, TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
 /// warmup, one runtime on one thread, no work, latency recorded.
 impl Default for Case {
     fn default() -> Self {
         Case {
+            backend: Backend::Tokio,
             protocol: Protocol::Tcp,
             address_family: AddressFamily::Ipv4,
             payload: 1024,
@@ -111,6 +146,22 @@ impl Case {
             return err(format!(
                 "--payload must be {HEADER_LEN} to {MAX_PAYLOAD} bytes, got {}",
                 self.payload
+            ));
+        }
+        if let Some(reason) = echomark_archive::unsupported(
+            self.backend.name(),
+            self.io_model,
+            self.io_threads as u64,
+        ) {
+            return err(format!(
+                "--backend {} cannot run {} {}: {reason}",
+                self.backend, self.io_model, self.io_threads
+            ));
+        }
+        if self.backend == Backend::Monoio && self.open_loop.is_some() {
+            return err(format!(
+                "--rate (open loop) is measured on tokio only; --backend {} runs closed loop",
+                self.backend
             ));
         }
         let outstanding = self.clients as u64 * self.window as u64 * self.payload as u64;
@@ -146,6 +197,7 @@ impl Case {
             a.push(flag.to_string());
             a.push(value);
         };
+        push("--backend", self.backend.to_string());
         push("--protocol", self.protocol.to_string());
         push("--address-family", self.address_family.to_string());
         push("--payload", self.payload.to_string());
@@ -185,7 +237,8 @@ impl fmt::Display for Case {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} {} B, {} clients × window {}, {} {}, work {}",
+            "{} {} {} B, {} clients × window {}, {} {}, work {}",
+            self.backend,
             self.protocol,
             self.payload,
             self.clients,

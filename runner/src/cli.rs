@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use echomark_archive::Preset;
 use echomark_runner::case::{
-    self, AddressFamily, Arrival, Case, Fault, IoModel, OpenLoop, Protocol, UsageError,
+    self, AddressFamily, Arrival, Backend, Case, Fault, IoModel, OpenLoop, Protocol, UsageError,
 };
 use echomark_runner::case::{
     DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
@@ -30,7 +30,8 @@ const RATE_RANGE: std::ops::RangeInclusive<u64> = 1..=100_000_000;
 /// The UDP loss timeout: 1 ms to 60 s.
 const UDP_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=60_000;
 
-/// Loopback echo benchmark on tokio, and the matrix driver that writes raw archives.
+/// Loopback echo benchmark on tokio and monoio (io_uring), and the matrix driver that writes
+/// raw archives.
 #[derive(Debug, Parser)]
 #[command(name = "echomark-runner", version, about, propagate_version = true)]
 pub struct Cli {
@@ -70,6 +71,9 @@ fn warmup_seconds(text: &str) -> Result<f64, case::SecondsError> {
 /// The flags of `once`.
 #[derive(Debug, Clone, Args)]
 pub struct OnceArgs {
+    /// Async runtime: tokio (epoll) or monoio (io_uring, thread-per-core).
+    #[arg(long, value_enum, default_value = "tokio")]
+    pub backend: Backend,
     /// Transport and framing.
     #[arg(long, value_enum, default_value = "tcp")]
     pub protocol: Protocol,
@@ -172,6 +176,7 @@ impl OnceArgs {
     /// The validated case these flags describe.
     pub fn to_case(&self) -> Result<Case, UsageError> {
         Case {
+            backend: self.backend,
             seconds: self.seconds,
             warmup: self.warmup,
             io_model: self.io_model,
@@ -221,9 +226,14 @@ pub struct MatrixArgs {
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
         "udp_server_recv_buffer", "udp_timeout_ms", "soak", "shard", "rates", "rate_sweep",
-        "arrival", "arrival_seed",
+        "arrival", "arrival_seed", "backends",
     ])]
     pub resume: Option<std::path::PathBuf>,
+    /// Async runtimes to measure, each into its own archive; with more than one, --out is a
+    /// folder (one BACKEND.json each) and their runs are shuffled together. IO models a
+    /// backend cannot run (monoio: shared N > 1) are left out of its archive.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub backends: Option<Vec<Backend>>,
     /// Starting values: quick, baseline or dimensions.
     #[arg(long, value_enum)]
     pub preset: Option<Preset>,
@@ -346,6 +356,12 @@ impl MatrixArgs {
                 udp_timeout_ms: self.udp_timeout_ms,
                 soak: self.soak,
             },
+            backends: {
+                let mut list = self.backends.clone().unwrap_or(vec![Backend::Tokio]);
+                list.sort();
+                list.dedup();
+                list
+            },
             source_dir: self.source_dir.clone(),
         })
     }
@@ -354,6 +370,9 @@ impl MatrixArgs {
 /// The flags of `soak`.
 #[derive(Debug, Clone, Args)]
 pub struct SoakArgs {
+    /// Async runtime (its unsupported topologies are skipped).
+    #[arg(long, value_enum, default_value = "tokio")]
+    pub backend: Backend,
     /// Total length, split over rounds × topologies (shared 1, shared 4, sharded 4).
     #[arg(long, default_value = "60", value_parser = seconds)]
     pub seconds: f64,
@@ -379,6 +398,7 @@ impl SoakArgs {
     /// The base case of every round (topology and durations are set per round).
     pub fn to_case(&self) -> Result<Case, UsageError> {
         Case {
+            backend: self.backend,
             warmup: 0.0,
             fault: self.inject_fault,
             ..self.traffic()
@@ -415,7 +435,7 @@ mod tests {
                 soak_seconds: None,
                 shard: None,
             });
-            for run in spec.runs(None) {
+            for run in spec.runs(None, Backend::Tokio) {
                 let case = spec.case(&run, &settings).unwrap();
                 let argv = std::iter::once("echomark-runner".to_string()).chain(case.to_args());
                 let Command::Once(args) = Cli::try_parse_from(argv).unwrap().command else {

@@ -142,6 +142,21 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             ),
         );
     }
+    let unsupported = settings.unsupported_for(&backend_name);
+    if settings.unsupported_io_profiles != unsupported {
+        let names: Vec<String> = unsupported
+            .iter()
+            .map(|u| format!("{} {}", u.io_model, u.io_threads))
+            .collect();
+        out.problem(
+            &file.path,
+            "settings.unsupported_io_profiles",
+            format!(
+                "does not match what backend {backend_name} cannot run (expected: [{}])",
+                names.join(", ")
+            ),
+        );
+    }
     check_file(out, &file, Some(Some(failed_measurements)), with_error);
     check_plan(
         out,

@@ -83,7 +83,11 @@ pub fn work(cat: &Catalog, work: u64) -> Markup {
 
 /// "1 runtime / 2 threads", "4 io_contexts / 1 thread each", …
 pub fn topology(cat: &Catalog, backend: &str, io_model: IoModel, threads: u64) -> Markup {
-    let family = if backend == "tokio" { "tokio" } else { "asio" };
+    // Rust runtimes are "runtimes" (tokio's and monoio's alike), Asio's are io_contexts.
+    let family = match backend {
+        "tokio" | "monoio" => "tokio",
+        _ => "asio",
+    };
     let unit = cat.text(&format!("topology.unit_{family}"));
     let units = cat.text(&format!("topology.units_{family}"));
     let n = Markup::trusted(threads.to_string());

@@ -44,6 +44,20 @@ impl RecvBuf {
         self.end += n;
     }
 
+    /// For owned-buffer IO (io_uring takes the buffer for the length of a read): the storage
+    /// and the offset of its free space (compacted first, as for [`Self::spare`]). Until
+    /// [`Self::give_back`], the buffer is empty.
+    pub fn lend(&mut self) -> (Vec<u8>, usize) {
+        self.spare();
+        (std::mem::take(&mut self.bytes), self.end)
+    }
+
+    /// Returns the storage [`Self::lend`] handed out, with `n` bytes read at its offset.
+    pub fn give_back(&mut self, bytes: Vec<u8>, n: usize) {
+        self.bytes = bytes;
+        self.end += n;
+    }
+
     /// The next complete body (unmasked), as a range of [`Self::bytes_mut`]; `Ok(None)` when
     /// more bytes are needed.
     pub fn next_frame(

@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use echomark_archive::{check_echo, AddressFamily, CaseParameters, Metrics};
 
-use crate::measure::report::BACKEND;
-
 use super::plan::PlannedRun;
 
 /// What the child process did.
@@ -139,7 +137,7 @@ pub fn judge(
         io_model: Some(run.io_model),
         io_threads: Some(run.io_threads),
         handler_work: Some(run.handler_work),
-        backend: None,
+        backend: Some(run.backend.name().to_string()),
         address_family: Some(address_family),
         requested_seconds: Some(seconds),
         warmup_seconds: Some(warmup),
@@ -159,10 +157,11 @@ pub fn judge(
         Err(e) => (None, Some(out.stdout.clone()), Some(e)),
     };
     let metrics_error = metrics.as_ref().and_then(|m| {
-        if !check_echo(&request, &m.parameters()).is_empty() {
-            Some("benchmark returned different case parameters")
-        } else if m.backend != BACKEND {
+        let differs = check_echo(&request, &m.parameters());
+        if differs.contains(&"backend") {
             Some("benchmark returned a different backend")
+        } else if !differs.is_empty() {
+            Some("benchmark returned different case parameters")
         } else if !m.ok {
             Some("benchmark reported a failed measurement")
         } else if m.messages == 0 || m.elapsed_seconds <= 0.0 {

@@ -23,8 +23,7 @@ use echomark_archive::{
     FORMAT_VERSION, TOOL_NAME,
 };
 
-use crate::case::DEFAULT_UDP_TIMEOUT_MS;
-use crate::measure::report::BACKEND;
+use crate::case::{Backend, DEFAULT_UDP_TIMEOUT_MS};
 use plan::{MatrixSpec, Overrides, PlannedRun, SettingsExtra};
 
 /// A problem that stops the matrix before (or instead of) measuring: exit 2.
@@ -62,6 +61,8 @@ pub struct MatrixRequest {
     pub preset: Option<Preset>,
     pub overrides: Overrides,
     pub options: RunOptions,
+    /// The backends to measure, each into its own archive (default: tokio).
+    pub backends: Vec<Backend>,
     /// Workspace whose sources `source_sha256` covers (default: the one this binary was
     /// built from).
     pub source_dir: Option<PathBuf>,
@@ -80,6 +81,60 @@ pub enum MatrixOutcome {
 /// Default margin of the per-run timeout beyond seconds + warmup: setup, two drains and
 /// the client barrier fit well inside it.
 const TIMEOUT_MARGIN_SECONDS: f64 = 30.0;
+
+/// One archive a matrix writes: one per backend.
+struct Target {
+    path: PathBuf,
+    archive: Archive,
+    backend: Backend,
+    /// Held until the matrix ends, and by every child it starts for this archive.
+    lock: store::ArchiveLock,
+}
+
+impl Target {
+    fn save(&self) -> Result<(), MatrixError> {
+        store::write_atomically(&self.path, &self.archive)
+            .map_err(|e| MatrixError(format!("cannot write {}: {e}", self.path.display())))
+    }
+}
+
+/// The archive files a request names: `--out FILE` for one backend, `--out DIR` (one
+/// `BACKEND.json` each) for several; `--resume` a file, or a folder whose archives are
+/// resumed together.
+fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
+    match &request.archive {
+        ArchiveTarget::New(path) if request.backends.len() > 1 => {
+            if path.exists() && !path.is_dir() {
+                return Err(MatrixError(format!(
+                    "{}: with several --backends, --out names a folder (one archive per backend)",
+                    path.display()
+                )));
+            }
+            Ok(request
+                .backends
+                .iter()
+                .map(|b| path.join(format!("{}.json", b.name())))
+                .collect())
+        }
+        ArchiveTarget::New(path) => Ok(vec![path.clone()]),
+        ArchiveTarget::Resume(dir) if dir.is_dir() => {
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map_err(|e| MatrixError(format!("{}: {e}", dir.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect();
+            paths.sort();
+            if paths.is_empty() {
+                return Err(MatrixError(format!(
+                    "{}: no archive to resume",
+                    dir.display()
+                )));
+            }
+            Ok(paths)
+        }
+        ArchiveTarget::Resume(path) => Ok(vec![path.clone()]),
+    }
+}
 
 /// Runs the matrix described by `request`.
 pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
@@ -102,67 +157,128 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         Ok((exe_sha, source_sha))
     };
 
-    let target = match &request.archive {
-        ArchiveTarget::Resume(path) | ArchiveTarget::New(path) => path,
-    };
-    // Held until the matrix ends, and by every child it starts.
-    let lock = match target.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) if !dir.is_dir() => {
-            return Err(MatrixError(format!("{}: no such folder", dir.display())))
+    let paths = target_paths(request)?;
+    if let ArchiveTarget::New(out) = &request.archive {
+        if request.backends.len() > 1 && !out.exists() {
+            std::fs::create_dir(out)
+                .map_err(|e| MatrixError(format!("cannot create {}: {e}", out.display())))?;
         }
-        _ => store::ArchiveLock::take(target).map_err(|e| MatrixError(e.to_string()))?,
-    };
-    let (path, mut archive) = match &request.archive {
-        ArchiveTarget::Resume(path) => (path.clone(), resume(path, hashes)?),
-        ArchiveTarget::New(path) => {
-            if path.exists() {
+    }
+    let mut locks = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let lock = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(dir) if !dir.is_dir() => {
+                return Err(MatrixError(format!("{}: no such folder", dir.display())))
+            }
+            _ => store::ArchiveLock::take(path).map_err(|e| MatrixError(e.to_string()))?,
+        };
+        locks.push(lock);
+    }
+    let mut targets: Vec<Target> = Vec::with_capacity(paths.len());
+    let mut shas = None;
+    for ((path, lock), index) in paths.into_iter().zip(locks).zip(0..) {
+        let archive = match &request.archive {
+            ArchiveTarget::Resume(_) => resume(&path, hashes)?,
+            ArchiveTarget::New(_) => {
+                if path.exists() {
+                    return Err(MatrixError(format!(
+                        "{} already exists; finish it with --resume {0} or choose another --out",
+                        path.display()
+                    )));
+                }
+                let (exe_sha, source_sha) = match &shas {
+                    Some(s) => Clone::clone(s),
+                    None => shas.insert(hashes()?).clone(),
+                };
+                let archive = new_archive(
+                    request,
+                    request.backends[index],
+                    (&exe_sha, &source_sha),
+                    (&source_dir, &path),
+                )?;
+                check_plan(&path, &archive)?;
+                archive
+            }
+        };
+        let backend = Backend::from_name(&archive.backend).ok_or_else(|| {
+            MatrixError(format!(
+                "{}: backend {:?} is not one this runner has",
+                path.display(),
+                archive.backend
+            ))
+        })?;
+        if let Some(first) = targets.first() {
+            let matrix = |s: &echomark_archive::Settings| echomark_archive::Settings {
+                unsupported_io_profiles: Vec::new(),
+                ..s.clone()
+            };
+            if matrix(&first.archive.settings) != matrix(&archive.settings) {
                 return Err(MatrixError(format!(
-                    "{} already exists; finish it with --resume {0} or choose another --out",
+                    "{} and {}: archives resumed together must have the same settings",
+                    first.path.display(),
                     path.display()
                 )));
             }
-            let (exe_sha, source_sha) = hashes()?;
-            let archive = new_archive(request, &exe_sha, &source_sha, &source_dir)?;
-            check_plan(path, &archive)?;
-            (path.clone(), archive)
         }
-    };
-    let spec = MatrixSpec::from_settings(&archive.settings)
-        .map_err(|e| MatrixError(format!("{}: settings: {e}", path.display())))?;
+        targets.push(Target {
+            path,
+            archive,
+            backend,
+            lock,
+        });
+    }
+    if targets.iter().any(|t| t.backend == Backend::Monoio) {
+        crate::measure::shards::probe().map_err(|e| MatrixError(e.to_string()))?;
+    }
+    let first = &targets[0];
+    let settings = first.archive.settings.clone();
+    let spec = MatrixSpec::from_settings(&settings)
+        .map_err(|e| MatrixError(format!("{}: settings: {e}", first.path.display())))?;
     // Every case known before anything runs is checked first, so a bad matrix fails once
     // with exit 2, not once per run.
-    for run in plan::planned(&archive.settings, &archive.results) {
-        spec.case(&run, &archive.settings)
-            .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
+    for t in &targets {
+        for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
+            spec.case(&run, &settings)
+                .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
+        }
+        let done: BTreeSet<_> = t.archive.results.iter().map(Entry::run_id).collect();
+        if done.len() != t.archive.results.len() {
+            return Err(MatrixError(format!(
+                "{}: a (case, repetition) appears twice in results",
+                t.path.display()
+            )));
+        }
+        t.save()?;
     }
-    let done: BTreeSet<_> = archive.results.iter().map(Entry::run_id).collect();
-    if done.len() != archive.results.len() {
-        return Err(MatrixError(format!(
-            "{}: a (case, repetition) appears twice in results",
-            path.display()
-        )));
-    }
-
-    store::write_atomically(&path, &archive)
-        .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
     let signal = install_signal_flags();
-    let soaks_due = match archive.settings.soak_seconds {
-        Some(_) if archive.soak.is_empty() => archive.settings.protocols.len(),
-        _ => 0,
-    };
-    let mut progress = progress::Progress::new(soaks_due as u64, archive.failed_measurements);
-    let timeout = Duration::try_from_secs_f64(archive.settings.case_timeout_seconds)
+    let soaks_due: usize = targets
+        .iter()
+        .map(|t| match settings.soak_seconds {
+            Some(_) if t.archive.soak.is_empty() => settings.protocols.len(),
+            _ => 0,
+        })
+        .sum();
+    let failed_before = targets.iter().map(|t| t.archive.failed_measurements).sum();
+    let mut progress = progress::Progress::new(soaks_due as u64, failed_before);
+    let timeout = Duration::try_from_secs_f64(settings.case_timeout_seconds)
         .map_err(|e| MatrixError(format!("settings.case_timeout_seconds: {e}")))?;
-    let keep_going = archive.settings.keep_going;
+    let keep_going = settings.keep_going;
     let mut stopped_early = false;
     // Stages: the plan as known now; a rate sweep's open-loop runs join it once their
-    // closed-loop runs are in the archive, so a second stage runs them.
+    // closed-loop runs are in the archive, so a second stage runs them. Several backends'
+    // runs are shuffled together, so that no backend always runs first.
     'stages: loop {
-        let mut runs = plan::planned(&archive.settings, &archive.results);
-        if let Some(seed) = archive.settings.shuffle_seed {
+        let mut runs: Vec<PlannedRun> = targets
+            .iter()
+            .flat_map(|t| plan::planned(&t.archive.settings, &t.archive.results, t.backend))
+            .collect();
+        if let Some(seed) = settings.shuffle_seed {
             plan::shuffle(&mut runs, seed);
         }
-        let done: BTreeSet<_> = archive.results.iter().map(Entry::run_id).collect();
+        let done: BTreeSet<_> = targets
+            .iter()
+            .flat_map(|t| t.archive.results.iter().map(Entry::run_id))
+            .collect();
         let todo: Vec<PlannedRun> = runs
             .into_iter()
             .filter(|r| !done.contains(&r.key()))
@@ -172,24 +288,27 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         }
         progress.add_planned(todo.len() as u64);
         for run in todo {
-            let order = archive.results.len();
+            let Some(target) = targets.iter_mut().find(|t| t.backend == run.backend) else {
+                continue;
+            };
+            let order = target.archive.results.len();
             let label = label(&run);
             progress.starting(&label);
             let case_args = spec
-                .case(&run, &archive.settings)
+                .case(&run, &settings)
                 .map_err(|e| MatrixError(format!("case {label}: {e}")))?
                 .to_args();
             let started_at_utc = provenance::utc_now();
-            let outcome = match child::run(&exe, &case_args, timeout, &signal.flag, Some(lock.fd()))
-            {
+            let lock_fd = Some(target.lock.fd());
+            let outcome = match child::run(&exe, &case_args, timeout, &signal.flag, lock_fd) {
                 Ok(Ok(outcome)) => outcome,
                 Ok(Err(child::Interrupted)) => {
-                    return Ok(interrupted(&path, &archive, &progress, &signal))
+                    return Ok(interrupted(&targets, &progress, &signal))
                 }
                 Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
             };
             if signal.flag.load(Ordering::Relaxed) {
-                return Ok(interrupted(&path, &archive, &progress, &signal));
+                return Ok(interrupted(&targets, &progress, &signal));
             }
             let judged = child::judge(
                 &run,
@@ -219,6 +338,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             let failed = judged.error.is_some();
             let mut command = vec![exe.display().to_string()];
             command.extend(case_args);
+            let archive = &mut target.archive;
             archive.results.push(Entry {
                 repetition: run.repetition,
                 protocol: run.protocol,
@@ -243,8 +363,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 wall_seconds: outcome.wall.as_secs_f64(),
             });
             archive.failed_measurements += u64::from(failed);
-            store::write_atomically(&path, &archive)
-                .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+            target.save()?;
             progress.finished(&label, failed, &summary);
             if failed && !keep_going {
                 stopped_early = true;
@@ -253,48 +372,48 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         }
     }
     if !stopped_early {
-        if let Some(seconds) = archive
-            .settings
-            .soak_seconds
-            .filter(|_| archive.soak.is_empty())
-        {
-            for protocol in archive.settings.protocols.clone() {
-                progress.starting(&format!("soak {protocol} {seconds} s"));
+        for index in 0..targets.len() {
+            let Some(seconds) = settings
+                .soak_seconds
+                .filter(|_| targets[index].archive.soak.is_empty())
+            else {
+                continue;
+            };
+            for protocol in settings.protocols.clone() {
+                let target = &targets[index];
+                let name = format!("soak {} {protocol} {seconds} s", target.backend);
+                progress.starting(&name);
                 let record = soak_child(
                     &exe,
-                    protocol,
+                    (target.backend, protocol),
                     seconds,
-                    archive.settings.address_family,
-                    (&signal.flag, lock.fd()),
+                    settings.address_family,
+                    (&signal.flag, target.lock.fd()),
                 )?;
                 let Some(record) = record else {
-                    return Ok(interrupted(&path, &archive, &progress, &signal));
+                    return Ok(interrupted(&targets, &progress, &signal));
                 };
-                let summary = if record.passed {
-                    "passed".to_string()
-                } else {
-                    "FAILED".to_string()
-                };
-                progress.finished(
-                    &format!("soak {protocol} {seconds} s"),
-                    !record.passed,
-                    &summary,
-                );
-                archive.soak.push(record);
-                store::write_atomically(&path, &archive)
-                    .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+                let summary = if record.passed { "passed" } else { "FAILED" };
+                progress.finished(&name, !record.passed, summary);
+                targets[index].archive.soak.push(record);
+                targets[index].save()?;
             }
         }
-        archive.complete = true;
-        store::write_atomically(&path, &archive)
-            .map_err(|e| MatrixError(format!("cannot write {}: {e}", path.display())))?;
+        for target in &mut targets {
+            target.archive.complete = true;
+            target.save()?;
+        }
     }
-    let failed = archive.failed_measurements;
+    let failed: u64 = targets.iter().map(|t| t.archive.failed_measurements).sum();
+    let complete = targets.iter().all(|t| t.archive.complete);
+    let written: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{}: {} runs", t.path.display(), t.archive.results.len()))
+        .collect();
     progress.finish(&format!(
-        "{}: {} runs, {failed} failed{}",
-        path.display(),
-        archive.results.len(),
-        if archive.complete {
+        "{}, {failed} failed{}",
+        written.join("; "),
+        if complete {
             ""
         } else {
             ", stopped at the first failure (complete: false)"
@@ -302,20 +421,24 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     ));
     Ok(MatrixOutcome::Finished {
         failed_runs: failed,
-        soak_failed: archive.soak.iter().any(|s| !s.passed),
+        soak_failed: targets
+            .iter()
+            .any(|t| t.archive.soak.iter().any(|s| !s.passed)),
     })
 }
 
 /// Runs `echomark-runner soak` as a child and records it; `None` when interrupted.
 fn soak_child(
     exe: &Path,
-    protocol: Protocol,
+    (backend, protocol): (Backend, Protocol),
     seconds: f64,
     address_family: echomark_archive::AddressFamily,
     (interrupted, lock_fd): (&AtomicBool, i32),
 ) -> Result<Option<echomark_archive::SoakRecord>, MatrixError> {
     let args: Vec<String> = [
         "soak",
+        "--backend",
+        backend.name(),
         "--protocol",
         protocol.as_str(),
         "--address-family",
@@ -349,18 +472,32 @@ fn soak_child(
 }
 
 fn interrupted(
-    path: &Path,
-    archive: &Archive,
+    targets: &[Target],
     progress: &progress::Progress,
     signal: &SignalFlag,
 ) -> MatrixOutcome {
-    // The archive on disk already holds every finished run; say so and leave it.
+    // The archives on disk already hold every finished run; say so and leave them.
     let sig = signal.which.load(Ordering::Relaxed);
+    let held: Vec<String> = targets
+        .iter()
+        .map(|t| {
+            format!(
+                "{} holds {} finished runs",
+                t.path.display(),
+                t.archive.results.len()
+            )
+        })
+        .collect();
+    let resume = match targets {
+        [one] => one.path.display().to_string(),
+        _ => targets[0]
+            .path
+            .parent()
+            .map_or_else(|| ".".into(), |p| p.display().to_string()),
+    };
     progress.finish(&format!(
-        "interrupted: {} holds {} finished runs (complete: false); finish it with --resume {}",
-        path.display(),
-        archive.results.len(),
-        path.display()
+        "interrupted: {} (complete: false); finish with --resume {resume}",
+        held.join("; ")
     ));
     MatrixOutcome::Interrupted { signal: sig }
 }
@@ -388,13 +525,13 @@ fn install_signal_flags() -> SignalFlag {
 
 fn new_archive(
     request: &MatrixRequest,
-    exe_sha: &str,
-    source_sha: &str,
-    source_dir: &Path,
+    backend: Backend,
+    (exe_sha, source_sha): (&str, &str),
+    (source_dir, out): (&Path, &Path),
 ) -> Result<Archive, MatrixError> {
     let spec = MatrixSpec::preset(request.preset).apply(request.overrides.clone());
     let o = &request.options;
-    let settings = spec.settings(SettingsExtra {
+    let mut settings = spec.settings(SettingsExtra {
         preset: request.preset,
         shuffle_seed: o.shuffle,
         case_timeout_seconds: o
@@ -408,12 +545,12 @@ fn new_archive(
         soak_seconds: o.soak,
         shard: o.shard,
     });
-    if spec.runs(o.shard).is_empty() {
-        return Err(MatrixError("the matrix has no cases".into()));
+    settings.unsupported_io_profiles = settings.unsupported_for(backend.name());
+    if spec.runs(o.shard, backend).is_empty() {
+        return Err(MatrixError(format!(
+            "the matrix has no cases that --backend {backend} can run"
+        )));
     }
-    let out = match &request.archive {
-        ArchiveTarget::Resume(p) | ArchiveTarget::New(p) => p,
-    };
     let (git_head, git_status) = provenance::git_state(source_dir, out);
     Ok(Archive {
         schema_version: ARCHIVE_SCHEMA_VERSION,
@@ -424,7 +561,7 @@ fn new_archive(
             source_hash_rule: provenance::SOURCE_HASH_RULE.to_string(),
         },
         recorded_at_utc: provenance::utc_now(),
-        backend: BACKEND.to_string(),
+        backend: backend.name().to_string(),
         git_head,
         git_status,
         source_sha256: source_sha.to_string(),
@@ -444,9 +581,18 @@ fn new_archive(
 fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixError> {
     plan::check_settings(&archive.settings)
         .map_err(|e| MatrixError(format!("{}: {e}", path.display())))?;
+    if archive.settings.unsupported_io_profiles
+        != archive.settings.unsupported_for(&archive.backend)
+    {
+        return Err(MatrixError(format!(
+            "{}: settings.unsupported_io_profiles does not match what backend {} cannot run",
+            path.display(),
+            archive.backend
+        )));
+    }
     let planned: BTreeSet<_> = archive
         .settings
-        .planned_runs(BACKEND, &archive.results)
+        .planned_runs(&archive.backend, &archive.results)
         .into_iter()
         .collect();
     match archive

@@ -8,10 +8,9 @@ use echomark_archive::{
 };
 
 use crate::case::{
-    AddressFamily, Case, IoModel, OpenLoop, Protocol, UsageError, DEFAULT_UDP_RECV_BUFFER,
+    AddressFamily, Backend, Case, IoModel, OpenLoop, Protocol, UsageError, DEFAULT_UDP_RECV_BUFFER,
     DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
 };
-use crate::measure::report::BACKEND;
 
 /// Settings that do not describe a matrix this build can run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -264,12 +263,12 @@ impl MatrixSpec {
     /// Every (case, repetition) of the matrix, or of one shard of it, in execution order
     /// before any shuffle, as far as it is known before anything ran (a rate sweep adds
     /// its open-loop runs once the closed-loop ones are measured: [`planned`]).
-    pub fn runs(&self, shard: Option<Shard>) -> Vec<PlannedRun> {
+    pub fn runs(&self, shard: Option<Shard>, backend: Backend) -> Vec<PlannedRun> {
         let settings = self.settings(SettingsExtra {
             shard,
             ..SettingsExtra::default()
         });
-        planned(&settings, &[])
+        planned(&settings, &[], backend)
     }
 
     /// The archive's `settings` for this spec.
@@ -297,6 +296,7 @@ impl MatrixSpec {
             soak_seconds: extra.soak_seconds,
             shard: extra.shard,
             open_loop: self.open_loop.clone(),
+            unsupported_io_profiles: Vec::new(),
         }
     }
 
@@ -346,6 +346,7 @@ impl MatrixSpec {
             .filter(|_| udp)
             .or(s.udp_server_recv_buffer);
         Case {
+            backend: run.backend,
             protocol: run.protocol,
             address_family: self.address_family,
             payload,
@@ -441,6 +442,7 @@ pub struct SettingsExtra {
 /// One planned child process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedRun {
+    pub backend: Backend,
     pub repetition: u64,
     pub protocol: Protocol,
     pub payload: u64,
@@ -457,18 +459,20 @@ pub struct PlannedRun {
 
 /// The runs `settings` plan given the results so far, in execution order before any
 /// shuffle (the contract's [`Settings::planned_runs`]).
-pub fn planned(settings: &Settings, results: &[Entry]) -> Vec<PlannedRun> {
+pub fn planned(settings: &Settings, results: &[Entry], backend: Backend) -> Vec<PlannedRun> {
     settings
-        .planned_runs(BACKEND, results)
+        .planned_runs(backend.name(), results)
         .into_iter()
-        .map(PlannedRun::from)
+        .map(|run| PlannedRun::of(run, backend))
         .collect()
 }
 
-impl From<RunId> for PlannedRun {
-    fn from(r: RunId) -> Self {
+impl PlannedRun {
+    /// The run `r` of an archive of `backend`.
+    fn of(r: RunId, backend: Backend) -> Self {
         let c = r.case;
         Self {
+            backend,
             repetition: r.repetition,
             protocol: c.protocol,
             payload: c.payload_bytes,
@@ -481,14 +485,12 @@ impl From<RunId> for PlannedRun {
             load: c.load,
         }
     }
-}
 
-impl PlannedRun {
     /// Same as [`echomark_archive::Entry::run_id`] of the entry this run will write.
     pub fn key(&self) -> RunId {
         RunId {
             case: CaseKey {
-                backend: BACKEND.to_string(),
+                backend: self.backend.name().to_string(),
                 implementation: IMPLEMENTATION.to_string(),
                 protocol: self.protocol,
                 payload_bytes: self.payload,
@@ -542,7 +544,7 @@ mod tests {
             ["shared/1", "shared/2", "shared/4", "sharded/2", "sharded/4"]
         );
         // Per protocol: 5 topologies × 3 payloads × 2 profiles × 3 repetitions = 90.
-        let runs = spec.runs(None);
+        let runs = spec.runs(None, Backend::Tokio);
         assert_eq!(runs.len(), 7 * 90);
         assert!(runs
             .iter()
@@ -559,7 +561,7 @@ mod tests {
     #[test]
     fn udp_buffers_is_the_isolation_experiment() {
         let spec = MatrixSpec::preset(Some(Preset::UdpBuffers));
-        let runs = spec.runs(None);
+        let runs = spec.runs(None, Backend::Tokio);
         assert_eq!(runs.len(), 11 * 3);
         assert!(runs
             .iter()
@@ -577,7 +579,7 @@ mod tests {
         let spec = MatrixSpec::preset(Some(Preset::Dimensions));
         assert_eq!(spec.io_profiles().len(), 3);
         // 7 protocols × 3 payloads × 4 windows × 3 topologies × 3 repetitions.
-        assert_eq!(spec.runs(None).len(), 756);
+        assert_eq!(spec.runs(None, Backend::Tokio).len(), 756);
     }
 
     #[test]
@@ -590,9 +592,13 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(spec.udp_throughput_window, None);
-        let windows: Vec<_> = spec.runs(None).iter().map(|r| r.window).collect();
+        let windows: Vec<_> = spec
+            .runs(None, Backend::Tokio)
+            .iter()
+            .map(|r| r.window)
+            .collect();
         assert!(windows.contains(&8));
-        assert_eq!(spec.runs(None).len(), 5 * 3 * 2);
+        assert_eq!(spec.runs(None, Backend::Tokio).len(), 5 * 3 * 2);
     }
 
     #[test]
@@ -607,7 +613,7 @@ mod tests {
     #[test]
     fn order_is_repetition_major_and_shuffle_is_seeded() {
         let spec = MatrixSpec::preset(Some(Preset::Quick));
-        let runs = spec.runs(None);
+        let runs = spec.runs(None, Backend::Tokio);
         assert!(runs.windows(2).all(|w| w[0].repetition <= w[1].repetition));
         let (mut a, mut b) = (runs.clone(), runs.clone());
         shuffle(&mut a, 7);
@@ -637,6 +643,9 @@ mod tests {
             shard: None,
         };
         let back = MatrixSpec::from_settings(&spec.settings(extra)).unwrap();
-        assert_eq!(back.runs(None), spec.runs(None));
+        assert_eq!(
+            back.runs(None, Backend::Tokio),
+            spec.runs(None, Backend::Tokio)
+        );
     }
 }

@@ -6,19 +6,21 @@
 //! starts only when all have. The CPU and kernel-counter samples are taken on the
 //! orchestrator thread at the start signal and at the deadline, so they cover exactly the
 //! measured interval. [`report`] turns the totals into the metrics object; [`topology`]
-//! builds the runtimes.
+//! builds tokio's runtimes and [`shards`] monoio's.
 
 pub mod phase;
 pub mod report;
 mod rig;
 mod setup;
+mod setup_uring;
+pub mod shards;
 pub mod topology;
 
 use std::time::Duration;
 
 use echomark_archive::Metrics;
 
-use crate::case::Case;
+use crate::case::{Backend, Case};
 use crate::instruments::resources;
 
 /// How long after a deadline in-flight messages are waited for.
@@ -28,9 +30,12 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// become `ok: false` with the reason in `error`.
 pub fn measure(case: &Case) -> Metrics {
     let mut metrics = report::empty(case);
-    match rig::Rig::start(case) {
-        Ok(rig) => rig.run(case, &mut metrics),
-        Err(e) => metrics.error = Some(format!("setup failed: {e}")),
+    let started = match case.backend {
+        Backend::Tokio => rig::Rig::start(case).map(|rig| rig.run(case, &mut metrics)),
+        Backend::Monoio => rig::Rig::start_uring(case).map(|rig| rig.run(case, &mut metrics)),
+    };
+    if let Err(e) = started {
+        metrics.error = Some(format!("setup failed: {e}"));
     }
     metrics.peak_rss_bytes = resources::peak_rss_bytes();
     report::finish_verdict(&mut metrics);

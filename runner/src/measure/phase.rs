@@ -135,6 +135,44 @@ impl Drop for PanicGuard<'_> {
     }
 }
 
+/// A client of a thread-per-core runtime (monoio): the same contract as [`PhaseClient`],
+/// but neither the client nor its phase future leaves its thread.
+pub trait LocalPhaseClient: 'static {
+    /// Runs `plan` to its end (drain included) and reports.
+    fn run_phase(&mut self, plan: PhasePlan) -> impl Future<Output = ClientReport>;
+}
+
+/// The next phase to run; `None` once told to stop (or the orchestrator is gone).
+async fn next_phase(commands: &mut watch::Receiver<Command>) -> Option<PhasePlan> {
+    loop {
+        commands.changed().await.ok()?;
+        let command = *commands.borrow_and_update();
+        match command {
+            Command::Idle => {}
+            Command::Stop => return None,
+            Command::Run(plan) => return Some(plan),
+        }
+    }
+}
+
+/// Runs one phase future and sends its report (a "panicked" one if it unwinds); false when
+/// the orchestrator is gone.
+async fn report_phase(
+    client: usize,
+    plan: PhasePlan,
+    reports: &mpsc::Sender<ClientReport>,
+    phase: impl Future<Output = ClientReport>,
+) -> bool {
+    let mut guard = PanicGuard {
+        reports,
+        client,
+        phase: Some(plan.phase),
+    };
+    let report = phase.await;
+    guard.phase = None;
+    reports.send(report).is_ok()
+}
+
 /// Runs a client through every command until `Stop`, then drops it (closing its socket).
 pub async fn drive<C: PhaseClient>(
     index: usize,
@@ -142,26 +180,23 @@ pub async fn drive<C: PhaseClient>(
     mut commands: watch::Receiver<Command>,
     reports: mpsc::Sender<ClientReport>,
 ) {
-    loop {
-        if commands.changed().await.is_err() {
+    while let Some(plan) = next_phase(&mut commands).await {
+        if !report_phase(index, plan, &reports, client.run_phase(plan)).await {
             break;
         }
-        let command = *commands.borrow_and_update();
-        match command {
-            Command::Idle => {}
-            Command::Stop => break,
-            Command::Run(plan) => {
-                let mut guard = PanicGuard {
-                    reports: &reports,
-                    client: index,
-                    phase: Some(plan.phase),
-                };
-                let report = client.run_phase(plan).await;
-                guard.phase = None;
-                if reports.send(report).is_err() {
-                    break;
-                }
-            }
+    }
+}
+
+/// [`drive`] for a [`LocalPhaseClient`].
+pub async fn drive_local<C: LocalPhaseClient>(
+    index: usize,
+    mut client: C,
+    mut commands: watch::Receiver<Command>,
+    reports: mpsc::Sender<ClientReport>,
+) {
+    while let Some(plan) = next_phase(&mut commands).await {
+        if !report_phase(index, plan, &reports, client.run_phase(plan)).await {
+            break;
         }
     }
 }

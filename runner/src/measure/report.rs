@@ -13,8 +13,6 @@ use crate::instruments::{latency, timer};
 
 /// Layout version of the metrics object (arknet's; echomark's additions are new keys).
 const METRICS_SCHEMA_VERSION: u32 = 1;
-/// The backend this runner measures.
-pub const BACKEND: &str = "tokio";
 
 /// Everything the metrics need from one phase, summed over the clients.
 #[derive(Default)]
@@ -80,7 +78,8 @@ pub fn empty(case: &Case) -> Metrics {
     let udp_only = |v: u64| udp.then_some(v);
     Metrics {
         schema_version: METRICS_SCHEMA_VERSION,
-        backend: BACKEND.to_string(),
+        backend: case.backend.name().to_string(),
+        kernel_io_uring_disabled: crate::measure::shards::io_uring_disabled_sysctl(),
         protocol: case.protocol,
         address_family: case.address_family,
         payload_bytes: case.payload as u64,

@@ -1,5 +1,7 @@
 //! The running measurement: its runtimes, the command channel to the clients, their reports,
-//! the server tasks' bookkeeping, and the phases driven from the orchestrator thread.
+//! the server tasks' bookkeeping, and the phases driven from the orchestrator thread. All of
+//! it is the same for every backend; only the [`Runtimes`] (where tasks run and how they are
+//! stopped) and the setup differ.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -10,7 +12,6 @@ use tokio::sync::watch;
 
 use super::phase::{ClientReport, Command, PhasePlan};
 use super::report::{self, PhaseTotals, Timing, UdpBuffers};
-use super::topology::Topology;
 use super::DRAIN_LIMIT;
 use crate::case::{AddressFamily, Case};
 use crate::instruments::alarm::Alarm;
@@ -18,7 +19,7 @@ use crate::instruments::counters::ServerStats;
 use crate::instruments::latency;
 use crate::instruments::resources::{self, UdpCounters};
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
-use crate::traffic::pacing::SendClock;
+use crate::traffic::stream::ServerDuty;
 
 /// How long past the drain limit a client may take to report before the run fails.
 const BARRIER_LIMIT: Duration = Duration::from_secs(5);
@@ -29,9 +30,16 @@ const STREAM_TICK: Duration = Duration::from_millis(50);
 const MIN_UDP_TICK: Duration = Duration::from_millis(1);
 const MAX_UDP_TICK: Duration = Duration::from_millis(250);
 /// How long stopped clients get to end, and then server tasks, before they are aborted.
-const CLIENT_STOP_GRACE: Duration = Duration::from_secs(2);
-const SERVER_STOP_GRACE: Duration = Duration::from_millis(200);
-const RUNTIME_STOP_GRACE: Duration = Duration::from_millis(500);
+pub(super) const CLIENT_STOP_GRACE: Duration = Duration::from_secs(2);
+pub(super) const SERVER_STOP_GRACE: Duration = Duration::from_millis(200);
+pub(super) const RUNTIME_STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// A backend's runtimes with the tasks a setup spawned on them.
+pub(super) trait Runtimes {
+    /// Gives clients (which end on [`Command::Stop`]) [`CLIENT_STOP_GRACE`] and then server
+    /// tasks [`SERVER_STOP_GRACE`] to end, cancels what is left and joins every thread.
+    fn stop(self);
+}
 
 /// Why a phase could not be completed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,19 +50,14 @@ pub enum PhaseError {
     ClientsGone,
 }
 
-/// The running measurement.
-pub(super) struct Rig {
-    pub(super) topology: Topology,
+/// The running measurement on runtimes `R`.
+pub(super) struct Rig<R> {
+    pub(super) runtimes: R,
     pub(super) commands: watch::Sender<Command>,
     pub(super) commands_rx: watch::Receiver<Command>,
     pub(super) reports_tx: mpsc::Sender<ClientReport>,
     reports: mpsc::Receiver<ClientReport>,
     pub(super) server_stats: Vec<Arc<ServerStats>>,
-    pub(super) server_tasks: Vec<tokio::task::JoinHandle<()>>,
-    pub(super) client_tasks: Vec<tokio::task::JoinHandle<()>>,
-    /// Open loop: one send clock per runtime that has open-loop clients, and its task.
-    pub(super) clocks: Vec<Option<Arc<SendClock>>>,
-    pub(super) clock_tasks: Vec<tokio::task::JoinHandle<()>>,
     pub(super) closing: Arc<AtomicBool>,
     /// Panics of server tasks (client panics arrive as reports).
     pub(super) panics: Arc<AtomicU64>,
@@ -64,25 +67,22 @@ pub(super) struct Rig {
     /// TLS: the negotiated version and cipher suite.
     pub(super) tls: Option<(String, String)>,
     pub(super) udp: Option<UdpBuffers>,
+    /// The IO driver the runtimes run on, as the backend reports it.
+    pub(super) io_driver: Option<String>,
 }
 
-impl Rig {
-    /// The runtimes and channels for `case`, with no sockets yet.
-    pub(super) fn empty(case: &Case) -> std::io::Result<Self> {
-        let topology = Topology::start(case.io_model, case.io_threads)?;
+impl<R: Runtimes> Rig<R> {
+    /// `runtimes` and the channels for `case`, with no sockets yet.
+    pub(super) fn empty(case: &Case, runtimes: R) -> Self {
         let (commands, commands_rx) = watch::channel(Command::Idle);
         let (reports_tx, reports) = mpsc::channel();
-        Ok(Rig {
-            topology,
+        Rig {
+            runtimes,
             commands,
             commands_rx,
             reports_tx,
             reports,
             server_stats: Vec::new(),
-            server_tasks: Vec::new(),
-            client_tasks: Vec::new(),
-            clocks: Vec::new(),
-            clock_tasks: Vec::new(),
             closing: Arc::new(AtomicBool::new(false)),
             panics: Arc::new(AtomicU64::new(0)),
             alarms: Vec::new(),
@@ -92,7 +92,8 @@ impl Rig {
                 _ => STREAM_TICK,
             },
             udp: None,
-        })
+            io_driver: None,
+        }
     }
 
     /// Runs warmup and the measured phase, then stops everything and writes `m`.
@@ -104,6 +105,7 @@ impl Rig {
         if let Some(b) = self.udp.take() {
             report::udp_buffers(m, &b);
         }
+        m.io_driver = self.io_driver.take();
         let plan = |phase: u8, start: Instant, seconds: f64| {
             let deadline = start + Duration::from_secs_f64(seconds);
             PhasePlan {
@@ -170,6 +172,18 @@ impl Rig {
         }
     }
 
+    /// The duty of a new server task: the case's work and fault, fresh counters.
+    pub(super) fn duty(&mut self, case: &Case) -> ServerDuty {
+        let stats = Arc::new(ServerStats::default());
+        self.server_stats.push(stats.clone());
+        ServerDuty {
+            work_rounds: case.work,
+            stats,
+            fault: case.fault,
+            closing: self.closing.clone(),
+        }
+    }
+
     /// A fresh alarm for the next client.
     pub(super) fn alarm_for_new_client(&mut self) -> Arc<Alarm> {
         let alarm = Arc::new(Alarm::default());
@@ -216,22 +230,9 @@ impl Rig {
         Ok(totals)
     }
 
-    /// Stops every task and runtime.
+    /// Stops every task and runtime, then sums what the server side counted.
     fn stop(self) -> Stopped {
-        let all_done =
-            |tasks: &[tokio::task::JoinHandle<()>]| tasks.iter().all(|t| t.is_finished());
-        let deadline = Instant::now() + CLIENT_STOP_GRACE;
-        while !all_done(&self.client_tasks) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        // TCP servers end on their client's close; give them a moment, then abort the rest.
-        let deadline = Instant::now() + SERVER_STOP_GRACE;
-        while !all_done(&self.server_tasks) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        for task in self.server_tasks.iter().chain(&self.clock_tasks) {
-            task.abort();
-        }
+        self.runtimes.stop();
         let sum = |phase: u8| {
             let mut total = ErrorCounters::default();
             for s in &self.server_stats {
@@ -248,7 +249,6 @@ impl Rig {
                 .sum(),
             task_panics: self.panics.load(Ordering::Relaxed),
         };
-        self.topology.shutdown(RUNTIME_STOP_GRACE);
         stopped
     }
 }

@@ -1,8 +1,9 @@
-//! Setting up a measurement's sockets and tasks before any phase: connected stream pairs with
-//! their handshakes, or UDP sockets with their buffer requests. Nothing here is timed.
+//! Setting up a measurement's sockets and tasks on tokio before any phase: connected stream
+//! pairs with their handshakes, or UDP sockets with their buffer requests. Nothing here is
+//! timed.
 
 use std::net::SocketAddr;
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use echomark_archive::Protocol;
@@ -11,27 +12,30 @@ use tokio::runtime::Handle;
 use super::phase;
 use super::report::UdpBuffers;
 use super::rig::{guarded, Rig};
+use super::topology::TokioRuntimes;
 use crate::case::{loopback, Case};
 use crate::framing::http1::Http1;
 use crate::framing::prefix::LengthPrefix;
 use crate::framing::websocket::{MaskKeys, WebSocket};
 use crate::framing::Framing;
-use crate::instruments::counters::ServerStats;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
 use crate::traffic::datagram::{self, UdpClient};
 use crate::traffic::pacing::{Pacer, SendClock};
 use crate::traffic::sockets::{self, TcpPair};
-use crate::traffic::stream::{self, ServerDuty, StreamClient};
+use crate::traffic::stream::{self, StreamClient};
 use crate::traffic::tls::Tls;
 
 /// How long one connection's handshakes may take.
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 
-impl Rig {
+impl Rig<TokioRuntimes> {
     /// Builds the runtimes, sockets and tasks for `case`.
     pub(super) fn start(case: &Case) -> std::io::Result<Self> {
-        let mut rig = Rig::empty(case)?;
+        let runtimes = TokioRuntimes::start(case.io_model, case.io_threads)?;
+        let mut rig = Rig::empty(case, runtimes);
+        // tokio's IO driver is mio, which is epoll on Linux.
+        rig.io_driver = Some("epoll".to_string());
         match case.protocol {
             Protocol::Udp => rig.start_datagrams(case)?,
             _ => rig.start_streams(case)?,
@@ -39,24 +43,9 @@ impl Rig {
         Ok(rig)
     }
 
-    fn duty(&mut self, case: &Case) -> ServerDuty {
-        let stats = Arc::new(ServerStats::default());
-        self.server_stats.push(stats.clone());
-        ServerDuty {
-            work_rounds: case.work,
-            stats,
-            fault: case.fault,
-            closing: self.closing.clone(),
-        }
-    }
-
     fn start_streams(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
-        let tls = if case.protocol.uses_tls() {
-            Some(Tls::new(ip).map_err(std::io::Error::other)?)
-        } else {
-            None
-        };
+        let tls = Tls::when_needed(case.protocol, ip)?;
         for (i, pair) in sockets::tcp_pairs(ip, case.clients)?
             .into_iter()
             .enumerate()
@@ -109,7 +98,7 @@ impl Rig {
         client_framing: C,
         server_framing: S,
     ) -> std::io::Result<()> {
-        let handle = self.topology.handle_for(index);
+        let handle = self.runtimes.topology.handle_for(index);
         let _in_runtime = handle.enter();
         let client = tokio::net::TcpStream::from_std(pair.client)?;
         let server = tokio::net::TcpStream::from_std(pair.server)?;
@@ -129,7 +118,8 @@ impl Rig {
         }
         let duty = self.duty(case);
         let serve = stream::serve_conn(pair.server, duty, server_framing);
-        self.server_tasks
+        self.runtimes
+            .server_tasks
             .push(handle.spawn(guarded(self.panics.clone(), serve)));
         let client = StreamClient::new(
             pair.client,
@@ -145,16 +135,17 @@ impl Rig {
     /// Open loop: client `index`'s place on its runtime's send clock (started on first use).
     fn pacer_for(&mut self, case: &Case, index: usize) -> Option<Pacer> {
         case.open_loop?;
-        let runtime = self.topology.runtime_index(index);
-        if self.clocks.len() <= runtime {
-            self.clocks.resize(runtime + 1, None);
+        let runtime = self.runtimes.topology.runtime_index(index);
+        if self.runtimes.clocks.len() <= runtime {
+            self.runtimes.clocks.resize(runtime + 1, None);
         }
-        let clock = self.clocks[runtime].get_or_insert_with(|| {
+        let clock = self.runtimes.clocks[runtime].get_or_insert_with(|| {
             let clock = SendClock::new(case.spin);
             let run = clock.clone().run();
             let panics = self.panics.clone();
-            self.clock_tasks
-                .push(self.topology.spawn(index, async move {
+            self.runtimes
+                .clock_tasks
+                .push(self.runtimes.topology.spawn(index, async move {
                     // A clock that cannot arm its timer stops; its clients then drain and the
                     // run fails with drain timeouts, which names the problem.
                     let _ = guarded(panics, async {
@@ -168,7 +159,7 @@ impl Rig {
     }
 
     fn spawn_client(&mut self, handle: &Handle, index: usize, client: impl phase::PhaseClient) {
-        self.client_tasks.push(handle.spawn(phase::drive(
+        self.runtimes.client_tasks.push(handle.spawn(phase::drive(
             index,
             client,
             self.commands_rx.clone(),
@@ -179,7 +170,7 @@ impl Rig {
     /// One server socket per runtime; client `i` sends to runtime `i mod N`'s socket.
     fn start_datagrams(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
-        let shards = self.topology.len();
+        let shards = self.runtimes.topology.len();
         let mut buffers = UdpBuffers::default();
         let mut server_addrs: Vec<SocketAddr> = Vec::new();
         for k in 0..shards {
@@ -187,18 +178,19 @@ impl Rig {
             buffers.server_send = ep.send_buffer;
             buffers.server_recv = ep.recv_buffer;
             server_addrs.push(ep.socket.local_addr()?);
-            let handle = self.topology.handle_for(k);
+            let handle = self.runtimes.topology.handle_for(k);
             let _in_runtime = handle.enter();
             let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
             let duty = self.duty(case);
-            self.server_tasks
+            self.runtimes
+                .server_tasks
                 .push(handle.spawn(guarded(self.panics.clone(), datagram::serve(socket, duty))));
         }
         for i in 0..case.clients {
             let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
             ep.socket.connect(server_addrs[i % shards])?;
             buffers.add_client(ep.send_buffer, ep.recv_buffer);
-            let handle = self.topology.handle_for(i);
+            let handle = self.runtimes.topology.handle_for(i);
             let _in_runtime = handle.enter();
             let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
             let client = UdpClient::new(

@@ -1,4 +1,4 @@
-//! The IO models: where tasks run.
+//! The IO models on tokio: where tasks run.
 //!
 //! * `shared N`: one runtime. N = 1 is a current-thread runtime driven by one dedicated
 //!   thread; N > 1 is a multi-thread runtime with N workers, which may move tasks between
@@ -11,13 +11,60 @@
 //! and its clients send to that socket; `shared` has one server socket.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::sync::oneshot;
 
 use echomark_archive::IoModel;
+
+use super::rig::{Runtimes, CLIENT_STOP_GRACE, RUNTIME_STOP_GRACE, SERVER_STOP_GRACE};
+use crate::traffic::pacing::SendClock;
+
+/// tokio's runtimes for one measurement and the tasks spawned on them.
+pub struct TokioRuntimes {
+    pub topology: Topology,
+    pub server_tasks: Vec<tokio::task::JoinHandle<()>>,
+    pub client_tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Open loop: one send clock per runtime that has open-loop clients, and its task.
+    pub clocks: Vec<Option<Arc<SendClock>>>,
+    pub clock_tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl TokioRuntimes {
+    /// The runtimes of `model` with `threads` threads, no tasks yet.
+    pub fn start(model: IoModel, threads: usize) -> std::io::Result<Self> {
+        Ok(Self {
+            topology: Topology::start(model, threads)?,
+            server_tasks: Vec::new(),
+            client_tasks: Vec::new(),
+            clocks: Vec::new(),
+            clock_tasks: Vec::new(),
+        })
+    }
+}
+
+impl Runtimes for TokioRuntimes {
+    fn stop(self) {
+        let all_done =
+            |tasks: &[tokio::task::JoinHandle<()>]| tasks.iter().all(|t| t.is_finished());
+        let deadline = Instant::now() + CLIENT_STOP_GRACE;
+        while !all_done(&self.client_tasks) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // TCP servers end on their client's close; give them a moment, then abort the rest.
+        let deadline = Instant::now() + SERVER_STOP_GRACE;
+        while !all_done(&self.server_tasks) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for task in self.server_tasks.iter().chain(&self.clock_tasks) {
+            task.abort();
+        }
+        self.topology.shutdown(RUNTIME_STOP_GRACE);
+    }
+}
 
 /// The runtimes of one measurement.
 pub struct Topology {

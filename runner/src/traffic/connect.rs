@@ -1,7 +1,9 @@
 //! Setup of one stream connection pair on tokio: the TLS handshake (`tcps`, `wss`, `https`),
 //! then the WebSocket upgrade (`websocket`, `wss`), whose messages come from the sans-IO
 //! [`crate::framing::websocket`]. Both run on the connection's own runtime before any phase
-//! and are never timed, as in arknet.
+//! and are never timed, as in arknet. monoio connections are set up here too, on a tokio
+//! runtime used for setup only, and then [`Pair::detach`]ed: the handshakes are the same
+//! code for both backends, and only the measured traffic runs on io_uring.
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -131,4 +133,44 @@ where
     let (client, server) = tokio::join!(client_upgrade(client, host), server_upgrade(server));
     server?;
     client
+}
+
+/// A connected pair after its handshakes, out of tokio: std sockets and the rustls
+/// sessions, to be driven by another runtime (monoio) from here on.
+pub struct Detached {
+    pub client: std::net::TcpStream,
+    pub client_tls: Option<rustls::ClientConnection>,
+    pub server: std::net::TcpStream,
+    pub server_tls: Option<rustls::ServerConnection>,
+    /// The negotiated TLS version and cipher suite.
+    pub tls: Option<(String, String)>,
+}
+
+impl Pair {
+    /// Takes the sockets and TLS sessions out of tokio (call inside the runtime the pair was
+    /// set up on). A session's buffered records move with it, so nothing is lost.
+    pub fn detach(self) -> std::io::Result<Detached> {
+        let (client, client_tls) = match self.client {
+            Conn::Plain(s) => (s.into_std()?, None),
+            Conn::Tls(halves) => {
+                let (rd, wr) = *halves;
+                let (io, session) = rd.unsplit(wr).into_inner();
+                (io.into_std()?, Some(session))
+            }
+        };
+        let (server, server_tls) = match self.server {
+            ServerConn::Plain(s) => (s.into_std()?, None),
+            ServerConn::Tls(s) => {
+                let (io, session) = s.into_inner();
+                (io.into_std()?, Some(session))
+            }
+        };
+        Ok(Detached {
+            client,
+            client_tls,
+            server,
+            server_tls,
+            tls: self.tls,
+        })
+    }
 }

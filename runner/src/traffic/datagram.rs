@@ -23,7 +23,7 @@ use crate::traffic::stream::ServerDuty;
 use crate::traffic::work;
 
 /// Receive buffers are larger than any datagram so an oversized echo shows as a size error.
-const RECV_BUF: usize = 65_536;
+pub const RECV_BUF: usize = 65_536;
 
 /// One UDP client socket.
 pub struct UdpClient {
@@ -152,48 +152,90 @@ impl PhaseClient for UdpClient {
 /// synthetic work. Runs until the task is cancelled.
 pub async fn serve(socket: UdpSocket, duty: ServerDuty) {
     let mut buf = vec![0u8; RECV_BUF];
-    let mut faults = FaultInjector::new(duty.fault);
-    let mut held: Option<(Vec<u8>, SocketAddr)> = None;
-    let stats = &duty.stats;
+    let mut server = DatagramServer::new(duty);
     loop {
         let (n, peer) = match socket.recv_from(&mut buf).await {
             Ok(r) => r,
             // ICMP errors from a client that already closed surface here; keep serving.
             Err(_) => continue,
         };
-        if let Some(stall) = faults.stall(Instant::now()) {
+        if let Some(stall) = server.stall() {
             tokio::time::sleep(stall).await;
         }
         let message = &mut buf[..n];
-        let Some(phase) = stats.admit(message) else {
+        let Reply::Echo { phase, then } = server.on_datagram(message, peer) else {
             continue;
         };
-        work::run(duty.work_rounds, message);
-        match faults.on_message(message) {
-            Action::Drop => continue,
-            Action::Delay if held.is_none() => {
-                held = Some((message.to_vec(), peer));
-                continue;
-            }
-            _ => {}
-        }
-        echo(&socket, message, peer, phase, stats).await;
-        if let Some((late, to)) = held.take_if(|(_, to)| *to == peer) {
-            echo(&socket, &late, to, phase, stats).await;
+        server.sent(phase, socket.send_to(message, peer).await, message.len());
+        if let Some((late, to)) = then {
+            server.sent(phase, socket.send_to(&late, to).await, late.len());
         }
     }
 }
 
-async fn echo(
-    socket: &UdpSocket,
-    message: &[u8],
-    peer: SocketAddr,
-    phase: u8,
-    stats: &ServerStats,
-) {
-    match socket.send_to(message, peer).await {
-        Ok(sent) if sent == message.len() => {}
-        Ok(_) => stats.count(phase, ServerEvent::SendShort),
-        Err(_) => stats.count(phase, ServerEvent::SendRejected),
+/// The runtime-independent half of a UDP server task: counting, work and faults per
+/// datagram. Every backend's IO loop receives, asks [`Self::on_datagram`] what to send and
+/// reports each send to [`Self::sent`].
+pub struct DatagramServer {
+    duty: ServerDuty,
+    faults: FaultInjector,
+    held: Option<(Vec<u8>, SocketAddr)>,
+}
+
+/// What to send after a datagram arrived.
+pub enum Reply {
+    /// Nothing (foreign, malformed, or dropped or held by a fault).
+    Nothing,
+    /// Echo the datagram (in place, after the work) to its sender, then `then` if any (a
+    /// message a fault held back for this peer).
+    Echo {
+        phase: u8,
+        then: Option<(Vec<u8>, SocketAddr)>,
+    },
+}
+
+impl DatagramServer {
+    /// A server side with no datagram held.
+    pub fn new(duty: ServerDuty) -> Self {
+        Self {
+            faults: FaultInjector::new(duty.fault),
+            duty,
+            held: None,
+        }
+    }
+
+    /// A `stall` fault: how long to stop answering now, if at all.
+    pub fn stall(&mut self) -> Option<Duration> {
+        self.faults.stall(Instant::now())
+    }
+
+    /// Counts `message` from `peer`, runs the work on it and says what to send.
+    pub fn on_datagram(&mut self, message: &mut [u8], peer: SocketAddr) -> Reply {
+        let Some(phase) = self.duty.stats.admit(message) else {
+            return Reply::Nothing;
+        };
+        work::run(self.duty.work_rounds, message);
+        match self.faults.on_message(message) {
+            Action::Drop => return Reply::Nothing,
+            Action::Delay if self.held.is_none() => {
+                self.held = Some((message.to_vec(), peer));
+                return Reply::Nothing;
+            }
+            _ => {}
+        }
+        Reply::Echo {
+            phase,
+            then: self.held.take_if(|(_, to)| *to == peer),
+        }
+    }
+
+    /// Counts the outcome of sending `len` bytes in `phase`.
+    pub fn sent(&self, phase: u8, result: std::io::Result<usize>, len: usize) {
+        let stats: &ServerStats = &self.duty.stats;
+        match result {
+            Ok(sent) if sent == len => {}
+            Ok(_) => stats.count(phase, ServerEvent::SendShort),
+            Err(_) => stats.count(phase, ServerEvent::SendRejected),
+        }
     }
 }

@@ -1,6 +1,6 @@
-//! The traffic of one measurement on tokio: the protocol-independent client core
-//! ([`client`]), the stream and datagram client and server loops ([`stream`],
-//! [`datagram`]), connection setup ([`sockets`], [`connect`], [`tls`]), the server's
+//! The traffic of one measurement: the protocol-independent client core ([`client`]), the
+//! stream and datagram client and server loops on tokio ([`stream`], [`datagram`]) and on
+//! monoio ([`uring`]), connection setup ([`sockets`], [`connect`], [`tls`]), the server's
 //! synthetic work ([`work`]) and the test-only faults ([`fault`]).
 
 pub mod client;
@@ -12,4 +12,5 @@ pub mod schedule;
 pub mod sockets;
 pub mod stream;
 pub mod tls;
+pub mod uring;
 pub mod work;

@@ -43,17 +43,20 @@ pub type TlsHalves = (
     WriteHalf<tokio_rustls::client::TlsStream<TcpStream>>,
 );
 
-/// Everything of a stream client except its connection; no IO happens here.
-struct Session<F> {
-    core: ClientCore,
-    recv: RecvBuf,
-    out: Vec<u8>,
+/// Everything of a stream client except its connection; no IO happens here, so every
+/// backend's IO loop drives the same session.
+pub struct Session<F> {
+    pub core: ClientCore,
+    pub recv: RecvBuf,
+    /// Framed messages not yet written.
+    pub out: Vec<u8>,
     payload: usize,
     framing: F,
-    alarm: Arc<Alarm>,
+    pub alarm: Arc<Alarm>,
     /// Open loop: waits for the client's next due message.
     pacer: Option<Pacer>,
-    broken: bool,
+    /// The connection failed; the client sits out every later phase.
+    pub broken: bool,
 }
 
 /// One stream client connection.
@@ -72,24 +75,55 @@ impl<F: Framing> StreamClient<F> {
         framing: F,
         (alarm, pacer): (Arc<Alarm>, Option<Pacer>),
     ) -> Self {
-        let frame = shape.payload + framing.max_head();
         Self {
             conn,
-            session: Session {
-                core: shape.core(index, OrderRule::Strict),
-                recv: RecvBuf::new(frame),
-                out: Vec::with_capacity(shape.window * frame),
-                payload: shape.payload,
-                framing,
-                alarm,
-                pacer,
-                broken: false,
-            },
+            session: Session::new(index, shape, framing, (alarm, pacer)),
         }
     }
 }
 
 impl<F: Framing> Session<F> {
+    /// Client `index`'s session with empty buffers.
+    pub fn new(
+        index: usize,
+        shape: ClientShape,
+        framing: F,
+        (alarm, pacer): (Arc<Alarm>, Option<Pacer>),
+    ) -> Self {
+        let frame = shape.payload + framing.max_head();
+        Session {
+            core: shape.core(index, OrderRule::Strict),
+            recv: RecvBuf::new(frame),
+            out: Vec::with_capacity(shape.window * frame),
+            payload: shape.payload,
+            framing,
+            alarm,
+            pacer,
+            broken: false,
+        }
+    }
+
+    /// Opens a phase: queues the first window (closed loop) or the first due messages (open
+    /// loop). A client whose connection broke earlier cannot take part: its report comes
+    /// back at once.
+    pub fn start_phase(&mut self, plan: PhasePlan) -> Option<ClientReport> {
+        self.core.begin(plan);
+        if self.broken {
+            self.core.counters().disconnect_errors += 1;
+            return Some(self.core.finish(false));
+        }
+        let now = Instant::now();
+        self.out.clear();
+        if self.core.is_open_loop() {
+            self.send_pass(now);
+        } else {
+            for _ in 0..self.core.window() {
+                self.queue_next(now);
+            }
+        }
+        None
+    }
+
     fn queue_next(&mut self, now: Instant) {
         let core = &mut self.core;
         self.framing
@@ -107,7 +141,7 @@ impl<F: Framing> Session<F> {
     /// Judges every whole echo in the receive buffer, queueing a new message per freed slot
     /// (closed loop) or running a send pass after them (open loop); false when the stream is
     /// corrupt.
-    fn take_echoes(&mut self, now: Instant) -> bool {
+    pub fn take_echoes(&mut self, now: Instant) -> bool {
         loop {
             match self.recv.next_frame(&self.framing) {
                 Ok(Some(range)) => {
@@ -205,20 +239,8 @@ impl<F: Framing> Session<F> {
 impl<F: Framing> PhaseClient for StreamClient<F> {
     async fn run_phase(&mut self, plan: PhasePlan) -> ClientReport {
         let s = &mut self.session;
-        s.core.begin(plan);
-        if s.broken {
-            // A client that lost its connection earlier cannot take part.
-            s.core.counters().disconnect_errors += 1;
-            return s.core.finish(false);
-        }
-        let now = Instant::now();
-        s.out.clear();
-        if s.core.is_open_loop() {
-            s.send_pass(now);
-        } else {
-            for _ in 0..s.core.window() {
-                s.queue_next(now);
-            }
+        if let Some(report) = s.start_phase(plan) {
+            return report;
         }
         match &mut self.conn {
             Conn::Plain(stream) => {
@@ -246,75 +268,135 @@ pub struct ServerDuty {
 
 /// Serves one accepted connection until the peer closes it: every intact message is echoed
 /// after the synthetic work; malformed ones are counted and not echoed.
-pub async fn serve<S, F>(mut stream: S, duty: ServerDuty, mut framing: F)
+pub async fn serve<S, F>(mut stream: S, duty: ServerDuty, framing: F)
 where
     S: AsyncRead + AsyncWrite + Unpin,
     F: Framing,
 {
-    let mut recv = RecvBuf::new(SERVER_RECV_FRAME);
-    let mut out: Vec<u8> = Vec::with_capacity(SERVER_OUT_CAPACITY);
-    let mut faults = FaultInjector::new(duty.fault);
-    let mut held: Option<Vec<u8>> = None;
-    let closing = || duty.closing.load(Ordering::Relaxed);
+    let mut server = ServerSide::new(duty, framing);
     loop {
-        let n = match stream.read(recv.spare()).await {
+        let n = match stream.read(server.recv.spare()).await {
             Ok(0) => break,
             Ok(n) => n,
             Err(_) => {
-                if !closing() {
-                    duty.stats
-                        .count(message::PHASE_MEASURED, ServerEvent::Disconnected);
-                }
+                server.disconnected();
                 break;
             }
         };
-        recv.filled(n);
-        if let Some(stall) = faults.stall(std::time::Instant::now()) {
+        server.recv.filled(n);
+        if let Some(stall) = server.stall() {
             tokio::time::sleep(stall).await;
         }
+        if server.answer().is_err() {
+            return;
+        }
+        if !server.out.is_empty() {
+            if stream.write_all(&server.out).await.is_err() || stream.flush().await.is_err() {
+                server.send_failed();
+                break;
+            }
+            server.out.clear();
+        }
+    }
+}
+
+/// The runtime-independent half of a stream server task: what it read, what it owes, its
+/// faults; the IO loop of each backend reads into `recv`, calls [`Self::answer`] and writes
+/// `out`.
+pub struct ServerSide<F> {
+    pub recv: RecvBuf,
+    pub out: Vec<u8>,
+    duty: ServerDuty,
+    framing: F,
+    faults: FaultInjector,
+    held: Option<Vec<u8>>,
+}
+
+/// The stream is corrupt; the server task ends (the client sees the disconnect).
+#[derive(Debug)]
+pub struct Corrupt;
+
+impl<F: Framing> ServerSide<F> {
+    /// A server side with empty buffers.
+    pub fn new(duty: ServerDuty, framing: F) -> Self {
+        Self {
+            recv: RecvBuf::new(SERVER_RECV_FRAME),
+            out: Vec::with_capacity(SERVER_OUT_CAPACITY),
+            faults: FaultInjector::new(duty.fault),
+            duty,
+            framing,
+            held: None,
+        }
+    }
+
+    fn closing(&self) -> bool {
+        self.duty.closing.load(Ordering::Relaxed)
+    }
+
+    /// The read failed (not a clean close).
+    pub fn disconnected(&self) {
+        if !self.closing() {
+            self.duty
+                .stats
+                .count(message::PHASE_MEASURED, ServerEvent::Disconnected);
+        }
+    }
+
+    /// Writing `out` failed.
+    pub fn send_failed(&self) {
+        if !self.closing() {
+            self.duty
+                .stats
+                .count(message::PHASE_MEASURED, ServerEvent::SendRejected);
+        }
+    }
+
+    /// A `stall` fault: how long to stop answering now, if at all.
+    pub fn stall(&mut self) -> Option<std::time::Duration> {
+        self.faults.stall(std::time::Instant::now())
+    }
+
+    /// Echoes every whole message in `recv` into `out` after the synthetic work; malformed
+    /// ones are counted and not echoed.
+    pub fn answer(&mut self) -> Result<(), Corrupt> {
         loop {
-            let range = match recv.next_frame(&framing) {
+            let range = match self.recv.next_frame(&self.framing) {
                 Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(_) => {
-                    duty.stats
+                    self.duty
+                        .stats
                         .count(message::PHASE_WARMUP, ServerEvent::ContentError);
-                    return;
+                    return Err(Corrupt);
                 }
             };
-            let body = &mut recv.bytes_mut()[range];
-            if duty.stats.admit(body).is_none() {
+            let body = &mut self.recv.bytes_mut()[range];
+            if self.duty.stats.admit(body).is_none() {
                 continue;
             }
-            work::run(duty.work_rounds, body);
-            match faults.on_message(body) {
+            work::run(self.duty.work_rounds, body);
+            match self.faults.on_message(body) {
                 Action::Drop => continue,
-                Action::Delay if held.is_none() => {
-                    held = Some(body.to_vec());
+                Action::Delay if self.held.is_none() => {
+                    self.held = Some(body.to_vec());
                     continue;
                 }
                 _ => {}
             }
-            framing.encode(&mut out, body.len(), |o| o.extend_from_slice(body));
-            if let Some(late) = held.take() {
-                framing.encode(&mut out, late.len(), |o| o.extend_from_slice(&late));
+            self.framing
+                .encode(&mut self.out, body.len(), |o| o.extend_from_slice(body));
+            if let Some(late) = self.held.take() {
+                self.framing
+                    .encode(&mut self.out, late.len(), |o| o.extend_from_slice(&late));
             }
         }
         // A delayed message with nothing after it in this batch goes out now: the client may
         // be waiting for it before it sends more.
-        if let Some(late) = held.take() {
-            framing.encode(&mut out, late.len(), |o| o.extend_from_slice(&late));
+        if let Some(late) = self.held.take() {
+            self.framing
+                .encode(&mut self.out, late.len(), |o| o.extend_from_slice(&late));
         }
-        if !out.is_empty() {
-            if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
-                if !closing() {
-                    duty.stats
-                        .count(message::PHASE_MEASURED, ServerEvent::SendRejected);
-                }
-                break;
-            }
-            out.clear();
-        }
+        Ok(())
     }
 }
 

@@ -62,6 +62,17 @@ impl Tls {
         })
     }
 
+    /// A configuration for `ip` when `protocol` runs over TLS, else none.
+    pub fn when_needed(
+        protocol: echomark_archive::Protocol,
+        ip: IpAddr,
+    ) -> std::io::Result<Option<Self>> {
+        if !protocol.uses_tls() {
+            return Ok(None);
+        }
+        Self::new(ip).map(Some).map_err(std::io::Error::other)
+    }
+
     /// Runs both sides of the handshake on the current runtime.
     pub async fn handshake(
         &self,

@@ -1,0 +1,216 @@
+//! Setting up a measurement's sockets and tasks on monoio before any phase. Sockets are
+//! made on the orchestrator thread as for tokio; stream handshakes (TLS, WebSocket upgrade)
+//! run on a setup-only tokio runtime with tokio's code and are then detached; each shard
+//! receives its sockets in a job and builds its tasks there. Nothing here is timed.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use echomark_archive::Protocol;
+
+use super::phase;
+use super::report::UdpBuffers;
+use super::rig::{guarded, Rig};
+use super::shards::{self, MonoioRuntimes, OpenSocket};
+use crate::case::{loopback, Case};
+use crate::framing::http1::Http1;
+use crate::framing::prefix::LengthPrefix;
+use crate::framing::websocket::{MaskKeys, WebSocket};
+use crate::framing::Framing;
+use crate::traffic::client::ClientShape;
+use crate::traffic::connect::{self, Detached};
+use crate::traffic::sockets;
+use crate::traffic::stream::Session;
+use crate::traffic::tls::Tls;
+use crate::traffic::uring::{datagram, stream};
+
+/// How long one connection's handshakes, or a shard's answer, may take.
+const SETUP_LIMIT: Duration = Duration::from_secs(10);
+
+impl Rig<MonoioRuntimes> {
+    /// Builds the runtimes, sockets and tasks for `case` on monoio.
+    pub(super) fn start_uring(case: &Case) -> std::io::Result<Self> {
+        let runtimes =
+            MonoioRuntimes::start(case.io_model, case.io_threads).map_err(std::io::Error::other)?;
+        let driver = runtimes.ask(0, SETUP_LIMIT, || async {
+            Ok(shards::current_driver().to_string())
+        })?;
+        let mut rig = Rig::empty(case, runtimes);
+        rig.io_driver = Some(driver);
+        match case.protocol {
+            Protocol::Udp => rig.start_datagrams(case)?,
+            _ => rig.start_streams(case)?,
+        }
+        Ok(rig)
+    }
+
+    fn start_streams(&mut self, case: &Case) -> std::io::Result<()> {
+        let ip = loopback(case.address_family);
+        let tls = Tls::when_needed(case.protocol, ip)?;
+        let handshakes = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        for (i, pair) in sockets::tcp_pairs(ip, case.clients)?
+            .into_iter()
+            .enumerate()
+        {
+            let host = pair.client.peer_addr()?.to_string();
+            let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
+            let websocket_host = websocket.then(|| host.clone());
+            let detached = handshakes.block_on(async {
+                let client = tokio::net::TcpStream::from_std(pair.client)?;
+                let server = tokio::net::TcpStream::from_std(pair.server)?;
+                let setup =
+                    connect::establish(client, server, tls.as_ref(), websocket_host.as_deref());
+                tokio::time::timeout(SETUP_LIMIT, setup)
+                    .await
+                    .map_err(|_| std::io::Error::other("connection handshake timed out"))??
+                    .detach()
+            })?;
+            if detached.tls.is_some() {
+                self.tls = detached.tls.clone();
+            }
+            match case.protocol {
+                Protocol::Http | Protocol::Https => {
+                    self.start_stream(case, i, detached, Http1::Client { host }, Http1::Server)?
+                }
+                Protocol::Websocket | Protocol::Wss => self.start_stream(
+                    case,
+                    i,
+                    detached,
+                    WebSocket::Client(MaskKeys::from_os()?),
+                    WebSocket::Server,
+                )?,
+                _ => self.start_stream(case, i, detached, LengthPrefix, LengthPrefix)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One stream connection: its server task, then its client's reader, writer and driver,
+    /// all on the connection's shard.
+    fn start_stream<C: Framing, S: Framing>(
+        &mut self,
+        case: &Case,
+        index: usize,
+        pair: Detached,
+        client_framing: C,
+        server_framing: S,
+    ) -> std::io::Result<()> {
+        let duty = self.duty(case);
+        let session = Session::new(
+            index,
+            ClientShape::of(case),
+            client_framing,
+            (self.alarm_for_new_client(), None),
+        );
+        let (commands, reports) = (self.commands_rx.clone(), self.reports_tx.clone());
+        let (servers, clients, helpers) = (
+            self.runtimes.servers.clone(),
+            self.runtimes.clients.clone(),
+            self.runtimes.helpers.clone(),
+        );
+        let panics = self.panics.clone();
+        self.runtimes.ask(index, SETUP_LIMIT, move || async move {
+            use monoio::io::Splitable;
+            use monoio::net::TcpStream;
+            let open = OpenSocket::of(&pair.server);
+            let server = TcpStream::from_std(pair.server)?;
+            let serving = async move {
+                let _open = open;
+                match pair.server_tls {
+                    None => stream::serve(server, duty, server_framing).await,
+                    Some(session) => {
+                        let server = monoio_rustls::ServerTlsStream::new(server, session);
+                        stream::serve(server, duty, server_framing).await
+                    }
+                }
+            };
+            shards::spawn_counted(&servers, guarded(panics, serving));
+            let open = OpenSocket::of(&pair.client);
+            let client = TcpStream::from_std(pair.client)?;
+            let link = stream::Link::new(session);
+            let writer = link.clone();
+            match pair.client_tls {
+                None => {
+                    let (rd, wr) = client.into_split();
+                    shards::spawn_counted(&helpers, async move {
+                        let _open = open;
+                        stream::read_echoes(rd, link).await
+                    });
+                    shards::spawn_counted(&helpers, stream::write_queued(wr, writer.clone()));
+                }
+                Some(tls) => {
+                    let (rd, wr) = monoio_rustls::ClientTlsStream::new(client, tls).into_split();
+                    shards::spawn_counted(&helpers, async move {
+                        let _open = open;
+                        stream::read_echoes(rd, link).await
+                    });
+                    shards::spawn_counted(&helpers, stream::write_queued(wr, writer.clone()));
+                }
+            }
+            let link = writer;
+            let client = stream::UringStreamClient::new(link);
+            shards::spawn_counted(
+                &clients,
+                phase::drive_local(index, client, commands, reports),
+            );
+            Ok(())
+        })
+    }
+
+    /// One server socket per runtime; client `i` sends to runtime `i mod N`'s socket.
+    fn start_datagrams(&mut self, case: &Case) -> std::io::Result<()> {
+        let ip = loopback(case.address_family);
+        let mut buffers = UdpBuffers::default();
+        let mut server_addrs: Vec<SocketAddr> = Vec::new();
+        for k in 0..self.runtimes.len() {
+            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.server_recv_buffer())?;
+            buffers.server_send = ep.send_buffer;
+            buffers.server_recv = ep.recv_buffer;
+            server_addrs.push(ep.socket.local_addr()?);
+            let duty = self.duty(case);
+            let (servers, panics) = (self.runtimes.servers.clone(), self.panics.clone());
+            let socket = ep.socket;
+            self.runtimes.ask(k, SETUP_LIMIT, move || async move {
+                let open = OpenSocket::of(&socket);
+                let socket = monoio::net::udp::UdpSocket::from_std(socket)?;
+                let serving = async move {
+                    let _open = open;
+                    datagram::serve(socket, duty).await
+                };
+                shards::spawn_counted(&servers, guarded(panics, serving));
+                Ok(())
+            })?;
+        }
+        for i in 0..case.clients {
+            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
+            ep.socket.connect(server_addrs[i % server_addrs.len()])?;
+            buffers.add_client(ep.send_buffer, ep.recv_buffer);
+            let (shape, timeout, alarm) = (
+                ClientShape::of(case),
+                case.udp_timeout,
+                self.alarm_for_new_client(),
+            );
+            let (commands, reports) = (self.commands_rx.clone(), self.reports_tx.clone());
+            let (clients, helpers) = (self.runtimes.clients.clone(), self.runtimes.helpers.clone());
+            let socket = ep.socket;
+            self.runtimes.ask(i, SETUP_LIMIT, move || async move {
+                let open = OpenSocket::of(&socket);
+                let socket = monoio::net::udp::UdpSocket::from_std(socket)?;
+                let link = datagram::DatagramLink::new(socket, i, shape, timeout, alarm);
+                let receiver = link.clone();
+                shards::spawn_counted(&helpers, async move {
+                    let _open = open;
+                    datagram::receive_echoes(receiver).await
+                });
+                shards::spawn_counted(&helpers, datagram::send_queued(link.clone()));
+                let client = datagram::UringUdpClient::new(link);
+                shards::spawn_counted(&clients, phase::drive_local(i, client, commands, reports));
+                Ok(())
+            })?;
+        }
+        self.udp = Some(buffers);
+        Ok(())
+    }
+}

@@ -1,0 +1,336 @@
+//! The IO models on monoio: thread-per-core runtimes on io_uring.
+//!
+//! * `shared 1`: one runtime on one thread;
+//! * `sharded N`: N runtimes, one thread each.
+//!
+//! (`shared N > 1` does not exist on monoio: [`echomark_archive::unsupported`].) Placement is
+//! tokio's: client `i` and the server side of its connection live on shard `i mod N`.
+//!
+//! A monoio task is not `Send`, so nothing is spawned from the orchestrator thread: it sends
+//! each shard a [`Job`], a `Send` closure that runs on the shard's thread, inside its runtime,
+//! and builds the task there from `Send` parts (std sockets, `Arc`s, channels). Every task
+//! is counted while it lives, which is how stopping the runtimes knows when clients and servers
+//! have ended.
+//!
+//! Each runtime is built with monoio's `IoUringDriver` directly, never the fusion driver that
+//! falls back to epoll: without io_uring the build fails, and the run fails with that
+//! reason, so nothing is ever measured on epoll under the io_uring name.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use echomark_archive::IoModel;
+
+use super::rig::{Runtimes, CLIENT_STOP_GRACE, SERVER_STOP_GRACE};
+
+/// Submission queue entries of each ring (monoio's default is 1,024).
+const RING_ENTRIES: u32 = 1024;
+
+/// Work for a shard, run on its thread inside its runtime.
+pub type Job = Box<dyn FnOnce() + Send>;
+
+/// Tasks of one kind that are still alive.
+#[derive(Debug, Clone, Default)]
+pub struct TaskCount(Arc<AtomicUsize>);
+
+/// Decrements its count when the task it lives in ends or is dropped.
+struct Alive(Arc<AtomicUsize>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl TaskCount {
+    fn start(&self) -> Alive {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        Alive(self.0.clone())
+    }
+
+    fn is_zero(&self) -> bool {
+        self.0.load(Ordering::Acquire) == 0
+    }
+
+    /// Waits until no task of this kind lives or `grace` has passed.
+    fn wait(&self, grace: Duration) {
+        let deadline = Instant::now() + grace;
+        while !self.is_zero() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Why monoio cannot run here.
+#[derive(Debug, thiserror::Error)]
+pub enum UringError {
+    #[error(
+        "--backend monoio needs io_uring, and this kernel does not offer the operations monoio \
+         uses ({detail}); nothing was measured (it would have been epoll under the io_uring name)"
+    )]
+    Unavailable { detail: String },
+    #[error("cannot start a monoio runtime thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// The kernel's `kernel.io_uring_disabled` sysctl (0 allowed, 1 privileged only, 2 off);
+/// `None` on kernels that do not have it.
+pub fn io_uring_disabled_sysctl() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// monoio's own probe: a ring can be created and supports every operation monoio uses.
+/// `MONOIO_FORCE_LEGACY_DRIVER=1` makes it answer no (how tests simulate a kernel without
+/// io_uring).
+pub fn probe() -> Result<(), UringError> {
+    if monoio::utils::detect_uring() {
+        return Ok(());
+    }
+    let sysctl = match io_uring_disabled_sysctl() {
+        Some(v) => format!("kernel.io_uring_disabled = {v}"),
+        None => "kernel.io_uring_disabled unreadable".to_string(),
+    };
+    let forced = std::env::var_os("MONOIO_FORCE_LEGACY_DRIVER").is_some();
+    let detail = if forced {
+        format!("MONOIO_FORCE_LEGACY_DRIVER is set; {sysctl}")
+    } else {
+        format!("monoio's probe failed; {sysctl}")
+    };
+    Err(UringError::Unavailable { detail })
+}
+
+/// One runtime thread.
+struct Shard {
+    jobs: Option<tokio::sync::mpsc::UnboundedSender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// monoio's runtimes for one measurement and the count of tasks on them.
+pub struct MonoioRuntimes {
+    shards: Vec<Shard>,
+    pub clients: TaskCount,
+    pub servers: TaskCount,
+    /// Every other task (a client's reader and writer).
+    pub helpers: TaskCount,
+}
+
+impl MonoioRuntimes {
+    /// The runtimes of `model` with `threads` threads, each on io_uring, no tasks yet.
+    pub fn start(model: IoModel, threads: usize) -> Result<Self, UringError> {
+        probe()?;
+        let count = match model {
+            IoModel::Shared => 1,
+            IoModel::Sharded => threads,
+        };
+        let mut shards = Vec::with_capacity(count);
+        for index in 0..count {
+            shards.push(Shard::start(index)?);
+        }
+        Ok(Self {
+            shards,
+            clients: TaskCount::default(),
+            servers: TaskCount::default(),
+            helpers: TaskCount::default(),
+        })
+    }
+
+    /// Number of runtimes.
+    pub fn len(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Always false: there is at least one runtime.
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty()
+    }
+
+    /// Runs `job` on the runtime of client `index`.
+    pub fn run(&self, index: usize, job: Job) -> std::io::Result<()> {
+        let shard = &self.shards[index % self.shards.len()];
+        shard
+            .jobs
+            .as_ref()
+            .and_then(|jobs| jobs.send(job).ok())
+            .ok_or_else(|| std::io::Error::other("a monoio runtime thread has stopped"))
+    }
+
+    /// Runs `make` on the runtime of client `index` and waits up to `limit` for its answer.
+    pub fn ask<T, F, Fut>(&self, index: usize, limit: Duration, make: F) -> std::io::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = std::io::Result<T>> + 'static,
+    {
+        let (answer, answered) = mpsc::channel();
+        self.run(
+            index,
+            Box::new(move || {
+                monoio::spawn(async move {
+                    let _ = answer.send(make().await);
+                });
+            }),
+        )?;
+        answered
+            .recv_timeout(limit)
+            .map_err(|_| std::io::Error::other("a monoio runtime did not answer in time"))?
+    }
+}
+
+/// Spawns `task` on the current monoio runtime, counted in `count` while it lives. Called
+/// from inside a [`Job`].
+pub fn spawn_counted(count: &TaskCount, task: impl Future<Output = ()> + 'static) {
+    let alive = count.start();
+    monoio::spawn(async move {
+        let _alive = alive;
+        task.await;
+    });
+}
+
+thread_local! {
+    /// The sockets the tasks of this shard still hold open.
+    static OPEN_SOCKETS: RefCell<BTreeSet<RawFd>> = const { RefCell::new(BTreeSet::new()) };
+    /// Set once this shard has shut its sockets down.
+    static STOPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this shard is stopping: an empty read is then the shutdown, not a message.
+pub fn stopping() -> bool {
+    STOPPING.with(std::cell::Cell::get)
+}
+
+/// A socket a task of this shard holds: listed while it lives, so that stopping can shut it
+/// down. A read in flight on io_uring only ends when the socket has data or is shut down,
+/// and dropping a runtime does not drop such tasks (their sockets would stay open), so the
+/// shard shuts its sockets down and lets every task end on its own before it stops.
+pub struct OpenSocket(RawFd);
+
+impl OpenSocket {
+    /// Lists `socket` (call on the shard that owns it, before handing it to monoio).
+    pub fn of(socket: &impl AsRawFd) -> Self {
+        let fd = socket.as_raw_fd();
+        OPEN_SOCKETS.with(|open| open.borrow_mut().insert(fd));
+        Self(fd)
+    }
+}
+
+impl Drop for OpenSocket {
+    fn drop(&mut self) {
+        OPEN_SOCKETS.with(|open| open.borrow_mut().remove(&self.0));
+    }
+}
+
+/// Shuts down, both ways, every socket still listed on this shard: each read in flight
+/// completes (end of stream), each peer sees the close, and each task ends. Only sockets a
+/// live task holds are listed, so no descriptor number here can have been reused.
+fn shut_down_open_sockets() {
+    STOPPING.with(|s| s.set(true));
+    OPEN_SOCKETS.with(|open| {
+        for fd in open.borrow().iter() {
+            // SAFETY: `fd` is an open socket owned by a live task on this thread (it leaves
+            // the list before its socket is closed); shutdown(2) does not close it.
+            unsafe {
+                libc::shutdown(*fd, libc::SHUT_RDWR);
+            }
+        }
+    });
+}
+
+/// The IO driver the current runtime runs on: `"io_uring"` or `"epoll"` (monoio's legacy
+/// driver). Called from inside a runtime.
+pub fn current_driver() -> &'static str {
+    if monoio::utils::is_legacy() {
+        "epoll"
+    } else {
+        "io_uring"
+    }
+}
+
+impl Shard {
+    fn start(index: usize) -> Result<Self, UringError> {
+        let (jobs, mut queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
+        let (built, build_result) = mpsc::channel::<std::io::Result<()>>();
+        let thread = std::thread::Builder::new()
+            .name(format!("echomark-uring-{index}"))
+            .spawn(move || {
+                let runtime = monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+                    .with_entries(RING_ENTRIES)
+                    .enable_timer()
+                    .build();
+                let mut runtime = match runtime {
+                    Ok(rt) => {
+                        let _ = built.send(Ok(()));
+                        rt
+                    }
+                    Err(e) => {
+                        let _ = built.send(Err(e));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    while let Some(job) = queue.recv().await {
+                        job();
+                    }
+                });
+                // Dropping the runtime drops every task still on it.
+            })
+            .map_err(UringError::Thread)?;
+        match build_result.recv() {
+            Ok(Ok(())) => Ok(Shard {
+                jobs: Some(jobs),
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(UringError::Unavailable {
+                    detail: format!("building an io_uring runtime failed: {e}"),
+                })
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(UringError::Unavailable {
+                    detail: "the runtime thread ended while building its ring".into(),
+                })
+            }
+        }
+    }
+
+    fn stop(&mut self) {
+        // Closing the job queue ends the runtime's `block_on`.
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Runtimes for MonoioRuntimes {
+    fn stop(mut self) {
+        self.clients.wait(CLIENT_STOP_GRACE);
+        for index in 0..self.shards.len() {
+            let _ = self.run(index, Box::new(shut_down_open_sockets));
+        }
+        self.servers.wait(SERVER_STOP_GRACE);
+        self.helpers.wait(SERVER_STOP_GRACE);
+        for shard in &mut self.shards {
+            shard.stop();
+        }
+    }
+}
+
+impl Drop for MonoioRuntimes {
+    fn drop(&mut self) {
+        for shard in &mut self.shards {
+            shard.stop();
+        }
+    }
+}
