@@ -132,6 +132,11 @@ pub struct SummaryDocument {
     /// Each stream protocol against TCP, and each TLS protocol against its plaintext form,
     /// on every configuration both passed (see [`crate::analysis::ratios`]).
     pub protocol_ratios: Vec<crate::analysis::ratios::RatioRow>,
+    /// Datasets of several backends: each other backend against the base one (tokio when
+    /// present) on every configuration both passed, with the range verdicts (see
+    /// [`crate::analysis::backends`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub backend_ratios: Vec<crate::analysis::backends::BackendRow>,
     pub failed_configurations: Vec<crate::validate::FailedConfiguration>,
     /// Open-loop datasets: latency against offered load, one curve per configuration.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -169,6 +174,7 @@ impl SummaryDocument {
                 .cloned()
                 .collect(),
             protocol_ratios: own.ratios.clone(),
+            backend_ratios: own.backends.clone(),
             failed_configurations: report.failed_configurations.clone(),
             load_curves: all
                 .curves

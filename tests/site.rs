@@ -968,7 +968,10 @@ fn the_udp_report_explains_a_loss_and_shows_the_buffer_that_fixes_it() {
         .filter(|e| e.as_ref().unwrap().path().is_dir())
         .count();
     assert_eq!(
-        conditions.matches("| 2026-12-01 |").count(),
+        conditions
+            .lines()
+            .filter(|l| l.starts_with("| [") && l.contains(" | 2026-12-0"))
+            .count(),
         datasets,
         "{conditions}"
     );
@@ -1189,6 +1192,97 @@ fn snapshot_of_the_latency_under_load_page() {
     let files = tree(&out);
     for lang in ["en", "zh"] {
         let page = format!("{lang}/epyc2-20261201-latency-curve/load.md");
+        insta::assert_snapshot!(page.replace('/', "__"), text(&files, &page));
+    }
+}
+
+const BACKENDS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/raw-results/xeon2-20261202-backends"
+);
+
+/// A dataset of two backends compares them on every protocol page and in the overview: a
+/// verdict only where the ranges are apart, models one backend cannot run as "not
+/// supported", and the same verdicts in summary.json.
+#[test]
+fn a_two_backend_dataset_compares_the_backends_on_every_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let o = build(&[Path::new(BACKENDS)], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let stem = "xeon2-20261202-backends";
+    for protocol in ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"] {
+        let en = text(&files, &format!("en/{stem}/{protocol}.md"));
+        let zh = text(&files, &format!("zh/{stem}/{protocol}.md"));
+        let part = section(&en, "Backends: monoio (io_uring) against tokio");
+        // tokio's shared 2 and shared 4 have no monoio counterpart at any of the six loads
+        // (3 payloads × 2 client profiles); each such row says so in two cells.
+        assert_eq!(
+            part.matches("| not supported by monoio (io_uring) |")
+                .count(),
+            2 * 2 * 6,
+            "{protocol}"
+        );
+        assert!(
+            zh.contains("## 后端对比：monoio (io_uring) 与 tokio"),
+            "{protocol}"
+        );
+        assert!(zh.contains("monoio (io_uring) 不支持"), "{protocol}");
+    }
+    let overview = text(&files, &format!("en/{stem}/overview.md"));
+    assert!(overview.contains("## Which backend for which load"));
+    let zh = text(&files, &format!("zh/{stem}/overview.md"));
+    assert!(zh.contains("## 不同负载下选哪个后端"));
+    // summary.json: every backend pair's verdict follows from the two configurations' ranges.
+    let summary: serde_json::Value =
+        serde_json::from_str(&text(&files, &format!("data/{stem}/summary.json"))).unwrap();
+    let profiles = summary["profiles"].as_array().unwrap();
+    let range = |backend: &str, row: &serde_json::Value| -> (f64, f64) {
+        let same = |p: &&serde_json::Value| {
+            [
+                "protocol",
+                "payload_bytes",
+                "clients",
+                "window",
+                "io_model",
+                "io_threads",
+            ]
+            .iter()
+            .all(|k| p[k] == row[k])
+                && p["backend"] == backend
+        };
+        let p = profiles.iter().find(same).expect("the configuration");
+        let s = &p["roundtrips_per_second"];
+        (s["min"].as_f64().unwrap(), s["max"].as_f64().unwrap())
+    };
+    let pairs = summary["backend_ratios"]
+        .as_array()
+        .expect("backend_ratios");
+    assert!(pairs.len() >= 100, "{}", pairs.len());
+    for row in pairs {
+        assert_eq!(row["backend"], "monoio");
+        assert_eq!(row["base_backend"], "tokio");
+        let (s, b) = (range("monoio", row), range("tokio", row));
+        let expected = if s.0 <= b.1 && b.0 <= s.1 {
+            "not_distinguishable"
+        } else if s.0 > b.1 {
+            "subject_higher"
+        } else {
+            "subject_lower"
+        };
+        assert_eq!(row["throughput"], expected, "{row}");
+    }
+}
+
+#[test]
+fn snapshot_of_a_two_backend_protocol_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    assert!(build(&[Path::new(BACKENDS)], &out).status.success());
+    let files = tree(&out);
+    for lang in ["en", "zh"] {
+        let page = format!("{lang}/xeon2-20261202-backends/tcp.md");
         insta::assert_snapshot!(page.replace('/', "__"), text(&files, &page));
     }
 }

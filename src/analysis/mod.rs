@@ -1,11 +1,12 @@
 //! Analysis, computed once for every output: per configuration the aggregate of its runs
 //! ([`aggregate`]), per load the IO-model ranking ([`rank`]), protocol-against-protocol
-//! ratios ([`ratios`]), the UDP loss and invariant accounting ([`udp`]), the dimension
+//! ratios ([`ratios`]), backend-against-backend pairs ([`backends`]), the UDP loss and invariant accounting ([`udp`]), the dimension
 //! findings ([`findings`]), latency against offered load ([`load_curve`]), and the
 //! validation report. Pages and summaries only select and
 //! arrange what is here.
 
 pub mod aggregate;
+pub mod backends;
 pub mod findings;
 pub mod history;
 pub mod load_curve;
@@ -39,6 +40,7 @@ pub struct Analysis {
 pub struct DatasetAnalysis {
     pub report: DatasetReport,
     pub ratios: Vec<ratios::RatioRow>,
+    pub backends: Vec<backends::BackendRow>,
     pub udp: udp::UdpAnalysis,
     pub findings: Vec<findings::Finding>,
 }
@@ -63,6 +65,7 @@ impl Analysis {
                 DatasetAnalysis {
                     report: validate::report(d),
                     ratios: ratios::ratio_rows(&mine),
+                    backends: backends::backend_rows(&mine),
                     udp: udp::analyse(d, &mine),
                     findings: findings::findings(&mine),
                 }

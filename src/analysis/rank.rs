@@ -57,6 +57,26 @@ pub struct Ranking {
     pub excluded: Vec<String>,
 }
 
+impl Ranking {
+    /// The configuration key of the group's fastest model.
+    pub fn best_key(&self) -> echomark_archive::CaseKey {
+        let g = &self.group;
+        echomark_archive::CaseKey {
+            backend: g.backend.clone(),
+            implementation: g.implementation.clone(),
+            protocol: g.protocol,
+            payload_bytes: g.payload_bytes,
+            clients: g.clients,
+            window: g.window,
+            io_model: self.best.io_model,
+            io_threads: self.best.io_threads,
+            handler_work: g.handler_work,
+            udp_server_recv_buffer: g.udp_server_recv_buffer,
+            load: None,
+        }
+    }
+}
+
 fn group_of(c: &Configuration) -> GroupKey {
     GroupKey {
         dataset: c.dataset.clone(),

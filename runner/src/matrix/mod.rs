@@ -676,7 +676,8 @@ fn resume(
 
 fn label(run: &PlannedRun) -> String {
     format!(
-        "{} {} B {}×{} {} {} work {} rep {}",
+        "{} {} {} B {}×{} {} {} work {} rep {}",
+        run.backend,
         run.protocol,
         run.payload,
         run.clients,

@@ -12,6 +12,7 @@ use super::key_results::{key_result, KeyContext};
 use super::provenance::{commands, host_table, toolchain};
 use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
+use crate::analysis::backends;
 use crate::analysis::rank::Ranking;
 use crate::format;
 use crate::output::safe_name;
@@ -35,6 +36,8 @@ struct OverviewPage {
     p99_charts: Vec<Image>,
     choosing: Table,
     guide: Table,
+    /// Present when the dataset has more than one backend.
+    backends: Option<BackendsSection>,
     protocols: Vec<ProtocolLink>,
     /// Present when the dataset has arknet's native program, whose RTT is per batch.
     batch_rtt_caveat: Option<Markup>,
@@ -50,6 +53,13 @@ struct OverviewPage {
     one_run: Option<Markup>,
     warnings: Vec<Markup>,
     scope_text: Markup,
+}
+
+/// Which backend's fastest model won each load.
+#[derive(Serialize)]
+struct BackendsSection {
+    summary: Markup,
+    table: Table,
 }
 
 #[derive(Serialize)]
@@ -272,20 +282,7 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
     };
     for r in in_protocol_order {
         let g = &r.group;
-        let key = echomark_archive::CaseKey {
-            backend: g.backend.clone(),
-            implementation: g.implementation.clone(),
-            protocol: g.protocol,
-            payload_bytes: g.payload_bytes,
-            clients: g.clients,
-            window: g.window,
-            io_model: r.best.io_model,
-            io_threads: r.best.io_threads,
-            handler_work: g.handler_work,
-            udp_server_recv_buffer: g.udp_server_recv_buffer,
-            load: None,
-        };
-        let mut load = labels::load(cat, &key);
+        let mut load = labels::load(cat, &r.best_key());
         if g.handler_work > 0 {
             load.push(&Markup::trusted(", "));
             load.push(&labels::work(cat, g.handler_work));
@@ -332,6 +329,76 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
         ]);
     }
     table
+}
+
+/// Per load, each backend's fastest model against the base backend's (tokio when present);
+/// a winner is named only where the two ranges do not overlap.
+fn backends_section(cat: &Catalog, view: &DatasetView) -> Option<BackendsSection> {
+    let present: BTreeSet<&str> = view
+        .rankings
+        .iter()
+        .map(|r| r.group.backend.as_str())
+        .collect();
+    let base = backends::base_backend(&present)?;
+    let subject = present.iter().copied().find(|b| *b != base)?;
+    let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
+    let mut in_protocol_order: Vec<&Ranking> = view.rankings.to_vec();
+    in_protocol_order.sort_by_key(|r| labels::protocol_rank(r.group.protocol));
+    let duels = backends::duels(&in_protocol_order, subject, base);
+    let count = |v: backends::Verdict| {
+        let n = duels.iter().filter(|d| d.verdict == v).count() as u64;
+        labels::number(format::count(n))
+    };
+    let summary = cat.fill(
+        "overview.backends_summary",
+        &[
+            ("subject", &s_label),
+            ("base", &b_label),
+            ("higher", &count(backends::Verdict::SubjectHigher)),
+            ("lower", &count(backends::Verdict::SubjectLower)),
+            ("same", &count(backends::Verdict::NotDistinguishable)),
+            ("total", &labels::number(format::count(duels.len() as u64))),
+        ],
+    );
+    let names: [(&str, &dyn crate::site::markup::Fill); 2] =
+        [("subject", &s_label), ("base", &b_label)];
+    let mut table = Table::new(cat.list("overview.backends_columns", &names), &[]);
+    let model =
+        |r: &Ranking| labels::topology(cat, &r.group.backend, r.best.io_model, r.best.io_threads);
+    let best = |r: &Ranking| {
+        cat.fill(
+            "overview.backend_best",
+            &[
+                ("model", &model(r)),
+                (
+                    "rate",
+                    &labels::range(Some(r.best.roundtrips_per_second), 0),
+                ),
+            ],
+        )
+    };
+    for d in &duels {
+        let winner = |r: &Ranking, label: &Markup| {
+            cat.fill(
+                "overview.backend_winner",
+                &[("backend", label), ("model", &model(r))],
+            )
+        };
+        let faster = match d.verdict {
+            backends::Verdict::SubjectHigher => winner(d.subject, &s_label),
+            backends::Verdict::SubjectLower => winner(d.base, &b_label),
+            backends::Verdict::NotDistinguishable => cat.text("compare.not_distinguishable"),
+        };
+        let g = &d.base.group;
+        table.push(vec![
+            labels::program_protocol(cat, g.protocol, &g.implementation),
+            labels::load(cat, &d.base.best_key()),
+            best(d.base),
+            best(d.subject),
+            faster,
+        ]);
+    }
+    Some(BackendsSection { summary, table })
 }
 
 /// The seed's qualitative table: each IO model, the workloads it suits, what to watch for.
@@ -457,6 +524,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         throughput_charts,
         p99_charts,
         choosing: choosing(cat, view),
+        backends: backends_section(cat, view),
         guide: guide(cat),
         protocols: view
             .subjects()

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::charts as chart_model;
 use super::{ChartFile, DatasetView, Image, PageSpec, Subject};
 use crate::analysis::aggregate::{Configuration, Status};
-use crate::analysis::ratios;
+use crate::analysis::{backends, ratios};
 use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
@@ -25,6 +25,8 @@ struct ProtocolPage {
     /// What makes this page's numbers different from the other protocol pages'.
     caveat: Option<Markup>,
     comparisons: Vec<Comparison>,
+    /// One section per backend compared with the dataset's base backend.
+    backend_comparisons: Vec<Comparison>,
     sections: Vec<WorkSection>,
 }
 
@@ -272,6 +274,135 @@ fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Com
         .collect()
 }
 
+/// The backend sections of a protocol page: every other backend against the base backend
+/// (tokio when present), configuration by configuration.
+fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Comparison> {
+    use Align::{Left, Right};
+    let present: BTreeSet<&str> = of_subject.iter().map(|c| c.key.backend.as_str()).collect();
+    let Some(base) = backends::base_backend(&present) else {
+        return Vec::new();
+    };
+    present
+        .iter()
+        .filter(|b| **b != base)
+        .map(|subject| {
+            let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
+            let names: [(&str, &dyn crate::site::markup::Fill); 2] =
+                [("subject", &s_label), ("base", &b_label)];
+            let rows = backends::rows(of_subject, subject, base);
+            let t = backends::tally(&rows);
+            let mut summary = match t.ratios {
+                None => cat.fill("compare.backend_none", &names),
+                Some(r) => {
+                    let n = |v: usize| labels::number(format::count(v as u64));
+                    let x = |v: f64| labels::number(format::ratio(v));
+                    cat.fill(
+                        "compare.backend_summary",
+                        &[
+                            ("subject", &s_label),
+                            ("base", &b_label),
+                            ("pairs", &n(t.pairs)),
+                            ("higher", &n(t.subject_higher)),
+                            ("lower", &n(t.subject_lower)),
+                            ("same", &n(t.not_distinguishable)),
+                            ("median", &x(r.median)),
+                            ("min", &x(r.min)),
+                            ("max", &x(r.max)),
+                        ],
+                    )
+                }
+            };
+            for (count, text) in [
+                (t.unsupported, "compare.backend_unsupported"),
+                (t.failed, "compare.backend_failed"),
+            ] {
+                if count > 0 {
+                    summary.push(&cat.text("site.sentence_sep"));
+                    let count = labels::number(format::count(count as u64));
+                    summary.push(&cat.fill(text, &[("count", &count), ("subject", &s_label)]));
+                }
+            }
+            let mut table = Table::new(
+                cat.list("compare.backend_columns", &names),
+                &[Left, Left, Right, Right, Right, Left, Right, Right, Left],
+            );
+            // Throughput names the backend whose range lies higher, p99 the one lower.
+            let verdict = |v: Option<backends::Verdict>, text: &str, higher: bool| match v {
+                Some(backends::Verdict::NotDistinguishable) => {
+                    cat.text("compare.not_distinguishable")
+                }
+                Some(v) => {
+                    let subject_wins = (v == backends::Verdict::SubjectHigher) == higher;
+                    let winner = if subject_wins { &s_label } else { &b_label };
+                    cat.fill(text, &[("backend", winner)])
+                }
+                None => Markup::trusted("N/A"),
+            };
+            let rate = |c: &Configuration| labels::range(c.stat(Metric::RoundtripsPerSecond), 0);
+            let p99 = |c: &Configuration| labels::range(c.stat(Metric::RttP99Us), 2);
+            let topology = |c: &Configuration| {
+                labels::topology(cat, &c.key.backend, c.key.io_model, c.key.io_threads)
+            };
+            let dash = || Markup::trusted("—");
+            for row in &rows {
+                table.push(match *row {
+                    backends::Row::Pair(p) => vec![
+                        labels::load(cat, &p.base.key),
+                        topology(p.base),
+                        rate(p.subject),
+                        rate(p.base),
+                        labels::number(format::ratio(p.throughput_ratio)),
+                        verdict(Some(p.throughput), "compare.higher", true),
+                        p99(p.subject),
+                        p99(p.base),
+                        verdict(p.p99, "compare.lower", false),
+                    ],
+                    backends::Row::Unsupported(b) => {
+                        let unsupported =
+                            cat.fill("compare.not_supported", &[("backend", &s_label)]);
+                        vec![
+                            labels::load(cat, &b.key),
+                            topology(b),
+                            unsupported.clone(),
+                            rate(b),
+                            dash(),
+                            unsupported,
+                            dash(),
+                            p99(b),
+                            dash(),
+                        ]
+                    }
+                    backends::Row::Failed { subject, base } => {
+                        let cell = |c: &Configuration, value: Markup| {
+                            if c.status == Status::Failed {
+                                cat.text("compare.not_comparable")
+                            } else {
+                                value
+                            }
+                        };
+                        vec![
+                            labels::load(cat, &base.key),
+                            topology(base),
+                            cell(subject, rate(subject)),
+                            cell(base, rate(base)),
+                            dash(),
+                            cat.text("compare.not_comparable"),
+                            cell(subject, p99(subject)),
+                            cell(base, p99(base)),
+                            dash(),
+                        ]
+                    }
+                });
+            }
+            Comparison {
+                heading: cat.fill("compare.backend_heading", &names),
+                summary,
+                table,
+            }
+        })
+        .collect()
+}
+
 /// A dataset's page for one protocol (or for arknet's native TCP program).
 pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
     let d = view.dataset;
@@ -312,6 +443,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
             Subject::Protocol(protocol) => comparisons(cat, view, protocol),
             Subject::NativeTcp => Vec::new(),
         },
+        backend_comparisons: backend_comparisons(cat, &mine),
         sections,
     };
     PageSpec::new(
