@@ -26,7 +26,7 @@ struct ProtocolPage {
     caveat: Option<Markup>,
     comparisons: Vec<Comparison>,
     /// One section per backend compared with the dataset's base backend.
-    backend_comparisons: Vec<Comparison>,
+    backend_comparisons: Vec<BackendComparison>,
     sections: Vec<WorkSection>,
 }
 
@@ -36,6 +36,14 @@ struct Comparison {
     heading: Markup,
     summary: Markup,
     table: Table,
+}
+
+/// One backend against the base backend: a summary and a table per load.
+#[derive(Serialize)]
+struct BackendComparison {
+    heading: Markup,
+    summary: Markup,
+    loads: Vec<LoadTable>,
 }
 
 /// One work level: its charts and a table per load.
@@ -276,7 +284,7 @@ fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Com
 
 /// The backend sections of a protocol page: every other backend against the base backend
 /// (tokio when present), configuration by configuration.
-fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Comparison> {
+fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<BackendComparison> {
     use Align::{Left, Right};
     let present: BTreeSet<&str> = of_subject.iter().map(|c| c.key.backend.as_str()).collect();
     let Some(base) = backends::base_backend(&present) else {
@@ -322,10 +330,9 @@ fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Comp
                     summary.push(&cat.fill(text, &[("count", &count), ("subject", &s_label)]));
                 }
             }
-            let mut table = Table::new(
-                cat.list("compare.backend_columns", &names),
-                &[Left, Left, Right, Right, Right, Left, Right, Right, Left],
-            );
+            let columns = cat.list("compare.backend_columns", &names);
+            let aligns = [Left, Right, Right, Right, Left, Right, Right, Left];
+            let mut loads: Vec<LoadTable> = Vec::new();
             // Throughput names the backend whose range lies higher, p99 the one lower.
             let verdict = |v: Option<backends::Verdict>, text: &str, higher: bool| match v {
                 Some(backends::Verdict::NotDistinguishable) => {
@@ -339,15 +346,28 @@ fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Comp
                 None => Markup::trusted("N/A"),
             };
             let rate = |c: &Configuration| labels::range(c.stat(Metric::RoundtripsPerSecond), 0);
-            let p99 = |c: &Configuration| labels::range(c.stat(Metric::RttP99Us), 2);
+            // p99 as medians: the verdict beside them comes from the ranges.
+            let p99 =
+                |c: &Configuration| labels::median(c.stat(Metric::RttP99Us), format::two_decimals);
             let topology = |c: &Configuration| {
                 labels::topology(cat, &c.key.backend, c.key.io_model, c.key.io_threads)
             };
             let dash = || Markup::trusted("—");
             for row in &rows {
-                table.push(match *row {
+                let base = match *row {
+                    backends::Row::Pair(p) => p.base,
+                    backends::Row::Unsupported(b) => b,
+                    backends::Row::Failed { base, .. } => base,
+                };
+                let heading = labels::load(cat, &base.key);
+                if loads.last().is_none_or(|l| l.heading != heading) {
+                    loads.push(LoadTable {
+                        heading,
+                        table: Table::new(columns.clone(), &aligns),
+                    });
+                }
+                let cells = match *row {
                     backends::Row::Pair(p) => vec![
-                        labels::load(cat, &p.base.key),
                         topology(p.base),
                         rate(p.subject),
                         rate(p.base),
@@ -357,21 +377,16 @@ fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Comp
                         p99(p.base),
                         verdict(p.p99, "compare.lower", false),
                     ],
-                    backends::Row::Unsupported(b) => {
-                        let unsupported =
-                            cat.fill("compare.not_supported", &[("backend", &s_label)]);
-                        vec![
-                            labels::load(cat, &b.key),
-                            topology(b),
-                            unsupported.clone(),
-                            rate(b),
-                            dash(),
-                            unsupported,
-                            dash(),
-                            p99(b),
-                            dash(),
-                        ]
-                    }
+                    backends::Row::Unsupported(b) => vec![
+                        topology(b),
+                        cat.text("compare.not_supported"),
+                        rate(b),
+                        dash(),
+                        dash(),
+                        dash(),
+                        p99(b),
+                        dash(),
+                    ],
                     backends::Row::Failed { subject, base } => {
                         let cell = |c: &Configuration, value: Markup| {
                             if c.status == Status::Failed {
@@ -381,7 +396,6 @@ fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Comp
                             }
                         };
                         vec![
-                            labels::load(cat, &base.key),
                             topology(base),
                             cell(subject, rate(subject)),
                             cell(base, rate(base)),
@@ -392,12 +406,15 @@ fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Comp
                             dash(),
                         ]
                     }
-                });
+                };
+                if let Some(load) = loads.last_mut() {
+                    load.table.push(cells);
+                }
             }
-            Comparison {
+            BackendComparison {
                 heading: cat.fill("compare.backend_heading", &names),
                 summary,
-                table,
+                loads,
             }
         })
         .collect()
