@@ -84,9 +84,13 @@ fn verdict(ok: bool) -> u8 {
     }
 }
 
-/// `once`: one JSON metrics object on stdout.
+/// `once`: one JSON metrics object on stdout; why a run failed also on stderr, for a reader
+/// at a terminal (the matrix keeps it in the run's `stderr`).
 fn once(case: &case::Case) -> u8 {
     let metrics = measure::measure(case);
+    if let Some(error) = &metrics.error {
+        eprintln!("echomark-runner once: {error}");
+    }
     match serde_json::to_string(&metrics) {
         Ok(json) => {
             println!("{json}");

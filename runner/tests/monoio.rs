@@ -204,6 +204,11 @@ fn without_io_uring_monoio_refuses_to_measure_instead_of_falling_back_to_epoll()
     );
     assert_eq!(m.messages, 0);
     assert_eq!(m.io_driver, None, "no driver ran");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("needs io_uring"),
+        "the reason on stderr too: {stderr}"
+    );
 }
 
 #[test]
