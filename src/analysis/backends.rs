@@ -166,20 +166,7 @@ pub fn tally(rows: &[Row]) -> Tally {
             Row::Failed { .. } => t.failed += 1,
         }
     }
-    ratios.sort_by(f64::total_cmp);
-    let n = ratios.len();
-    if n > 0 {
-        let median = if n % 2 == 1 {
-            ratios[n / 2]
-        } else {
-            (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
-        };
-        t.ratios = Some(Stat {
-            median,
-            min: ratios[0],
-            max: ratios[n - 1],
-        });
-    }
+    t.ratios = crate::analysis::ratios::median_range(ratios);
     t
 }
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use crate::analysis::aggregate::{Configuration, Status};
+use crate::analysis::aggregate::{Configuration, Stat, Status};
 use echomark_archive::{CaseKey, Metric, Protocol};
 
 /// The protocols `protocol` is compared with, closest first: a TLS protocol against its
@@ -124,19 +124,29 @@ pub fn ratio_rows(configs: &[&Configuration]) -> Vec<RatioRow> {
 
 /// Median, minimum and maximum of the throughput ratios; `None` without pairs.
 pub fn spread(pairs: &[Pair]) -> Option<Spread> {
-    let mut ratios: Vec<f64> = pairs.iter().map(|p| p.throughput).collect();
-    ratios.sort_by(f64::total_cmp);
-    let n = ratios.len();
+    let s = median_range(pairs.iter().map(|p| p.throughput).collect())?;
+    Some(Spread {
+        count: pairs.len(),
+        median: s.median,
+        min: s.min,
+        max: s.max,
+    })
+}
+
+/// Median (of an even count, the mean of the two middle values), minimum and maximum of
+/// `values`; `None` when there are none.
+pub fn median_range(mut values: Vec<f64>) -> Option<Stat> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
     let median = match n {
         0 => return None,
-        _ if n % 2 == 1 => ratios[n / 2],
-        _ => (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     };
-    Some(Spread {
-        count: n,
+    Some(Stat {
         median,
-        min: ratios[0],
-        max: ratios[n - 1],
+        min: values[0],
+        max: values[n - 1],
     })
 }
 

@@ -174,31 +174,41 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         };
         locks.push(lock);
     }
+    // The sources and the binary are hashed once, however many archives there are.
+    let mut hashed: Option<(String, String)> = None;
+    let mut hashes_once = || -> Result<(String, String), MatrixError> {
+        if let Some(h) = &hashed {
+            return Ok(h.clone());
+        }
+        Ok(hashed.insert(hashes()?).clone())
+    };
+    // A new matrix: every archive is the same but for its backend, so it is made once.
+    let template = match &request.archive {
+        ArchiveTarget::New(_) => {
+            if let Some(path) = paths.iter().find(|p| p.exists()) {
+                return Err(MatrixError(format!(
+                    "{} already exists; finish it with --resume {0} or choose another --out",
+                    path.display()
+                )));
+            }
+            let (exe_sha, source_sha) = hashes_once()?;
+            Some(new_archive(
+                request,
+                (&exe_sha, &source_sha),
+                (&source_dir, &paths[0]),
+            ))
+        }
+        ArchiveTarget::Resume(_) => None,
+    };
     let mut targets: Vec<Target> = Vec::with_capacity(paths.len());
-    let mut shas = None;
     for ((path, lock), index) in paths.into_iter().zip(locks).zip(0..) {
-        let archive = match &request.archive {
-            ArchiveTarget::Resume(_) => resume(&path, hashes)?,
-            ArchiveTarget::New(_) => {
-                if path.exists() {
-                    return Err(MatrixError(format!(
-                        "{} already exists; finish it with --resume {0} or choose another --out",
-                        path.display()
-                    )));
-                }
-                let (exe_sha, source_sha) = match &shas {
-                    Some(s) => Clone::clone(s),
-                    None => shas.insert(hashes()?).clone(),
-                };
-                let archive = new_archive(
-                    request,
-                    request.backends[index],
-                    (&exe_sha, &source_sha),
-                    (&source_dir, &path),
-                )?;
+        let archive = match &template {
+            Some(template) => {
+                let archive = for_backend(template, request.backends[index])?;
                 check_plan(&path, &archive)?;
                 archive
             }
+            None => resume(&path, &mut hashes_once)?,
         };
         let backend = Backend::from_name(&archive.backend).ok_or_else(|| {
             MatrixError(format!(
@@ -523,15 +533,15 @@ fn install_signal_flags() -> SignalFlag {
     SignalFlag { flag, which }
 }
 
+/// A new archive of `request`'s matrix with no backend yet ([`for_backend`] sets it).
 fn new_archive(
     request: &MatrixRequest,
-    backend: Backend,
     (exe_sha, source_sha): (&str, &str),
     (source_dir, out): (&Path, &Path),
-) -> Result<Archive, MatrixError> {
+) -> Archive {
     let spec = MatrixSpec::preset(request.preset).apply(request.overrides.clone());
     let o = &request.options;
-    let mut settings = spec.settings(SettingsExtra {
+    let settings = spec.settings(SettingsExtra {
         preset: request.preset,
         shuffle_seed: o.shuffle,
         case_timeout_seconds: o
@@ -545,14 +555,8 @@ fn new_archive(
         soak_seconds: o.soak,
         shard: o.shard,
     });
-    settings.unsupported_io_profiles = settings.unsupported_for(backend.name());
-    if spec.runs(o.shard, backend).is_empty() {
-        return Err(MatrixError(format!(
-            "the matrix has no cases that --backend {backend} can run"
-        )));
-    }
     let (git_head, git_status) = provenance::git_state(source_dir, out);
-    Ok(Archive {
+    Archive {
         schema_version: ARCHIVE_SCHEMA_VERSION,
         echomark: EchomarkInfo {
             tool: TOOL_NAME.to_string(),
@@ -561,7 +565,7 @@ fn new_archive(
             source_hash_rule: provenance::SOURCE_HASH_RULE.to_string(),
         },
         recorded_at_utc: provenance::utc_now(),
-        backend: backend.name().to_string(),
+        backend: String::new(),
         git_head,
         git_status,
         source_sha256: source_sha.to_string(),
@@ -574,7 +578,24 @@ fn new_archive(
         failed_measurements: 0,
         soak: Vec::new(),
         toolchain: Some(host::toolchain()),
-    })
+    }
+}
+
+/// `template`'s archive for `backend`: its name, and the IO profiles it cannot run.
+fn for_backend(template: &Archive, backend: Backend) -> Result<Archive, MatrixError> {
+    let mut archive = template.clone();
+    archive.backend = backend.name().to_string();
+    archive.settings.unsupported_io_profiles = archive.settings.unsupported_for(backend.name());
+    if archive
+        .settings
+        .planned_runs(backend.name(), &[])
+        .is_empty()
+    {
+        return Err(MatrixError(format!(
+            "the matrix has no cases that --backend {backend} can run"
+        )));
+    }
+    Ok(archive)
 }
 
 /// The settings must be runnable and every result one of their planned runs.

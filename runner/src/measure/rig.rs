@@ -240,7 +240,7 @@ impl<R: Runtimes> Rig<R> {
             }
             total
         };
-        let stopped = Stopped {
+        Stopped {
             server: [sum(PHASE_WARMUP), sum(PHASE_MEASURED)],
             server_received: self
                 .server_stats
@@ -248,8 +248,7 @@ impl<R: Runtimes> Rig<R> {
                 .map(|s| s.received(PHASE_MEASURED))
                 .sum(),
             task_panics: self.panics.load(Ordering::Relaxed),
-        };
-        stopped
+        }
     }
 }
 

@@ -4,14 +4,16 @@
 //! receives its sockets in a job and builds its tasks there. Nothing here is timed.
 
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::time::Duration;
 
 use echomark_archive::Protocol;
+use monoio::io::{AsyncReadRent, AsyncWriteRent, Splitable};
 
 use super::phase;
 use super::report::UdpBuffers;
 use super::rig::{guarded, Rig};
-use super::shards::{self, MonoioRuntimes, OpenSocket};
+use super::shards::{self, MonoioRuntimes, OpenSocket, TaskCount};
 use crate::case::{loopback, Case};
 use crate::framing::http1::Http1;
 use crate::framing::prefix::LengthPrefix;
@@ -26,6 +28,22 @@ use crate::traffic::uring::{datagram, stream};
 
 /// How long one connection's handshakes, or a shard's answer, may take.
 const SETUP_LIMIT: Duration = Duration::from_secs(10);
+
+/// Starts a stream client's reader and writer on the two halves of `conn` (plain or TLS),
+/// counted in `tasks`; the reader holds the socket's listing until it ends.
+fn spawn_halves<T, F>(conn: T, link: &Rc<stream::Link<F>>, open: OpenSocket, tasks: &TaskCount)
+where
+    T: monoio::io::Split + AsyncReadRent + AsyncWriteRent + 'static,
+    F: Framing,
+{
+    let (rd, wr) = conn.into_split();
+    let reader = link.clone();
+    shards::spawn_counted(tasks, async move {
+        let _open = open;
+        stream::read_echoes(rd, reader).await
+    });
+    shards::spawn_counted(tasks, stream::write_queued(wr, link.clone()));
+}
 
 impl Rig<MonoioRuntimes> {
     /// Builds the runtimes, sockets and tasks for `case` on monoio.
@@ -112,7 +130,6 @@ impl Rig<MonoioRuntimes> {
         );
         let panics = self.panics.clone();
         self.runtimes.ask(index, SETUP_LIMIT, move || async move {
-            use monoio::io::Splitable;
             use monoio::net::TcpStream;
             let open = OpenSocket::of(&pair.server);
             let server = TcpStream::from_std(pair.server)?;
@@ -130,26 +147,13 @@ impl Rig<MonoioRuntimes> {
             let open = OpenSocket::of(&pair.client);
             let client = TcpStream::from_std(pair.client)?;
             let link = stream::Link::new(session);
-            let writer = link.clone();
             match pair.client_tls {
-                None => {
-                    let (rd, wr) = client.into_split();
-                    shards::spawn_counted(&helpers, async move {
-                        let _open = open;
-                        stream::read_echoes(rd, link).await
-                    });
-                    shards::spawn_counted(&helpers, stream::write_queued(wr, writer.clone()));
-                }
+                None => spawn_halves(client, &link, open, &helpers),
                 Some(tls) => {
-                    let (rd, wr) = monoio_rustls::ClientTlsStream::new(client, tls).into_split();
-                    shards::spawn_counted(&helpers, async move {
-                        let _open = open;
-                        stream::read_echoes(rd, link).await
-                    });
-                    shards::spawn_counted(&helpers, stream::write_queued(wr, writer.clone()));
+                    let tls = monoio_rustls::ClientTlsStream::new(client, tls);
+                    spawn_halves(tls, &link, open, &helpers)
                 }
             }
-            let link = writer;
             let client = stream::UringStreamClient::new(link);
             shards::spawn_counted(
                 &clients,

@@ -264,6 +264,14 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
     })
 }
 
+/// The dataset's rankings, protocols in page order; within a protocol they keep their load
+/// order (the sort is stable).
+fn in_protocol_order<'a>(view: &DatasetView<'a>) -> Vec<&'a Ranking> {
+    let mut rankings = view.rankings.to_vec();
+    rankings.sort_by_key(|r| labels::protocol_rank(r.group.protocol));
+    rankings
+}
+
 /// The choosing-an-IO-model table: per load, the fastest valid model.
 fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
     use Align::{Default as L, Right as R};
@@ -271,16 +279,13 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
         cat.list("overview.choose_columns", &[]),
         &[L, L, L, L, L, R],
     );
-    let mut in_protocol_order: Vec<&&Ranking> = view.rankings.iter().collect();
-    // Stable: within a protocol the rankings keep their load order.
-    in_protocol_order.sort_by_key(|r| labels::protocol_rank(r.group.protocol));
     let dash = || Markup::trusted("—");
     let verdict = |v: Option<bool>| match v {
         Some(true) => cat.text("overview.distinct"),
         Some(false) => cat.text("overview.overlap"),
         None => dash(),
     };
-    for r in in_protocol_order {
+    for r in in_protocol_order(view) {
         let g = &r.group;
         let mut load = labels::load(cat, &r.best_key());
         if g.handler_work > 0 {
@@ -342,9 +347,7 @@ fn backends_section(cat: &Catalog, view: &DatasetView) -> Option<BackendsSection
     let base = backends::base_backend(&present)?;
     let subject = present.iter().copied().find(|b| *b != base)?;
     let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
-    let mut in_protocol_order: Vec<&Ranking> = view.rankings.to_vec();
-    in_protocol_order.sort_by_key(|r| labels::protocol_rank(r.group.protocol));
-    let duels = backends::duels(&in_protocol_order, subject, base);
+    let duels = backends::duels(&in_protocol_order(view), subject, base);
     let count = |v: backends::Verdict| {
         let n = duels.iter().filter(|d| d.verdict == v).count() as u64;
         labels::number(format::count(n))
