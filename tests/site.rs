@@ -1286,3 +1286,76 @@ fn snapshot_of_a_two_backend_protocol_page() {
         insta::assert_snapshot!(page.replace('/', "__"), text(&files, &page));
     }
 }
+
+#[test]
+fn datasets_of_two_hosts_get_a_hosts_page_with_verdicts_from_the_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    let base = baseline_slice();
+    // Host A twice: the whole slice, and an older dataset with its TCP runs only (the pair
+    // with the most configurations in common must be chosen, not the newer or the first).
+    let mut tcp_only = base.clone();
+    tcp_only["results"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|r| r["protocol"] == "tcp");
+    tcp_only["recorded_at_utc"] = json!("2026-11-30T00:00:00+00:00");
+    // Host B: another CPU, TCP 1.5× faster, UDP and HTTP the same runs.
+    let mut other = base.clone();
+    other["host"]["cpu"] = json!("Other CPU");
+    other["recorded_at_utc"] = json!("2026-12-03T00:00:00+00:00");
+    for r in other["results"].as_array_mut().unwrap() {
+        if r["protocol"] == "tcp" {
+            scale_throughput(r, 1.5);
+        }
+    }
+    for (name, archive) in [("a-full", &base), ("a-tcp", &tcp_only), ("b", &other)] {
+        write(&raw, name, "archive.json", &archive.to_string());
+    }
+    let out = dir.path().join("site");
+    let o = build(&[raw.as_path()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    let en = text(&files, "en/hosts.md");
+    assert!(
+        en.contains("## Host B (Other CPU) against host A (AMD EPYC)"),
+        "{en}"
+    );
+    assert!(
+        en.contains("[b](b/overview.md)") && en.contains("against [a-full](a-full/overview.md)")
+    );
+    let part_of = |heading: &str| -> String {
+        let start = en.find(&format!("\n### {heading}\n")).expect(heading);
+        let rest = &en[start + 1..];
+        let end = rest[4..].find("\n### ").map_or(rest.len(), |e| e + 4);
+        rest[..end].to_string()
+    };
+    let tcp = part_of("TCP");
+    assert!(
+        tcp.contains(
+            "host B has the higher throughput in 5, host A in 0, and 0 are not distinguishable"
+        ),
+        "{tcp}"
+    );
+    assert!(tcp.contains("1.50×"), "{tcp}");
+    for protocol in ["UDP", "HTTP"] {
+        let part = part_of(protocol);
+        assert!(
+            part.contains("higher throughput in 0, host A in 0, and 5 are not distinguishable"),
+            "{protocol}: {part}"
+        );
+        assert!(!part.contains("| B higher |") && !part.contains("| A higher |"));
+    }
+    let zh = text(&files, "zh/hosts.md");
+    assert!(
+        zh.contains("## 主机 B（Other CPU）与主机 A（AMD EPYC）"),
+        "{zh}"
+    );
+    assert!(zh.contains("| B 更高 |"));
+    // Both languages link it; one host alone gets no such page.
+    assert!(text(&files, "en/index.html").contains("hosts.html"));
+    let single = dir.path().join("single");
+    let o = build(&[&raw.join("a-full")], &single);
+    assert!(o.status.success());
+    assert!(!tree(&single).contains_key("en/hosts.md"));
+}

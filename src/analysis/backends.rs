@@ -93,33 +93,51 @@ pub fn rows<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Vec
     configs
         .iter()
         .filter(|c| c.key.backend == base)
-        .filter_map(|b| {
-            let Some(s) = subjects.get(&without_backend(&b.key)).copied() else {
+        .filter_map(|b| match subjects.get(&without_backend(&b.key)).copied() {
+            Some(s) => row(s, b),
+            None => {
                 let k = &b.key;
-                return echomark_archive::unsupported(subject, k.io_model, k.io_threads)
-                    .map(|_| Row::Unsupported(b));
-            };
-            if s.status == Status::Failed || b.status == Status::Failed {
-                return Some(Row::Failed {
-                    subject: s,
-                    base: b,
-                });
+                echomark_archive::unsupported(subject, k.io_model, k.io_threads)
+                    .map(|_| Row::Unsupported(b))
             }
-            let (st, bt) = (
-                s.stat(Metric::RoundtripsPerSecond)?,
-                b.stat(Metric::RoundtripsPerSecond)?,
-            );
-            let p99 = s.stat(Metric::RttP99Us).zip(b.stat(Metric::RttP99Us));
-            Some(Row::Pair(Pair {
-                subject: s,
-                base: b,
-                throughput_ratio: ratio(st.median, bt.median)?,
-                throughput: Verdict::of(&st, &bt),
-                p99_ratio: p99.and_then(|(s, b)| ratio(s.median, b.median)),
-                p99: p99.map(|(s, b)| Verdict::of(&s, &b)),
-            }))
         })
         .collect()
+}
+
+/// Every configuration of `bases` (in their order) against the configuration of `subjects`
+/// with the same key, where there is one: the same stack measured in two places (two hosts).
+pub fn rows_between<'a>(
+    subjects: &[&'a Configuration],
+    bases: &[&'a Configuration],
+) -> Vec<Row<'a>> {
+    let by_key: HashMap<&CaseKey, &Configuration> = subjects.iter().map(|c| (&c.key, *c)).collect();
+    bases
+        .iter()
+        .filter_map(|b| row(by_key.get(&b.key).copied()?, b))
+        .collect()
+}
+
+/// One configuration measured on both sides: a pair when both passed, else not comparable.
+fn row<'a>(s: &'a Configuration, b: &'a Configuration) -> Option<Row<'a>> {
+    if s.status == Status::Failed || b.status == Status::Failed {
+        return Some(Row::Failed {
+            subject: s,
+            base: b,
+        });
+    }
+    let (st, bt) = (
+        s.stat(Metric::RoundtripsPerSecond)?,
+        b.stat(Metric::RoundtripsPerSecond)?,
+    );
+    let p99 = s.stat(Metric::RttP99Us).zip(b.stat(Metric::RttP99Us));
+    Some(Row::Pair(Pair {
+        subject: s,
+        base: b,
+        throughput_ratio: ratio(st.median, bt.median)?,
+        throughput: Verdict::of(&st, &bt),
+        p99_ratio: p99.and_then(|(s, b)| ratio(s.median, b.median)),
+        p99: p99.map(|(s, b)| Verdict::of(&s, &b)),
+    }))
 }
 
 fn ratio(subject: f64, base: f64) -> Option<f64> {

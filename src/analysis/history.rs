@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::hosts::host_key;
 use crate::compare::side::Side;
 use crate::compare::{Comparison, Options};
 use crate::error::Error;
@@ -27,22 +28,11 @@ impl Series {
     }
 }
 
-/// What makes two datasets one series: the host fields every archive format records and
-/// the shape of the matrix. Fields newer archives add (governor, SMT) are left out, so an
-/// older dataset of the same machine still joins its series.
+/// What makes two datasets one series: one host ([`host_key`]) and the shape of the matrix.
 fn identity(d: &Dataset) -> Option<String> {
     let f = d.files.first()?;
-    let h = &f.host;
     serde_json::to_string(&(
-        (
-            &h.cpu,
-            h.logical_cpus,
-            &h.machine,
-            &h.system,
-            &h.release,
-            h.memory_bytes,
-            &h.model,
-        ),
+        host_key(d)?,
         (
             &f.preset,
             &f.protocols,

@@ -1,7 +1,7 @@
 //! Analysis, computed once for every output: per configuration the aggregate of its runs
 //! ([`aggregate`]), per load the IO-model ranking ([`rank`]), protocol-against-protocol
 //! ratios ([`ratios`]), backend-against-backend pairs ([`backends`]), the UDP loss and invariant accounting ([`udp`]), the dimension
-//! findings ([`findings`]), latency against offered load ([`load_curve`]), and the
+//! findings ([`findings`]), hosts set against each other ([`hosts`]), latency against offered load ([`load_curve`]), and the
 //! validation report. Pages and summaries only select and
 //! arrange what is here.
 
@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod backends;
 pub mod findings;
 pub mod history;
+pub mod hosts;
 pub mod load_curve;
 pub mod rank;
 pub mod ratios;
@@ -34,6 +35,8 @@ pub struct Analysis {
     /// Series of datasets of one host and matrix, each step compared; empty until
     /// [`Analysis::with_history`] (only the site shows it).
     pub history: Vec<history::Series>,
+    /// Each other host against the first dataset's host, through one pair of datasets.
+    pub hosts: Vec<hosts::HostPair>,
 }
 
 /// What is computed per dataset.
@@ -72,6 +75,7 @@ impl Analysis {
             })
             .collect();
         Ok(Self {
+            hosts: hosts::pairs(datasets, &configurations),
             configurations,
             curves,
             rankings,

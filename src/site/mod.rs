@@ -11,6 +11,7 @@
 //! {en,zh}/index.{md,html}    datasets
 //! {en,zh}/methodology.{md,html}
 //! {en,zh}/udp-report.{md,html}
+//! {en,zh}/hosts.{md,html}        the same configurations on different hosts
 //! {en,zh}/<dataset>/overview.{md,html}, <protocol>.{md,html}, charts/*.svg
 //! data/<dataset>/summary.json, summary.csv, <archive>.json
 //! ```
@@ -87,8 +88,9 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 fn pages_of(
     cat: &Catalog,
     views: &[DatasetView],
-    history: &[crate::analysis::history::Series],
+    analysis: &Analysis,
 ) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
+    let history = &analysis.history;
     let mut specs = vec![
         pages::index::page(cat, views),
         pages::methodology::page(cat),
@@ -105,6 +107,10 @@ fn pages_of(
     if let Some(report) = pages::udp_report::page(cat, views) {
         sidebar.push(top("udp.nav", report.stem.clone()));
         specs.push(report);
+    }
+    if let Some(hosts) = pages::hosts::page(cat, views, &analysis.hosts) {
+        sidebar.push(top("hosts.nav", hosts.stem.clone()));
+        specs.push(hosts);
     }
     for (index, view) in views.iter().enumerate() {
         let overview = pages::overview::page(cat, view);
@@ -218,7 +224,7 @@ pub fn render(
         .map(|(i, d)| DatasetView::new(d, analysis, i))
         .collect();
     for cat in &catalogs {
-        let (specs, sidebar) = pages_of(cat, &views, &analysis.history);
+        let (specs, sidebar) = pages_of(cat, &views, analysis);
         for spec in specs {
             render::page(&env, cat, &catalogs, &spec, &sidebar, base_url, &mut site)?;
         }

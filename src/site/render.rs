@@ -62,6 +62,7 @@ pub fn environment() -> Environment<'static> {
             include_str!("../../templates/pages/dimensions.md"),
         ),
         ("udp.md", include_str!("../../templates/pages/udp.md")),
+        ("hosts.md", include_str!("../../templates/pages/hosts.md")),
         (
             "changes.md",
             include_str!("../../templates/pages/changes.md"),

@@ -8,6 +8,7 @@ use echomark_archive::{Metric, Protocol};
 use serde::Serialize;
 
 use super::charts as chart_model;
+use super::pairs::{self, LoadTable};
 use super::{ChartFile, DatasetView, Image, PageSpec, Subject};
 use crate::analysis::aggregate::{Configuration, Status};
 use crate::analysis::{backends, ratios};
@@ -52,12 +53,6 @@ struct WorkSection {
     heading: Markup,
     images: Vec<Image>,
     tables: Vec<LoadTable>,
-}
-
-#[derive(Serialize)]
-struct LoadTable {
-    heading: Markup,
-    table: Table,
 }
 
 /// Every configuration's row: median [min, max] throughput and median of the rest.
@@ -285,7 +280,6 @@ fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Com
 /// The backend sections of a protocol page: every other backend against the base backend
 /// (tokio when present), configuration by configuration.
 fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<BackendComparison> {
-    use Align::{Left, Right};
     let present: BTreeSet<&str> = of_subject.iter().map(|c| c.key.backend.as_str()).collect();
     let Some(base) = backends::base_backend(&present) else {
         return Vec::new();
@@ -294,125 +288,17 @@ fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Back
         .iter()
         .filter(|b| **b != base)
         .map(|subject| {
-            let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
-            let names: [(&str, &dyn crate::site::markup::Fill); 2] =
-                [("subject", &s_label), ("base", &b_label)];
+            let sides = pairs::Sides {
+                subject: labels::backend(cat, subject),
+                base: labels::backend(cat, base),
+            };
             let rows = backends::rows(of_subject, subject, base);
-            let t = backends::tally(&rows);
-            let mut summary = match t.ratios {
-                None => cat.fill("compare.backend_none", &names),
-                Some(r) => {
-                    let n = |v: usize| labels::number(format::count(v as u64));
-                    let x = |v: f64| labels::number(format::ratio(v));
-                    cat.fill(
-                        "compare.backend_summary",
-                        &[
-                            ("subject", &s_label),
-                            ("base", &b_label),
-                            ("pairs", &n(t.pairs)),
-                            ("higher", &n(t.subject_higher)),
-                            ("lower", &n(t.subject_lower)),
-                            ("same", &n(t.not_distinguishable)),
-                            ("median", &x(r.median)),
-                            ("min", &x(r.min)),
-                            ("max", &x(r.max)),
-                        ],
-                    )
-                }
-            };
-            for (count, text) in [
-                (t.unsupported, "compare.backend_unsupported"),
-                (t.failed, "compare.backend_failed"),
-            ] {
-                if count > 0 {
-                    summary.push(&cat.text("site.sentence_sep"));
-                    let count = labels::number(format::count(count as u64));
-                    summary.push(&cat.fill(text, &[("count", &count), ("subject", &s_label)]));
-                }
-            }
-            let columns = cat.list("compare.backend_columns", &names);
-            let aligns = [Left, Right, Right, Right, Left, Right, Right, Left];
-            let mut loads: Vec<LoadTable> = Vec::new();
-            // Throughput names the backend whose range lies higher, p99 the one lower.
-            let verdict = |v: Option<backends::Verdict>, text: &str, higher: bool| match v {
-                Some(backends::Verdict::NotDistinguishable) => {
-                    cat.text("compare.not_distinguishable")
-                }
-                Some(v) => {
-                    let subject_wins = (v == backends::Verdict::SubjectHigher) == higher;
-                    let winner = if subject_wins { &s_label } else { &b_label };
-                    cat.fill(text, &[("backend", winner)])
-                }
-                None => Markup::trusted("N/A"),
-            };
-            let rate = |c: &Configuration| labels::range(c.stat(Metric::RoundtripsPerSecond), 0);
-            // p99 as medians: the verdict beside them comes from the ranges.
-            let p99 =
-                |c: &Configuration| labels::median(c.stat(Metric::RttP99Us), format::two_decimals);
-            let topology = |c: &Configuration| {
-                labels::topology(cat, &c.key.backend, c.key.io_model, c.key.io_threads)
-            };
-            let dash = || Markup::trusted("—");
-            for row in &rows {
-                let base = match *row {
-                    backends::Row::Pair(p) => p.base,
-                    backends::Row::Unsupported(b) => b,
-                    backends::Row::Failed { base, .. } => base,
-                };
-                let heading = labels::load(cat, &base.key);
-                if loads.last().is_none_or(|l| l.heading != heading) {
-                    loads.push(LoadTable {
-                        heading,
-                        table: Table::new(columns.clone(), &aligns),
-                    });
-                }
-                let cells = match *row {
-                    backends::Row::Pair(p) => vec![
-                        topology(p.base),
-                        rate(p.subject),
-                        rate(p.base),
-                        labels::number(format::ratio(p.throughput_ratio)),
-                        verdict(Some(p.throughput), "compare.higher", true),
-                        p99(p.subject),
-                        p99(p.base),
-                        verdict(p.p99, "compare.lower", false),
-                    ],
-                    backends::Row::Unsupported(b) => vec![
-                        topology(b),
-                        cat.text("compare.not_supported"),
-                        rate(b),
-                        dash(),
-                        dash(),
-                        dash(),
-                        p99(b),
-                        dash(),
-                    ],
-                    backends::Row::Failed { subject, base } => {
-                        let cell = |c: &Configuration, value: Markup| {
-                            if c.status == Status::Failed {
-                                cat.text("compare.not_comparable")
-                            } else {
-                                value
-                            }
-                        };
-                        vec![
-                            topology(base),
-                            cell(subject, rate(subject)),
-                            cell(base, rate(base)),
-                            dash(),
-                            cat.text("compare.not_comparable"),
-                            cell(subject, p99(subject)),
-                            cell(base, p99(base)),
-                            dash(),
-                        ]
-                    }
-                };
-                if let Some(load) = loads.last_mut() {
-                    load.table.push(cells);
-                }
-            }
+            let (summary, loads) = pairs::section(cat, &rows, &sides, &pairs::BACKEND_TEXTS);
             BackendComparison {
-                heading: cat.fill("compare.backend_heading", &names),
+                heading: cat.fill(
+                    "compare.backend_heading",
+                    &[("subject", &sides.subject), ("base", &sides.base)],
+                ),
                 summary,
                 loads,
             }

@@ -1,0 +1,101 @@
+//! The same configurations measured on different hosts. Datasets are grouped by the host
+//! their archives describe; every other host is set against the base host (the host of the
+//! first dataset) through the pair of datasets, one from each host, that measured the most
+//! configurations in common, the newest on ties. A pair compares only datasets of one
+//! address family.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::analysis::aggregate::Configuration;
+use crate::model::Dataset;
+use echomark_archive::CaseKey;
+
+/// What makes two datasets come from one host: the host fields every archive format
+/// records. Fields newer archives add (governor, SMT, CPU signature) are left out, so an
+/// older dataset of the same machine still counts as that machine.
+pub fn host_key(d: &Dataset) -> Option<String> {
+    let h = &d.files.first()?.host;
+    serde_json::to_string(&(
+        &h.cpu,
+        h.logical_cpus,
+        &h.machine,
+        &h.system,
+        &h.release,
+        h.memory_bytes,
+        &h.model,
+    ))
+    .ok()
+}
+
+/// One host against the base host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostPair {
+    /// The base host's dataset (an index into the datasets).
+    pub base: usize,
+    /// The other host's dataset.
+    pub subject: usize,
+    /// Closed-loop configurations both datasets measured.
+    pub common: usize,
+}
+
+/// Every host a dataset names, in the order of their first dataset, with their datasets.
+pub fn hosts<'a>(datasets: impl IntoIterator<Item = &'a Dataset>) -> Vec<Vec<usize>> {
+    let mut order: Vec<String> = Vec::new();
+    let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, d) in datasets.into_iter().enumerate() {
+        let Some(key) = host_key(d) else { continue };
+        if !members.contains_key(&key) {
+            order.push(key.clone());
+        }
+        members.entry(key).or_default().push(i);
+    }
+    order
+        .into_iter()
+        .filter_map(|k| members.remove(&k))
+        .collect()
+}
+
+/// Each host after the first against the first, through its best pair of datasets; hosts
+/// with no configuration in common with the base host are left out.
+pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<HostPair> {
+    let hosts = hosts(datasets);
+    let Some((base_host, others)) = hosts.split_first() else {
+        return Vec::new();
+    };
+    let keys: Vec<HashSet<&CaseKey>> = datasets
+        .iter()
+        .map(|d| {
+            configurations
+                .iter()
+                .filter(|c| c.dataset == d.name)
+                .map(|c| &c.key)
+                .collect()
+        })
+        .collect();
+    let family = |i: usize| datasets[i].files.first().map(|f| f.address_family);
+    let recorded = |i: usize| datasets[i].recorded_at().unwrap_or("");
+    others
+        .iter()
+        .filter_map(|host| {
+            base_host
+                .iter()
+                .flat_map(|&b| host.iter().map(move |&s| (b, s)))
+                .filter(|&(b, s)| family(b) == family(s))
+                .map(|(b, s)| HostPair {
+                    base: b,
+                    subject: s,
+                    common: keys[b].intersection(&keys[s]).count(),
+                })
+                .filter(|p| p.common > 0)
+                .max_by(|x, y| {
+                    x.common
+                        .cmp(&y.common)
+                        .then_with(|| recorded(x.subject).cmp(recorded(y.subject)))
+                        .then_with(|| recorded(x.base).cmp(recorded(y.base)))
+                        // The earlier name on a full tie, so the choice never depends on order.
+                        .then_with(|| datasets[y.base].name.cmp(&datasets[x.base].name))
+                        .then_with(|| datasets[y.subject].name.cmp(&datasets[x.subject].name))
+                })
+        })
+        .collect()
+}

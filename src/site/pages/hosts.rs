@@ -1,0 +1,214 @@
+//! The hosts page: the same configurations measured on different hosts, each other host set
+//! against the base host through the pair of datasets [`crate::analysis::hosts`] chose, per
+//! protocol a summary and one table per load, named "higher" or "lower" only where the
+//! ranges do not overlap.
+
+use serde::Serialize;
+
+use super::pairs::{self, LoadTable, Sides, Texts};
+use super::{DatasetView, PageSpec};
+use crate::analysis::backends;
+use crate::analysis::hosts::{self, HostPair};
+use crate::format;
+use crate::model::Dataset;
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+#[derive(Serialize)]
+struct HostsPage {
+    title: Markup,
+    lead: Markup,
+    caution: Markup,
+    hosts: Table,
+    comparisons: Vec<HostComparison>,
+}
+
+/// One host against the base host.
+#[derive(Serialize)]
+struct HostComparison {
+    heading: Markup,
+    datasets: Markup,
+    protocols: Vec<ProtocolSection>,
+}
+
+#[derive(Serialize)]
+struct ProtocolSection {
+    heading: Markup,
+    summary: Markup,
+    loads: Vec<LoadTable>,
+}
+
+const HOST_TEXTS: Texts = Texts {
+    summary: "hosts.summary",
+    none: "hosts.none",
+    unsupported: "hosts.failed",
+    failed: "hosts.failed",
+};
+
+/// A host's name on the page: a letter, in the order of the hosts table ("A", "B", …;
+/// past "Z", "H27"), which says what the host is. Letters keep the comparison's column
+/// heads short where a CPU's full name would not fit.
+fn letter(position: usize) -> Markup {
+    Markup::trusted(match u8::try_from(position).ok().filter(|p| *p < 26) {
+        Some(p) => char::from(b'A' + p).to_string(),
+        None => format!("H{}", position + 1),
+    })
+}
+
+/// The page, when the datasets come from at least two hosts that measured a configuration
+/// in common.
+pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Option<PageSpec> {
+    if host_pairs.is_empty() {
+        return None;
+    }
+    let datasets: Vec<&Dataset> = views.iter().map(|v| v.dataset).collect();
+    let groups = hosts::hosts(datasets.iter().copied());
+    let host_of = |dataset: usize| {
+        groups
+            .iter()
+            .position(|g| g.contains(&dataset))
+            .unwrap_or(0)
+    };
+    let mut table = Table::new(
+        cat.list("hosts.columns", &[]),
+        &[
+            Align::Left,
+            Align::Left,
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+            Align::Left,
+        ],
+    );
+    let missing = cat.text("overview.not_recorded");
+    for (position, members) in groups.iter().enumerate() {
+        let first = datasets[members[0]];
+        let h = first
+            .files
+            .first()
+            .map(|f| f.host.clone())
+            .unwrap_or_default();
+        let names: Vec<Markup> = members
+            .iter()
+            .map(|&i| {
+                Markup::trusted(format!(
+                    "[{}]({}/overview.md)",
+                    Markup::text(&datasets[i].name),
+                    views[i].slug()
+                ))
+            })
+            .collect();
+        table.push(vec![
+            letter(position),
+            h.cpu.as_deref().map_or(missing.clone(), Markup::text),
+            h.cpu_signature
+                .as_deref()
+                .map_or(missing.clone(), Markup::text),
+            h.logical_cpus
+                .map_or(missing.clone(), |n| Markup::trusted(n.to_string())),
+            h.memory_bytes
+                .map_or(missing.clone(), |b| Markup::trusted(format::gib(b))),
+            h.release.as_deref().map_or(missing.clone(), Markup::text),
+            Markup::join(&names, &cat.text("list.sep")),
+        ]);
+    }
+    let comparisons = host_pairs
+        .iter()
+        .map(|pair| {
+            let sides = Sides {
+                subject: letter(host_of(pair.subject)),
+                base: letter(host_of(pair.base)),
+            };
+            comparison(cat, views, sides, pair)
+        })
+        .collect();
+    let model = HostsPage {
+        title: cat.text("hosts.title"),
+        lead: cat.text("hosts.lead"),
+        caution: cat.text("hosts.caution"),
+        hosts: table,
+        comparisons,
+    };
+    Some(PageSpec::new(
+        format!("{}/hosts", cat.code),
+        "hosts.md",
+        cat.text("hosts.title"),
+        &model,
+        Vec::new(),
+    ))
+}
+
+fn comparison(
+    cat: &Catalog,
+    views: &[DatasetView],
+    sides: Sides,
+    pair: &HostPair,
+) -> HostComparison {
+    let (base, subject) = (&views[pair.base], &views[pair.subject]);
+    let cpu = |v: &DatasetView| {
+        let cpu = v.dataset.files.first().and_then(|f| f.host.cpu.as_deref());
+        Markup::text(cpu.unwrap_or("?"))
+    };
+    let link = |v: &DatasetView| {
+        let recorded = v.dataset.recorded_at().unwrap_or("");
+        cat.fill(
+            "hosts.dataset",
+            &[
+                (
+                    "name",
+                    &Markup::trusted(format!(
+                        "[{}]({}/overview.md)",
+                        Markup::text(&v.dataset.name),
+                        v.slug()
+                    )),
+                ),
+                (
+                    "recorded",
+                    &Markup::text(recorded.get(..10).unwrap_or(recorded)),
+                ),
+            ],
+        )
+    };
+    let protocols = base
+        .protocols()
+        .into_iter()
+        .filter_map(|protocol| {
+            let rows = backends::rows_between(
+                &subject.configs_of_protocol(protocol),
+                &base.configs_of_protocol(protocol),
+            );
+            if rows.is_empty() {
+                return None;
+            }
+            let (summary, loads) = pairs::section(cat, &rows, &sides, &HOST_TEXTS);
+            Some(ProtocolSection {
+                heading: labels::protocol(cat, protocol),
+                summary,
+                loads,
+            })
+        })
+        .collect();
+    HostComparison {
+        heading: cat.fill(
+            "hosts.heading",
+            &[
+                ("subject", &sides.subject),
+                ("base", &sides.base),
+                ("subject_cpu", &cpu(subject)),
+                ("base_cpu", &cpu(base)),
+            ],
+        ),
+        datasets: cat.fill(
+            "hosts.datasets",
+            &[
+                ("subject", &link(subject)),
+                ("base", &link(base)),
+                ("common", &labels::number(format::count(pair.common as u64))),
+            ],
+        ),
+        protocols,
+    }
+}
