@@ -253,8 +253,8 @@ impl From<&Metrics> for Measurement {
             rtt_mean_us: Some(m.rtt_mean_us),
             client_send_rejections: Some(c.client_send_rejections),
             client_send_completion_errors: Some(c.client_send_completion_errors),
-            server_send_rejections: Some(c.server_send_rejections),
-            server_send_completion_errors: Some(c.server_send_completion_errors),
+            server_send_rejections: m.server_send_rejections,
+            server_send_completion_errors: m.server_send_completion_errors,
             content_errors: Some(c.content_errors),
             content_or_io_errors: None,
             order_errors: Some(c.order_errors),
@@ -287,7 +287,7 @@ impl From<&Metrics> for Measurement {
             kernel_ip_reasm_oks_delta: m.kernel_ip_reasm_oks_delta,
             kernel_ip_reasm_fails_delta: m.kernel_ip_reasm_fails_delta,
             kernel_udp_in_errors_delta: m.kernel_udp_in_errors_delta,
-            server_messages_received: Some(m.server_messages_received),
+            server_messages_received: m.server_messages_received,
             open_loop: m.open_loop.clone(),
         }
     }

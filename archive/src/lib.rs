@@ -3,7 +3,7 @@
 //! One crate owns the JSON shapes so that the producer and the reader cannot drift apart
 //! (the same idea as `nextest-metadata`): the configuration key and its enums ([`key`]), the
 //! metrics one run prints and its error counters ([`metrics`]), the archive around them
-//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), the latency histogram's wire form ([`histogram`]) and the
+//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), an external server's description ([`target`]), the latency histogram's wire form ([`histogram`]) and the
 //! check that a measurement measured what was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
 //! reader understands an echomark archive, and echomark adds what arknet lacks (full latency
 //! histograms, interval-exact throughput, kernel UDP counters, per-run timing and a shuffle
@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod open_loop;
 pub mod plan;
 pub mod soak;
+pub mod target;
 
 pub use archive::{
     Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, OpenLoopPlan, Preset, Settings,
@@ -33,6 +34,7 @@ pub use key::{
 pub use metrics::{ErrorCounters, Metric, Metrics, ERROR_COUNTER_NAMES};
 pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
 pub use soak::{SoakReport, SoakRound};
+pub use target::{StreamFraming, TargetInfo, TlsVerification};
 
 /// The JSON Schema of an echomark archive, as shipped in `schema/archive.schema.json`.
 pub const ARCHIVE_JSON_SCHEMA: &str = include_str!("../schema/archive.schema.json");

@@ -63,8 +63,10 @@ pub struct Metrics {
     pub rtt_p99_us: f64,
     pub client_send_rejections: u64,
     pub client_send_completion_errors: u64,
-    pub server_send_rejections: u64,
-    pub server_send_completion_errors: u64,
+    /// Server-side counters: `null` when the server was not echomark's own (`once --target`),
+    /// whose counters the client cannot see; never 0 for "unknown".
+    pub server_send_rejections: Option<u64>,
+    pub server_send_completion_errors: Option<u64>,
     pub content_errors: u64,
     pub order_errors: u64,
     pub unexpected_messages: u64,
@@ -104,8 +106,9 @@ pub struct Metrics {
     pub drain_seconds: f64,
     /// Verified round trips completed during warmup.
     pub warmup_messages: u64,
-    /// Messages the server side received in the measured phase (all server tasks).
-    pub server_messages_received: u64,
+    /// Messages the server side received in the measured phase (all server tasks); `null`
+    /// for an external server (`once --target`).
+    pub server_messages_received: Option<u64>,
     /// How percentiles were computed.
     pub rtt_method: String,
     /// Whether round trips were recorded into the histogram (`--no-latency` turns it off).
@@ -168,6 +171,10 @@ pub struct Metrics {
     /// Open-loop runs (`--rate`): the schedule and its figures; absent for closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<crate::open_loop::OpenLoopMetrics>,
+    /// `once --target`: the external server the client measured; absent when echomark's own
+    /// server ran in the same process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::target::TargetInfo>,
 }
 
 impl Metrics {
@@ -229,17 +236,51 @@ macro_rules! error_counters {
         }
 
         impl Metrics {
-            /// The 13 error counters.
+            /// The 13 error counters; a server counter that is absent (an external server)
+            /// counts as 0 here, since nothing was seen to go wrong.
             pub fn error_counters(&self) -> ErrorCounters {
-                ErrorCounters { $($name: self.$name),+ }
+                ErrorCounters { $($name: CounterField::read(&self.$name)),+ }
             }
 
             /// Writes the 13 error counters.
             pub fn set_error_counters(&mut self, c: &ErrorCounters) {
-                $(self.$name = c.$name;)+
+                $(CounterField::write(&mut self.$name, c.$name);)+
             }
         }
     };
+}
+
+/// A counter field of [`Metrics`]: a number, or a server-side number that may be unknown.
+trait CounterField {
+    fn read(&self) -> u64;
+    fn write(&mut self, value: u64);
+}
+
+impl CounterField for u64 {
+    fn read(&self) -> u64 {
+        *self
+    }
+    fn write(&mut self, value: u64) {
+        *self = value;
+    }
+}
+
+impl CounterField for Option<u64> {
+    fn read(&self) -> u64 {
+        self.unwrap_or(0)
+    }
+    fn write(&mut self, value: u64) {
+        *self = Some(value);
+    }
+}
+
+impl Metrics {
+    /// Marks the server-side counters unknown: the server is not echomark's own.
+    pub fn clear_server_counters(&mut self) {
+        self.server_send_rejections = None;
+        self.server_send_completion_errors = None;
+        self.server_messages_received = None;
+    }
 }
 
 error_counters!(

@@ -52,6 +52,9 @@ fn sample_metrics() -> Metrics {
         ok: true,
         error: Some("x".into()),
         messages_received: 10,
+        server_messages_received: Some(10),
+        server_send_rejections: Some(0),
+        server_send_completion_errors: Some(0),
         rtt_method: "hdrhistogram".into(),
         latency_recording: true,
         rtt_histogram: Some("HISTFAAA".into()),
@@ -102,6 +105,12 @@ fn sample_metrics() -> Metrics {
             clock: "CLOCK_MONOTONIC".into(),
             timer: "timerfd".into(),
             spin_us: 1000,
+        }),
+        target: Some(TargetInfo {
+            address: "127.0.0.1:9".into(),
+            framing: Some(StreamFraming::Raw),
+            tls_verification: Some(TlsVerification::Insecure),
+            http_pipelined: Some(false),
         }),
         ..Metrics::default()
     }

@@ -1,7 +1,7 @@
 //! One measured configuration ("case"), validated before any socket is opened.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use crate::message::{HEADER_LEN, MAX_PAYLOAD};
@@ -22,6 +22,35 @@ pub const MAX_OUTSTANDING_BYTES: u64 = 256 * 1024 * 1024;
 pub use echomark_archive::{AddressFamily, Arrival, IoModel, Protocol};
 
 pub use crate::traffic::schedule::OpenLoop;
+pub use crate::traffic::tls::TlsTrust;
+pub use echomark_archive::StreamFraming;
+
+/// `once --target`: a server echomark did not start, measured instead of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// The address the clients connect to.
+    pub addr: SocketAddr,
+    /// `host:port` as given: the HTTP and WebSocket `Host` header.
+    pub authority: String,
+    /// `tcp`, `tcps`: how messages are delimited on the stream.
+    pub framing: StreamFraming,
+    /// TLS protocols: how the certificate is checked, and the name it must carry.
+    pub tls: Option<(TlsTrust, String)>,
+}
+
+impl Target {
+    /// What the archive records about the target of `case`.
+    pub fn info(&self, case: &Case) -> echomark_archive::TargetInfo {
+        echomark_archive::TargetInfo {
+            address: self.addr.to_string(),
+            framing: matches!(case.protocol, Protocol::Tcp | Protocol::Tcps)
+                .then_some(self.framing),
+            tls_verification: self.tls.as_ref().map(|(trust, _)| trust.verification()),
+            http_pipelined: matches!(case.protocol, Protocol::Http | Protocol::Https)
+                .then_some(case.window > 1),
+        }
+    }
+}
 
 /// The loopback address of `family`: 127.0.0.1 or ::1.
 pub fn loopback(family: AddressFamily) -> IpAddr {
@@ -108,6 +137,8 @@ pub struct Case {
     pub open_loop: Option<OpenLoop>,
     /// Open loop: how long before a due message a client spins instead of sleeping.
     pub spin: Duration,
+    /// An external server to measure instead of echomark's own (client side only).
+    pub target: Option<Target>,
 }
 
 /// The `once` defaults: tokio, TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
@@ -134,6 +165,7 @@ impl Default for Case {
             fault: None,
             open_loop: None,
             spin: crate::traffic::pacing::DEFAULT_SPIN,
+            target: None,
         }
     }
 }
@@ -164,6 +196,9 @@ impl Case {
                 self.backend
             ));
         }
+        if let Some(target) = &self.target {
+            self.validate_target(target)?;
+        }
         let outstanding = self.clients as u64 * self.window as u64 * self.payload as u64;
         if outstanding > MAX_OUTSTANDING_BYTES {
             return err(format!(
@@ -172,6 +207,41 @@ impl Case {
             ));
         }
         Ok(self)
+    }
+
+    /// The rules of `--target`: only the client runs here, so nothing may ask for the
+    /// server's side, and a TLS protocol needs to know how to trust the server.
+    fn validate_target(&self, target: &Target) -> Result<(), UsageError> {
+        let err = |m: &str| Err(UsageError(m.to_string()));
+        if self.backend != Backend::Tokio {
+            return err("--target is measured with --backend tokio");
+        }
+        if self.work > 0 {
+            return err(
+                "--work runs in echomark's own server; an external server does its own work",
+            );
+        }
+        if self.udp_server_recv_buffer.is_some() {
+            return err("--udp-server-recv-buffer sets echomark's own server socket; it has no effect with --target");
+        }
+        if self.fault.is_some() {
+            return err("--inject-fault makes echomark's own server misbehave; it has no effect with --target");
+        }
+        if target.framing == StreamFraming::Raw
+            && !matches!(self.protocol, Protocol::Tcp | Protocol::Tcps)
+        {
+            return err(
+                "--framing raw is for tcp and tcps; the other protocols have their own framing",
+            );
+        }
+        if self.protocol.uses_tls() != target.tls.is_some() {
+            return err(if self.protocol.uses_tls() {
+                "a TLS protocol against --target needs --tls-ca FILE or --tls-insecure"
+            } else {
+                "--tls-ca and --tls-insecure are for tcps, wss and https"
+            });
+        }
+        Ok(())
     }
 
     /// The server socket's receive-buffer request.
@@ -228,6 +298,26 @@ impl Case {
         }
         if !self.record_latency {
             a.push("--no-latency".into());
+        }
+        if let Some(t) = &self.target {
+            a.push("--target".into());
+            a.push(t.authority.clone());
+            if matches!(self.protocol, Protocol::Tcp | Protocol::Tcps) {
+                a.push("--framing".into());
+                a.push(t.framing.as_str().into());
+            }
+            match &t.tls {
+                Some((TlsTrust::Insecure, _)) => a.push("--tls-insecure".into()),
+                Some((TlsTrust::Ca(path), _)) => {
+                    a.push("--tls-ca".into());
+                    a.push(path.display().to_string());
+                }
+                None => {}
+            }
+            if let Some((_, name)) = &t.tls {
+                a.push("--tls-server-name".into());
+                a.push(name.clone());
+            }
         }
         a
     }

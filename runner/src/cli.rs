@@ -5,8 +5,11 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use echomark_archive::Preset;
+use std::net::{SocketAddr, ToSocketAddrs};
+
 use echomark_runner::case::{
-    self, AddressFamily, Arrival, Backend, Case, Fault, IoModel, OpenLoop, Protocol, UsageError,
+    self, AddressFamily, Arrival, Backend, Case, Fault, IoModel, OpenLoop, Protocol, StreamFraming,
+    Target, TlsTrust, UsageError,
 };
 use echomark_runner::case::{
     DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
@@ -52,6 +55,12 @@ pub enum Command {
     Matrix(MatrixArgs),
     /// A sustained test across topologies with restarts; prints one JSON report.
     Soak(SoakArgs),
+    /// Run only echomark's server until SIGTERM or SIGINT: one JSON line with its address
+    /// first, one with its counters last.
+    Serve(ServeArgs),
+    /// Check a server against the echo contract before measuring it: a table of checks,
+    /// exit 0 when none failed.
+    Verify(VerifyArgs),
     /// Print the `source_sha256` of a workspace (the rule archives record).
     #[command(hide = true)]
     SourceHash {
@@ -137,6 +146,88 @@ pub struct OnceArgs {
     /// Test only: make the server misbehave so the checks can be shown to catch it.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// The flags that point a client at a server echomark did not start.
+#[derive(Debug, Clone, Args)]
+pub struct TargetArgs {
+    /// Measure the server at HOST:PORT instead of echomark's own (client side only; the
+    /// address family is the address's).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: Option<String>,
+    /// tcp, tcps: `prefix` (arknet's length prefix, echomark's own server) or `raw`
+    /// (messages of exactly --payload bytes on any server that writes back what it reads).
+    #[arg(long, value_enum, default_value = "prefix", requires = "target")]
+    pub framing: StreamFraming,
+    /// TLS protocols: accept the server's certificate without checking it.
+    #[arg(long, requires = "target", conflicts_with = "tls_ca")]
+    pub tls_insecure: bool,
+    /// TLS protocols: check the server's certificate against the CAs in this PEM file.
+    #[arg(long, value_name = "FILE", requires = "target")]
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// TLS protocols: the name the certificate must carry (default: the target's host).
+    #[arg(long, value_name = "NAME", requires = "target")]
+    pub tls_server_name: Option<String>,
+}
+
+impl TargetArgs {
+    /// The target these flags name, resolved (preferring `family` when the name has
+    /// addresses of both), or none.
+    pub fn resolve(&self, family: AddressFamily) -> Result<Option<Target>, UsageError> {
+        let Some(authority) = &self.target else {
+            return Ok(None);
+        };
+        let addr = resolve(authority, family)?;
+        let host = authority
+            .rsplit_once(':')
+            .map_or(authority.as_str(), |(h, _)| h)
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let trust = match (&self.tls_ca, self.tls_insecure) {
+            (Some(path), _) => Some(TlsTrust::Ca(path.clone())),
+            (None, true) => Some(TlsTrust::Insecure),
+            (None, false) => None,
+        };
+        Ok(Some(Target {
+            addr,
+            authority: authority.clone(),
+            framing: self.framing,
+            tls: trust.map(|t| {
+                (
+                    t,
+                    self.tls_server_name
+                        .clone()
+                        .unwrap_or_else(|| host.to_string()),
+                )
+            }),
+        }))
+    }
+}
+
+/// The socket address of `HOST:PORT`, of `family` when the name has both kinds.
+pub fn resolve(authority: &str, family: AddressFamily) -> Result<SocketAddr, UsageError> {
+    let addrs: Vec<SocketAddr> = authority
+        .to_socket_addrs()
+        .map_err(|e| UsageError(format!("--target {authority:?}: {e}")))?
+        .collect();
+    let wanted = |a: &&SocketAddr| a.is_ipv6() == (family == AddressFamily::Ipv6);
+    addrs
+        .iter()
+        .find(wanted)
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| UsageError(format!("--target {authority:?} has no address")))
+}
+
+/// The address family of `addr`.
+pub fn family_of(addr: &SocketAddr) -> AddressFamily {
+    if addr.is_ipv6() {
+        AddressFamily::Ipv6
+    } else {
+        AddressFamily::Ipv4
+    }
 }
 
 /// The default case with this traffic.
@@ -175,7 +266,7 @@ traffic_flags!(OnceArgs, SoakArgs);
 impl OnceArgs {
     /// The validated case these flags describe.
     pub fn to_case(&self) -> Result<Case, UsageError> {
-        Case {
+        let mut case = Case {
             backend: self.backend,
             seconds: self.seconds,
             warmup: self.warmup,
@@ -195,8 +286,104 @@ impl OnceArgs {
             }),
             spin: Duration::from_micros(self.spin_us),
             ..self.traffic()
+        };
+        case.target = self.target.resolve(case.address_family)?;
+        if let Some(t) = &case.target {
+            case.address_family = family_of(&t.addr);
         }
-        .validate()
+        case.validate()
+    }
+}
+
+/// The flags of `serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Transport and framing.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
+    /// Address to listen on; port 0 picks a free one (printed on the first line).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Async runtime (serve runs on tokio).
+    #[arg(long, value_enum, default_value = "tokio")]
+    pub backend: Backend,
+    /// tcp, tcps: `prefix` (echomark's framing) or `raw` (a plain byte echo).
+    #[arg(long, value_enum, default_value = "prefix")]
+    pub framing: StreamFraming,
+    /// Thread and runtime topology.
+    #[arg(long, value_enum, default_value = "shared")]
+    pub io_model: IoModel,
+    /// Threads (shared) or single-thread runtimes (sharded), 1 to 64.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(THREADS_RANGE))]
+    pub io_threads: u64,
+    /// Synthetic xorshift rounds per echo, 0 to 10,000,000.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(WORK_RANGE))]
+    pub work: u64,
+    /// UDP: SO_SNDBUF request for every server socket, bytes.
+    #[arg(long, default_value_t = DEFAULT_UDP_SEND_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_send_buffer: u64,
+    /// UDP: SO_RCVBUF request for every server socket, bytes.
+    #[arg(long, default_value_t = DEFAULT_UDP_RECV_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_recv_buffer: u64,
+    /// TLS protocols: write the server's self-signed certificate (PEM) here, for a client's
+    /// --tls-ca.
+    #[arg(long, value_name = "FILE")]
+    pub tls_certificate_out: Option<std::path::PathBuf>,
+}
+
+impl ServeArgs {
+    /// The options these flags describe.
+    pub fn to_options(&self) -> Result<echomark_runner::serve::ServeOptions, UsageError> {
+        if self.backend != Backend::Tokio {
+            return Err(UsageError("serve runs on --backend tokio".into()));
+        }
+        let options = echomark_runner::serve::ServeOptions {
+            protocol: self.protocol,
+            listen: self.listen,
+            framing: self.framing,
+            io_model: self.io_model,
+            io_threads: self.io_threads as usize,
+            work: self.work,
+            udp_send_buffer: self.udp_send_buffer,
+            udp_recv_buffer: self.udp_recv_buffer,
+            tls_certificate_out: self.tls_certificate_out.clone(),
+        };
+        echomark_runner::serve::validate(&options).map_err(|e| UsageError(e.to_string()))?;
+        Ok(options)
+    }
+}
+
+/// The flags of `verify`.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    /// The protocol the server speaks.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
+    /// Preferred address family when the target's name has both.
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+    /// Print the checks as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+impl VerifyArgs {
+    /// The target to verify (required here).
+    pub fn to_target(&self) -> Result<Target, UsageError> {
+        let target = self
+            .target
+            .resolve(self.address_family)?
+            .ok_or_else(|| UsageError("verify needs --target HOST:PORT".into()))?;
+        let probe = Case {
+            protocol: self.protocol,
+            address_family: family_of(&target.addr),
+            target: Some(target.clone()),
+            ..Case::default()
+        };
+        probe.validate()?;
+        Ok(target)
     }
 }
 

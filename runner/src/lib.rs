@@ -17,5 +17,7 @@ pub mod matrix;
 pub mod measure;
 pub mod message;
 pub mod random;
+pub mod serve;
 pub mod soak;
 pub mod traffic;
+pub mod verify;

@@ -44,6 +44,22 @@ fn main() -> ExitCode {
             }
             Err(e) => usage("soak", e),
         },
+        Command::Serve(args) => match args.to_options() {
+            Ok(options) => serve(&options),
+            Err(e) => usage("serve", e),
+        },
+        Command::Verify(args) => match args.to_target() {
+            Ok(target) => {
+                let v = echomark_runner::verify::verify(args.protocol, &target);
+                if args.json {
+                    println!("{}", serde_json::to_string_pretty(&v).expect("plain data"));
+                } else {
+                    print!("{}", v.table());
+                }
+                verdict(v.passed)
+            }
+            Err(e) => usage("verify", e),
+        },
         Command::SourceHash { dir } => {
             let dir = dir.unwrap_or_else(matrix::provenance::default_source_dir);
             match matrix::provenance::source_sha256(&dir) {
@@ -98,6 +114,34 @@ fn once(case: &case::Case) -> u8 {
         }
         Err(e) => {
             eprintln!("echomark-runner once: cannot encode metrics: {e}");
+            exit_codes::FAILED
+        }
+    }
+}
+
+/// `serve`: the listening line, then, once SIGTERM or SIGINT arrives, the counters.
+fn serve(options: &echomark_runner::serve::ServeOptions) -> u8 {
+    use std::io::Write as _;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
+            eprintln!("echomark-runner serve: cannot handle signal {signal}: {e}");
+            return exit_codes::FAILED;
+        }
+    }
+    let announce = |listening: &echomark_runner::serve::Listening| {
+        println!("{}", serde_json::to_string(listening).expect("plain data"));
+        // The parent reads the address before it connects: never leave it in a buffer.
+        let _ = std::io::stdout().flush();
+    };
+    match echomark_runner::serve::run(options, &stop, announce) {
+        Ok(report) => {
+            println!("{}", serde_json::to_string(&report).expect("plain data"));
+            exit_codes::OK
+        }
+        Err(echomark_runner::serve::ServeError::Usage(e)) => usage("serve", e),
+        Err(e) => {
+            eprintln!("echomark-runner serve: {e}");
             exit_codes::FAILED
         }
     }

@@ -80,10 +80,11 @@ pub fn run(base: &Case, seconds: f64, rounds: u64) -> SoakReport {
                     m.messages_sent, m.messages_received
                 ));
             }
-            if m.server_messages_received != m.messages_sent {
+            let server_received = m.server_messages_received.unwrap_or(0);
+            if server_received != m.messages_sent {
                 failures.push(format!(
-                    "sent {} but the server received {}",
-                    m.messages_sent, m.server_messages_received
+                    "sent {} but the server received {server_received}",
+                    m.messages_sent
                 ));
             }
             if m.messages_received == 0 {
@@ -105,7 +106,7 @@ pub fn run(base: &Case, seconds: f64, rounds: u64) -> SoakReport {
                 round,
                 seconds: case.seconds,
                 messages_sent: m.messages_sent,
-                server_messages_received: m.server_messages_received,
+                server_messages_received: server_received,
                 messages_received: m.messages_received,
                 verified_echoes: m.rtt_observations,
                 errors,

@@ -52,6 +52,7 @@ fn tungstenite_client_against_the_echomark_server() {
                 stats: server_stats,
                 fault: None,
                 closing: Arc::new(AtomicBool::new(false)),
+                echo_foreign: false,
             };
             stream::serve(stream, duty, WebSocket::Server).await;
         });

@@ -5,7 +5,9 @@
 //! back on its one connection and the server answers them in order (RFC 9112 §9.3.2). That
 //! keeps the closed loop and the strict order check identical to TCP's, and measures one
 //! connection per client as arknet does; concurrent requests would need more connections.
-//! Only what the echo needs is parsed: the start line, `Content-Length`, the blank line.
+//! Only what the echo needs is parsed: the start line, `Content-Length` or
+//! `Transfer-Encoding: chunked` (which an external server may answer with; the chunks are
+//! joined in place), the blank line.
 
 use std::fmt::Write as _;
 
@@ -35,6 +37,19 @@ pub enum HeadError {
     BadStartLine,
     #[error("no Content-Length")]
     NoContentLength,
+    #[error("malformed chunk")]
+    BadChunk,
+    #[error("a chunked body longer than any message")]
+    ChunkedTooLong,
+}
+
+/// How a message's body is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// `Content-Length` bytes follow the head.
+    Length(u64),
+    /// Chunks follow the head (`Transfer-Encoding: chunked`).
+    Chunked,
 }
 
 /// HTTP/1.1 for one end: the client writes requests and reads responses, the server the
@@ -66,7 +81,13 @@ impl Framing for Http1 {
             Http1::Client { .. } => Kind::Response,
             Http1::Server => Kind::Request,
         };
-        Ok(parse(buf, kind)?.map(|(len, body)| FrameHead::plain(len, body)))
+        Ok(parse(buf, kind)?.map(|(len, body)| match body {
+            Body::Length(n) => FrameHead::plain(len, n),
+            Body::Chunked => FrameHead {
+                chunked: true,
+                ..FrameHead::plain(len, 0)
+            },
+        }))
     }
 }
 
@@ -88,9 +109,9 @@ pub fn write_response(out: &mut Vec<u8>, len: usize) {
     out.extend_from_slice(head.as_bytes());
 }
 
-/// Parses a head at the start of `buf`: `Ok(Some((head_len, body_len)))`, `Ok(None)` when
-/// more bytes are needed.
-pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, u64)>, HeadError> {
+/// Parses a head at the start of `buf`: `Ok(Some((head_len, body)))`, `Ok(None)` when more
+/// bytes are needed.
+pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, Body)>, HeadError> {
     let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
         return if buf.len() > MAX_HEAD {
             Err(HeadError::TooLong)
@@ -107,10 +128,84 @@ pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, u64)>, HeadError> 
     if !start_ok {
         return Err(HeadError::BadStartLine);
     }
+    // RFC 9112 §6.3: a chunked transfer coding wins over any Content-Length.
+    let chunked = header(head, "transfer-encoding").is_some_and(|v| {
+        v.rsplit(',')
+            .next()
+            .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"))
+    });
+    if chunked {
+        return Ok(Some((end + 4, Body::Chunked)));
+    }
     let length = header(head, "content-length")
         .and_then(|v| v.parse::<u64>().ok())
         .ok_or(HeadError::NoContentLength)?;
-    Ok(Some((end + 4, length)))
+    Ok(Some((end + 4, Body::Length(length))))
+}
+
+/// Longest chunk-size line accepted (size, extensions, CRLF).
+const MAX_CHUNK_LINE: usize = 1024;
+
+/// A chunked body at the start of `buf` (after its head): when it is complete, joins the
+/// chunks' data at the start of `buf` and returns `(bytes the body took on the wire, data
+/// length)`; `Ok(None)` (and `buf` untouched) while more bytes are needed. Trailer fields
+/// are skipped.
+pub fn dechunk(buf: &mut [u8]) -> Result<Option<(usize, usize)>, HeadError> {
+    // First pass: find every chunk without touching the buffer.
+    let mut chunks: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0usize;
+    let mut total = 0usize;
+    loop {
+        let Some(line_end) = find_crlf(&buf[at..], MAX_CHUNK_LINE)? else {
+            return Ok(None);
+        };
+        let line = std::str::from_utf8(&buf[at..at + line_end]).map_err(|_| HeadError::BadChunk)?;
+        let size_text = line.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size_text, 16).map_err(|_| HeadError::BadChunk)?;
+        at += line_end + 2;
+        if size == 0 {
+            break;
+        }
+        total = total.checked_add(size).ok_or(HeadError::ChunkedTooLong)?;
+        if total > crate::message::MAX_PAYLOAD {
+            return Err(HeadError::ChunkedTooLong);
+        }
+        if buf.len() < at + size + 2 {
+            return Ok(None);
+        }
+        if &buf[at + size..at + size + 2] != b"\r\n" {
+            return Err(HeadError::BadChunk);
+        }
+        chunks.push((at, size));
+        at += size + 2;
+    }
+    // Trailer fields, then the blank line that ends the body.
+    loop {
+        let Some(line_end) = find_crlf(&buf[at..], MAX_HEAD)? else {
+            return Ok(None);
+        };
+        at += line_end + 2;
+        if line_end == 0 {
+            break;
+        }
+    }
+    // Second pass: the body is complete; move the data together (always leftwards).
+    let mut to = 0usize;
+    for (from, size) in chunks {
+        buf.copy_within(from..from + size, to);
+        to += size;
+    }
+    Ok(Some((at, total)))
+}
+
+/// The offset of the first CRLF in `buf`, if it comes within `limit` bytes.
+fn find_crlf(buf: &[u8], limit: usize) -> Result<Option<usize>, HeadError> {
+    match buf.windows(2).position(|w| w == b"\r\n") {
+        Some(p) if p <= limit => Ok(Some(p)),
+        Some(_) => Err(HeadError::BadChunk),
+        None if buf.len() > limit + 1 => Err(HeadError::BadChunk),
+        None => Ok(None),
+    }
 }
 
 /// The trimmed value of header `name` (case-insensitive) in a head without its blank line;
@@ -132,13 +227,13 @@ mod tests {
         let mut out = Vec::new();
         write_request(&mut out, "[::1]:8080", 1024);
         let (head, body) = parse(&out, Kind::Request).unwrap().unwrap();
-        assert_eq!((head, body), (out.len(), 1024));
+        assert_eq!((head, body), (out.len(), Body::Length(1024)));
         assert!(String::from_utf8_lossy(&out).contains("Host: [::1]:8080\r\n"));
         let mut resp = Vec::new();
         write_response(&mut resp, 16);
         assert_eq!(
             parse(&resp, Kind::Response).unwrap(),
-            Some((resp.len(), 16))
+            Some((resp.len(), Body::Length(16)))
         );
     }
 
@@ -164,6 +259,38 @@ mod tests {
             Err(HeadError::TooLong)
         );
         let lower = b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\n";
-        assert_eq!(parse(lower, Kind::Response), Ok(Some((lower.len(), 7))));
+        assert_eq!(
+            parse(lower, Kind::Response),
+            Ok(Some((lower.len(), Body::Length(7))))
+        );
+    }
+
+    #[test]
+    fn chunked_bodies_are_joined_only_once_complete() {
+        let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n";
+        assert_eq!(
+            parse(head, Kind::Response),
+            Ok(Some((head.len(), Body::Chunked)))
+        );
+        let body = b"4;ext=1\r\nWiki\r\n5\r\npedia\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT";
+        let complete = body.len() - 4;
+        for cut in 0..complete {
+            let mut part = body[..cut].to_vec();
+            let before = part.clone();
+            assert_eq!(dechunk(&mut part), Ok(None), "cut at {cut}");
+            assert_eq!(part, before, "an incomplete body is left as it was");
+        }
+        let mut whole = body.to_vec();
+        assert_eq!(dechunk(&mut whole), Ok(Some((complete, 9))));
+        assert_eq!(&whole[..9], b"Wikipedia");
+        assert_eq!(dechunk(&mut b"zz\r\n".to_vec()), Err(HeadError::BadChunk));
+        assert_eq!(
+            dechunk(&mut b"3\r\nabcX\r\n0\r\n\r\n".to_vec()),
+            Err(HeadError::BadChunk)
+        );
+        assert_eq!(
+            dechunk(&mut b"ffffff\r\n".to_vec()),
+            Err(HeadError::ChunkedTooLong)
+        );
     }
 }

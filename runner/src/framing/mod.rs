@@ -6,6 +6,7 @@
 
 pub mod http1;
 pub mod prefix;
+pub mod raw;
 pub mod recv;
 pub mod websocket;
 
@@ -22,6 +23,9 @@ pub struct FrameHead {
     pub body: u64,
     /// WebSocket client frames: the key the body is masked with.
     pub mask: Option<[u8; 4]>,
+    /// HTTP responses with `Transfer-Encoding: chunked`: `body` is unknown (0) and the body
+    /// is the chunks that follow the head, up to the last (empty) one.
+    pub chunked: bool,
 }
 
 impl FrameHead {
@@ -31,6 +35,7 @@ impl FrameHead {
             len,
             body,
             mask: None,
+            chunked: false,
         }
     }
 }

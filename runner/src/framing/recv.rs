@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::{websocket, FrameError, Framing};
+use super::{http1, websocket, FrameError, Framing};
 use crate::message::MAX_PAYLOAD;
 
 /// Smallest receive buffer: one read takes up to this much.
@@ -26,7 +26,11 @@ impl RecvBuf {
         }
     }
 
-    /// Free space to read into, compacting first when the tail is short.
+    /// Free space to read into, compacting first when the tail is short, and growing when
+    /// a frame fills the whole buffer (an HTTP request of the largest payload with a long
+    /// head does). Growth is bounded: `next_frame` rejects any frame longer than a message
+    /// and any head longer than its framing allows. Never empty, so a read of 0 bytes
+    /// always means the peer closed.
     pub fn spare(&mut self) -> &mut [u8] {
         if self.start == self.end {
             self.start = 0;
@@ -35,6 +39,9 @@ impl RecvBuf {
             self.bytes.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
+        }
+        if self.end == self.bytes.len() {
+            self.bytes.resize(self.bytes.len() * 2, 0);
         }
         &mut self.bytes[self.end..]
     }
@@ -68,6 +75,14 @@ impl RecvBuf {
         let Some(head) = framing.decode_head(avail)? else {
             return Ok(None);
         };
+        if head.chunked {
+            let body_at = self.start + head.len;
+            let Some((consumed, len)) = http1::dechunk(&mut self.bytes[body_at..self.end])? else {
+                return Ok(None);
+            };
+            self.start = body_at + consumed;
+            return Ok(Some(body_at..body_at + len));
+        }
         if head.body > MAX_PAYLOAD as u64 {
             return Err(FrameError::TooLong(head.body));
         }
@@ -111,6 +126,33 @@ mod tests {
             }
         }
         assert_eq!(bodies, [b"hello".to_vec(), vec![7u8; 300]]);
+    }
+
+    #[test]
+    fn a_frame_larger_than_the_buffer_grows_it() {
+        let mut wire = Vec::new();
+        let body = vec![5u8; MAX_PAYLOAD];
+        crate::framing::http1::write_request(&mut wire, "127.0.0.1:1", body.len());
+        wire.extend_from_slice(&body);
+        let mut buf = RecvBuf::new(16);
+        let mut got = None;
+        let mut fed = 0;
+        while got.is_none() {
+            let spare = buf.spare();
+            assert!(
+                !spare.is_empty(),
+                "a full buffer must grow, not look closed"
+            );
+            let n = spare.len().min(wire.len() - fed).min(4096);
+            spare[..n].copy_from_slice(&wire[fed..fed + n]);
+            buf.filled(n);
+            fed += n;
+            got = buf
+                .next_frame(&crate::framing::http1::Http1::Server)
+                .unwrap()
+                .map(|r| buf.bytes_mut()[r].to_vec());
+        }
+        assert_eq!(got.unwrap(), body);
     }
 
     #[test]

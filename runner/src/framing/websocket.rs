@@ -119,6 +119,7 @@ pub fn read_head(buf: &[u8], masked: bool) -> Result<Option<Head>, FrameError> {
         len: key_at + if masked { 4 } else { 0 },
         body,
         mask,
+        chunked: false,
     }))
 }
 
@@ -322,7 +323,8 @@ mod tests {
             Head {
                 len: 6,
                 body: 5,
-                mask: Some(key)
+                mask: Some(key),
+                chunked: false,
             }
         );
     }
@@ -341,7 +343,8 @@ mod tests {
             Some(Head {
                 len: 10,
                 body: 65536,
-                mask: None
+                mask: None,
+                chunked: false,
             })
         );
     }

@@ -14,6 +14,8 @@ use crate::message::{self, HeaderError, PHASE_MEASURED, PHASE_WARMUP};
 #[derive(Debug, Default)]
 pub struct ServerStats {
     phases: [ServerPhaseStats; 2],
+    /// `serve`: messages without echomark's header, echoed all the same.
+    foreign: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -68,6 +70,28 @@ impl ServerStats {
                 None
             }
         }
+    }
+
+    /// `serve`'s check: a message with echomark's header counts as received on its phase,
+    /// any other as foreign; both are echoed, so ordinary clients work against `serve`.
+    /// Returns the phase to charge the echo's outcome to (the measured phase for foreign
+    /// messages, which have none).
+    pub fn admit_any(&self, message: &[u8]) -> u8 {
+        match message::parse_header(message) {
+            Ok(h) => {
+                self.count(h.phase, ServerEvent::Received);
+                h.phase
+            }
+            Err(_) => {
+                self.foreign.fetch_add(1, Ordering::Relaxed);
+                PHASE_MEASURED
+            }
+        }
+    }
+
+    /// Messages without echomark's header that were echoed (`serve`).
+    pub fn foreign(&self) -> u64 {
+        self.foreign.load(Ordering::Relaxed)
     }
 
     /// Messages received on `phase`.

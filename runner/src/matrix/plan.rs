@@ -369,6 +369,7 @@ impl MatrixSpec {
                 seed: settings.open_loop.as_ref().map_or(1, |o| o.seed),
             }),
             spin: crate::traffic::pacing::DEFAULT_SPIN,
+            target: None,
         }
         .validate()
     }

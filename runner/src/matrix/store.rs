@@ -10,13 +10,21 @@ use echomark_archive::Archive;
 /// the new one: write a sibling temporary file, flush it to disk, rename it over `path`,
 /// then flush the directory entry.
 pub fn write_atomically(path: &Path, archive: &Archive) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(archive).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    write_bytes_atomically(path, &bytes)
+}
+
+/// Writes `bytes` to `path` so that a reader (or a crash) only ever sees the old file or the
+/// new one (see [`write_atomically`]).
+pub fn write_bytes_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let name = path
         .file_name()
-        .ok_or_else(|| io::Error::other("archive path has no file name"))?;
+        .ok_or_else(|| io::Error::other(format!("{} has no file name", path.display())))?;
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
         name.to_string_lossy(),
@@ -24,9 +32,7 @@ pub fn write_atomically(path: &Path, archive: &Archive) -> io::Result<()> {
     ));
     let result = (|| {
         let mut file = File::create(&tmp)?;
-        let mut bytes = serde_json::to_vec_pretty(archive).map_err(io::Error::other)?;
-        bytes.push(b'\n');
-        file.write_all(&bytes)?;
+        file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&tmp, path)?;
         if let Ok(d) = File::open(dir) {

@@ -12,6 +12,7 @@ pub mod phase;
 pub mod report;
 mod rig;
 mod setup;
+mod setup_target;
 mod setup_uring;
 pub mod shards;
 pub mod topology;
@@ -30,12 +31,20 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// become `ok: false` with the reason in `error`.
 pub fn measure(case: &Case) -> Metrics {
     let mut metrics = report::empty(case);
-    let started = match case.backend {
-        Backend::Tokio => rig::Rig::start(case).map(|rig| rig.run(case, &mut metrics)),
-        Backend::Monoio => rig::Rig::start_uring(case).map(|rig| rig.run(case, &mut metrics)),
+    let started = match (&case.target, case.backend) {
+        (Some(target), _) => {
+            rig::Rig::start_target(case, target).map(|rig| rig.run(case, &mut metrics))
+        }
+        (None, Backend::Tokio) => rig::Rig::start(case).map(|rig| rig.run(case, &mut metrics)),
+        (None, Backend::Monoio) => {
+            rig::Rig::start_uring(case).map(|rig| rig.run(case, &mut metrics))
+        }
     };
     if let Err(e) = started {
         metrics.error = Some(format!("setup failed: {e}"));
+    }
+    if let Some(target) = &case.target {
+        report::external_server(&mut metrics, case, target);
     }
     metrics.peak_rss_bytes = resources::peak_rss_bytes();
     report::finish_verdict(&mut metrics);

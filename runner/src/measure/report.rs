@@ -152,7 +152,7 @@ pub fn fill(
     m.messages_received = measured.received;
     m.drain_messages = measured.received - measured.in_interval;
     m.drain_seconds = timing.drain.as_secs_f64();
-    m.server_messages_received = server_received;
+    m.server_messages_received = Some(server_received);
     m.payload_roundtrip_bytes = 2 * case.payload as u64 * m.messages;
     if seconds > 0.0 {
         m.roundtrips_per_second = m.messages as f64 / seconds;
@@ -268,6 +268,17 @@ fn open_loop_metrics(
         timer: crate::traffic::pacing::TIMER.to_string(),
         spin_us: spin.as_micros() as u64,
     }
+}
+
+/// An external server: what the client cannot see of it is absent, never 0, and the target
+/// is named. `server_io_lanes` is 0: echomark ran no server task.
+pub fn external_server(m: &mut Metrics, case: &Case, target: &crate::case::Target) {
+    m.clear_server_counters();
+    m.server_io_lanes = 0;
+    m.udp_server_send_buffer_bytes = None;
+    m.udp_server_receive_buffer_bytes = None;
+    m.udp_server_receive_buffer_requested_bytes = None;
+    m.target = Some(target.info(case));
 }
 
 /// Sets `ok` and, when it is false, an `error` text that names what failed.

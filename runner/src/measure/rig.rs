@@ -181,6 +181,7 @@ impl<R: Runtimes> Rig<R> {
             stats,
             fault: case.fault,
             closing: self.closing.clone(),
+            echo_foreign: false,
         }
     }
 

@@ -2,7 +2,7 @@
 //! pairs with their handshakes, or UDP sockets with their buffer requests. Nothing here is
 //! timed.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ use crate::traffic::stream::{self, StreamClient};
 use crate::traffic::tls::Tls;
 
 /// How long one connection's handshakes may take.
-const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
+pub(super) const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 
 impl Rig<TokioRuntimes> {
     /// Builds the runtimes, sockets and tasks for `case`.
@@ -133,7 +133,7 @@ impl Rig<TokioRuntimes> {
     }
 
     /// Open loop: client `index`'s place on its runtime's send clock (started on first use).
-    fn pacer_for(&mut self, case: &Case, index: usize) -> Option<Pacer> {
+    pub(super) fn pacer_for(&mut self, case: &Case, index: usize) -> Option<Pacer> {
         case.open_loop?;
         let runtime = self.runtimes.topology.runtime_index(index);
         if self.runtimes.clocks.len() <= runtime {
@@ -158,7 +158,12 @@ impl Rig<TokioRuntimes> {
         Some(clock.join())
     }
 
-    fn spawn_client(&mut self, handle: &Handle, index: usize, client: impl phase::PhaseClient) {
+    pub(super) fn spawn_client(
+        &mut self,
+        handle: &Handle,
+        index: usize,
+        client: impl phase::PhaseClient,
+    ) {
         self.runtimes.client_tasks.push(handle.spawn(phase::drive(
             index,
             client,
@@ -186,9 +191,21 @@ impl Rig<TokioRuntimes> {
                 .server_tasks
                 .push(handle.spawn(guarded(self.panics.clone(), datagram::serve(socket, duty))));
         }
+        self.start_udp_clients(case, ip, |i| server_addrs[i % shards], buffers)
+    }
+
+    /// One connected UDP client socket per client, bound to `local` (port 0), client `i`
+    /// sending to `server_of(i)`; the read-back buffer sizes join `buffers`.
+    pub(super) fn start_udp_clients(
+        &mut self,
+        case: &Case,
+        local: IpAddr,
+        server_of: impl Fn(usize) -> SocketAddr,
+        mut buffers: UdpBuffers,
+    ) -> std::io::Result<()> {
         for i in 0..case.clients {
-            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
-            ep.socket.connect(server_addrs[i % shards])?;
+            let ep = sockets::udp_endpoint(local, case.udp_send_buffer, case.udp_recv_buffer)?;
+            ep.socket.connect(server_of(i))?;
             buffers.add_client(ep.send_buffer, ep.recv_buffer);
             let handle = self.runtimes.topology.handle_for(i);
             let _in_runtime = handle.enter();

@@ -211,7 +211,7 @@ impl DatagramServer {
 
     /// Counts `message` from `peer`, runs the work on it and says what to send.
     pub fn on_datagram(&mut self, message: &mut [u8], peer: SocketAddr) -> Reply {
-        let Some(phase) = self.duty.stats.admit(message) else {
+        let Some(phase) = self.duty.admit(message) else {
             return Reply::Nothing;
         };
         work::run(self.duty.work_rounds, message);

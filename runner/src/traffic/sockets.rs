@@ -57,3 +57,19 @@ pub fn udp_endpoint(ip: IpAddr, send_request: u64, recv_request: u64) -> io::Res
         recv_buffer,
     })
 }
+
+/// A non-blocking UDP socket bound to `addr` for `serve`, with buffer requests set before
+/// bind and `SO_REUSEPORT`, so that one socket per runtime can share a port.
+pub fn udp_listener(
+    addr: SocketAddr,
+    send_request: u64,
+    recv_request: u64,
+) -> io::Result<UdpSocket> {
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    socket.set_send_buffer_size(usize::try_from(send_request).unwrap_or(usize::MAX))?;
+    socket.set_recv_buffer_size(usize::try_from(recv_request).unwrap_or(usize::MAX))?;
+    socket.set_reuse_port(true)?;
+    socket.bind(&addr.into())?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}

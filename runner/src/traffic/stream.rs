@@ -264,6 +264,20 @@ pub struct ServerDuty {
     pub fault: Option<Fault>,
     /// Set once measuring is over, so disconnects stop counting as errors.
     pub closing: Arc<AtomicBool>,
+    /// `serve`: echo messages without echomark's header too (counted as foreign).
+    pub echo_foreign: bool,
+}
+
+impl ServerDuty {
+    /// Counts `message`: the phase to charge its echo to, or `None` when it must not be
+    /// echoed (not echomark's, and this server is not `serve`).
+    pub fn admit(&self, message: &[u8]) -> Option<u8> {
+        if self.echo_foreign {
+            Some(self.stats.admit_any(message))
+        } else {
+            self.stats.admit(message)
+        }
+    }
 }
 
 /// Serves one accepted connection until the peer closes it: every intact message is echoed
@@ -371,7 +385,7 @@ impl<F: Framing> ServerSide<F> {
                 }
             };
             let body = &mut self.recv.bytes_mut()[range];
-            if self.duty.stats.admit(body).is_none() {
+            if self.duty.admit(body).is_none() {
                 continue;
             }
             work::run(self.duty.work_rounds, body);

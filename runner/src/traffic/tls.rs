@@ -1,13 +1,25 @@
-//! TLS for `tcps`, `wss` and `https`: rustls with the ring provider, and a certificate generated in
-//! process at start (rcgen), so no files or flags are needed. The client trusts exactly that
-//! certificate and verifies it against the loopback IP address. The handshake happens during
-//! setup, before any phase, and is never timed.
+//! TLS for `tcps`, `wss` and `https`: rustls with the ring provider.
+//!
+//! In process (`once` without `--target`), a certificate is generated at start (rcgen), the
+//! client trusts exactly that certificate and verifies it against the loopback IP address.
+//! `serve` generates one the same way and can write it out as PEM for its clients' `--tls-ca`.
+//! Against an external server (`once --target`, `verify`) the client checks the server's
+//! certificate against `--tls-ca`, or not at all with `--tls-insecure` (the handshake
+//! signatures are still verified; only trust in the certificate is skipped). Handshakes
+//! happen during setup, before any phase, and are never timed.
 
 use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use rustls::{ClientConfig, RootCertStore, ServerConfig};
+use base64::Engine as _;
+use echomark_archive::TlsVerification;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureScheme};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::{client, server, TlsAcceptor, TlsConnector};
 
@@ -18,14 +30,240 @@ pub enum TlsError {
     Certificate(#[from] rcgen::Error),
     #[error("TLS configuration: {0}")]
     Config(#[from] rustls::Error),
+    #[error("--tls-ca {0}: {1}")]
+    CaFile(String, String),
+    #[error("{0:?} is not a TLS server name (a DNS name or an IP address)")]
+    ServerName(String),
 }
 
-/// Both ends' TLS configuration for one measurement.
+/// How a client checks an external server's certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TlsTrust {
+    /// Accept any certificate (`--tls-insecure`).
+    Insecure,
+    /// Trust the certificate authorities in this PEM file (`--tls-ca`).
+    Ca(PathBuf),
+}
+
+impl TlsTrust {
+    /// What the archive records.
+    pub fn verification(&self) -> TlsVerification {
+        match self {
+            TlsTrust::Insecure => TlsVerification::Insecure,
+            TlsTrust::Ca(_) => TlsVerification::Ca,
+        }
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// The server side: a certificate and its key.
+#[derive(Clone)]
+pub struct TlsServer {
+    acceptor: TlsAcceptor,
+    certificate: CertificateDer<'static>,
+}
+
+impl TlsServer {
+    /// A fresh self-signed certificate for `names` (IP addresses or DNS names).
+    pub fn self_signed(names: Vec<String>) -> Result<Self, TlsError> {
+        let certified = rcgen::generate_simple_self_signed(names)?;
+        let certificate = certified.cert.der().clone();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+            certified.signing_key.serialize_der(),
+        ));
+        let config = ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()?
+            .with_no_client_auth()
+            .with_single_cert(vec![certificate.clone()], key)?;
+        Ok(Self {
+            acceptor: TlsAcceptor::from(Arc::new(config)),
+            certificate,
+        })
+    }
+
+    /// The certificate as PEM, for a client's `--tls-ca`.
+    pub fn certificate_pem(&self) -> String {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(self.certificate.as_ref());
+        let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
+        for line in b64.as_bytes().chunks(64) {
+            pem.push_str(&String::from_utf8_lossy(line));
+            pem.push('\n');
+        }
+        pem.push_str("-----END CERTIFICATE-----\n");
+        pem
+    }
+
+    /// The server's half of a handshake.
+    pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
+        &self,
+        stream: S,
+    ) -> std::io::Result<server::TlsStream<S>> {
+        self.acceptor.accept(stream).await.map_err(handshake_error)
+    }
+}
+
+/// The client side: whom it trusts and the name it expects.
+#[derive(Clone)]
+pub struct TlsClient {
+    config: Arc<ClientConfig>,
+    name: ServerName<'static>,
+}
+
+/// A client TLS stream after its handshake, with what was negotiated.
+pub struct Connected<S> {
+    pub stream: client::TlsStream<S>,
+    pub version: String,
+    pub cipher_suite: String,
+}
+
+impl TlsClient {
+    /// A client that trusts exactly `certificate`, for a server named `name`.
+    fn trusting(
+        certificate: CertificateDer<'static>,
+        name: ServerName<'static>,
+    ) -> Result<Self, TlsError> {
+        let mut roots = RootCertStore::empty();
+        roots.add(certificate)?;
+        Self::with_roots(roots, name)
+    }
+
+    fn with_roots(roots: RootCertStore, name: ServerName<'static>) -> Result<Self, TlsError> {
+        let config = ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(Self {
+            config: Arc::new(config),
+            name,
+        })
+    }
+
+    /// A client for an external server called `server_name` (a DNS name or an IP address),
+    /// checking its certificate as `trust` says.
+    pub fn for_target(trust: &TlsTrust, server_name: &str) -> Result<Self, TlsError> {
+        let name = ServerName::try_from(server_name.to_string())
+            .map_err(|_| TlsError::ServerName(server_name.to_string()))?;
+        match trust {
+            TlsTrust::Ca(path) => {
+                let shown = path.display().to_string();
+                let pem = std::fs::read(path)
+                    .map_err(|e| TlsError::CaFile(shown.clone(), e.to_string()))?;
+                let mut roots = RootCertStore::empty();
+                for cert in CertificateDer::pem_slice_iter(&pem) {
+                    let cert = cert.map_err(|e| TlsError::CaFile(shown.clone(), e.to_string()))?;
+                    roots.add(cert)?;
+                }
+                if roots.is_empty() {
+                    return Err(TlsError::CaFile(shown, "no certificate in the file".into()));
+                }
+                Self::with_roots(roots, name)
+            }
+            TlsTrust::Insecure => {
+                let provider = provider();
+                let config = ClientConfig::builder_with_provider(provider.clone())
+                    .with_safe_default_protocol_versions()?
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+                    .with_no_client_auth();
+                Ok(Self {
+                    config: Arc::new(config),
+                    name,
+                })
+            }
+        }
+    }
+
+    /// A blocking session for `verify`, which drives it over a std stream.
+    pub fn blocking(&self) -> Result<rustls::ClientConnection, rustls::Error> {
+        rustls::ClientConnection::new(self.config.clone(), self.name.clone())
+    }
+
+    /// The client's half of a handshake.
+    pub async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
+        &self,
+        stream: S,
+    ) -> std::io::Result<Connected<S>> {
+        let stream = TlsConnector::from(self.config.clone())
+            .connect(self.name.clone(), stream)
+            .await
+            .map_err(handshake_error)?;
+        let session = stream.get_ref().1;
+        let version = session
+            .protocol_version()
+            .map_or("unknown".to_string(), |v| format!("{v:?}"));
+        let cipher_suite = session
+            .negotiated_cipher_suite()
+            .map_or("unknown".to_string(), |s| format!("{:?}", s.suite()));
+        Ok(Connected {
+            stream,
+            version,
+            cipher_suite,
+        })
+    }
+}
+
+fn handshake_error(e: std::io::Error) -> std::io::Error {
+    std::io::Error::other(format!("TLS handshake: {e}"))
+}
+
+/// `--tls-insecure`: any certificate is accepted; the handshake's signatures are still
+/// checked, so the session is a real TLS session with a key the server holds.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Both ends' TLS configuration for one in-process measurement.
 #[derive(Clone)]
 pub struct Tls {
-    acceptor: TlsAcceptor,
-    connector: TlsConnector,
-    name: ServerName<'static>,
+    server: TlsServer,
+    client: TlsClient,
 }
 
 /// A connected pair after the handshake, with what was negotiated.
@@ -39,27 +277,10 @@ pub struct Established {
 impl Tls {
     /// A fresh self-signed certificate for `ip` and configurations that use it.
     pub fn new(ip: IpAddr) -> Result<Self, TlsError> {
-        let certified = rcgen::generate_simple_self_signed(vec![ip.to_string()])?;
-        let cert = certified.cert.der().clone();
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-            certified.signing_key.serialize_der(),
-        ));
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let server = ServerConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()?
-            .with_no_client_auth()
-            .with_single_cert(vec![cert.clone()], key)?;
-        let mut roots = RootCertStore::empty();
-        roots.add(cert)?;
-        let client = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        Ok(Self {
-            acceptor: TlsAcceptor::from(Arc::new(server)),
-            connector: TlsConnector::from(Arc::new(client)),
-            name: ServerName::IpAddress(ip.into()),
-        })
+        let server = TlsServer::self_signed(vec![ip.to_string()])?;
+        let client =
+            TlsClient::trusting(server.certificate.clone(), ServerName::IpAddress(ip.into()))?;
+        Ok(Self { server, client })
     }
 
     /// A configuration for `ip` when `protocol` runs over TLS, else none.
@@ -79,24 +300,14 @@ impl Tls {
         client: TcpStream,
         server: TcpStream,
     ) -> std::io::Result<Established> {
-        let (client, server) = tokio::join!(
-            self.connector.connect(self.name.clone(), client),
-            self.acceptor.accept(server)
-        );
-        let tls_error = |e: std::io::Error| std::io::Error::other(format!("TLS handshake: {e}"));
-        let (client, server) = (client.map_err(tls_error)?, server.map_err(tls_error)?);
-        let session = client.get_ref().1;
-        let version = session
-            .protocol_version()
-            .map_or("unknown".to_string(), |v| format!("{v:?}"));
-        let cipher_suite = session
-            .negotiated_cipher_suite()
-            .map_or("unknown".to_string(), |s| format!("{:?}", s.suite()));
+        let (client, server) =
+            tokio::join!(self.client.connect(client), self.server.accept(server));
+        let (client, server) = (client?, server?);
         Ok(Established {
-            client,
+            client: client.stream,
             server,
-            version,
-            cipher_suite,
+            version: client.version,
+            cipher_suite: client.cipher_suite,
         })
     }
 }

@@ -1,0 +1,159 @@
+//! Setting up a measurement against an external server (`once --target`) on tokio: the
+//! clients connect to the target, complete TLS and the WebSocket upgrade there, and run the
+//! same client code as against echomark's own server. No server task runs here, so the
+//! server-side counters are unknown (the orchestrator records them as absent). Nothing here
+//! is timed.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::mpsc;
+
+use echomark_archive::{Protocol, StreamFraming};
+
+use super::report::UdpBuffers;
+use super::rig::Rig;
+use super::setup::HANDSHAKE_LIMIT;
+use super::topology::TokioRuntimes;
+use crate::case::{Case, Target};
+use crate::framing::http1::Http1;
+use crate::framing::prefix::LengthPrefix;
+use crate::framing::raw::Raw;
+use crate::framing::websocket::{MaskKeys, WebSocket};
+use crate::framing::Framing;
+use crate::traffic::client::ClientShape;
+use crate::traffic::connect;
+use crate::traffic::stream::{Conn, StreamClient};
+use crate::traffic::tls::TlsClient;
+
+impl Rig<TokioRuntimes> {
+    /// Builds the runtimes and the clients of `case` against `target`.
+    pub(super) fn start_target(case: &Case, target: &Target) -> std::io::Result<Self> {
+        let runtimes = TokioRuntimes::start(case.io_model, case.io_threads)?;
+        let mut rig = Rig::empty(case, runtimes);
+        rig.io_driver = Some("epoll".to_string());
+        match case.protocol {
+            Protocol::Udp => rig.target_datagrams(case, target)?,
+            _ => rig.target_streams(case, target)?,
+        }
+        Ok(rig)
+    }
+
+    fn target_streams(&mut self, case: &Case, target: &Target) -> std::io::Result<()> {
+        let tls = match &target.tls {
+            Some((trust, name)) => {
+                Some(TlsClient::for_target(trust, name).map_err(std::io::Error::other)?)
+            }
+            None => None,
+        };
+        let host = target.authority.clone();
+        for i in 0..case.clients {
+            let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
+            let conn = self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;
+            match case.protocol {
+                Protocol::Http | Protocol::Https => {
+                    self.start_target_client(case, i, conn, Http1::Client { host: host.clone() })
+                }
+                Protocol::Websocket | Protocol::Wss => {
+                    self.start_target_client(case, i, conn, WebSocket::Client(MaskKeys::from_os()?))
+                }
+                _ => match target.framing {
+                    StreamFraming::Prefix => self.start_target_client(case, i, conn, LengthPrefix),
+                    StreamFraming::Raw => self.start_target_client(
+                        case,
+                        i,
+                        conn,
+                        Raw {
+                            payload: case.payload,
+                        },
+                    ),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Client `index`'s connection to `addr`, with its TLS handshake and WebSocket upgrade
+    /// done on the client's own runtime.
+    fn connect(
+        &mut self,
+        index: usize,
+        addr: SocketAddr,
+        tls: Option<&TlsClient>,
+        websocket_host: Option<&String>,
+    ) -> std::io::Result<Conn> {
+        let stream = std::net::TcpStream::connect_timeout(&addr, HANDSHAKE_LIMIT)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("connecting to {addr}: {e}")))?;
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(true)?;
+        let handle = self.runtimes.topology.handle_for(index);
+        let _in_runtime = handle.enter();
+        let stream = tokio::net::TcpStream::from_std(stream)?;
+        let (tls, host) = (tls.cloned(), websocket_host.cloned());
+        let (done, result) = mpsc::channel();
+        handle.spawn(async move {
+            let _ = done.send(establish(stream, tls, host).await);
+        });
+        let (conn, negotiated) = result
+            .recv_timeout(HANDSHAKE_LIMIT)
+            .map_err(|_| std::io::Error::other(format!("handshake with {addr} timed out")))??;
+        if negotiated.is_some() {
+            self.tls = negotiated;
+        }
+        Ok(conn)
+    }
+
+    fn start_target_client<F: Framing>(
+        &mut self,
+        case: &Case,
+        index: usize,
+        conn: Conn,
+        framing: F,
+    ) {
+        let handle = self.runtimes.topology.handle_for(index);
+        let client = StreamClient::new(
+            conn,
+            index,
+            ClientShape::of(case),
+            framing,
+            (self.alarm_for_new_client(), self.pacer_for(case, index)),
+        );
+        self.spawn_client(&handle, index, client);
+    }
+
+    /// One connected UDP socket per client, bound to the unspecified address of the
+    /// target's family so the kernel picks the route.
+    fn target_datagrams(&mut self, case: &Case, target: &Target) -> std::io::Result<()> {
+        let any = match target.addr {
+            SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        };
+        self.start_udp_clients(case, any, |_| target.addr, UdpBuffers::default())
+    }
+}
+
+/// The TLS handshake (when `tls`) and the WebSocket upgrade (when `websocket_host`) on a
+/// connected stream.
+async fn establish(
+    stream: tokio::net::TcpStream,
+    tls: Option<TlsClient>,
+    websocket_host: Option<String>,
+) -> std::io::Result<(Conn, Option<(String, String)>)> {
+    match tls {
+        None => {
+            let mut stream = stream;
+            if let Some(host) = websocket_host {
+                connect::client_upgrade(&mut stream, &host).await?;
+            }
+            Ok((Conn::Plain(stream), None))
+        }
+        Some(tls) => {
+            let mut connected = tls.connect(stream).await?;
+            if let Some(host) = websocket_host {
+                connect::client_upgrade(&mut connected.stream, &host).await?;
+            }
+            Ok((
+                Conn::Tls(Box::new(tokio::io::split(connected.stream))),
+                Some((connected.version, connected.cipher_suite)),
+            ))
+        }
+    }
+}

@@ -1,0 +1,503 @@
+//! Measuring servers echomark did not start: `serve` and `once --target` as separate
+//! processes, `verify` against echomark's server, against small echo servers written with
+//! Python's standard library (`fixtures/echo_servers.py`), and against deliberately broken
+//! ones; and client and server in two network namespaces joined by a veth pair. Real
+//! binaries, real sockets; every server is killed when its test ends.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use echomark_archive::Metrics;
+use serde_json::Value;
+
+const RUNNER: &str = env!("CARGO_BIN_EXE_echomark-runner");
+const PROTOCOLS: [&str; 7] = ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"];
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/echo_servers.py")
+}
+
+/// A server process, killed (and reaped) when dropped.
+struct Server {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    /// The address clients use.
+    address: String,
+}
+
+impl Server {
+    /// Starts `command` and waits for its first line, from which `address` takes the
+    /// address.
+    fn start(mut command: Command, address: impl Fn(&str) -> String) -> Server {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("server starts");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("first line");
+        assert!(!line.is_empty(), "the server printed nothing");
+        Server {
+            address: address(line.trim()),
+            child,
+            stdout,
+        }
+    }
+
+    /// `echomark-runner serve` with `args`, listening on `listen`.
+    fn echomark(args: &[&str]) -> Server {
+        let mut c = Command::new(RUNNER);
+        c.arg("serve").args(args);
+        Server::start(c, listening_address)
+    }
+
+    /// A Python echo server of `mode`.
+    fn python(mode: &str) -> Server {
+        let mut c = Command::new("python3");
+        c.arg(fixture()).arg(mode);
+        Server::start(c, |line| {
+            let port = line.strip_prefix("PORT ").expect("PORT n");
+            format!("127.0.0.1:{port}")
+        })
+    }
+
+    /// SIGTERM, then the report `serve` prints last.
+    fn stop(mut self) -> Value {
+        let pid = self.child.id() as i32;
+        // SAFETY: kill(2) on our own child's pid with a valid signal.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut last = String::new();
+        let mut line = String::new();
+        while self.stdout.read_line(&mut line).unwrap_or(0) > 0 {
+            last = std::mem::take(&mut line);
+            assert!(Instant::now() < deadline, "serve did not stop");
+        }
+        let status = self.child.wait().expect("serve exits");
+        assert!(status.success(), "serve exit: {status}");
+        serde_json::from_str(last.trim()).unwrap_or_else(|e| panic!("report ({e}): {last}"))
+    }
+}
+
+/// The address in `serve`'s first line.
+fn listening_address(line: &str) -> String {
+    let v: Value = serde_json::from_str(line).expect("the listening line is JSON");
+    v["listening"].as_str().expect("listening").to_string()
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn runner(args: &[&str]) -> Output {
+    Command::new(RUNNER)
+        .args(args)
+        .output()
+        .expect("runner starts")
+}
+
+/// `once --target` with short phases: the exit code and the metrics.
+fn once(target: &str, extra: &[&str]) -> (i32, Metrics, Value) {
+    let mut args = vec![
+        "once",
+        "--target",
+        target,
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--clients",
+        "2",
+        "--window",
+        "4",
+    ];
+    args.extend_from_slice(extra);
+    let out = runner(&args);
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let metrics: Metrics =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("metrics ({e}): {stdout}"));
+    let raw: Value = serde_json::from_str(&stdout).expect("JSON");
+    (out.status.code().expect("exit code"), metrics, raw)
+}
+
+fn verify(protocol: &str, target: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "verify",
+        "--json",
+        "--protocol",
+        protocol,
+        "--target",
+        target,
+    ];
+    args.extend_from_slice(extra);
+    let out = runner(&args);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "verify JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (out.status.code().expect("exit code"), report)
+}
+
+fn outcome<'a>(report: &'a Value, check: &str) -> (&'a str, &'a str) {
+    let c = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == check)
+        .unwrap_or_else(|| panic!("no check {check} in {report}"));
+    (
+        c["outcome"].as_str().expect("outcome"),
+        c["detail"].as_str().expect("detail"),
+    )
+}
+
+/// echomark's server for `protocol` (TLS protocols write their certificate into `dir`) and
+/// the flags a client needs to trust it.
+fn serve_protocol(dir: &Path, protocol: &str) -> (Server, Vec<String>) {
+    if !["tcps", "wss", "https"].contains(&protocol) {
+        return (Server::echomark(&["--protocol", protocol]), Vec::new());
+    }
+    let cert = dir.join(format!("{protocol}.pem")).display().to_string();
+    let server = Server::echomark(&["--protocol", protocol, "--tls-certificate-out", &cert]);
+    (server, vec!["--tls-ca".into(), cert])
+}
+
+#[test]
+fn serve_and_once_target_measure_every_protocol_as_two_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        let (server, client_tls) = serve_protocol(dir.path(), protocol);
+        let mut extra = vec!["--protocol", protocol];
+        extra.extend(client_tls.iter().map(String::as_str));
+        let (code, m, raw) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+        assert!(m.ok && m.messages > 0, "{protocol}");
+        assert_eq!(m.error_counters().total(), 0, "{protocol}");
+        // The server's counters are unknown to the client: null, never 0.
+        for field in [
+            "server_messages_received",
+            "server_send_rejections",
+            "server_send_completion_errors",
+        ] {
+            assert!(raw[field].is_null(), "{protocol}: {field} = {}", raw[field]);
+        }
+        let target = m.target.as_ref().expect("the target is named");
+        assert_eq!(target.address, server.address, "{protocol}");
+        if ["tcps", "wss", "https"].contains(&protocol) {
+            assert_eq!(m.tls_version.as_deref(), Some("TLSv1_3"), "{protocol}");
+            assert_eq!(
+                target.tls_verification,
+                Some(echomark_archive::TlsVerification::Ca)
+            );
+        }
+        let sent = m.messages_sent;
+        let report = server.stop();
+        // What the client sent in the measured phase is what echomark's server counted.
+        let counted = report["measured_messages_received"].as_u64().unwrap();
+        assert_eq!(counted, sent, "{protocol}: {report}");
+        assert_eq!(report["content_errors"], 0, "{protocol}: {report}");
+        assert_eq!(report["foreign_messages"], 0, "{protocol}: {report}");
+    }
+}
+
+#[test]
+fn once_target_over_ipv6_takes_the_family_of_the_address() {
+    let server = Server::echomark(&["--protocol", "tcp", "--listen", "[::1]:0"]);
+    assert!(server.address.starts_with("[::1]:"), "{}", server.address);
+    let (code, m, _) = once(&server.address, &[]);
+    assert_eq!(code, 0, "{:?}", m.error);
+    assert_eq!(m.address_family, echomark_archive::AddressFamily::Ipv6);
+}
+
+#[test]
+fn serve_echoes_foreign_messages_and_counts_them() {
+    let server = Server::echomark(&["--protocol", "tcp", "--framing", "raw"]);
+    let mut s = std::net::TcpStream::connect(&server.address).unwrap();
+    use std::io::{Read, Write};
+    s.write_all(b"hello, not echomark").unwrap();
+    let mut back = [0u8; 19];
+    s.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"hello, not echomark");
+    drop(s);
+    let report = server.stop();
+    assert_eq!(report["raw_bytes_echoed"], 19, "{report}");
+
+    // HTTP: an ordinary POST without echomark's header is echoed and counted as foreign.
+    let server = Server::echomark(&["--protocol", "http"]);
+    let mut s = std::net::TcpStream::connect(&server.address).unwrap();
+    s.write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 256];
+    while !answer.ends_with(b"hello") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&answer));
+        answer.extend_from_slice(&buf[..n]);
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 200"));
+    drop(s);
+    let report = server.stop();
+    assert_eq!(report["foreign_messages"], 1, "{report}");
+}
+
+#[test]
+fn verify_passes_echomarks_own_server_on_every_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        let (server, client_tls) = serve_protocol(dir.path(), protocol);
+        let extra: Vec<&str> = client_tls.iter().map(String::as_str).collect();
+        let (code, report) = verify(protocol, &server.address, &extra);
+        assert_eq!(code, 0, "{protocol}: {report}");
+        assert_eq!(report["passed"], true);
+        let (sizes, detail) = outcome(&report, "echo-sizes");
+        assert_eq!(sizes, "passed", "{protocol}: {detail}");
+        let malformed = outcome(&report, "malformed-request").0;
+        let expected = if ["http", "https", "websocket", "wss"].contains(&protocol) {
+            "passed"
+        } else {
+            "skipped"
+        };
+        assert_eq!(malformed, expected, "{protocol}");
+    }
+}
+
+#[test]
+fn verify_and_measure_independent_python_servers() {
+    for (mode, protocol, framing) in [
+        ("tcp", "tcp", Some("raw")),
+        ("udp", "udp", None),
+        ("http-chunked", "http", None),
+    ] {
+        let server = Server::python(mode);
+        let mut extra: Vec<&str> = Vec::new();
+        if let Some(f) = framing {
+            extra.extend(["--framing", f]);
+        }
+        let (code, report) = verify(protocol, &server.address, &extra);
+        assert_eq!(code, 0, "{mode}: {report}");
+        let mut flags = vec!["--protocol", protocol];
+        flags.extend(&extra);
+        let (code, m, _) = once(&server.address, &flags);
+        assert_eq!(code, 0, "{mode}: {:?}", m.error);
+        assert!(m.messages > 0 && m.ok, "{mode}");
+        if let Some(f) = framing {
+            assert_eq!(
+                m.target
+                    .as_ref()
+                    .and_then(|t| t.framing)
+                    .map(|f| f.as_str()),
+                Some(f)
+            );
+        }
+    }
+}
+
+#[test]
+fn verify_names_the_check_a_broken_server_fails() {
+    for (mode, protocol, check, says) in [
+        ("tcp-drop-byte", "tcp", "echo-sizes", ""),
+        ("udp-reorder", "udp", "pipelined-window", "out of order"),
+        ("tcp-close-after", "tcp", "echo-sizes", "closed"),
+        ("http-no-body", "http", "echo-sizes", "has 0 bytes"),
+    ] {
+        let server = Server::python(mode);
+        let extra: &[&str] = if protocol == "tcp" {
+            &["--framing", "raw"]
+        } else {
+            &[]
+        };
+        let (code, report) = verify(protocol, &server.address, extra);
+        assert_eq!(code, 1, "{mode}: {report}");
+        assert_eq!(report["passed"], false);
+        let (result, detail) = outcome(&report, check);
+        assert_eq!(result, "failed", "{mode}: {report}");
+        assert!(detail.contains(says), "{mode}: {detail}");
+    }
+}
+
+#[test]
+fn bad_targets_are_usage_errors_or_clear_failures() {
+    for (args, says) in [
+        (
+            vec!["--protocol", "http", "--framing", "raw"],
+            "--framing raw is for tcp and tcps",
+        ),
+        (
+            vec!["--protocol", "tcps"],
+            "needs --tls-ca FILE or --tls-insecure",
+        ),
+        (
+            vec!["--protocol", "tcp", "--tls-insecure"],
+            "are for tcps, wss and https",
+        ),
+        (vec!["--work", "10"], "--work runs in echomark's own server"),
+        (
+            vec!["--backend", "monoio"],
+            "--target is measured with --backend tokio",
+        ),
+    ] {
+        let mut all = vec!["once", "--target", "127.0.0.1:9"];
+        all.extend(args);
+        let out = runner(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+    }
+    // Nothing listens on a port of a freshly closed listener: a failed run that says why.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let target = format!("127.0.0.1:{port}");
+    let (code, m, _) = once(&target, &[]);
+    assert_eq!(code, 1);
+    let error = m.error.expect("an error");
+    assert!(
+        error.contains(&format!("connecting to {target}")),
+        "{error}"
+    );
+    let (code, report) = verify("tcp", &target, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(outcome(&report, "connect").0, "failed");
+}
+
+/// Two network namespaces joined by a veth pair, removed when dropped.
+struct Namespaces {
+    server: String,
+    client: String,
+}
+
+impl Namespaces {
+    /// The pair, or why it cannot be made here (no root, no `ip`, no netns support).
+    fn create() -> Result<Namespaces, String> {
+        let tag = std::process::id();
+        let ns = Namespaces {
+            server: format!("emk-srv-{tag}"),
+            client: format!("emk-cli-{tag}"),
+        };
+        let (veth_s, veth_c) = (format!("emks{tag}"), format!("emkc{tag}"));
+        let steps: Vec<Vec<String>> = vec![
+            vec!["netns".into(), "add".into(), ns.server.clone()],
+            vec!["netns".into(), "add".into(), ns.client.clone()],
+            vec![
+                "link".into(),
+                "add".into(),
+                veth_s.clone(),
+                "netns".into(),
+                ns.server.clone(),
+                "type".into(),
+                "veth".into(),
+                "peer".into(),
+                "name".into(),
+                veth_c.clone(),
+                "netns".into(),
+                ns.client.clone(),
+            ],
+        ];
+        for step in steps {
+            ip(&step)?;
+        }
+        for (name, dev, v4, v6) in [
+            (&ns.server, &veth_s, "10.213.0.1/30", "fd00:e3a::1/64"),
+            (&ns.client, &veth_c, "10.213.0.2/30", "fd00:e3a::2/64"),
+        ] {
+            for args in [
+                vec!["addr", "add", v4, "dev", dev],
+                vec!["-6", "addr", "add", v6, "dev", dev, "nodad"],
+                vec!["link", "set", dev, "up"],
+                vec!["link", "set", "lo", "up"],
+            ] {
+                let mut all = vec!["-n", name.as_str()];
+                all.extend(args.iter().map(|s| &**s));
+                ip(&all.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+            }
+        }
+        Ok(ns)
+    }
+
+    fn exec(&self, namespace: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", namespace, RUNNER]);
+        c
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in [&self.server, &self.client] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+fn ip(args: &[String]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+#[test]
+fn serve_and_once_target_across_two_network_namespaces() {
+    let ns = match Namespaces::create() {
+        Ok(ns) => ns,
+        Err(why) => {
+            eprintln!("skipped: network namespaces cannot be created here ({why})");
+            return;
+        }
+    };
+    for (protocol, listen) in [
+        ("tcp", "10.213.0.1:0"),
+        ("udp", "10.213.0.1:0"),
+        ("tcp", "[fd00:e3a::1]:0"),
+    ] {
+        let mut serve = ns.exec(&ns.server);
+        serve.args(["serve", "--protocol", protocol, "--listen", listen]);
+        let server = Server::start(serve, listening_address);
+        let out = ns
+            .exec(&ns.client)
+            .args([
+                "once",
+                "--protocol",
+                protocol,
+                "--target",
+                &server.address,
+                "--seconds",
+                "0.3",
+                "--warmup",
+                "0.1",
+                "--clients",
+                "2",
+                "--window",
+                "2",
+            ])
+            .output()
+            .expect("once starts");
+        let m: Metrics = serde_json::from_slice(&out.stdout).expect("metrics");
+        assert!(m.ok, "{protocol} {listen}: {:?}", m.error);
+        assert_eq!(m.target.as_ref().unwrap().address, server.address);
+        // The client's own namespace cannot reach the server through loopback: the echo
+        // crossed the veth pair.
+        let sent = m.messages_sent;
+        let report = server.stop();
+        assert_eq!(report["measured_messages_received"].as_u64(), Some(sent));
+    }
+}
