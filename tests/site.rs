@@ -1359,3 +1359,27 @@ fn datasets_of_two_hosts_get_a_hosts_page_with_verdicts_from_the_ranges() {
     assert!(o.status.success());
     assert!(!tree(&single).contains_key("en/hosts.md"));
 }
+
+/// The committed UDP report shows the seed's concrete counter line from a dataset that
+/// recorded the counter, and its numbers agree: after − before = the delta = the loss.
+#[test]
+fn the_committed_udp_report_shows_the_counter_before_and_after_a_lossy_run() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("site/en/udp-report.md"),
+    )
+    .unwrap();
+    let number = |after: &str| -> u64 {
+        let at = page.find(after).unwrap_or_else(|| panic!("no {after:?}"));
+        let digits: String = page[at + after.len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    let lost = number("The client sent ");
+    let before = number("`UdpRcvbufErrors` read ");
+    let after = number("before the run and ");
+    let delta = number("after it, a delta of ");
+    assert_eq!((after - before, delta), (lost, lost), "{before} → {after}");
+}

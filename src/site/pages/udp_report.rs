@@ -454,10 +454,11 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                 }
             }
         }
-        // The isolation dataset's lossy run, which has a passing partner, shows the fix.
+        // The isolation dataset's lossy run with a passing partner shows the fix; among
+        // those, the first whose kernel counter readings were recorded shows the evidence.
         if let Some(repro) = &udp.reproduction {
-            if chosen.is_none_or(|c: &Reproduction| c.passing.is_none() && repro.passing.is_some())
-            {
+            let rank = |r: &Reproduction| (r.passing.is_some(), r.readings.is_some());
+            if chosen.is_none_or(|c: &Reproduction| rank(repro) > rank(c)) {
                 chosen = Some(repro);
             }
         }
