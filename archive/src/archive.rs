@@ -182,6 +182,9 @@ pub struct Settings {
     /// plan by [`crate::unsupported`], with the reason (absent when none are).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsupported_io_profiles: Vec<UnsupportedProfile>,
+    /// `--server-cmd`: the external server measured instead of echomark's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_server: Option<crate::target::ExternalServer>,
 }
 
 /// An IO profile a backend cannot run, and why.
@@ -360,6 +363,9 @@ pub struct Entry {
     pub started_at_utc: String,
     /// Wall time of the child process, seconds.
     pub wall_seconds: f64,
+    /// `--server-cmd`: the server process of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::target::ServerProcess>,
 }
 
 /// The implementation name of every echomark run in a [`CaseKey`].
@@ -419,4 +425,7 @@ pub struct Archive {
     /// How the binary was built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub toolchain: Option<Toolchain>,
+    /// `--server-cmd`: the external server's verification per protocol, before any run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verification: Vec<crate::target::VerificationRecord>,
 }

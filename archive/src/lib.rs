@@ -34,7 +34,10 @@ pub use key::{
 pub use metrics::{ErrorCounters, Metric, Metrics, ERROR_COUNTER_NAMES};
 pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
 pub use soak::{SoakReport, SoakRound};
-pub use target::{StreamFraming, TargetInfo, TlsVerification};
+pub use target::{
+    ExternalServer, ServerProcess, StreamFraming, TargetInfo, TlsVerification, VerificationCheck,
+    VerificationRecord,
+};
 
 /// The JSON Schema of an echomark archive, as shipped in `schema/archive.schema.json`.
 pub const ARCHIVE_JSON_SCHEMA: &str = include_str!("../schema/archive.schema.json");

@@ -253,6 +253,7 @@ mod tests {
             shard: None,
             open_loop: None,
             unsupported_io_profiles: Vec::new(),
+            external_server: None,
         }
     }
 
@@ -320,6 +321,7 @@ mod tests {
             order: 0,
             started_at_utc: String::new(),
             wall_seconds: 1.0,
+            server: None,
         }
     }
 

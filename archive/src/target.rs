@@ -53,3 +53,76 @@ pub struct TargetInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_pipelined: Option<bool>,
 }
+
+/// `matrix --server-cmd`: the external server a matrix measured, started fresh for every
+/// run (and for its verification) by the command, with `{port}` replaced by a free port.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalServer {
+    /// The implementation's name, which the archive's `backend` and every run carry.
+    pub name: String,
+    /// The command line as given, run by `sh -c`; `{port}` is replaced per start, and
+    /// `{protocol}` by the run's protocol.
+    pub command: String,
+    /// The address the server listens on and the clients connect to.
+    pub host: String,
+    /// `tcp`, `tcps`: the framing the server speaks.
+    pub framing: StreamFraming,
+    /// TLS protocols: how the certificate is checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_verification: Option<TlsVerification>,
+}
+
+impl ExternalServer {
+    /// The framing of `protocol` against this server: its own for `tcp` and `tcps`, the
+    /// protocol's for the rest.
+    pub fn framing_for(&self, protocol: crate::key::Protocol) -> StreamFraming {
+        match protocol {
+            crate::key::Protocol::Tcp | crate::key::Protocol::Tcps => self.framing,
+            _ => StreamFraming::Prefix,
+        }
+    }
+}
+
+/// How the server process of one run went: what was started, how it ended, what it cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerProcess {
+    /// The command with its port filled in.
+    pub command: String,
+    /// Seconds from start until it accepted (TCP) or echoed (UDP); absent if it never did.
+    pub ready_seconds: Option<f64>,
+    /// Exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// True when it had exited on its own before it was told to stop.
+    pub exited_early: bool,
+    /// True when it ignored SIGTERM and was killed.
+    pub killed: bool,
+    /// User + system CPU of the server (and the children it waited for), from wait4.
+    pub cpu_seconds: Option<f64>,
+    /// Its peak resident set size, from wait4.
+    pub peak_rss_bytes: Option<u64>,
+    /// The last lines it wrote to stderr (at most 2 KiB).
+    pub stderr_tail: String,
+}
+
+/// One check of `verify`, as the archive keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerificationCheck {
+    pub name: String,
+    /// `passed`, `failed` or `skipped`.
+    pub outcome: String,
+    pub detail: String,
+}
+
+/// The verification of an external server for one protocol, before it was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerificationRecord {
+    pub protocol: crate::key::Protocol,
+    pub passed: bool,
+    pub checks: Vec<VerificationCheck>,
+}

@@ -143,6 +143,17 @@ fn sample() -> Archive {
         order: 0,
         started_at_utc: "2026-12-01T00:00:00.000000+00:00".into(),
         wall_seconds: 1.5,
+        server: Some(ServerProcess {
+            command: "nginx-echo 9".into(),
+            ready_seconds: Some(0.1),
+            exit_code: Some(0),
+            signal: Some(15),
+            exited_early: false,
+            killed: false,
+            cpu_seconds: Some(0.5),
+            peak_rss_bytes: Some(1 << 20),
+            stderr_tail: String::new(),
+        }),
     };
     let round = SoakRound {
         io_model: IoModel::Sharded,
@@ -237,6 +248,13 @@ fn sample() -> Archive {
                 io_threads: 4,
                 reason: "thread-per-core".into(),
             }],
+            external_server: Some(ExternalServer {
+                name: "nginx".into(),
+                command: "nginx-echo {port}".into(),
+                host: "127.0.0.1".into(),
+                framing: StreamFraming::Raw,
+                tls_verification: Some(TlsVerification::Insecure),
+            }),
         },
         results: vec![entry],
         complete: true,
@@ -269,6 +287,15 @@ fn sample() -> Archive {
             debug_info: "line-tables-only".into(),
             dependencies: [("tokio".to_string(), "1.48.0".to_string())].into(),
         }),
+        verification: vec![VerificationRecord {
+            protocol: Protocol::Udp,
+            passed: true,
+            checks: vec![VerificationCheck {
+                name: "connect".into(),
+                outcome: "passed".into(),
+                detail: "127.0.0.1:9".into(),
+            }],
+        }],
     }
 }
 

@@ -36,6 +36,9 @@ pub struct Target {
     pub framing: StreamFraming,
     /// TLS protocols: how the certificate is checked, and the name it must carry.
     pub tls: Option<(TlsTrust, String)>,
+    /// The implementation's name for `backend` in the metrics (`--server-name`); without
+    /// it, `backend` names the client's runtime.
+    pub server_name: Option<String>,
 }
 
 impl Target {
@@ -316,6 +319,10 @@ impl Case {
             }
             if let Some((_, name)) = &t.tls {
                 a.push("--tls-server-name".into());
+                a.push(name.clone());
+            }
+            if let Some(name) = &t.server_name {
+                a.push("--server-name".into());
                 a.push(name.clone());
             }
         }

@@ -170,6 +170,10 @@ pub struct TargetArgs {
     /// TLS protocols: the name the certificate must carry (default: the target's host).
     #[arg(long, value_name = "NAME", requires = "target")]
     pub tls_server_name: Option<String>,
+    /// The server implementation's name, recorded as the run's `backend` (default: the
+    /// client's runtime).
+    #[arg(long, value_name = "NAME", requires = "target")]
+    pub server_name: Option<String>,
 }
 
 impl TargetArgs {
@@ -202,6 +206,7 @@ impl TargetArgs {
                         .unwrap_or_else(|| host.to_string()),
                 )
             }),
+            server_name: self.server_name.clone(),
         }))
     }
 }
@@ -471,8 +476,24 @@ pub struct MatrixArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(UDP_TIMEOUT_RANGE))]
     pub udp_timeout_ms: Option<u64>,
     /// After the cases, run `soak` for this many seconds per protocol and record it.
-    #[arg(long, value_name = "S", value_parser = seconds)]
+    #[arg(long, value_name = "S", value_parser = seconds, conflicts_with = "server_cmd")]
     pub soak: Option<f64>,
+    /// Measure an external server instead of echomark's own: this command (run by `sh -c`,
+    /// `{port}` replaced by a free port) is started fresh for every run and verified first.
+    #[arg(long, value_name = "CMD", requires = "server_name", conflicts_with_all = ["backends", "resume"])]
+    pub server_cmd: Option<String>,
+    /// The name the pages give the external server (its `backend`).
+    #[arg(long, value_name = "NAME", requires = "server_cmd")]
+    pub server_name: Option<String>,
+    /// The address the external server listens on (default: the address family's loopback).
+    #[arg(long, value_name = "IP", requires = "server_cmd")]
+    pub server_host: Option<std::net::IpAddr>,
+    /// tcp, tcps against --server-cmd: `prefix` or `raw`.
+    #[arg(long, value_enum, default_value = "prefix", requires = "server_cmd")]
+    pub framing: StreamFraming,
+    /// TLS protocols against --server-cmd: accept its certificate without checking it.
+    #[arg(long, requires = "server_cmd")]
+    pub tls_insecure: bool,
     /// Open loop: measure every case at each of these offered rates (messages per second
     /// over all clients) instead of closed-loop; --windows cap the messages in flight.
     #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "rate_sweep",
@@ -498,6 +519,34 @@ pub struct MatrixArgs {
 
 impl MatrixArgs {
     /// The library's request for these flags.
+    /// The external server `--server-cmd` names, if any.
+    fn external_server(&self) -> Result<Option<echomark_archive::ExternalServer>, UsageError> {
+        let (Some(command), Some(name)) = (&self.server_cmd, &self.server_name) else {
+            return Ok(None);
+        };
+        if !command.contains("{port}") {
+            return Err(UsageError(
+                "--server-cmd must contain {port}, where the server's port goes".into(),
+            ));
+        }
+        let family = self.address_family.unwrap_or(AddressFamily::Ipv4);
+        let host = self.server_host.unwrap_or_else(|| case::loopback(family));
+        if family_of(&SocketAddr::new(host, 0)) != family {
+            return Err(UsageError(format!(
+                "--server-host {host} is not an address of --address-family {family}"
+            )));
+        }
+        Ok(Some(echomark_archive::ExternalServer {
+            name: name.clone(),
+            command: command.clone(),
+            host: host.to_string(),
+            framing: self.framing,
+            tls_verification: self
+                .tls_insecure
+                .then_some(echomark_archive::TlsVerification::Insecure),
+        }))
+    }
+
     pub fn to_request(&self) -> Result<MatrixRequest, UsageError> {
         let archive = match (&self.resume, &self.out) {
             (Some(resume), Some(out)) if resume != out => {
@@ -542,6 +591,7 @@ impl MatrixArgs {
                 udp_server_recv_buffer: self.udp_server_recv_buffer,
                 udp_timeout_ms: self.udp_timeout_ms,
                 soak: self.soak,
+                external_server: self.external_server()?,
             },
             backends: {
                 let mut list = self.backends.clone().unwrap_or(vec![Backend::Tokio]);

@@ -501,3 +501,157 @@ fn serve_and_once_target_across_two_network_namespaces() {
         assert_eq!(report["measured_messages_received"].as_u64(), Some(sent));
     }
 }
+
+/// `matrix --server-cmd` with the Python fixture in `mode`: the exit code, the archive (if
+/// written) and the matrix's stderr.
+fn matrix_against(
+    dir: &Path,
+    mode: &str,
+    tag: &str,
+    extra: &[&str],
+) -> (i32, Option<Value>, String) {
+    let out = dir.join(format!("{mode}.json"));
+    let command = format!(
+        "python3 {} {mode} 127.0.0.1 {{port}} {tag}",
+        fixture().display()
+    );
+    let mut args = vec![
+        "matrix",
+        "--protocols",
+        "tcp",
+        "--payloads",
+        "1024",
+        "--clients",
+        "4",
+        "--windows",
+        "4",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "2",
+        "--seconds",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--framing",
+        "raw",
+        "--server-name",
+        "python-echo",
+        "--server-cmd",
+        &command,
+    ];
+    args.extend_from_slice(extra);
+    let out_arg = out.display().to_string();
+    args.extend(["--out", &out_arg]);
+    let o = runner(&args);
+    let archive = std::fs::read_to_string(&out)
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("the archive is JSON"));
+    (
+        o.status.code().expect("exit code"),
+        archive,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Processes whose command line carries `tag`.
+fn processes_tagged(tag: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(tag))
+        .count()
+}
+
+#[test]
+fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = format!("emk-good-{}", std::process::id());
+    let (code, archive, stderr) = matrix_against(dir.path(), "tcp", &tag, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let a = archive.unwrap();
+    assert_eq!(a["backend"], "python-echo");
+    assert_eq!(a["settings"]["external_server"]["framing"], "raw");
+    assert_eq!(a["verification"][0]["protocol"], "tcp");
+    assert_eq!(a["verification"][0]["passed"], true);
+    let results = a["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    let mut ports = std::collections::BTreeSet::new();
+    for r in results {
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(r["backend"], "python-echo");
+        assert_eq!(r["metrics"]["backend"], "python-echo");
+        assert!(r["metrics"]["server_messages_received"].is_null());
+        let s = &r["server"];
+        assert!(
+            s["exit_code"].as_i64().or(s["signal"].as_i64()).is_some(),
+            "{s}"
+        );
+        assert_eq!(s["killed"], false);
+        assert!(s["cpu_seconds"].as_f64().unwrap() > 0.0, "{s}");
+        assert!(s["peak_rss_bytes"].as_u64().unwrap() > 1 << 20, "{s}");
+        ports.insert(
+            r["metrics"]["target"]["address"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(ports.len(), 2, "a fresh server, on a fresh port, per run");
+    assert_eq!(processes_tagged(&tag), 0, "no server left behind");
+}
+
+#[test]
+fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid = std::process::id();
+    // Never listens: the verification records why, and nothing is measured (exit 2).
+    let tag = format!("emk-never-{pid}");
+    let started = Instant::now();
+    let (code, archive, stderr) = matrix_against(dir.path(), "never-listen", &tag, &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30), "no hang");
+    assert!(stderr.contains("fails the echo contract"), "{stderr}");
+    let a = archive.unwrap();
+    assert_eq!(a["verification"][0]["passed"], false);
+    let detail = a["verification"][0]["checks"][0]["detail"]
+        .as_str()
+        .unwrap();
+    assert!(detail.contains("not ready within 10 s"), "{detail}");
+    assert!(a["results"].as_array().unwrap().is_empty());
+    assert_eq!(processes_tagged(&tag), 0);
+
+    // Crashes mid-run: passes verification, then each run is a failure naming the exit.
+    let tag = format!("emk-crash-{pid}");
+    let (code, archive, stderr) =
+        matrix_against(dir.path(), "tcp-crash-after", &tag, &["--keep-going"]);
+    assert_eq!(code, 1, "{stderr}");
+    for r in archive.unwrap()["results"].as_array().unwrap() {
+        assert_eq!(
+            r["error"], "the server exited with code 3 during the run",
+            "{r}"
+        );
+        assert_eq!(r["server"]["exit_code"], 3);
+    }
+    assert_eq!(processes_tagged(&tag), 0);
+
+    // Ignores SIGTERM: killed after the grace, and the run says so.
+    let tag = format!("emk-term-{pid}");
+    let (code, archive, stderr) =
+        matrix_against(dir.path(), "tcp-ignore-term", &tag, &["--keep-going"]);
+    assert_eq!(code, 1, "{stderr}");
+    for r in archive.unwrap()["results"].as_array().unwrap() {
+        assert!(
+            r["error"]
+                .as_str()
+                .unwrap()
+                .contains("ignored SIGTERM for 3 s and was killed"),
+            "{r}"
+        );
+        assert_eq!(r["server"]["killed"], true);
+        assert_eq!(r["server"]["signal"], 9);
+    }
+    assert_eq!(processes_tagged(&tag), 0);
+}

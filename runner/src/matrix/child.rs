@@ -124,6 +124,7 @@ pub struct Judged {
 /// a process-level failure (timeout, signal, exit code) names itself first, as in arknet.
 pub fn judge(
     run: &PlannedRun,
+    backend: &str,
     seconds: f64,
     warmup: f64,
     address_family: AddressFamily,
@@ -137,7 +138,7 @@ pub fn judge(
         io_model: Some(run.io_model),
         io_threads: Some(run.io_threads),
         handler_work: Some(run.handler_work),
-        backend: Some(run.backend.name().to_string()),
+        backend: Some(backend.to_string()),
         address_family: Some(address_family),
         requested_seconds: Some(seconds),
         warmup_seconds: Some(warmup),

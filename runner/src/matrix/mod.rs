@@ -10,6 +10,7 @@ pub mod host;
 pub mod plan;
 pub mod progress;
 pub mod provenance;
+pub mod server;
 pub mod store;
 
 use std::collections::BTreeSet;
@@ -52,6 +53,8 @@ pub struct RunOptions {
     pub udp_server_recv_buffer: Option<u64>,
     pub udp_timeout_ms: Option<u64>,
     pub soak: Option<f64>,
+    /// `--server-cmd`: measure this external server instead of echomark's own.
+    pub external_server: Option<echomark_archive::ExternalServer>,
 }
 
 /// Everything `matrix` is asked to do.
@@ -210,7 +213,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             }
             None => resume(&path, &mut hashes_once)?,
         };
-        let backend = Backend::from_name(&archive.backend).ok_or_else(|| {
+        let backend = runtime_of(&archive).ok_or_else(|| {
             MatrixError(format!(
                 "{}: backend {:?} is not one this runner has",
                 path.display(),
@@ -246,10 +249,22 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         .map_err(|e| MatrixError(format!("{}: settings: {e}", first.path.display())))?;
     // Every case known before anything runs is checked first, so a bad matrix fails once
     // with exit 2, not once per run.
+    let external = settings.external_server.clone();
+    let placeholder: std::net::SocketAddr = match settings.address_family {
+        echomark_archive::AddressFamily::Ipv4 => "127.0.0.1:9",
+        echomark_archive::AddressFamily::Ipv6 => "[::1]:9",
+    }
+    .parse()
+    .expect("an address");
     for t in &targets {
         for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
-            spec.case(&run, &settings)
+            let case = spec
+                .case(&run, &settings)
                 .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
+            if let Some(server) = &external {
+                against(case, server, placeholder)
+                    .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
+            }
         }
         let done: BTreeSet<_> = t.archive.results.iter().map(Entry::run_id).collect();
         if done.len() != t.archive.results.len() {
@@ -259,6 +274,9 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             )));
         }
         t.save()?;
+    }
+    if let Some(server) = &external {
+        verify_first(&mut targets[0], server, &settings.protocols)?;
     }
     let signal = install_signal_flags();
     let soaks_due: usize = targets
@@ -289,9 +307,15 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             .iter()
             .flat_map(|t| t.archive.results.iter().map(Entry::run_id))
             .collect();
+        let name_of = |b: Backend| {
+            targets
+                .iter()
+                .find(|t| t.backend == b)
+                .map_or_else(|| b.name().to_string(), |t| t.archive.backend.clone())
+        };
         let todo: Vec<PlannedRun> = runs
             .into_iter()
-            .filter(|r| !done.contains(&r.key()))
+            .filter(|r| !done.contains(&r.key_as(&name_of(r.backend))))
             .collect();
         if todo.is_empty() {
             break;
@@ -304,29 +328,76 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             let order = target.archive.results.len();
             let label = label(&run);
             progress.starting(&label);
-            let case_args = spec
+            let case = spec
                 .case(&run, &settings)
-                .map_err(|e| MatrixError(format!("case {label}: {e}")))?
-                .to_args();
+                .map_err(|e| MatrixError(format!("case {label}: {e}")))?;
             let started_at_utc = provenance::utc_now();
             let lock_fd = Some(target.lock.fd());
-            let outcome = match child::run(&exe, &case_args, timeout, &signal.flag, lock_fd) {
-                Ok(Ok(outcome)) => outcome,
-                Ok(Err(child::Interrupted)) => {
-                    return Ok(interrupted(&targets, &progress, &signal))
-                }
-                Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
+            // An external server starts fresh for every run, as echomark's own does.
+            let server = match &external {
+                Some(s) => Some((
+                    s,
+                    server::start(s, run.protocol)
+                        .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?,
+                )),
+                None => None,
             };
+            let case_args = match &server {
+                Some((s, started)) => against(case, s, started.address)
+                    .map_err(|e| MatrixError(format!("case {label}: {e}")))?
+                    .to_args(),
+                None => case.to_args(),
+            };
+            let ready = server
+                .as_ref()
+                .is_none_or(|(_, s)| s.ready_seconds.is_some());
+            let outcome = if ready {
+                match child::run(&exe, &case_args, timeout, &signal.flag, lock_fd) {
+                    Ok(Ok(outcome)) => Some(outcome),
+                    Ok(Err(child::Interrupted)) => {
+                        return Ok(interrupted(&targets, &progress, &signal))
+                    }
+                    Err(e) => {
+                        return Err(MatrixError(format!("cannot start {}: {e}", exe.display())))
+                    }
+                }
+            } else {
+                None
+            };
+            let server = server.map(|(_, started)| started.stop());
             if signal.flag.load(Ordering::Relaxed) {
                 return Ok(interrupted(&targets, &progress, &signal));
             }
-            let judged = child::judge(
-                &run,
-                spec.seconds,
-                spec.warmup,
-                spec.address_family,
-                &outcome,
-            );
+            let mut judged = match &outcome {
+                Some(outcome) => child::judge(
+                    &run,
+                    &target.archive.backend,
+                    spec.seconds,
+                    spec.warmup,
+                    spec.address_family,
+                    outcome,
+                ),
+                None => child::Judged {
+                    metrics: None,
+                    stdout: None,
+                    error: None,
+                },
+            };
+            // The server's own failure is the cause when there is one.
+            if let Some(reason) = server
+                .as_ref()
+                .and_then(|p| server::failure(p, outcome.is_some()))
+            {
+                judged.error = Some(reason);
+            }
+            let outcome = outcome.unwrap_or(child::ChildOutcome {
+                returncode: -1,
+                stdout: String::new(),
+                stderr: String::new(),
+                timed_out: false,
+                signal: None,
+                wall: Duration::ZERO,
+            });
             let summary = match (&judged.error, &judged.metrics) {
                 (Some(e), _) => e.clone(),
                 (None, Some(m)) => match &m.open_loop {
@@ -363,7 +434,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 backend: archive.backend.clone(),
                 address_family: archive.settings.address_family,
                 command,
-                returncode: Some(outcome.returncode),
+                returncode: (outcome.returncode >= 0).then_some(outcome.returncode),
                 stderr: outcome.stderr,
                 metrics: judged.metrics,
                 stdout: judged.stdout,
@@ -371,6 +442,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 order: order as u64,
                 started_at_utc,
                 wall_seconds: outcome.wall.as_secs_f64(),
+                server,
             });
             archive.failed_measurements += u64::from(failed);
             target.save()?;
@@ -435,6 +507,111 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             .iter()
             .any(|t| t.archive.soak.iter().any(|s| !s.passed)),
     })
+}
+
+/// `case` aimed at the external server at `address`: the client alone, with the server's
+/// name as its `backend`.
+fn against(
+    mut case: crate::case::Case,
+    server: &echomark_archive::ExternalServer,
+    address: std::net::SocketAddr,
+) -> Result<crate::case::Case, crate::case::UsageError> {
+    use crate::case::{Target, TlsTrust};
+    let case_protocol = case.protocol;
+    case.target = Some(Target {
+        addr: address,
+        authority: address.to_string(),
+        framing: server.framing_for(case_protocol),
+        tls: case
+            .protocol
+            .uses_tls()
+            .then(|| (TlsTrust::Insecure, address.ip().to_string())),
+        server_name: Some(server.name.clone()),
+    });
+    case.validate()
+}
+
+/// Checks the external server against the echo contract for every protocol not verified
+/// yet, each time on a fresh server, and records the result; a server that fails is not
+/// measured (exit 2, the verification kept in the archive).
+fn verify_first(
+    target: &mut Target,
+    server: &echomark_archive::ExternalServer,
+    protocols: &[echomark_archive::Protocol],
+) -> Result<(), MatrixError> {
+    for &protocol in protocols {
+        if target
+            .archive
+            .verification
+            .iter()
+            .any(|v| v.protocol == protocol)
+        {
+            continue;
+        }
+        let started = server::start(server, protocol)
+            .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?;
+        let address = started.address;
+        let ready = started.ready_seconds.is_some();
+        let case_protocol = protocol;
+        let verification = ready.then(|| {
+            let target = crate::case::Target {
+                addr: address,
+                authority: address.to_string(),
+                framing: server.framing_for(case_protocol),
+                tls: protocol
+                    .uses_tls()
+                    .then(|| (crate::case::TlsTrust::Insecure, address.ip().to_string())),
+                server_name: Some(server.name.clone()),
+            };
+            crate::verify::verify(protocol, &target)
+        });
+        let process = started.stop();
+        let record = match verification {
+            Some(v) => echomark_archive::VerificationRecord {
+                protocol,
+                passed: v.passed,
+                checks: v
+                    .checks
+                    .into_iter()
+                    .map(|c| echomark_archive::VerificationCheck {
+                        name: c.name.to_string(),
+                        outcome: serde_json::to_value(&c.outcome)
+                            .ok()
+                            .and_then(|o| o.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                        detail: c.detail,
+                    })
+                    .collect(),
+            },
+            None => echomark_archive::VerificationRecord {
+                protocol,
+                passed: false,
+                checks: vec![echomark_archive::VerificationCheck {
+                    name: "start".into(),
+                    outcome: "failed".into(),
+                    detail: server::failure(&process, false).unwrap_or_default(),
+                }],
+            },
+        };
+        let failed: Vec<String> = record
+            .checks
+            .iter()
+            .filter(|c| c.outcome == "failed")
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect();
+        let passed = record.passed;
+        target.archive.verification.push(record);
+        target.save()?;
+        if !passed {
+            return Err(MatrixError(format!(
+                "{} fails the echo contract for {protocol}, so it is not measured ({}); the verification is in {}",
+                server.name,
+                failed.join("; "),
+                target.path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Runs `echomark-runner soak` as a child and records it; `None` when interrupted.
@@ -555,6 +732,8 @@ fn new_archive(
         soak_seconds: o.soak,
         shard: o.shard,
     });
+    let mut settings = settings;
+    settings.external_server = o.external_server.clone();
     let (git_head, git_status) = provenance::git_state(source_dir, out);
     Archive {
         schema_version: ARCHIVE_SCHEMA_VERSION,
@@ -578,13 +757,31 @@ fn new_archive(
         failed_measurements: 0,
         soak: Vec::new(),
         toolchain: Some(host::toolchain()),
+        verification: Vec::new(),
+    }
+}
+
+/// The `backend` an archive records: the external server's name, else the runtime's.
+fn archive_backend(settings: &echomark_archive::Settings, runtime: Backend) -> String {
+    match &settings.external_server {
+        Some(server) => server.name.clone(),
+        None => runtime.name().to_string(),
+    }
+}
+
+/// The runtime that measures an archive's runs: the client's (tokio) against an external
+/// server, else the one its `backend` names.
+fn runtime_of(archive: &Archive) -> Option<Backend> {
+    match archive.settings.external_server {
+        Some(_) => Some(Backend::Tokio),
+        None => Backend::from_name(&archive.backend),
     }
 }
 
 /// `template`'s archive for `backend`: its name, and the IO profiles it cannot run.
 fn for_backend(template: &Archive, backend: Backend) -> Result<Archive, MatrixError> {
     let mut archive = template.clone();
-    archive.backend = backend.name().to_string();
+    archive.backend = archive_backend(&archive.settings, backend);
     archive.settings.unsupported_io_profiles = archive.settings.unsupported_for(backend.name());
     if archive
         .settings

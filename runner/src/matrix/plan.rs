@@ -297,6 +297,7 @@ impl MatrixSpec {
             shard: extra.shard,
             open_loop: self.open_loop.clone(),
             unsupported_io_profiles: Vec::new(),
+            external_server: None,
         }
     }
 
@@ -489,9 +490,15 @@ impl PlannedRun {
 
     /// Same as [`echomark_archive::Entry::run_id`] of the entry this run will write.
     pub fn key(&self) -> RunId {
+        self.key_as(self.backend.name())
+    }
+
+    /// The run's identity in an archive whose `backend` is `backend` (an external server's
+    /// name, where the runtime only drives the client).
+    pub fn key_as(&self, backend: &str) -> RunId {
         RunId {
             case: CaseKey {
-                backend: self.backend.name().to_string(),
+                backend: backend.to_string(),
                 implementation: IMPLEMENTATION.to_string(),
                 protocol: self.protocol,
                 payload_bytes: self.payload,

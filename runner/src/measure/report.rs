@@ -279,6 +279,9 @@ pub fn external_server(m: &mut Metrics, case: &Case, target: &crate::case::Targe
     m.udp_server_receive_buffer_bytes = None;
     m.udp_server_receive_buffer_requested_bytes = None;
     m.target = Some(target.info(case));
+    if let Some(name) = &target.server_name {
+        m.backend = name.clone();
+    }
 }
 
 /// Sets `ok` and, when it is false, an `error` text that names what failed.

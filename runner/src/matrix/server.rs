@@ -1,0 +1,238 @@
+//! `matrix --server-cmd`: an external server, started fresh for every run (as echomark's own
+//! server is, inside each `once` process) and for its verification. The command runs under
+//! `sh -c 'exec CMD'` (one program; write a script for more) in its own process group with
+//! `{port}` replaced by a free port (and `{protocol}`, `{framing}` by the run's protocol and
+//! stream framing, so one command can serve them all); the matrix waits
+//! until it accepts (TCP) or echoes (UDP), measures, then stops it with SIGTERM, and with
+//! SIGKILL when it ignores that, and records how it ended and what it cost (wait4).
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use echomark_archive::{ExternalServer, Protocol, ServerProcess};
+
+/// How long a started server may take to accept or echo.
+pub const READY_LIMIT: Duration = Duration::from_secs(10);
+/// How long a server gets to exit after SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+/// How much of the server's stderr is kept.
+const STDERR_TAIL: usize = 2048;
+
+/// A started server.
+pub struct Started {
+    child: Child,
+    command: String,
+    started: Instant,
+    stderr: mpsc::Receiver<Vec<u8>>,
+    /// Where clients reach it.
+    pub address: SocketAddr,
+    /// Seconds until it was ready; `None` when it never was.
+    pub ready_seconds: Option<f64>,
+}
+
+/// Starts `server` for `protocol` on a free port and waits until it is ready (or exited, or
+/// [`READY_LIMIT`] passed; see [`Started::ready_seconds`]).
+pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Started> {
+    use std::os::unix::process::CommandExt;
+    let ip: std::net::IpAddr = server
+        .host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .map_err(|_| {
+            std::io::Error::other(format!(
+                "--server-host {:?} is not an IP address",
+                server.host
+            ))
+        })?;
+    let port = free_port(SocketAddr::new(ip, 0), protocol)?;
+    let address = SocketAddr::new(ip, port);
+    let command = server
+        .command
+        .replace("{port}", &port.to_string())
+        .replace("{protocol}", protocol.as_str())
+        .replace("{framing}", server.framing_for(protocol).as_str());
+    let parent = std::process::id() as i32;
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("exec {command}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: only async-signal-safe calls between fork and exec (prctl, getppid, _exit).
+    unsafe {
+        c.pre_exec(move || {
+            #[cfg(target_os = "linux")]
+            {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(137);
+                }
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let mut child = c.spawn()?;
+    let (tx, stderr) = mpsc::channel();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            let _ = tx.send(bytes);
+        });
+    }
+    let mut s = Started {
+        child,
+        command,
+        started,
+        stderr,
+        address,
+        ready_seconds: None,
+    };
+    while s.started.elapsed() < READY_LIMIT {
+        if matches!(s.child.try_wait(), Ok(Some(_))) {
+            break;
+        }
+        if ready(address, protocol) {
+            s.ready_seconds = Some(s.started.elapsed().as_secs_f64());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(s)
+}
+
+/// A port nothing listens on now (the kernel's choice for port 0).
+fn free_port(any: SocketAddr, protocol: Protocol) -> std::io::Result<u16> {
+    Ok(if protocol == Protocol::Udp {
+        UdpSocket::bind(any)?.local_addr()?.port()
+    } else {
+        TcpListener::bind(any)?.local_addr()?.port()
+    })
+}
+
+/// Whether the server accepts (TCP) or echoes a datagram (UDP) at `address` now.
+fn ready(address: SocketAddr, protocol: Protocol) -> bool {
+    if protocol != Protocol::Udp {
+        return TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok();
+    }
+    let any: SocketAddr = if address.is_ipv6() {
+        "[::]:0".parse().expect("an address")
+    } else {
+        "0.0.0.0:0".parse().expect("an address")
+    };
+    let probe = || -> std::io::Result<bool> {
+        let s = UdpSocket::bind(any)?;
+        s.connect(address)?;
+        s.set_read_timeout(Some(Duration::from_millis(100)))?;
+        // Not an echomark message: an echomark server counts it as foreign.
+        s.send(b"echomark readiness probe")?;
+        let mut buf = [0u8; 64];
+        Ok(s.recv(&mut buf).is_ok_and(|n| n > 0))
+    };
+    probe().unwrap_or(false)
+}
+
+impl Started {
+    /// Stops the server (SIGTERM to its process group, SIGKILL after [`STOP_GRACE`]),
+    /// removes what is left of its group, and says how it went.
+    pub fn stop(mut self) -> ServerProcess {
+        let pid = self.child.id() as i32;
+        let mut killed = false;
+        let mut outcome = self.wait(false);
+        let exited_early = outcome.is_some();
+        if outcome.is_none() {
+            // SAFETY: signalling the process group we created for this child.
+            unsafe { libc::kill(-pid, libc::SIGTERM) };
+            let deadline = Instant::now() + STOP_GRACE;
+            while outcome.is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+                outcome = self.wait(false);
+            }
+            if outcome.is_none() {
+                killed = true;
+                // SAFETY: as above.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                outcome = self.wait(true);
+            }
+        }
+        // Workers the server forked may outlive it; none may outlive the run.
+        // SAFETY: as above; ESRCH when the group is already empty is fine.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let stderr = self
+            .stderr
+            .recv_timeout(Duration::from_secs(1))
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&stderr);
+        let mut from = text.len().saturating_sub(STDERR_TAIL);
+        while !text.is_char_boundary(from) {
+            from += 1;
+        }
+        let (status, usage) = outcome.unwrap_or((0, None));
+        let exited = libc::WIFEXITED(status);
+        ServerProcess {
+            command: self.command,
+            ready_seconds: self.ready_seconds,
+            exit_code: exited.then(|| libc::WEXITSTATUS(status)),
+            signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+            exited_early,
+            killed,
+            cpu_seconds: usage.map(|u| seconds(u.ru_utime) + seconds(u.ru_stime)),
+            peak_rss_bytes: usage.map(|u| u.ru_maxrss.max(0) as u64 * 1024),
+            stderr_tail: text[from..].to_string(),
+        }
+    }
+
+    /// `wait4` on the server: its status and resource usage once it has exited.
+    fn wait(&mut self, block: bool) -> Option<(i32, Option<libc::rusage>)> {
+        let pid = self.child.id() as i32;
+        let mut status = 0;
+        // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let flags = if block { 0 } else { libc::WNOHANG };
+        // SAFETY: waiting for our own child with valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
+        (r == pid).then_some((status, Some(usage)))
+    }
+}
+
+fn seconds(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+}
+
+/// Why a run against an external server could not be measured, from its server's record,
+/// if the server is to blame.
+pub fn failure(p: &ServerProcess, ran: bool) -> Option<String> {
+    if p.ready_seconds.is_none() {
+        return Some(match (p.exited_early, p.exit_code, p.signal) {
+            (true, Some(code), _) => {
+                format!("the server exited with code {code} before it was ready")
+            }
+            (true, _, Some(sig)) => format!("the server died of signal {sig} before it was ready"),
+            _ => format!(
+                "the server was not ready within {} s",
+                READY_LIMIT.as_secs()
+            ),
+        });
+    }
+    if p.killed {
+        return Some(format!(
+            "the server ignored SIGTERM for {} s and was killed",
+            STOP_GRACE.as_secs()
+        ));
+    }
+    if ran && p.exited_early {
+        // Exiting before it was told to is a crash, whatever the client saw.
+        return Some(match (p.exit_code, p.signal) {
+            (Some(code), _) => format!("the server exited with code {code} during the run"),
+            (_, Some(sig)) => format!("the server died of signal {sig} during the run"),
+            _ => "the server ended during the run".to_string(),
+        });
+    }
+    None
+}
