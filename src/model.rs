@@ -155,6 +155,8 @@ pub struct ArchiveFile {
     pub soak: Vec<SoakResult>,
     /// echomark archives: how the runner was built (absent in older archives).
     pub toolchain: Option<echomark_archive::Toolchain>,
+    /// echomark archives of `matrix --server-cmd`: the external server they measured.
+    pub external_server: Option<echomark_archive::ExternalServer>,
     /// echomark archives: the part of a split matrix this file holds (`--shard I/N`).
     pub shard: Option<echomark_archive::Shard>,
 }
@@ -226,6 +228,12 @@ impl Dataset {
     /// Repetitions per configuration, as the first archive's settings give them (0 without one).
     pub fn repetitions(&self) -> u64 {
         self.files.first().map_or(0, |f| f.repetitions)
+    }
+
+    /// Whether the dataset measured servers echomark did not start (`--server-cmd`): each
+    /// in its own process, only the client is echomark's.
+    pub fn measures_external_servers(&self) -> bool {
+        self.files.iter().any(|f| f.external_server.is_some())
     }
 
     /// When the dataset was recorded: its earliest archive's time, if any archive says.

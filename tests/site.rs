@@ -961,11 +961,18 @@ fn the_udp_report_explains_a_loss_and_shows_the_buffer_that_fixes_it() {
         repro.contains("(epyc2-20261201-dimensions/dimensions-udp.md)"),
         "{repro}"
     );
-    // One row per dataset in the conditions, with its date and hashes.
+    // One row per dataset with UDP runs in the conditions, with its date and hashes.
     let conditions = section(&en, "Test conditions");
+    let has_udp = |dir: &Path| {
+        std::fs::read_dir(dir).unwrap().any(|f| {
+            std::fs::read_to_string(f.unwrap().path())
+                .is_ok_and(|t| t.contains("\"protocol\": \"udp\""))
+        })
+    };
     let datasets = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && has_udp(p))
         .count();
     assert_eq!(
         conditions
@@ -1382,4 +1389,29 @@ fn the_committed_udp_report_shows_the_counter_before_and_after_a_lossy_run() {
     let after = number("before the run and ");
     let delta = number("after it, a delta of ");
     assert_eq!((after - before, delta), (lost, lost), "{before} → {after}");
+}
+
+/// The committed external-servers dataset says what was measured: servers in their own
+/// processes, echomark's client, the client's IO model; no Asio vocabulary for them.
+#[test]
+fn the_committed_external_servers_dataset_says_what_was_measured() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let tcp = read("en/epyc2-20261202-external/tcp.md");
+    assert!(tcp.contains("## Backends: socat against echomark-serve"));
+    assert!(tcp.contains("Here a backend is a server: each ran as its own process"));
+    assert!(!tcp.contains("Both backends run the same client, server"));
+    let http = read("en/epyc2-20261202-external/http.md");
+    assert!(http.contains("## Backends: nginx against echomark-serve"));
+    let overview = read("en/epyc2-20261202-external/overview.md");
+    assert!(overview.contains("the IO model in the tables is the client's"));
+    assert!(!overview.contains("share one process"));
+    let zh = read("zh/epyc2-20261202-external/tcp.md");
+    assert!(zh.contains("这里的后端指服务端"));
+    for page in [&tcp, &http, &overview] {
+        assert!(
+            !page.contains("io_context"),
+            "an external server's client runs on tokio"
+        );
+    }
 }

@@ -4,6 +4,10 @@
 //! receive), so a round trip costs four system calls and the kernel's loopback path, and
 //! nothing else: no wakeups, no scheduler, no verification. A `shared 1` echo run does the
 //! same work plus the runtime, so the ratio between the two is the event loop's overhead.
+//!
+//! Apart (`--serve`, `--target`), the same blocking loops make a C-style echo server and
+//! client, so that echomark's client against an external server can be set beside the
+//! simplest client there is against the same server (`scripts/bench-client`).
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -109,5 +113,75 @@ fn udp_floor(ip: IpAddr, payload: usize, duration: Duration) -> std::io::Result<
         let (n, peer) = server.recv_from(&mut buf)?;
         server.send_to(&buf[..n], peer)?;
         client.recv(&mut buf).map(|_| ())
+    })
+}
+
+/// `calibrate --serve ADDR`: a blocking echo server, one thread per TCP connection (a plain
+/// byte echo) or one thread for a UDP socket, until `stop` is set: the C-style server the
+/// client benchmark measures both clients against. Calls `announce` with the bound address.
+pub fn serve(
+    addr: SocketAddr,
+    udp: bool,
+    stop: &std::sync::atomic::AtomicBool,
+    announce: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    use std::sync::atomic::Ordering;
+    if udp {
+        let socket = UdpSocket::bind(addr)?;
+        socket.set_read_timeout(Some(Duration::from_millis(50)))?;
+        announce(socket.local_addr()?);
+        let mut buf = vec![0u8; 65_536];
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok((n, peer)) = socket.recv_from(&mut buf) {
+                socket.send_to(&buf[..n], peer)?;
+            }
+        }
+        return Ok(());
+    }
+    let listener = std::net::TcpListener::bind(addr)?;
+    listener.set_nonblocking(true)?;
+    announce(listener.local_addr()?);
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false)?;
+                stream.set_nodelay(true)?;
+                std::thread::spawn(move || {
+                    let mut stream = stream;
+                    let mut buf = vec![0u8; 65_536];
+                    while let Ok(n) = stream.read(&mut buf) {
+                        if n == 0 || stream.write_all(&buf[..n]).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    Ok(())
+}
+
+/// `calibrate --target ADDR`: the blocking client alone against a server elsewhere, one
+/// message of `payload` bytes in flight, for `seconds`.
+pub fn client(addr: SocketAddr, udp: bool, payload: usize, seconds: f64) -> std::io::Result<Floor> {
+    let duration = Duration::from_secs_f64(seconds);
+    let message = vec![0xA5u8; payload];
+    let mut buf = vec![0u8; 65_536];
+    if udp {
+        let any = SocketAddr::new(sockets::unspecified_for(&addr), 0);
+        let socket = UdpSocket::bind(any)?;
+        socket.connect(addr)?;
+        socket.set_read_timeout(Some(Duration::from_secs(1)))?;
+        return ping_pong(duration, || {
+            socket.send(&message)?;
+            socket.recv(&mut buf).map(|_| ())
+        });
+    }
+    let mut stream = std::net::TcpStream::connect(addr)?;
+    stream.set_nodelay(true)?;
+    ping_pong(duration, || {
+        stream.write_all(&message)?;
+        stream.read_exact(&mut buf[..payload])
     })
 }

@@ -404,6 +404,17 @@ pub struct CalibrateArgs {
     /// Loopback host.
     #[arg(long, value_enum, default_value = "ipv4")]
     pub address_family: AddressFamily,
+    /// Run only the blocking echo server at this address (port 0 picks one) until SIGTERM
+    /// or SIGINT; prints {"listening": ADDR} first.
+    #[arg(long, value_name = "ADDR", conflicts_with = "target")]
+    pub serve: Option<SocketAddr>,
+    /// Run only the blocking client against the echo server at this address; prints its
+    /// floor as JSON.
+    #[arg(long, value_name = "ADDR")]
+    pub target: Option<SocketAddr>,
+    /// With --serve or --target: tcp or udp.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
 }
 
 /// The flags of `matrix`. Lists are comma-separated; explicit flags override the preset.

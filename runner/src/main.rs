@@ -70,6 +70,9 @@ fn main() -> ExitCode {
                 Err(e) => usage("source-hash", format!("{}: {e}", dir.display())),
             }
         }
+        Command::Calibrate(args) if args.serve.is_some() || args.target.is_some() => {
+            calibrate_apart(&args)
+        }
         Command::Calibrate(args) => {
             let ip = case::loopback(args.address_family);
             match calibrate::run(ip, args.payload as usize, args.seconds) {
@@ -84,6 +87,39 @@ fn main() -> ExitCode {
             }
         }
     })
+}
+
+/// `calibrate --serve` or `--target`: the blocking server or client alone.
+fn calibrate_apart(args: &cli::CalibrateArgs) -> u8 {
+    use std::io::Write as _;
+    let udp = match args.protocol {
+        case::Protocol::Tcp => false,
+        case::Protocol::Udp => true,
+        other => return usage("calibrate", format!("--protocol {other}: tcp or udp only")),
+    };
+    let result = if let Some(addr) = args.serve {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+            let _ = signal_hook::flag::register(signal, stop.clone());
+        }
+        calibrate::serve(addr, udp, &stop, |bound| {
+            println!("{}", serde_json::json!({ "listening": bound.to_string() }));
+            let _ = std::io::stdout().flush();
+        })
+    } else if let Some(addr) = args.target {
+        calibrate::client(addr, udp, args.payload as usize, args.seconds).map(|floor| {
+            println!("{}", serde_json::to_string(&floor).expect("plain data"));
+        })
+    } else {
+        Ok(())
+    };
+    match result {
+        Ok(()) => exit_codes::OK,
+        Err(e) => {
+            eprintln!("echomark-runner calibrate: {e}");
+            exit_codes::FAILED
+        }
+    }
 }
 
 /// Prints a usage problem of `command` and returns its exit code.

@@ -394,11 +394,7 @@ impl Conn {
     ) -> Result<Conn, String> {
         let addr: SocketAddr = target.addr;
         if protocol == Protocol::Udp {
-            let any: SocketAddr = if addr.is_ipv6() {
-                "[::]:0".parse().expect("an address")
-            } else {
-                "0.0.0.0:0".parse().expect("an address")
-            };
+            let any = SocketAddr::new(crate::traffic::sockets::unspecified_for(&addr), 0);
             let socket = UdpSocket::bind(any).map_err(|e| io_error("bind", e))?;
             socket.connect(addr).map_err(|e| io_error("connect", e))?;
             socket

@@ -655,3 +655,41 @@ fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
     }
     assert_eq!(processes_tagged(&tag), 0);
 }
+
+#[test]
+fn calibrate_apart_is_a_blocking_echo_server_and_client_that_once_target_measures_too() {
+    for protocol in ["tcp", "udp"] {
+        let mut c = Command::new(RUNNER);
+        c.args([
+            "calibrate",
+            "--serve",
+            "127.0.0.1:0",
+            "--protocol",
+            protocol,
+        ]);
+        let server = Server::start(c, listening_address);
+        let out = runner(&[
+            "calibrate",
+            "--target",
+            &server.address,
+            "--protocol",
+            protocol,
+            "--seconds",
+            "0.3",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let floor: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(floor["roundtrips_per_second"].as_f64().unwrap() > 0.0);
+        let framing: &[&str] = if protocol == "tcp" {
+            &["--protocol", "tcp", "--framing", "raw"]
+        } else {
+            &["--protocol", "udp"]
+        };
+        let (code, m, _) = once(&server.address, framing);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+    }
+}

@@ -130,6 +130,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             .collect(),
         toolchain,
         shard: settings.shard,
+        external_server: settings.external_server.clone(),
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
     if let Some(shard) = settings.shard.filter(|s| !s.is_valid()) {

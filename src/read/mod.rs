@@ -435,6 +435,7 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
         udp_timeout_ms: None,
         soak: Vec::new(),
         toolchain: None,
+        external_server: None,
         shard: None,
     }
 }

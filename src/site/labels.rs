@@ -83,10 +83,11 @@ pub fn work(cat: &Catalog, work: u64) -> Markup {
 
 /// "1 runtime / 2 threads", "4 io_contexts / 1 thread each", …
 pub fn topology(cat: &Catalog, backend: &str, io_model: IoModel, threads: u64) -> Markup {
-    // Rust runtimes are "runtimes" (tokio's and monoio's alike), Asio's are io_contexts.
+    // Asio's are io_contexts (arknet's two stacks); everything else echomark measured ran
+    // on Rust runtimes, tokio's and monoio's alike, the client of an external server too.
     let family = match backend {
-        "tokio" | "monoio" => "tokio",
-        _ => "asio",
+        "standalone" | "boost" => "asio",
+        _ => "tokio",
     };
     let unit = cat.text(&format!("topology.unit_{family}"));
     let units = cat.text(&format!("topology.units_{family}"));

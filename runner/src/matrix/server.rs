@@ -121,11 +121,7 @@ fn ready(address: SocketAddr, protocol: Protocol) -> bool {
     if protocol != Protocol::Udp {
         return TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok();
     }
-    let any: SocketAddr = if address.is_ipv6() {
-        "[::]:0".parse().expect("an address")
-    } else {
-        "0.0.0.0:0".parse().expect("an address")
-    };
+    let any = SocketAddr::new(crate::traffic::sockets::unspecified_for(&address), 0);
     let probe = || -> std::io::Result<bool> {
         let s = UdpSocket::bind(any)?;
         s.connect(address)?;

@@ -4,7 +4,7 @@
 //! server-side counters are unknown (the orchestrator records them as absent). Nothing here
 //! is timed.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::mpsc;
 
 use echomark_archive::{Protocol, StreamFraming};
@@ -21,6 +21,7 @@ use crate::framing::websocket::{MaskKeys, WebSocket};
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
+use crate::traffic::sockets;
 use crate::traffic::stream::{Conn, StreamClient};
 use crate::traffic::tls::TlsClient;
 
@@ -122,10 +123,7 @@ impl Rig<TokioRuntimes> {
     /// One connected UDP socket per client, bound to the unspecified address of the
     /// target's family so the kernel picks the route.
     fn target_datagrams(&mut self, case: &Case, target: &Target) -> std::io::Result<()> {
-        let any = match target.addr {
-            SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-        };
+        let any = sockets::unspecified_for(&target.addr);
         self.start_udp_clients(case, any, |_| target.addr, UdpBuffers::default())
     }
 }

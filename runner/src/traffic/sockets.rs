@@ -73,3 +73,12 @@ pub fn udp_listener(
     socket.set_nonblocking(true)?;
     Ok(socket.into())
 }
+
+/// The unspecified address of `peer`'s family (`0.0.0.0` or `::`): where a client socket that
+/// talks to `peer` binds, so that the kernel picks the route and the source address.
+pub fn unspecified_for(peer: &SocketAddr) -> IpAddr {
+    match peer {
+        SocketAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+        SocketAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+    }
+}

@@ -154,8 +154,13 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
         labels::number(format::count(payload)),
         labels::clients(cat, clients),
     );
+    let key = if view.dataset.measures_external_servers() {
+        "overview.main_load_external"
+    } else {
+        "overview.main_load"
+    };
     let text = cat.fill(
-        "overview.main_load",
+        key,
         &[
             ("payload", &p),
             ("clients", &c),

@@ -28,6 +28,8 @@ struct ProtocolPage {
     comparisons: Vec<Comparison>,
     /// One section per backend compared with the dataset's base backend.
     backend_comparisons: Vec<BackendComparison>,
+    /// What the backends of this dataset share, and so what a difference means.
+    backend_note: Markup,
     sections: Vec<WorkSection>,
 }
 
@@ -347,6 +349,11 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
             Subject::NativeTcp => Vec::new(),
         },
         backend_comparisons: backend_comparisons(cat, &mine),
+        backend_note: cat.text(if d.measures_external_servers() {
+            "compare.backend_note_external"
+        } else {
+            "compare.backend_note"
+        }),
         sections,
     };
     PageSpec::new(
