@@ -17,7 +17,7 @@ use echomark_archive::{ExternalServer, Protocol, ServerProcess};
 /// How long a started server may take to accept or echo.
 pub const READY_LIMIT: Duration = Duration::from_secs(10);
 /// How long a server gets to exit after SIGTERM.
-const STOP_GRACE: Duration = Duration::from_secs(3);
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How much of the server's stderr is kept.
 const STDERR_TAIL: usize = 2048;
 
