@@ -416,3 +416,51 @@ fn open_loop_invariants_catch_what_they_claim_to() {
         );
     }
 }
+
+/// An external server's archive must name it as its backend and hold runs only of protocols
+/// it passed verification for; echomark's own archives carry no verification.
+#[test]
+fn external_server_archives_need_a_passed_verification_for_what_they_measured() {
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/epyc2-20261202-external/nginx.json");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "ok", "nginx.json", &good.to_string());
+    let out = echomark(&["validate", path.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut failed = good.clone();
+    failed["verification"][0]["passed"] = json!(false);
+    let mut missing = good.clone();
+    missing["verification"] = json!([]);
+    let mut renamed = good.clone();
+    renamed["settings"]["external_server"]["name"] = json!("apache");
+    let mut own = baseline_slice();
+    own["verification"] = good["verification"].clone();
+    for (what, archive, expected) in [
+        ("failed", failed, "has no passed verification for http"),
+        ("missing", missing, "has no passed verification for http"),
+        (
+            "renamed",
+            renamed,
+            "but the external server is named \"apache\"",
+        ),
+        (
+            "own",
+            own,
+            "settings.external_server names no external server",
+        ),
+    ] {
+        let path = write(dir.path(), what, "archive.json", &archive.to_string());
+        let out = echomark(&["validate", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+        assert!(stderr.contains(expected), "{what}: {stderr}");
+        assert!(stderr.contains("archive.json"), "{what}: {stderr}");
+    }
+}

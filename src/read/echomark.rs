@@ -72,6 +72,62 @@ fn check_plan(out: &mut FileRead, file: &ArchiveFile, planned: &[RunId], results
     }
 }
 
+/// An archive of an external server names it as its backend, and holds runs only of
+/// protocols the server passed verification for; an archive of echomark's own server has
+/// neither verification nor server processes.
+fn check_external(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    (settings, backend): (&echomark_archive::Settings, &str),
+    verification: &[echomark_archive::VerificationRecord],
+    results: &[Entry],
+) {
+    let Some(server) = &settings.external_server else {
+        if !verification.is_empty() {
+            out.problem(
+                &file.path,
+                "verification",
+                "is present, but settings.external_server names no external server".to_string(),
+            );
+        }
+        if let Some(index) = results.iter().position(|e| e.server.is_some()) {
+            out.problem(
+                &file.path,
+                format!("results[{index}].server"),
+                "is present, but settings.external_server names no external server".to_string(),
+            );
+        }
+        return;
+    };
+    if server.name != backend {
+        out.problem(
+            &file.path,
+            "backend",
+            format!(
+                "is {backend:?}, but the external server is named {:?}",
+                server.name
+            ),
+        );
+    }
+    let protocols: BTreeSet<echomark_archive::Protocol> =
+        results.iter().map(|e| e.protocol).collect();
+    for protocol in protocols {
+        if !verification
+            .iter()
+            .any(|v| v.protocol == protocol && v.passed)
+        {
+            out.problem(
+                &file.path,
+                "verification",
+                format!(
+                    "has no passed verification for {protocol}, yet {protocol} runs were measured against {:?}",
+                    server.name
+                ),
+            );
+        }
+    }
+}
+
 /// Normalises one parsed echomark archive.
 pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
     let Archive {
@@ -89,6 +145,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         failed_measurements,
         soak,
         toolchain,
+        verification,
         ..
     } = archive;
     let with_error = results.iter().filter(|e| e.error.is_some()).count() as u64;
@@ -143,6 +200,13 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             ),
         );
     }
+    check_external(
+        out,
+        &file,
+        (&settings, &backend_name),
+        &verification,
+        &results,
+    );
     let unsupported = settings.unsupported_for(&backend_name);
     if settings.unsupported_io_profiles != unsupported {
         let names: Vec<String> = unsupported
