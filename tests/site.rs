@@ -1406,8 +1406,12 @@ fn the_committed_external_servers_dataset_says_what_was_measured() {
     let overview = read("en/epyc2-20261202-external/overview.md");
     assert!(overview.contains("the IO model in the tables is the client's"));
     assert!(!overview.contains("share one process"));
+    // The CPU column is the client's alone; the servers' CPU is in the archive.
+    assert!(tcp.contains("Process CPU here is echomark's client process alone"));
+    assert!(overview.contains("`server.cpu_seconds`"));
     let zh = read("zh/epyc2-20261202-external/tcp.md");
     assert!(zh.contains("这里的后端指服务端"));
+    assert!(zh.contains("只是 echomark 客户端进程的"));
     for page in [&tcp, &http, &overview] {
         assert!(
             !page.contains("io_context"),

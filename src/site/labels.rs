@@ -212,6 +212,16 @@ pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
     cat.fill("index.host", &[("cpu", &cpu), ("cpus", &cpus)])
 }
 
+/// What the CPU figures of `d` cover: client and server in one process, or, against an
+/// external server, echomark's client alone.
+pub fn cpu_note(cat: &Catalog, d: &Dataset) -> Markup {
+    cat.text(if d.measures_external_servers() {
+        "overview.cpu_note_external"
+    } else {
+        "overview.cpu_note"
+    })
+}
+
 /// A duration as the archive's settings give it, printed like arknet (`1.0`, `0.25`).
 pub fn seconds(v: f64) -> Markup {
     Markup::trusted(format!("{v:?}"))

@@ -26,6 +26,7 @@ use crate::site::table::{Align, Table};
 struct OverviewPage {
     title: Markup,
     lead: Markup,
+    cpu_note: Markup,
     host: Table,
     settings_line: Markup,
     main_load: Markup,
@@ -512,6 +513,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
     let (main_load, key_caveat, key_results, throughput_charts, p99_charts) =
         main.unwrap_or_default();
     let model = OverviewPage {
+        cpu_note: labels::cpu_note(cat, d),
         title: title.clone(),
         lead: cat.fill(
             "overview.lead",

@@ -30,6 +30,8 @@ struct ProtocolPage {
     backend_comparisons: Vec<BackendComparison>,
     /// What the backends of this dataset share, and so what a difference means.
     backend_note: Markup,
+    /// What the CPU column covers.
+    cpu_note: Markup,
     sections: Vec<WorkSection>,
 }
 
@@ -349,6 +351,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
             Subject::NativeTcp => Vec::new(),
         },
         backend_comparisons: backend_comparisons(cat, &mine),
+        cpu_note: labels::cpu_note(cat, d),
         backend_note: cat.text(if d.measures_external_servers() {
             "compare.backend_note_external"
         } else {
