@@ -5,7 +5,9 @@
 //! `--resume` finishes it without repeating one. Ctrl-C (SIGINT) or SIGTERM kill the running
 //! child, save the archive and exit 130 or 143.
 
+mod archives;
 pub mod child;
+mod external;
 pub mod host;
 pub mod plan;
 pub mod progress;
@@ -19,13 +21,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use echomark_archive::{
-    Archive, EchomarkInfo, Entry, Preset, Protocol, SoakReport, ARCHIVE_SCHEMA_VERSION,
-    FORMAT_VERSION, TOOL_NAME,
-};
+use echomark_archive::{Archive, Entry, Preset, Protocol, SoakReport};
 
-use crate::case::{Backend, DEFAULT_UDP_TIMEOUT_MS};
-use plan::{MatrixSpec, Overrides, PlannedRun, SettingsExtra};
+use crate::case::Backend;
+use plan::{MatrixSpec, Overrides, PlannedRun};
 
 /// A problem that stops the matrix before (or instead of) measuring: exit 2.
 #[derive(Debug, thiserror::Error)]
@@ -195,7 +194,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 )));
             }
             let (exe_sha, source_sha) = hashes_once()?;
-            Some(new_archive(
+            Some(archives::new_archive(
                 request,
                 (&exe_sha, &source_sha),
                 (&source_dir, &paths[0]),
@@ -207,13 +206,13 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     for ((path, lock), index) in paths.into_iter().zip(locks).zip(0..) {
         let archive = match &template {
             Some(template) => {
-                let archive = for_backend(template, request.backends[index])?;
-                check_plan(&path, &archive)?;
+                let archive = archives::for_backend(template, request.backends[index])?;
+                archives::check_plan(&path, &archive)?;
                 archive
             }
-            None => resume(&path, &mut hashes_once)?,
+            None => archives::resume(&path, &mut hashes_once)?,
         };
-        let backend = runtime_of(&archive).ok_or_else(|| {
+        let backend = archives::runtime_of(&archive).ok_or_else(|| {
             MatrixError(format!(
                 "{}: backend {:?} is not one this runner has",
                 path.display(),
@@ -262,7 +261,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 .case(&run, &settings)
                 .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
             if let Some(server) = &external {
-                against(case, server, placeholder)
+                external::against(case, server, placeholder)
                     .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
             }
         }
@@ -276,7 +275,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         t.save()?;
     }
     if let Some(server) = &external {
-        verify_first(&mut targets[0], server, &settings.protocols)?;
+        external::verify_first(&mut targets[0], server, &settings.protocols)?;
     }
     let signal = install_signal_flags();
     let soaks_due: usize = targets
@@ -343,7 +342,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 None => None,
             };
             let case_args = match &server {
-                Some((s, started)) => against(case, s, started.address)
+                Some((s, started)) => external::against(case, s, started.address)
                     .map_err(|e| MatrixError(format!("case {label}: {e}")))?
                     .to_args(),
                 None => case.to_args(),
@@ -509,111 +508,6 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     })
 }
 
-/// `case` aimed at the external server at `address`: the client alone, with the server's
-/// name as its `backend`.
-fn against(
-    mut case: crate::case::Case,
-    server: &echomark_archive::ExternalServer,
-    address: std::net::SocketAddr,
-) -> Result<crate::case::Case, crate::case::UsageError> {
-    use crate::case::{Target, TlsTrust};
-    let case_protocol = case.protocol;
-    case.target = Some(Target {
-        addr: address,
-        authority: address.to_string(),
-        framing: server.framing_for(case_protocol),
-        tls: case
-            .protocol
-            .uses_tls()
-            .then(|| (TlsTrust::Insecure, address.ip().to_string())),
-        server_name: Some(server.name.clone()),
-    });
-    case.validate()
-}
-
-/// Checks the external server against the echo contract for every protocol not verified
-/// yet, each time on a fresh server, and records the result; a server that fails is not
-/// measured (exit 2, the verification kept in the archive).
-fn verify_first(
-    target: &mut Target,
-    server: &echomark_archive::ExternalServer,
-    protocols: &[echomark_archive::Protocol],
-) -> Result<(), MatrixError> {
-    for &protocol in protocols {
-        if target
-            .archive
-            .verification
-            .iter()
-            .any(|v| v.protocol == protocol)
-        {
-            continue;
-        }
-        let started = server::start(server, protocol)
-            .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?;
-        let address = started.address;
-        let ready = started.ready_seconds.is_some();
-        let case_protocol = protocol;
-        let verification = ready.then(|| {
-            let target = crate::case::Target {
-                addr: address,
-                authority: address.to_string(),
-                framing: server.framing_for(case_protocol),
-                tls: protocol
-                    .uses_tls()
-                    .then(|| (crate::case::TlsTrust::Insecure, address.ip().to_string())),
-                server_name: Some(server.name.clone()),
-            };
-            crate::verify::verify(protocol, &target)
-        });
-        let process = started.stop();
-        let record = match verification {
-            Some(v) => echomark_archive::VerificationRecord {
-                protocol,
-                passed: v.passed,
-                checks: v
-                    .checks
-                    .into_iter()
-                    .map(|c| echomark_archive::VerificationCheck {
-                        name: c.name.to_string(),
-                        outcome: serde_json::to_value(&c.outcome)
-                            .ok()
-                            .and_then(|o| o.as_str().map(str::to_string))
-                            .unwrap_or_default(),
-                        detail: c.detail,
-                    })
-                    .collect(),
-            },
-            None => echomark_archive::VerificationRecord {
-                protocol,
-                passed: false,
-                checks: vec![echomark_archive::VerificationCheck {
-                    name: "start".into(),
-                    outcome: "failed".into(),
-                    detail: server::failure(&process, false).unwrap_or_default(),
-                }],
-            },
-        };
-        let failed: Vec<String> = record
-            .checks
-            .iter()
-            .filter(|c| c.outcome == "failed")
-            .map(|c| format!("{}: {}", c.name, c.detail))
-            .collect();
-        let passed = record.passed;
-        target.archive.verification.push(record);
-        target.save()?;
-        if !passed {
-            return Err(MatrixError(format!(
-                "{} fails the echo contract for {protocol}, so it is not measured ({}); the verification is in {}",
-                server.name,
-                failed.join("; "),
-                target.path.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Runs `echomark-runner soak` as a child and records it; `None` when interrupted.
 fn soak_child(
     exe: &Path,
@@ -708,188 +602,6 @@ fn install_signal_flags() -> SignalFlag {
         };
     }
     SignalFlag { flag, which }
-}
-
-/// A new archive of `request`'s matrix with no backend yet ([`for_backend`] sets it).
-fn new_archive(
-    request: &MatrixRequest,
-    (exe_sha, source_sha): (&str, &str),
-    (source_dir, out): (&Path, &Path),
-) -> Archive {
-    let spec = MatrixSpec::preset(request.preset).apply(request.overrides.clone());
-    let o = &request.options;
-    let settings = spec.settings(SettingsExtra {
-        preset: request.preset,
-        shuffle_seed: o.shuffle,
-        case_timeout_seconds: o
-            .case_timeout
-            .unwrap_or(spec.seconds + spec.warmup + TIMEOUT_MARGIN_SECONDS),
-        udp_timeout_ms: o.udp_timeout_ms.unwrap_or(DEFAULT_UDP_TIMEOUT_MS),
-        udp_send_buffer: o.udp_send_buffer,
-        udp_recv_buffer: o.udp_recv_buffer,
-        udp_server_recv_buffer: o.udp_server_recv_buffer,
-        keep_going: o.keep_going,
-        soak_seconds: o.soak,
-        shard: o.shard,
-    });
-    let mut settings = settings;
-    settings.external_server = o.external_server.clone();
-    let (git_head, git_status) = provenance::git_state(source_dir, out);
-    Archive {
-        schema_version: ARCHIVE_SCHEMA_VERSION,
-        echomark: EchomarkInfo {
-            tool: TOOL_NAME.to_string(),
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            format_version: FORMAT_VERSION,
-            source_hash_rule: provenance::SOURCE_HASH_RULE.to_string(),
-        },
-        recorded_at_utc: provenance::utc_now(),
-        backend: String::new(),
-        git_head,
-        git_status,
-        source_sha256: source_sha.to_string(),
-        executable_sha256: exe_sha.to_string(),
-        runner_sha256: exe_sha.to_string(),
-        host: host::describe(),
-        settings,
-        results: Vec::new(),
-        complete: false,
-        failed_measurements: 0,
-        soak: Vec::new(),
-        toolchain: Some(host::toolchain()),
-        verification: Vec::new(),
-    }
-}
-
-/// The `backend` an archive records: the external server's name, else the runtime's.
-fn archive_backend(settings: &echomark_archive::Settings, runtime: Backend) -> String {
-    match &settings.external_server {
-        Some(server) => server.name.clone(),
-        None => runtime.name().to_string(),
-    }
-}
-
-/// The runtime that measures an archive's runs: the client's (tokio) against an external
-/// server, else the one its `backend` names.
-fn runtime_of(archive: &Archive) -> Option<Backend> {
-    match archive.settings.external_server {
-        Some(_) => Some(Backend::Tokio),
-        None => Backend::from_name(&archive.backend),
-    }
-}
-
-/// `template`'s archive for `backend`: its name, and the IO profiles it cannot run.
-fn for_backend(template: &Archive, backend: Backend) -> Result<Archive, MatrixError> {
-    let mut archive = template.clone();
-    archive.backend = archive_backend(&archive.settings, backend);
-    archive.settings.unsupported_io_profiles = archive.settings.unsupported_for(backend.name());
-    if archive
-        .settings
-        .planned_runs(backend.name(), &[])
-        .is_empty()
-    {
-        return Err(MatrixError(format!(
-            "the matrix has no cases that --backend {backend} can run"
-        )));
-    }
-    Ok(archive)
-}
-
-/// The settings must be runnable and every result one of their planned runs.
-fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixError> {
-    plan::check_settings(&archive.settings)
-        .map_err(|e| MatrixError(format!("{}: {e}", path.display())))?;
-    if archive.settings.unsupported_io_profiles
-        != archive.settings.unsupported_for(&archive.backend)
-    {
-        return Err(MatrixError(format!(
-            "{}: settings.unsupported_io_profiles does not match what backend {} cannot run",
-            path.display(),
-            archive.backend
-        )));
-    }
-    let planned: BTreeSet<_> = archive
-        .settings
-        .planned_runs(&archive.backend, &archive.results)
-        .into_iter()
-        .collect();
-    match archive
-        .results
-        .iter()
-        .enumerate()
-        .find(|(_, e)| !planned.contains(&e.run_id()))
-    {
-        None => Ok(()),
-        Some((i, e)) => Err(MatrixError(format!(
-            "{}: results[{i}]: {} {} B, {} × {}, {} {}, work {}, repetition {} is not a run the settings plan",
-            path.display(),
-            e.protocol,
-            e.payload_bytes,
-            e.clients,
-            e.window,
-            e.io_model,
-            e.io_threads,
-            e.handler_work,
-            e.repetition
-        ))),
-    }
-}
-
-fn resume(
-    path: &Path,
-    hashes: impl FnOnce() -> Result<(String, String), MatrixError>,
-) -> Result<Archive, MatrixError> {
-    let archive = store::read(path).map_err(|e| MatrixError(e.to_string()))?;
-    if archive.echomark.tool != TOOL_NAME || archive.echomark.format_version != FORMAT_VERSION {
-        return Err(MatrixError(format!(
-            "{}: written by {} format {}, not {TOOL_NAME} format {FORMAT_VERSION}",
-            path.display(),
-            archive.echomark.tool,
-            archive.echomark.format_version
-        )));
-    }
-    if archive.complete {
-        return Err(MatrixError(format!(
-            "{}: already complete; nothing to resume",
-            path.display()
-        )));
-    }
-    check_plan(path, &archive)?;
-    let (exe_sha, source_sha) = hashes()?;
-    if archive.executable_sha256 != exe_sha || archive.source_sha256 != source_sha {
-        return Err(MatrixError(format!(
-            "{}: measured with another build (executable or source hash differs); \
-             one archive holds one build, so start a new archive",
-            path.display()
-        )));
-    }
-    // Fields an older archive did not record are not compared.
-    let mut here = host::describe();
-    let recorded = &archive.host;
-    if recorded.cpu_signature.is_none() {
-        here.cpu_signature = None;
-    }
-    if recorded.smt_active.is_none() {
-        here.smt_active = None;
-    }
-    if recorded.cpu_governor.is_none() {
-        here.cpu_governor = None;
-    }
-    if archive.host != here {
-        return Err(MatrixError(format!(
-            "{}: measured on another host",
-            path.display()
-        )));
-    }
-    let failed = archive.results.iter().filter(|e| e.error.is_some()).count() as u64;
-    if failed != archive.failed_measurements {
-        return Err(MatrixError(format!(
-            "{}: failed_measurements is {} but {failed} entries carry an error",
-            path.display(),
-            archive.failed_measurements
-        )));
-    }
-    Ok(archive)
 }
 
 fn label(run: &PlannedRun) -> String {

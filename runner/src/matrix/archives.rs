@@ -1,0 +1,193 @@
+//! The archives a matrix writes: a new one made from the request (once, then named per
+//! backend), or an interrupted one read back and checked for `--resume`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use echomark_archive::{Archive, EchomarkInfo, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, TOOL_NAME};
+
+use super::plan::{self, MatrixSpec, SettingsExtra};
+use super::{host, provenance, store, MatrixError, MatrixRequest, TIMEOUT_MARGIN_SECONDS};
+use crate::case::{Backend, DEFAULT_UDP_TIMEOUT_MS};
+
+/// A new archive of `request`'s matrix with no backend yet ([`for_backend`] sets it).
+pub(super) fn new_archive(
+    request: &MatrixRequest,
+    (exe_sha, source_sha): (&str, &str),
+    (source_dir, out): (&Path, &Path),
+) -> Archive {
+    let spec = MatrixSpec::preset(request.preset).apply(request.overrides.clone());
+    let o = &request.options;
+    let settings = spec.settings(SettingsExtra {
+        preset: request.preset,
+        shuffle_seed: o.shuffle,
+        case_timeout_seconds: o
+            .case_timeout
+            .unwrap_or(spec.seconds + spec.warmup + TIMEOUT_MARGIN_SECONDS),
+        udp_timeout_ms: o.udp_timeout_ms.unwrap_or(DEFAULT_UDP_TIMEOUT_MS),
+        udp_send_buffer: o.udp_send_buffer,
+        udp_recv_buffer: o.udp_recv_buffer,
+        udp_server_recv_buffer: o.udp_server_recv_buffer,
+        keep_going: o.keep_going,
+        soak_seconds: o.soak,
+        shard: o.shard,
+    });
+    let mut settings = settings;
+    settings.external_server = o.external_server.clone();
+    let (git_head, git_status) = provenance::git_state(source_dir, out);
+    Archive {
+        schema_version: ARCHIVE_SCHEMA_VERSION,
+        echomark: EchomarkInfo {
+            tool: TOOL_NAME.to_string(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            format_version: FORMAT_VERSION,
+            source_hash_rule: provenance::SOURCE_HASH_RULE.to_string(),
+        },
+        recorded_at_utc: provenance::utc_now(),
+        backend: String::new(),
+        git_head,
+        git_status,
+        source_sha256: source_sha.to_string(),
+        executable_sha256: exe_sha.to_string(),
+        runner_sha256: exe_sha.to_string(),
+        host: host::describe(),
+        settings,
+        results: Vec::new(),
+        complete: false,
+        failed_measurements: 0,
+        soak: Vec::new(),
+        toolchain: Some(host::toolchain()),
+        verification: Vec::new(),
+    }
+}
+
+/// The `backend` an archive records: the external server's name, else the runtime's.
+pub(super) fn archive_backend(settings: &echomark_archive::Settings, runtime: Backend) -> String {
+    match &settings.external_server {
+        Some(server) => server.name.clone(),
+        None => runtime.name().to_string(),
+    }
+}
+
+/// The runtime that measures an archive's runs: the client's (tokio) against an external
+/// server, else the one its `backend` names.
+pub(super) fn runtime_of(archive: &Archive) -> Option<Backend> {
+    match archive.settings.external_server {
+        Some(_) => Some(Backend::Tokio),
+        None => Backend::from_name(&archive.backend),
+    }
+}
+
+/// `template`'s archive for `backend`: its name, and the IO profiles it cannot run.
+pub(super) fn for_backend(template: &Archive, backend: Backend) -> Result<Archive, MatrixError> {
+    let mut archive = template.clone();
+    archive.backend = archive_backend(&archive.settings, backend);
+    archive.settings.unsupported_io_profiles = archive.settings.unsupported_for(backend.name());
+    if archive
+        .settings
+        .planned_runs(backend.name(), &[])
+        .is_empty()
+    {
+        return Err(MatrixError(format!(
+            "the matrix has no cases that --backend {backend} can run"
+        )));
+    }
+    Ok(archive)
+}
+
+/// The settings must be runnable and every result one of their planned runs.
+pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixError> {
+    plan::check_settings(&archive.settings)
+        .map_err(|e| MatrixError(format!("{}: {e}", path.display())))?;
+    if archive.settings.unsupported_io_profiles
+        != archive.settings.unsupported_for(&archive.backend)
+    {
+        return Err(MatrixError(format!(
+            "{}: settings.unsupported_io_profiles does not match what backend {} cannot run",
+            path.display(),
+            archive.backend
+        )));
+    }
+    let planned: BTreeSet<_> = archive
+        .settings
+        .planned_runs(&archive.backend, &archive.results)
+        .into_iter()
+        .collect();
+    match archive
+        .results
+        .iter()
+        .enumerate()
+        .find(|(_, e)| !planned.contains(&e.run_id()))
+    {
+        None => Ok(()),
+        Some((i, e)) => Err(MatrixError(format!(
+            "{}: results[{i}]: {} {} B, {} × {}, {} {}, work {}, repetition {} is not a run the settings plan",
+            path.display(),
+            e.protocol,
+            e.payload_bytes,
+            e.clients,
+            e.window,
+            e.io_model,
+            e.io_threads,
+            e.handler_work,
+            e.repetition
+        ))),
+    }
+}
+
+pub(super) fn resume(
+    path: &Path,
+    hashes: impl FnOnce() -> Result<(String, String), MatrixError>,
+) -> Result<Archive, MatrixError> {
+    let archive = store::read(path).map_err(|e| MatrixError(e.to_string()))?;
+    if archive.echomark.tool != TOOL_NAME || archive.echomark.format_version != FORMAT_VERSION {
+        return Err(MatrixError(format!(
+            "{}: written by {} format {}, not {TOOL_NAME} format {FORMAT_VERSION}",
+            path.display(),
+            archive.echomark.tool,
+            archive.echomark.format_version
+        )));
+    }
+    if archive.complete {
+        return Err(MatrixError(format!(
+            "{}: already complete; nothing to resume",
+            path.display()
+        )));
+    }
+    check_plan(path, &archive)?;
+    let (exe_sha, source_sha) = hashes()?;
+    if archive.executable_sha256 != exe_sha || archive.source_sha256 != source_sha {
+        return Err(MatrixError(format!(
+            "{}: measured with another build (executable or source hash differs); \
+             one archive holds one build, so start a new archive",
+            path.display()
+        )));
+    }
+    // Fields an older archive did not record are not compared.
+    let mut here = host::describe();
+    let recorded = &archive.host;
+    if recorded.cpu_signature.is_none() {
+        here.cpu_signature = None;
+    }
+    if recorded.smt_active.is_none() {
+        here.smt_active = None;
+    }
+    if recorded.cpu_governor.is_none() {
+        here.cpu_governor = None;
+    }
+    if archive.host != here {
+        return Err(MatrixError(format!(
+            "{}: measured on another host",
+            path.display()
+        )));
+    }
+    let failed = archive.results.iter().filter(|e| e.error.is_some()).count() as u64;
+    if failed != archive.failed_measurements {
+        return Err(MatrixError(format!(
+            "{}: failed_measurements is {} but {failed} entries carry an error",
+            path.display(),
+            archive.failed_measurements
+        )));
+    }
+    Ok(archive)
+}

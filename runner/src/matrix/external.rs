@@ -1,0 +1,104 @@
+//! The matrix against an external server (`--server-cmd`): a case aimed at the server's
+//! address, and the verification every protocol passes before it is measured.
+
+use super::{server, MatrixError, Target};
+
+/// The client's view of `server` listening at `address` for `protocol`.
+fn client_target(
+    server: &echomark_archive::ExternalServer,
+    protocol: echomark_archive::Protocol,
+    address: std::net::SocketAddr,
+) -> crate::case::Target {
+    crate::case::Target {
+        addr: address,
+        authority: address.to_string(),
+        framing: server.framing_for(protocol),
+        tls: protocol
+            .uses_tls()
+            .then(|| (crate::case::TlsTrust::Insecure, address.ip().to_string())),
+        server_name: Some(server.name.clone()),
+    }
+}
+
+/// `case` aimed at the external server at `address`: the client alone, with the server's
+/// name as its `backend`.
+pub(super) fn against(
+    mut case: crate::case::Case,
+    server: &echomark_archive::ExternalServer,
+    address: std::net::SocketAddr,
+) -> Result<crate::case::Case, crate::case::UsageError> {
+    case.target = Some(client_target(server, case.protocol, address));
+    case.validate()
+}
+
+/// Checks the external server against the echo contract for every protocol not verified
+/// yet, each time on a fresh server, and records the result; a server that fails is not
+/// measured (exit 2, the verification kept in the archive).
+pub(super) fn verify_first(
+    target: &mut Target,
+    server: &echomark_archive::ExternalServer,
+    protocols: &[echomark_archive::Protocol],
+) -> Result<(), MatrixError> {
+    for &protocol in protocols {
+        if target
+            .archive
+            .verification
+            .iter()
+            .any(|v| v.protocol == protocol)
+        {
+            continue;
+        }
+        let started = server::start(server, protocol)
+            .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?;
+        let address = started.address;
+        let ready = started.ready_seconds.is_some();
+        let verification = ready
+            .then(|| crate::verify::verify(protocol, &client_target(server, protocol, address)));
+        let process = started.stop();
+        let record = match verification {
+            Some(v) => echomark_archive::VerificationRecord {
+                protocol,
+                passed: v.passed,
+                checks: v
+                    .checks
+                    .into_iter()
+                    .map(|c| echomark_archive::VerificationCheck {
+                        name: c.name.to_string(),
+                        outcome: serde_json::to_value(&c.outcome)
+                            .ok()
+                            .and_then(|o| o.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                        detail: c.detail,
+                    })
+                    .collect(),
+            },
+            None => echomark_archive::VerificationRecord {
+                protocol,
+                passed: false,
+                checks: vec![echomark_archive::VerificationCheck {
+                    name: "start".into(),
+                    outcome: "failed".into(),
+                    detail: server::failure(&process, false).unwrap_or_default(),
+                }],
+            },
+        };
+        let failed: Vec<String> = record
+            .checks
+            .iter()
+            .filter(|c| c.outcome == "failed")
+            .map(|c| format!("{}: {}", c.name, c.detail))
+            .collect();
+        let passed = record.passed;
+        target.archive.verification.push(record);
+        target.save()?;
+        if !passed {
+            return Err(MatrixError(format!(
+                "{} fails the echo contract for {protocol}, so it is not measured ({}); the verification is in {}",
+                server.name,
+                failed.join("; "),
+                target.path.display()
+            )));
+        }
+    }
+    Ok(())
+}
