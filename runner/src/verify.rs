@@ -6,9 +6,10 @@
 //!
 //! The checks: connect (with TLS and the WebSocket upgrade), byte-exact echo from 16 B to
 //! 65,507 B, a message written in pieces, several messages in one write, a pipelined window,
-//! concurrent connections, a connection reused after an idle pause, and, where the protocol
-//! has requests to get wrong, the answer to a malformed one (an error or a close, not an
-//! echo and not a hang). Checks a protocol cannot have are reported as skipped with why.
+//! concurrent connections, a connection reused after an idle pause, on WebSocket a message
+//! in fragments with a ping between them (RFC 6455 §5.4–5.5), and, where the protocol has
+//! requests to get wrong, the answer to a malformed one (an error or a close, not an echo
+//! and not a hang). Checks a protocol cannot have are reported as skipped with why.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -112,6 +113,7 @@ pub fn verify(protocol: Protocol, target: &Target) -> Verification {
         checks.push(v.check("pipelined-window", || v.pipelined()));
         checks.push(v.check("concurrent-connections", || v.concurrent()));
         checks.push(v.check("idle-keep-alive", || v.idle()));
+        checks.push(v.check("fragments-and-ping", || v.fragments_and_ping()));
         checks.push(v.check("malformed-request", || v.malformed()));
     }
     Verification {
@@ -256,6 +258,26 @@ impl Verifier<'_> {
         )))
     }
 
+    fn fragments_and_ping(&self) -> Result<Found, String> {
+        if !matches!(self.protocol, Protocol::Websocket | Protocol::Wss) {
+            return Ok(Found::Skip(
+                "only WebSocket has fragments and control frames".into(),
+            ));
+        }
+        let mut conn = self.open()?;
+        let m = msg(0, 0, 3000);
+        let ping = b"echomark verify";
+        let wire = conn.fragmented_with_ping(&m, ping);
+        conn.write(&wire)?;
+        conn.expect(&[m])?;
+        conn.await_pong(ping)
+            .map_err(|e| format!("echoed the message, but the ping: {e}"))?;
+        Ok(Found::Pass(
+            "3,000 B in three fragments with a ping between the first two: one whole echo, and a pong with the ping's payload"
+                .into(),
+        ))
+    }
+
     fn malformed(&self) -> Result<Found, String> {
         let garbage: &[u8] = match self.protocol {
             // A well-formed request line with a length that is no number: the server must not
@@ -290,12 +312,30 @@ impl Verifier<'_> {
             Protocol::Http | Protocol::Https => Err(format!(
                 "answered a malformed request with {first_line:?} instead of an error or a close"
             )),
-            _ if answer.is_empty() || answer.first() == Some(&0x88) => Ok(Found::Pass(
+            _ if echoes_data(&answer) => {
+                Err("echoed an unmasked client frame instead of closing".into())
+            }
+            _ => Ok(Found::Pass(
                 "closed the connection on an unmasked client frame".into(),
             )),
-            _ => Err("echoed an unmasked client frame instead of closing".into()),
         }
     }
+}
+
+/// Whether the frames a WebSocket server sent carry data (an echo), not only control frames
+/// (a ping it sent on its own, the close it answers with).
+fn echoes_data(answer: &[u8]) -> bool {
+    let mut at = 0;
+    while let Ok(Some(head)) = websocket::read_raw_head(&answer[at..], false) {
+        if !websocket::opcode::is_control(head.opcode) {
+            return true;
+        }
+        at += head.len + head.body as usize;
+        if at >= answer.len() {
+            break;
+        }
+    }
+    false
 }
 
 /// Message `sequence` of client `client` with `size` bytes: echomark's header and filler.
@@ -358,6 +398,12 @@ impl Framing for AnyFraming {
             AnyFraming::Raw(f) => f.decode_head(buf),
             AnyFraming::Http(f) => f.decode_head(buf),
             AnyFraming::WebSocket(f) => f.decode_head(buf),
+        }
+    }
+
+    fn answer_controls(&mut self, out: &mut Vec<u8>, controls: &mut websocket::Controls) {
+        if let AnyFraming::WebSocket(f) = self {
+            f.answer_controls(out, controls);
         }
     }
 }
@@ -554,24 +600,100 @@ impl Conn {
         loop {
             match self.recv.next_frame(&self.framing) {
                 Ok(Some(range)) => return Ok(self.recv.bytes_mut()[range].to_vec()),
-                Ok(None) => {}
+                Ok(None) => self.answer_controls()?,
                 Err(e) => return Err(format!("the answer is not a framed echo: {e}")),
             }
-            if Instant::now() > deadline {
-                return Err(format!("no whole echo within {} s", IO_LIMIT.as_secs()));
+            self.read_more(deadline, "echo")?;
+        }
+    }
+
+    /// Waits for the pong to a ping that carried `payload`.
+    fn await_pong(&mut self, payload: &[u8]) -> Result<(), String> {
+        let deadline = Instant::now() + IO_LIMIT;
+        loop {
+            match self.recv.next_frame(&self.framing) {
+                Ok(Some(_)) => return Err("a message came instead of the pong".into()),
+                Ok(None) => self.answer_controls()?,
+                Err(e) => return Err(format!("not a WebSocket frame: {e}")),
             }
-            let spare = self.recv.spare();
-            let n = match &mut self.wire {
-                Wire::Plain(s) => s.read(spare),
-                Wire::Tls(s) => s.read(spare),
-                Wire::Datagram(_) => unreachable!("datagrams return above"),
+            if let Some(pong) = self.recv.controls().last_pong.take() {
+                return if pong == payload {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the pong carries {} bytes that are not the ping's payload",
+                        pong.len()
+                    ))
+                };
+            }
+            self.read_more(deadline, "pong")?;
+        }
+    }
+
+    /// Reads more of the stream into the receive buffer; an error after `deadline`, on a
+    /// close, or when the read fails.
+    fn read_more(&mut self, deadline: Instant, awaited: &str) -> Result<(), String> {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "no whole {awaited} within {} s",
+                IO_LIMIT.as_secs()
+            ));
+        }
+        let spare = self.recv.spare();
+        let n = match &mut self.wire {
+            Wire::Plain(s) => s.read(spare),
+            Wire::Tls(s) => s.read(spare),
+            Wire::Datagram(_) => return Err("a datagram socket has no stream to read".into()),
+        };
+        match n {
+            Ok(0) => Err("the server closed the connection".into()),
+            Ok(n) => {
+                self.recv.filled(n);
+                Ok(())
+            }
+            Err(e) => Err(io_error(awaited, e)),
+        }
+    }
+
+    /// `message` as WebSocket fragments of about a third each, with a ping carrying
+    /// `ping` between the first two, masked as a client must.
+    fn fragmented_with_ping(&mut self, message: &[u8], ping: &[u8]) -> Vec<u8> {
+        let AnyFraming::WebSocket(WebSocket::Client(keys)) = &mut self.framing else {
+            return Vec::new();
+        };
+        let third = message.len().div_ceil(3);
+        let pieces: Vec<&[u8]> = message.chunks(third).collect();
+        let mut wire = Vec::new();
+        for (i, piece) in pieces.iter().enumerate() {
+            let op = if i == 0 {
+                websocket::opcode::BINARY
+            } else {
+                websocket::opcode::CONTINUATION
             };
-            match n {
-                Ok(0) => return Err("the server closed the connection".into()),
-                Ok(n) => self.recv.filled(n),
-                Err(e) => return Err(io_error("echo", e)),
+            let last = i + 1 == pieces.len();
+            websocket::write_frame(&mut wire, last, op, piece, Some(keys.next_key()));
+            if i == 0 {
+                let key = Some(keys.next_key());
+                websocket::write_frame(&mut wire, true, websocket::opcode::PING, ping, key);
             }
         }
+        wire
+    }
+
+    /// Sends the pongs owed to the server's pings; an error once the server sent a close.
+    fn answer_controls(&mut self) -> Result<(), String> {
+        let controls = self.recv.controls();
+        if !controls.owed() {
+            return Ok(());
+        }
+        let closed = controls.peer_closed();
+        let mut answers = Vec::new();
+        self.framing.answer_controls(&mut answers, controls);
+        self.write(&answers)?;
+        if closed {
+            return Err("the server sent a WebSocket close frame".into());
+        }
+        Ok(())
     }
 
     /// Whatever arrives until the server closes or goes quiet for the read limit.

@@ -266,6 +266,13 @@ fn verify_passes_echomarks_own_server_on_every_protocol() {
             "skipped"
         };
         assert_eq!(malformed, expected, "{protocol}");
+        let (fragments, detail) = outcome(&report, "fragments-and-ping");
+        let expected = if ["websocket", "wss"].contains(&protocol) {
+            "passed"
+        } else {
+            "skipped"
+        };
+        assert_eq!(fragments, expected, "{protocol}: {detail}");
     }
 }
 
@@ -275,6 +282,9 @@ fn verify_and_measure_independent_python_servers() {
         ("tcp", "tcp", Some("raw")),
         ("udp", "udp", None),
         ("http-chunked", "http", None),
+        // Pings before and inside every echo, each echo in three fragments: the client
+        // joins them and answers every ping, or the server drops the connection.
+        ("ws-fragments", "websocket", None),
     ] {
         let server = Server::python(mode);
         let mut extra: Vec<&str> = Vec::new();
@@ -288,6 +298,12 @@ fn verify_and_measure_independent_python_servers() {
         let (code, m, _) = once(&server.address, &flags);
         assert_eq!(code, 0, "{mode}: {:?}", m.error);
         assert!(m.messages > 0 && m.ok, "{mode}");
+        assert_eq!(
+            (m.content_errors, m.disconnect_errors),
+            (0, 0),
+            "{mode}: {:?}",
+            m.error
+        );
         if let Some(f) = framing {
             assert_eq!(
                 m.target
@@ -307,6 +323,12 @@ fn verify_names_the_check_a_broken_server_fails() {
         ("udp-reorder", "udp", "pipelined-window", "out of order"),
         ("tcp-close-after", "tcp", "echo-sizes", "closed"),
         ("http-no-body", "http", "echo-sizes", "has 0 bytes"),
+        (
+            "ws-no-pong",
+            "websocket",
+            "fragments-and-ping",
+            "the ping: pong",
+        ),
     ] {
         let server = Server::python(mode);
         let extra: &[&str] = if protocol == "tcp" {

@@ -14,6 +14,8 @@ use echomark_runner::framing::Framing;
 use echomark_runner::instruments::counters::ServerStats;
 use echomark_runner::message::{self, Header, PHASE_MEASURED};
 use echomark_runner::traffic::{connect, stream};
+use tungstenite::protocol::frame::coding::{Data, OpCode};
+use tungstenite::protocol::frame::Frame;
 use tungstenite::Message;
 
 fn message(sequence: u64, payload: usize) -> Vec<u8> {
@@ -81,9 +83,51 @@ fn tungstenite_client_against_the_echomark_server() {
         };
         assert_eq!(&echo[..], &message(sequence, 512)[..]);
     }
-    drop(ws);
+    // A message in three fragments with a ping between the first two (RFC 6455 §5.4: a
+    // control frame may come between fragments): the echo is the whole message and the
+    // ping gets a pong with its payload.
+    let whole = message(200, 3000);
+    let fragments = [&whole[..1000], &whole[1000..2500], &whole[2500..]];
+    let binary = OpCode::Data(Data::Binary);
+    let continuation = OpCode::Data(Data::Continue);
+    ws.send(Message::Frame(Frame::message(
+        fragments[0].to_vec(),
+        binary,
+        false,
+    )))
+    .unwrap();
+    ws.send(Message::Ping(b"between".to_vec().into())).unwrap();
+    ws.send(Message::Frame(Frame::message(
+        fragments[1].to_vec(),
+        continuation,
+        false,
+    )))
+    .unwrap();
+    ws.send(Message::Frame(Frame::message(
+        fragments[2].to_vec(),
+        continuation,
+        true,
+    )))
+    .unwrap();
+    let (mut pong, mut echo) = (None, None);
+    while pong.is_none() || echo.is_none() {
+        match ws.read().unwrap() {
+            Message::Pong(p) => pong = Some(p.to_vec()),
+            Message::Binary(b) => echo = Some(b.to_vec()),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(pong.unwrap(), b"between");
+    assert_eq!(echo.unwrap(), whole);
+    // A close is answered with a close, and the server ends the connection.
+    ws.close(None).unwrap();
+    match ws.read() {
+        Ok(Message::Close(_)) | Err(tungstenite::Error::ConnectionClosed) => {}
+        Ok(other) => panic!("unexpected {other:?} after close"),
+        Err(e) => panic!("no close answer: {e}"),
+    }
     server.join().unwrap();
-    assert_eq!(stats.received(PHASE_MEASURED), SIZES.len() as u64 + 8);
+    assert_eq!(stats.received(PHASE_MEASURED), SIZES.len() as u64 + 9);
     for phase in [message::PHASE_WARMUP, PHASE_MEASURED] {
         assert_eq!(stats.counters(phase).content_errors, 0);
     }

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use super::{FrameError, FrameHead, Framing};
+use super::{FrameError, FrameHead, Framing, Pieces};
 
 /// Longest head accepted before the stream is declared corrupt.
 pub const MAX_HEAD: usize = 8 * 1024;
@@ -84,7 +84,7 @@ impl Framing for Http1 {
         Ok(parse(buf, kind)?.map(|(len, body)| match body {
             Body::Length(n) => FrameHead::plain(len, n),
             Body::Chunked => FrameHead {
-                chunked: true,
+                pieces: Pieces::HttpChunks,
                 ..FrameHead::plain(len, 0)
             },
         }))

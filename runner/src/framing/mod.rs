@@ -23,9 +23,24 @@ pub struct FrameHead {
     pub body: u64,
     /// WebSocket client frames: the key the body is masked with.
     pub mask: Option<[u8; 4]>,
+    /// How the body is laid out on the wire.
+    pub pieces: Pieces,
+}
+
+/// How a message's body follows its head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pieces {
+    /// `body` bytes right after the head.
+    Whole,
     /// HTTP responses with `Transfer-Encoding: chunked`: `body` is unknown (0) and the body
     /// is the chunks that follow the head, up to the last (empty) one.
-    pub chunked: bool,
+    HttpChunks,
+    /// A WebSocket message in fragments, or control frames: the head is empty (`len` 0) and
+    /// [`websocket::gather`] reads the run of frames from here.
+    WebSocketFrames {
+        /// Whether the peer's frames must be masked.
+        masked: bool,
+    },
 }
 
 impl FrameHead {
@@ -35,7 +50,7 @@ impl FrameHead {
             len,
             body,
             mask: None,
-            chunked: false,
+            pieces: Pieces::Whole,
         }
     }
 }
@@ -62,4 +77,8 @@ pub trait Framing: Send + 'static {
 
     /// Decodes the head at the start of `buf`; `Ok(None)` when more bytes are needed.
     fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, FrameError>;
+
+    /// Appends the answers owed to control frames the peer sent (a WebSocket pong per ping,
+    /// a close for a close). Framings without control frames never record any.
+    fn answer_controls(&mut self, _out: &mut Vec<u8>, _controls: &mut websocket::Controls) {}
 }

@@ -3,7 +3,8 @@
 
 use std::ops::Range;
 
-use super::{http1, websocket, FrameError, Framing};
+use super::websocket::{self, Controls, Gathered};
+use super::{http1, FrameError, Framing, Pieces};
 use crate::message::MAX_PAYLOAD;
 
 /// Smallest receive buffer: one read takes up to this much.
@@ -14,6 +15,8 @@ pub struct RecvBuf {
     bytes: Vec<u8>,
     start: usize,
     end: usize,
+    /// WebSocket control frames received and not answered yet.
+    controls: Controls,
 }
 
 impl RecvBuf {
@@ -23,6 +26,7 @@ impl RecvBuf {
             bytes: vec![0; (4 * frame).max(MIN_CAPACITY)],
             start: 0,
             end: 0,
+            controls: Controls::default(),
         }
     }
 
@@ -46,6 +50,17 @@ impl RecvBuf {
         &mut self.bytes[self.end..]
     }
 
+    /// Appends bytes that arrived some other way (after a handshake, before the first read).
+    pub fn preload(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let spare = self.spare();
+            let n = spare.len().min(bytes.len());
+            spare[..n].copy_from_slice(&bytes[..n]);
+            self.filled(n);
+            bytes = &bytes[n..];
+        }
+    }
+
     /// Records that `n` bytes were read into [`Self::spare`].
     pub fn filled(&mut self, n: usize) {
         self.end += n;
@@ -66,36 +81,65 @@ impl RecvBuf {
     }
 
     /// The next complete body (unmasked), as a range of [`Self::bytes_mut`]; `Ok(None)` when
-    /// more bytes are needed.
+    /// more bytes are needed, and for good once the peer sent a WebSocket close. Control
+    /// frames on the way are recorded in [`Self::controls`].
     pub fn next_frame(
         &mut self,
         framing: &impl Framing,
     ) -> Result<Option<Range<usize>>, FrameError> {
-        let avail = &self.bytes[self.start..self.end];
-        let Some(head) = framing.decode_head(avail)? else {
-            return Ok(None);
-        };
-        if head.chunked {
-            let body_at = self.start + head.len;
-            let Some((consumed, len)) = http1::dechunk(&mut self.bytes[body_at..self.end])? else {
+        loop {
+            if self.controls.peer_closed() {
+                return Ok(None);
+            }
+            let avail = &self.bytes[self.start..self.end];
+            let Some(head) = framing.decode_head(avail)? else {
                 return Ok(None);
             };
-            self.start = body_at + consumed;
-            return Ok(Some(body_at..body_at + len));
+            let body_at = self.start + head.len;
+            match head.pieces {
+                Pieces::Whole => {}
+                Pieces::HttpChunks => {
+                    let Some((consumed, len)) = http1::dechunk(&mut self.bytes[body_at..self.end])?
+                    else {
+                        return Ok(None);
+                    };
+                    self.start = body_at + consumed;
+                    return Ok(Some(body_at..body_at + len));
+                }
+                Pieces::WebSocketFrames { masked } => {
+                    let run = &mut self.bytes[body_at..self.end];
+                    match websocket::gather(run, masked, &mut self.controls)? {
+                        Gathered::Incomplete => return Ok(None),
+                        Gathered::Control { consumed } => {
+                            self.start = body_at + consumed;
+                            continue;
+                        }
+                        Gathered::Message { consumed, len } => {
+                            self.start = body_at + consumed;
+                            return Ok(Some(body_at..body_at + len));
+                        }
+                    }
+                }
+            }
+            if head.body > MAX_PAYLOAD as u64 {
+                return Err(FrameError::TooLong(head.body));
+            }
+            let total = head.len + head.body as usize;
+            if avail.len() < total {
+                return Ok(None);
+            }
+            let range = body_at..self.start + total;
+            self.start += total;
+            if let Some(key) = head.mask {
+                websocket::apply_mask(&mut self.bytes[range.clone()], key);
+            }
+            return Ok(Some(range));
         }
-        if head.body > MAX_PAYLOAD as u64 {
-            return Err(FrameError::TooLong(head.body));
-        }
-        let total = head.len + head.body as usize;
-        if avail.len() < total {
-            return Ok(None);
-        }
-        let range = self.start + head.len..self.start + total;
-        self.start += total;
-        if let Some(key) = head.mask {
-            websocket::apply_mask(&mut self.bytes[range.clone()], key);
-        }
-        Ok(Some(range))
+    }
+
+    /// WebSocket control frames received so far and not answered.
+    pub fn controls(&mut self) -> &mut Controls {
+        &mut self.controls
     }
 
     /// The buffer, for the ranges [`Self::next_frame`] returns.

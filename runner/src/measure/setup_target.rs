@@ -48,7 +48,9 @@ impl Rig<TokioRuntimes> {
         let host = target.authority.clone();
         for i in 0..case.clients {
             let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
-            let conn = self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;
+            let (conn, early) =
+                self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;
+            let conn = (conn, early);
             match case.protocol {
                 Protocol::Http | Protocol::Https => {
                     self.start_target_client(case, i, conn, Http1::Client { host: host.clone() })
@@ -73,14 +75,14 @@ impl Rig<TokioRuntimes> {
     }
 
     /// Client `index`'s connection to `addr`, with its TLS handshake and WebSocket upgrade
-    /// done on the client's own runtime.
+    /// done on the client's own runtime, and the bytes the server sent right after its `101`.
     fn connect(
         &mut self,
         index: usize,
         addr: SocketAddr,
         tls: Option<&TlsClient>,
         websocket_host: Option<&String>,
-    ) -> std::io::Result<Conn> {
+    ) -> std::io::Result<(Conn, Vec<u8>)> {
         let stream = std::net::TcpStream::connect_timeout(&addr, HANDSHAKE_LIMIT)
             .map_err(|e| std::io::Error::new(e.kind(), format!("connecting to {addr}: {e}")))?;
         stream.set_nodelay(true)?;
@@ -93,30 +95,31 @@ impl Rig<TokioRuntimes> {
         handle.spawn(async move {
             let _ = done.send(establish(stream, tls, host).await);
         });
-        let (conn, negotiated) = result
+        let (conn, negotiated, early) = result
             .recv_timeout(HANDSHAKE_LIMIT)
             .map_err(|_| std::io::Error::other(format!("handshake with {addr} timed out")))??;
         if negotiated.is_some() {
             self.tls = negotiated;
         }
-        Ok(conn)
+        Ok((conn, early))
     }
 
     fn start_target_client<F: Framing>(
         &mut self,
         case: &Case,
         index: usize,
-        conn: Conn,
+        (conn, early): (Conn, Vec<u8>),
         framing: F,
     ) {
         let handle = self.runtimes.topology.handle_for(index);
-        let client = StreamClient::new(
+        let mut client = StreamClient::new(
             conn,
             index,
             ClientShape::of(case),
             framing,
             (self.alarm_for_new_client(), self.pacer_for(case, index)),
         );
+        client.received_early(&early);
         self.spawn_client(&handle, index, client);
     }
 
@@ -128,29 +131,36 @@ impl Rig<TokioRuntimes> {
     }
 }
 
+/// A connection, the TLS version and cipher suite it negotiated, and the bytes the server
+/// sent right after its WebSocket `101`.
+type Established = (Conn, Option<(String, String)>, Vec<u8>);
+
 /// The TLS handshake (when `tls`) and the WebSocket upgrade (when `websocket_host`) on a
 /// connected stream.
 async fn establish(
     stream: tokio::net::TcpStream,
     tls: Option<TlsClient>,
     websocket_host: Option<String>,
-) -> std::io::Result<(Conn, Option<(String, String)>)> {
+) -> std::io::Result<Established> {
     match tls {
         None => {
             let mut stream = stream;
-            if let Some(host) = websocket_host {
-                connect::client_upgrade(&mut stream, &host).await?;
-            }
-            Ok((Conn::Plain(stream), None))
+            let early = match websocket_host {
+                Some(host) => connect::client_upgrade(&mut stream, &host).await?,
+                None => Vec::new(),
+            };
+            Ok((Conn::Plain(stream), None, early))
         }
         Some(tls) => {
             let mut connected = tls.connect(stream).await?;
-            if let Some(host) = websocket_host {
-                connect::client_upgrade(&mut connected.stream, &host).await?;
-            }
+            let early = match websocket_host {
+                Some(host) => connect::client_upgrade(&mut connected.stream, &host).await?,
+                None => Vec::new(),
+            };
             Ok((
                 Conn::Tls(Box::new(tokio::io::split(connected.stream))),
                 Some((connected.version, connected.cipher_suite)),
+                early,
             ))
         }
     }

@@ -9,6 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::server;
 
+use crate::framing::websocket::handshake::BAD_REQUEST;
 use crate::framing::websocket::{self, HandshakeError};
 use crate::traffic::stream::Conn;
 use crate::traffic::tls::Tls;
@@ -68,8 +69,8 @@ pub async fn establish(
     }
 }
 
-/// Reads one upgrade head (without its blank line) and nothing after it.
-async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Result<String> {
+/// Reads one upgrade head: the head without its blank line, and whatever came after it.
+async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Result<(String, Vec<u8>)> {
     let mut buf = Vec::with_capacity(HANDSHAKE_READ);
     let mut chunk = [0u8; HANDSHAKE_READ];
     loop {
@@ -81,9 +82,11 @@ async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Result<Stri
         }
         buf.extend_from_slice(&chunk[..n]);
         if let Some(end) = websocket::head_end(&buf).map_err(io)? {
+            let after = buf.split_off(end + 4);
             buf.truncate(end);
-            return String::from_utf8(buf)
-                .map_err(|_| io(HandshakeError("head is not UTF-8".into())));
+            let head = String::from_utf8(buf)
+                .map_err(|_| io(HandshakeError("head is not UTF-8".into())))?;
+            return Ok((head, after));
         }
     }
 }
@@ -92,8 +95,9 @@ fn io(e: HandshakeError) -> std::io::Error {
     std::io::Error::other(e)
 }
 
-/// Client side of the upgrade.
-pub async fn client_upgrade<S>(stream: &mut S, host: &str) -> std::io::Result<()>
+/// Client side of the upgrade. Returns the bytes the server sent after its `101` (frames
+/// it may send at once, such as a ping), which the receive buffer must start with.
+pub async fn client_upgrade<S>(stream: &mut S, host: &str) -> std::io::Result<Vec<u8>>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -102,8 +106,9 @@ where
         .write_all(websocket::client_request(host, &key).as_bytes())
         .await?;
     stream.flush().await?;
-    let head = read_head(stream).await?;
-    websocket::check_server_response(&head, &key).map_err(io)
+    let (head, early) = read_head(stream).await?;
+    websocket::check_server_response(&head, &key).map_err(io)?;
+    Ok(early)
 }
 
 /// Server side of the upgrade: switches protocols, or answers `400` and fails.
@@ -111,7 +116,13 @@ pub async fn server_upgrade<S>(stream: &mut S) -> std::io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let head = read_head(stream).await?;
+    let (head, early) = read_head(stream).await?;
+    if !early.is_empty() {
+        let _ = stream.write_all(BAD_REQUEST.as_bytes()).await;
+        return Err(io(HandshakeError(
+            "frames before the 101 (a client must wait for it)".into(),
+        )));
+    }
     match websocket::server_response(&head) {
         Ok(response) => {
             stream.write_all(response.as_bytes()).await?;
@@ -132,7 +143,14 @@ where
 {
     let (client, server) = tokio::join!(client_upgrade(client, host), server_upgrade(server));
     server?;
-    client
+    // echomark's server sends nothing after its 101 and the client sends nothing before
+    // it has read the 101, so nothing can come early here.
+    let early = client?;
+    if early.is_empty() {
+        Ok(())
+    } else {
+        Err(io(HandshakeError("bytes after the 101".into())))
+    }
 }
 
 /// A connected pair after its handshakes, out of tokio: std sockets and the rustls

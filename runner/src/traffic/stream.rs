@@ -82,6 +82,14 @@ impl<F: Framing> StreamClient<F> {
     }
 }
 
+impl<F> StreamClient<F> {
+    /// Bytes the server sent before the first phase (right after a WebSocket `101`): they
+    /// are the start of what this client receives.
+    pub fn received_early(&mut self, bytes: &[u8]) {
+        self.session.recv.preload(bytes);
+    }
+}
+
 impl<F: Framing> Session<F> {
     /// Client `index`'s session with empty buffers.
     pub fn new(
@@ -139,8 +147,8 @@ impl<F: Framing> Session<F> {
     }
 
     /// Judges every whole echo in the receive buffer, queueing a new message per freed slot
-    /// (closed loop) or running a send pass after them (open loop); false when the stream is
-    /// corrupt.
+    /// (closed loop) or running a send pass after them (open loop), and a pong per WebSocket
+    /// ping; false when the stream is corrupt or the server sent a WebSocket close.
     pub fn take_echoes(&mut self, now: Instant) -> bool {
         loop {
             match self.recv.next_frame(&self.framing) {
@@ -151,6 +159,14 @@ impl<F: Framing> Session<F> {
                     }
                 }
                 Ok(None) => {
+                    let controls = self.recv.controls();
+                    if controls.owed() {
+                        self.framing.answer_controls(&mut self.out, controls);
+                    }
+                    if controls.peer_closed() {
+                        self.core.counters().disconnect_errors += 1;
+                        return false;
+                    }
                     if self.core.is_open_loop() {
                         self.send_pass(now);
                     }
@@ -311,6 +327,9 @@ where
             }
             server.out.clear();
         }
+        if server.peer_closed() {
+            break;
+        }
     }
 }
 
@@ -370,8 +389,14 @@ impl<F: Framing> ServerSide<F> {
         self.faults.stall(std::time::Instant::now())
     }
 
-    /// Echoes every whole message in `recv` into `out` after the synthetic work; malformed
-    /// ones are counted and not echoed.
+    /// The peer sent a WebSocket close (answered in `out`): once `out` is written, the
+    /// connection ends.
+    pub fn peer_closed(&mut self) -> bool {
+        self.recv.controls().peer_closed()
+    }
+
+    /// Echoes every whole message in `recv` into `out` after the synthetic work, and answers
+    /// WebSocket control frames; malformed messages are counted and not echoed.
     pub fn answer(&mut self) -> Result<(), Corrupt> {
         loop {
             let range = match self.recv.next_frame(&self.framing) {
@@ -410,6 +435,8 @@ impl<F: Framing> ServerSide<F> {
             self.framing
                 .encode(&mut self.out, late.len(), |o| o.extend_from_slice(&late));
         }
+        self.framing
+            .answer_controls(&mut self.out, self.recv.controls());
         Ok(())
     }
 }

@@ -203,5 +203,8 @@ where
             out.clear();
             server.out = out;
         }
+        if server.peer_closed() {
+            break;
+        }
     }
 }

@@ -1,10 +1,14 @@
 //! WebSocket (RFC 6455) for the `websocket` and `wss` protocols: an HTTP/1.1 upgrade to
-//! `/echo` during setup, then one binary frame per message.
+//! `/echo` during setup ([`handshake`]), then binary messages.
 //!
-//! Client frames are masked and server frames are not, as the RFC requires; each end rejects
-//! a frame with the other masking, a reserved bit, a continuation or control opcode, or a
-//! length that is not minimally encoded. The echo never fragments, pings or closes mid-run,
-//! so any such frame means the stream is not what was sent and is counted as a content error.
+//! echomark sends each message as one final binary frame. What it accepts from a peer is
+//! what RFC 6455 allows an echo server or client to send: a binary message in fragments
+//! (continuation frames), with ping, pong and close frames between or before them
+//! ([`fragments`] joins the pieces in place and collects the control frames for the IO loop
+//! to answer: a pong per ping, a close for a close). Either end rejects a frame with the
+//! other masking, a reserved bit (no extension is negotiated), a text or reserved opcode, a
+//! fragmented or over-long control frame, or a length that is not minimally encoded; the
+//! stream is then not what was sent and is counted as a content error.
 //!
 //! Masking keys: the RFC asks for unpredictable keys so that proxies cannot be poisoned by
 //! chosen bytes. Each client seeds a xorshift generator from the operating system's random
@@ -12,43 +16,93 @@
 //! from the system source would add a system call per message and measure that instead.
 //! The cost the RFC does impose, XOR-ing every payload byte on both ends, is paid in full.
 
-use base64::Engine as _;
+pub mod fragments;
+pub mod handshake;
+
 use ring::rand::{SecureRandom, SystemRandom};
 
-use super::http1::header;
-use super::{FrameError as AnyFrameError, FrameHead, Framing};
+pub use fragments::{gather, Controls, Gathered};
+pub use handshake::{
+    accept_value, check_server_response, client_request, head_end, new_key, server_response,
+    HandshakeError, MAX_HANDSHAKE,
+};
+
+use super::{FrameError as AnyFrameError, FrameHead, Framing, Pieces};
 
 /// Longest frame head: 2 bytes, an 8-byte extended length and a 4-byte masking key.
 pub const MAX_HEAD: usize = 14;
 
-/// The GUID of RFC 6455 §1.3 that turns a key into its accept value.
-const ACCEPT_GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+/// Frame opcodes (RFC 6455 §5.2).
+pub mod opcode {
+    pub const CONTINUATION: u8 = 0x0;
+    pub const TEXT: u8 = 0x1;
+    pub const BINARY: u8 = 0x2;
+    pub const CLOSE: u8 = 0x8;
+    pub const PING: u8 = 0x9;
+    pub const PONG: u8 = 0xA;
 
-/// Longest upgrade request or response accepted.
-pub const MAX_HANDSHAKE: usize = 4096;
+    /// Close, ping and pong (and the reserved control opcodes): the high bit of the nibble.
+    pub fn is_control(op: u8) -> bool {
+        op & 0x8 != 0
+    }
+}
 
-/// FIN set, opcode 2 (binary).
-const FIN_BINARY: u8 = 0x82;
+/// FIN set, opcode 2 (binary): every message echomark sends is one such frame.
+const FIN_BINARY: u8 = 0x80 | opcode::BINARY;
+
+/// A control frame's payload is at most this long (RFC 6455 §5.5).
+pub const MAX_CONTROL_PAYLOAD: u64 = 125;
 
 /// A decoded frame head.
 pub type Head = FrameHead;
 
-/// Why a frame head is rejected.
+/// Why a frame is rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum FrameError {
-    #[error("not a final binary frame (first byte {0:#04x})")]
-    NotFinalBinary(u8),
+    #[error("reserved bits set (first byte {0:#04x}) with no extension negotiated")]
+    ReservedBits(u8),
+    #[error("opcode {0:#x} is not binary, continuation, close, ping or pong")]
+    Opcode(u8),
     #[error("masking bit is {got}, expected {expected}")]
     Masking { got: bool, expected: bool },
     #[error("length is not minimally encoded")]
     NonMinimalLength,
     #[error("64-bit length has its top bit set")]
     LengthTooLarge,
+    #[error("a control frame is fragmented or longer than 125 bytes")]
+    BadControl,
+    #[error("a continuation frame with no fragmented message to continue")]
+    StrayContinuation,
+    #[error("a new message began before the fragmented one ended")]
+    Interleaved,
+    #[error("a close frame in the middle of a fragmented message")]
+    ClosedMidMessage,
+    #[error("a fragmented message longer than any message the echo sends")]
+    MessageTooLong,
+    #[error("a fragmented message in more than {} pieces", fragments::MAX_PIECES)]
+    TooManyPieces,
+}
+
+/// One frame's head as it is on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawHead {
+    pub fin: bool,
+    pub opcode: u8,
+    /// Bytes of the head, masking key included.
+    pub len: usize,
+    /// Bytes of the payload.
+    pub body: u64,
+    pub mask: Option<[u8; 4]>,
 }
 
 /// Appends the head of a final binary frame carrying `len` bytes, masked with `mask` if given.
 pub fn write_head(out: &mut Vec<u8>, len: usize, mask: Option<[u8; 4]>) {
-    out.push(FIN_BINARY);
+    write_frame_head(out, FIN_BINARY, len, mask);
+}
+
+/// Appends a frame head whose first byte (FIN, reserved bits, opcode) is `first`.
+fn write_frame_head(out: &mut Vec<u8>, first: u8, len: usize, mask: Option<[u8; 4]>) {
+    out.push(first);
     let mask_bit = if mask.is_some() { 0x80 } else { 0 };
     if len < 126 {
         out.push(mask_bit | len as u8);
@@ -64,14 +118,26 @@ pub fn write_head(out: &mut Vec<u8>, len: usize, mask: Option<[u8; 4]>) {
     }
 }
 
-/// Decodes a frame head at the start of `buf`; `Ok(None)` when more bytes are needed.
-/// `masked` says whether frames from the peer must be masked (true on the server).
-pub fn read_head(buf: &[u8], masked: bool) -> Result<Option<Head>, FrameError> {
+/// Appends a whole frame: head, then `payload` (masked with `mask` if given).
+pub fn write_frame(out: &mut Vec<u8>, fin: bool, op: u8, payload: &[u8], mask: Option<[u8; 4]>) {
+    let first = if fin { 0x80 } else { 0 } | (op & 0x0F);
+    write_frame_head(out, first, payload.len(), mask);
+    let body = out.len();
+    out.extend_from_slice(payload);
+    if let Some(key) = mask {
+        apply_mask(&mut out[body..], key);
+    }
+}
+
+/// Decodes any frame's head at the start of `buf`; `Ok(None)` when more bytes are needed.
+/// `masked` says whether frames from the peer must be masked (true on the server). The
+/// opcode is returned as it is; which opcodes may come where is [`fragments`]' business.
+pub fn read_raw_head(buf: &[u8], masked: bool) -> Result<Option<RawHead>, FrameError> {
     let (Some(&first), Some(&second)) = (buf.first(), buf.get(1)) else {
         return Ok(None);
     };
-    if first != FIN_BINARY {
-        return Err(FrameError::NotFinalBinary(first));
+    if first & 0x70 != 0 {
+        return Err(FrameError::ReservedBits(first));
     }
     let has_mask = second & 0x80 != 0;
     if has_mask != masked {
@@ -115,12 +181,38 @@ pub fn read_head(buf: &[u8], masked: bool) -> Result<Option<Head>, FrameError> {
     } else {
         None
     };
-    Ok(Some(Head {
+    Ok(Some(RawHead {
+        fin: first & 0x80 != 0,
+        opcode: first & 0x0F,
         len: key_at + if masked { 4 } else { 0 },
         body,
         mask,
-        chunked: false,
     }))
+}
+
+/// Decodes the frame head at the start of `buf` for the receive path: a final binary frame
+/// is a whole message; any other frame echomark may receive starts a run of frames for
+/// [`gather`] (a head of no bytes in [`Pieces::WebSocketFrames`]); anything else is an
+/// error. `Ok(None)` when more bytes are needed.
+pub fn read_head(buf: &[u8], masked: bool) -> Result<Option<Head>, FrameError> {
+    let Some(raw) = read_raw_head(buf, masked)? else {
+        return Ok(None);
+    };
+    match raw.opcode {
+        opcode::BINARY if raw.fin => Ok(Some(Head {
+            len: raw.len,
+            body: raw.body,
+            mask: raw.mask,
+            pieces: Pieces::Whole,
+        })),
+        opcode::BINARY | opcode::CONTINUATION | opcode::CLOSE | opcode::PING | opcode::PONG => {
+            Ok(Some(Head {
+                pieces: Pieces::WebSocketFrames { masked },
+                ..Head::plain(0, 0)
+            }))
+        }
+        other => Err(FrameError::Opcode(other)),
+    }
 }
 
 /// XORs `data` with the repeating masking key (masking and unmasking are the same).
@@ -164,102 +256,6 @@ impl MaskKeys {
     }
 }
 
-/// `Sec-WebSocket-Accept` for a `Sec-WebSocket-Key` (RFC 6455 §4.2.2).
-pub fn accept_value(key: &str) -> String {
-    let mut input = String::with_capacity(key.len() + ACCEPT_GUID.len());
-    input.push_str(key);
-    input.push_str(ACCEPT_GUID);
-    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, input.as_bytes());
-    base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
-}
-
-/// Why an upgrade failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("WebSocket handshake: {0}")]
-pub struct HandshakeError(pub String);
-
-fn refused(what: impl std::fmt::Display) -> HandshakeError {
-    HandshakeError(what.to_string())
-}
-
-/// Whether a comma-separated header value lists `token` (case-insensitive).
-fn lists_token(value: Option<&str>, token: &str) -> bool {
-    value.is_some_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
-}
-
-/// A fresh `Sec-WebSocket-Key`: 16 random bytes, base64.
-pub fn new_key() -> Result<String, HandshakeError> {
-    let mut nonce = [0u8; 16];
-    SystemRandom::new()
-        .fill(&mut nonce)
-        .map_err(|_| refused("no random source for the key"))?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(nonce))
-}
-
-/// The client's upgrade request for `/echo`.
-pub fn client_request(host: &str, key: &str) -> String {
-    format!(
-        "GET /echo HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    )
-}
-
-/// Checks the server's answer (a head without its blank line) to a request sent with `key`.
-pub fn check_server_response(head: &str, key: &str) -> Result<(), HandshakeError> {
-    let status = head.split("\r\n").next().unwrap_or("");
-    if !status.starts_with("HTTP/1.1 101") {
-        return Err(refused(format!("server answered {status:?}")));
-    }
-    if !lists_token(header(head, "upgrade"), "websocket")
-        || !lists_token(header(head, "connection"), "upgrade")
-    {
-        return Err(refused("response lacks Upgrade: websocket"));
-    }
-    if header(head, "sec-websocket-accept") != Some(accept_value(key).as_str()) {
-        return Err(refused("wrong Sec-WebSocket-Accept"));
-    }
-    Ok(())
-}
-
-/// The answer to a client's upgrade request (a head without its blank line): `101
-/// Switching Protocols` for GET `/echo`, version 13 and a 16-byte key; otherwise the `400`
-/// to send before failing.
-pub fn server_response(head: &str) -> Result<String, (String, HandshakeError)> {
-    let key = header(head, "sec-websocket-key");
-    let key_ok = key.is_some_and(|k| {
-        base64::engine::general_purpose::STANDARD
-            .decode(k)
-            .is_ok_and(|raw| raw.len() == 16)
-    });
-    let valid = head.split("\r\n").next() == Some("GET /echo HTTP/1.1")
-        && lists_token(header(head, "upgrade"), "websocket")
-        && lists_token(header(head, "connection"), "upgrade")
-        && header(head, "sec-websocket-version") == Some("13");
-    match key.filter(|_| valid && key_ok) {
-        Some(key) => Ok(format!(
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Accept: {}\r\n\r\n",
-            accept_value(key)
-        )),
-        None => Err((
-            "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".to_string(),
-            refused("bad upgrade request"),
-        )),
-    }
-}
-
-/// Where an HTTP head ends in `buf`: the position of its blank line. An upgrade head must be
-/// all that was sent (the peer sends no frame before the handshake completes), and at most
-/// [`MAX_HANDSHAKE`] bytes long.
-pub fn head_end(buf: &[u8]) -> Result<Option<usize>, HandshakeError> {
-    match buf.windows(4).position(|w| w == b"\r\n\r\n") {
-        Some(end) if end + 4 != buf.len() => Err(refused("bytes after the upgrade head")),
-        Some(end) => Ok(Some(end)),
-        None if buf.len() > MAX_HANDSHAKE => Err(refused("head longer than 4 KiB")),
-        None => Ok(None),
-    }
-}
-
 /// RFC 6455 binary frames for one end: the client masks every frame with a fresh key, the
 /// server sends unmasked frames and insists on masked ones.
 #[derive(Debug, Clone)]
@@ -268,16 +264,22 @@ pub enum WebSocket {
     Server,
 }
 
+impl WebSocket {
+    fn next_mask(&mut self) -> Option<[u8; 4]> {
+        match self {
+            WebSocket::Client(keys) => Some(keys.next_key()),
+            WebSocket::Server => None,
+        }
+    }
+}
+
 impl Framing for WebSocket {
     fn max_head(&self) -> usize {
         MAX_HEAD
     }
 
     fn encode(&mut self, out: &mut Vec<u8>, len: usize, write_body: impl FnOnce(&mut Vec<u8>)) {
-        let mask = match self {
-            WebSocket::Client(keys) => Some(keys.next_key()),
-            WebSocket::Server => None,
-        };
+        let mask = self.next_mask();
         write_head(out, len, mask);
         let body = out.len();
         write_body(out);
@@ -289,20 +291,22 @@ impl Framing for WebSocket {
     fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, AnyFrameError> {
         Ok(read_head(buf, matches!(self, WebSocket::Server))?)
     }
+
+    fn answer_controls(&mut self, out: &mut Vec<u8>, controls: &mut Controls) {
+        for ping in controls.take_pings() {
+            let mask = self.next_mask();
+            write_frame(out, true, opcode::PONG, &ping, mask);
+        }
+        if let Some(close) = controls.close_to_answer() {
+            let mask = self.next_mask();
+            write_frame(out, true, opcode::CLOSE, &close, mask);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// RFC 6455 §1.3.
-    #[test]
-    fn accept_value_matches_the_rfc_example() {
-        assert_eq!(
-            accept_value("dGhlIHNhbXBsZSBub25jZQ=="),
-            "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
-        );
-    }
 
     /// RFC 6455 §5.7: a masked "Hello" (text there; the framing bytes past the opcode agree).
     #[test]
@@ -324,9 +328,13 @@ mod tests {
                 len: 6,
                 body: 5,
                 mask: Some(key),
-                chunked: false,
+                pieces: Pieces::Whole,
             }
         );
+        // The same frame through the general writer.
+        let mut again = Vec::new();
+        write_frame(&mut again, true, opcode::BINARY, b"Hello", Some(key));
+        assert_eq!(again, out);
     }
 
     /// RFC 6455 §5.7: 256 bytes and 64 KiB in a single unmasked binary frame.
@@ -340,12 +348,7 @@ mod tests {
         assert_eq!(out, [0x82, 0x7F, 0, 0, 0, 0, 0, 1, 0, 0]);
         assert_eq!(
             read_head(&out, false).unwrap(),
-            Some(Head {
-                len: 10,
-                body: 65536,
-                mask: None,
-                chunked: false,
-            })
+            Some(Head::plain(10, 65536))
         );
     }
 
@@ -372,12 +375,33 @@ mod tests {
     }
 
     #[test]
-    fn rejects_what_the_echo_never_sends() {
-        // Text, continuation, ping and close frames; a cleared FIN; a reserved bit.
-        for first in [0x81, 0x00, 0x89, 0x88, 0x02, 0xC2] {
+    fn fragments_and_control_frames_go_to_the_gatherer() {
+        // A first fragment, a continuation, a close, a ping and a pong.
+        for first in [0x02, 0x80, 0x88, 0x89, 0x8A] {
             assert_eq!(
                 read_head(&[first, 0x80, 0, 0, 0, 0], true),
-                Err(FrameError::NotFinalBinary(first))
+                Ok(Some(Head {
+                    pieces: Pieces::WebSocketFrames { masked: true },
+                    ..Head::plain(0, 0)
+                })),
+                "{first:#x}"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_what_no_echo_may_send() {
+        // Text, and reserved data and control opcodes.
+        for first in [0x81, 0x83, 0x87, 0x8B, 0x8F] {
+            assert_eq!(
+                read_head(&[first, 0x80, 0, 0, 0, 0], true),
+                Err(FrameError::Opcode(first & 0x0F))
+            );
+        }
+        for first in [0xC2, 0xA2, 0x92] {
+            assert_eq!(
+                read_head(&[first, 0x80, 0, 0, 0, 0], true),
+                Err(FrameError::ReservedBits(first))
             );
         }
         assert_eq!(
@@ -431,20 +455,28 @@ mod tests {
     }
 
     #[test]
-    fn handshake_succeeds_between_the_two_ends_and_rejects_a_wrong_path() {
-        let key = new_key().unwrap();
-        let request = client_request("127.0.0.1:9", &key);
-        let end = head_end(request.as_bytes()).unwrap().unwrap();
-        let response = server_response(&request[..end]).unwrap();
-        let end = head_end(response.as_bytes()).unwrap().unwrap();
-        check_server_response(&response[..end], &key).unwrap();
-        assert!(check_server_response(&response[..end], &new_key().unwrap()).is_err());
-
-        let bad = "GET /other HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==";
-        let (answer, error) = server_response(bad).unwrap_err();
-        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
-        assert!(error.to_string().contains("bad upgrade request"));
-        assert!(head_end(b"GET / HTTP/1.1\r\n\r\nextra").is_err());
-        assert_eq!(head_end(b"GET / HTTP/1.1\r\n"), Ok(None));
+    fn pings_get_pongs_and_a_close_gets_one_close() {
+        let mut controls = Controls::default();
+        controls.record(opcode::PING, b"abc".to_vec());
+        controls.record(opcode::PONG, b"ignored".to_vec());
+        controls.record(opcode::PING, Vec::new());
+        controls.record(opcode::CLOSE, vec![0x03, 0xE8, b'x']);
+        let mut out = Vec::new();
+        WebSocket::Server.answer_controls(&mut out, &mut controls);
+        assert_eq!(
+            out,
+            [
+                &[0x8A, 3][..],
+                b"abc",
+                &[0x8A, 0],
+                // The close echoes the status code only.
+                &[0x88, 2, 0x03, 0xE8],
+            ]
+            .concat()
+        );
+        assert!(controls.peer_closed());
+        out.clear();
+        WebSocket::Server.answer_controls(&mut out, &mut controls);
+        assert!(out.is_empty(), "answered once");
     }
 }
