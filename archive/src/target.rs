@@ -52,6 +52,58 @@ pub struct TargetInfo {
     /// HTTP protocols: whether requests were pipelined (window > 1 on one connection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_pipelined: Option<bool>,
+    /// Stream protocols: the connections the clients opened: one per client, or, for an
+    /// HTTP server that does not answer pipelined requests, one per request in flight
+    /// (clients × window, each with a window of 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
+    /// The way from the client to the server, as the client's host routed it (absent in
+    /// older archives, or where the host could not tell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<NetworkPath>,
+    /// The machine the server ran on, where the user described it (`--server-machine`);
+    /// absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_machine: Option<crate::Host>,
+}
+
+/// What kind of link carried the traffic between client and server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathKind {
+    /// The loopback interface: the server's address is one of the client's own.
+    Loopback,
+    /// A virtual Ethernet pair: the other end is another network namespace of the same
+    /// host (or the same namespace), never a wire.
+    Veth,
+    /// Any other interface: a network card, a bridge, a tunnel; the server may be on
+    /// another host.
+    Network,
+}
+
+impl PathKind {
+    /// The spelling in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathKind::Loopback => "loopback",
+            PathKind::Veth => "veth",
+            PathKind::Network => "network",
+        }
+    }
+}
+
+/// The client's side of the way to the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkPath {
+    pub kind: PathKind,
+    /// The client's interface toward the server (`lo`, `veth-cli`, `eth0`).
+    pub interface: String,
+    /// That interface's MTU in bytes, where Linux reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u64>,
+    /// The client's own address on that way.
+    pub client_address: String,
 }
 
 /// `matrix --server-cmd`: the external server a matrix measured, started fresh for every
@@ -71,6 +123,14 @@ pub struct ExternalServer {
     /// TLS protocols: how the certificate is checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_verification: Option<TlsVerification>,
+    /// `--tls-ca`: the PEM file of certificate authorities the server's certificate was
+    /// checked against, as given on the command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_ca: Option<String>,
+    /// The machine the server ran on: this one (the command runs here) unless
+    /// `--server-machine` described another (absent in older archives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::Host>,
 }
 
 impl ExternalServer {
@@ -106,6 +166,22 @@ pub struct ServerProcess {
     pub peak_rss_bytes: Option<u64>,
     /// The last lines it wrote to stderr (at most 2 KiB).
     pub stderr_tail: String,
+    /// Whether it ran in another network namespace than the client, read from
+    /// `/proc/PID/ns/net` once it was ready (absent in older archives, or when it never was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separate_network_namespace: Option<bool>,
+}
+
+impl VerificationRecord {
+    /// Whether the server answered pipelined requests in order; `false` for an HTTP server
+    /// whose `pipelined-window` check came out `unsupported`, which is then measured with
+    /// one request in flight per connection.
+    pub fn pipelines(&self) -> bool {
+        !self
+            .checks
+            .iter()
+            .any(|c| c.name == "pipelined-window" && c.outcome == "unsupported")
+    }
 }
 
 /// One check of `verify`, as the archive keeps it.
@@ -113,7 +189,8 @@ pub struct ServerProcess {
 #[serde(deny_unknown_fields)]
 pub struct VerificationCheck {
     pub name: String,
-    /// `passed`, `failed` or `skipped`.
+    /// `passed`, `failed`, `skipped`, or `unsupported` (an optional part of the contract
+    /// the server lacks, measured without: HTTP pipelining).
     pub outcome: String,
     pub detail: String,
 }

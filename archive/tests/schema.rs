@@ -111,8 +111,34 @@ fn sample_metrics() -> Metrics {
             framing: Some(StreamFraming::Raw),
             tls_verification: Some(TlsVerification::Insecure),
             http_pipelined: Some(false),
+            connections: Some(64),
+            path: Some(NetworkPath {
+                kind: PathKind::Veth,
+                interface: "veth-cli".into(),
+                mtu: Some(1500),
+                client_address: "10.213.0.2".into(),
+            }),
+            server_machine: Some(sample_host()),
         }),
         ..Metrics::default()
+    }
+}
+
+/// A host with every field present.
+fn sample_host() -> Host {
+    Host {
+        system: "Linux".into(),
+        release: "6.18".into(),
+        machine: "x86_64".into(),
+        cpu: "AMD EPYC".into(),
+        logical_cpus: 2,
+        physical_cpus: Some(1),
+        memory_bytes: Some(1 << 30),
+        os_name: Some("Debian GNU/Linux".into()),
+        os_version: Some("12".into()),
+        cpu_signature: Some("family 25, model 1, stepping 1".into()),
+        smt_active: Some(false),
+        cpu_governor: Some("performance".into()),
     }
 }
 
@@ -153,6 +179,7 @@ fn sample() -> Archive {
             cpu_seconds: Some(0.5),
             peak_rss_bytes: Some(1 << 20),
             stderr_tail: String::new(),
+            separate_network_namespace: Some(true),
         }),
     };
     let round = SoakRound {
@@ -185,20 +212,7 @@ fn sample() -> Archive {
         source_sha256: hash.clone(),
         executable_sha256: hash.clone(),
         runner_sha256: hash,
-        host: Host {
-            system: "Linux".into(),
-            release: "6.18".into(),
-            machine: "x86_64".into(),
-            cpu: "AMD EPYC".into(),
-            logical_cpus: 2,
-            physical_cpus: Some(1),
-            memory_bytes: Some(1 << 30),
-            os_name: Some("Debian GNU/Linux".into()),
-            os_version: Some("12".into()),
-            cpu_signature: Some("family 25, model 1, stepping 1".into()),
-            smt_active: Some(false),
-            cpu_governor: Some("performance".into()),
-        },
+        host: sample_host(),
         settings: Settings {
             seconds: 1.0,
             warmup: 0.25,
@@ -253,7 +267,9 @@ fn sample() -> Archive {
                 command: "nginx-echo {port}".into(),
                 host: "127.0.0.1".into(),
                 framing: StreamFraming::Raw,
-                tls_verification: Some(TlsVerification::Insecure),
+                tls_verification: Some(TlsVerification::Ca),
+                tls_ca: Some("ca.pem".into()),
+                machine: Some(sample_host()),
             }),
         },
         results: vec![entry],

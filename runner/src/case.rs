@@ -39,6 +39,11 @@ pub struct Target {
     /// The implementation's name for `backend` in the metrics (`--server-name`); without
     /// it, `backend` names the client's runtime.
     pub server_name: Option<String>,
+    /// HTTP: whether the server answers pipelined requests; when it does not
+    /// (`--no-pipelining`), every request in flight gets its own connection.
+    pub http_pipelining: bool,
+    /// `--server-machine FILE`: the file and the machine it describes.
+    pub server_machine: Option<(std::path::PathBuf, echomark_archive::Host)>,
 }
 
 impl Target {
@@ -50,7 +55,10 @@ impl Target {
                 .then_some(self.framing),
             tls_verification: self.tls.as_ref().map(|(trust, _)| trust.verification()),
             http_pipelined: matches!(case.protocol, Protocol::Http | Protocol::Https)
-                .then_some(case.window > 1),
+                .then_some(case.connections().1 > 1),
+            connections: (case.protocol != Protocol::Udp).then_some(case.connections().0 as u64),
+            path: None,
+            server_machine: self.server_machine.as_ref().map(|(_, host)| host.clone()),
         }
     }
 }
@@ -174,6 +182,17 @@ impl Default for Case {
 }
 
 impl Case {
+    /// The client connections (or UDP sockets) and the window of each: one per client with
+    /// the case's window, except against an HTTP server that does not answer pipelined
+    /// requests, where each of the clients × window requests in flight has a connection of
+    /// its own. The load, messages in flight, is the same either way.
+    pub fn connections(&self) -> (usize, usize) {
+        match &self.target {
+            Some(t) if !t.http_pipelining => (self.clients * self.window, 1),
+            _ => (self.clients, self.window),
+        }
+    }
+
     /// Checks the cross-field rules that single flags cannot express.
     pub fn validate(self) -> Result<Self, UsageError> {
         let err = |m: String| Err(UsageError(m));
@@ -236,6 +255,9 @@ impl Case {
             return err(
                 "--framing raw is for tcp and tcps; the other protocols have their own framing",
             );
+        }
+        if !target.http_pipelining && !matches!(self.protocol, Protocol::Http | Protocol::Https) {
+            return err("--no-pipelining is for http and https");
         }
         if self.protocol.uses_tls() != target.tls.is_some() {
             return err(if self.protocol.uses_tls() {
@@ -324,6 +346,13 @@ impl Case {
             if let Some(name) = &t.server_name {
                 a.push("--server-name".into());
                 a.push(name.clone());
+            }
+            if !t.http_pipelining {
+                a.push("--no-pipelining".into());
+            }
+            if let Some((file, _)) = &t.server_machine {
+                a.push("--server-machine".into());
+                a.push(file.display().to_string());
             }
         }
         a

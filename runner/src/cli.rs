@@ -61,6 +61,9 @@ pub enum Command {
     /// Check a server against the echo contract before measuring it: a table of checks,
     /// exit 0 when none failed.
     Verify(VerifyArgs),
+    /// Print this machine's description as archives record it (one JSON object), for
+    /// `--server-machine` on the client's host.
+    DescribeHost,
     /// Print the `source_sha256` of a workspace (the rule archives record).
     #[command(hide = true)]
     SourceHash {
@@ -174,6 +177,14 @@ pub struct TargetArgs {
     /// client's runtime).
     #[arg(long, value_name = "NAME", requires = "target")]
     pub server_name: Option<String>,
+    /// http, https: the server does not answer pipelined requests, so each of the
+    /// clients × window requests in flight gets a connection of its own (window 1 each).
+    #[arg(long, requires = "target")]
+    pub no_pipelining: bool,
+    /// The machine the server runs on, for the record: the JSON `echomark-runner
+    /// describe-host` prints there (or `serve`'s listening line, which carries it).
+    #[arg(long, value_name = "FILE", requires = "target")]
+    pub server_machine: Option<std::path::PathBuf>,
 }
 
 impl TargetArgs {
@@ -207,8 +218,26 @@ impl TargetArgs {
                 )
             }),
             server_name: self.server_name.clone(),
+            http_pipelining: !self.no_pipelining,
+            server_machine: match &self.server_machine {
+                Some(file) => Some((file.clone(), read_machine(file)?)),
+                None => None,
+            },
         }))
     }
+}
+
+/// The machine description in `file`: a host as `describe-host` prints it, or an object
+/// that carries one under `machine` (`serve`'s listening line).
+pub fn read_machine(file: &std::path::Path) -> Result<echomark_archive::Host, UsageError> {
+    let fail = |why: String| UsageError(format!("--server-machine {}: {why}", file.display()));
+    let text = std::fs::read_to_string(file).map_err(|e| fail(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+    let (value, at) = match value.get("machine") {
+        Some(machine) => (machine.clone(), "machine"),
+        None => (value, "the top level"),
+    };
+    serde_json::from_value(value).map_err(|e| fail(format!("{at} is not a host description: {e}")))
 }
 
 /// The socket address of `HOST:PORT`, of `family` when the name has both kinds.
@@ -503,8 +532,16 @@ pub struct MatrixArgs {
     #[arg(long, value_enum, default_value = "prefix", requires = "server_cmd")]
     pub framing: StreamFraming,
     /// TLS protocols against --server-cmd: accept its certificate without checking it.
-    #[arg(long, requires = "server_cmd")]
+    #[arg(long, requires = "server_cmd", conflicts_with = "tls_ca")]
     pub tls_insecure: bool,
+    /// TLS protocols against --server-cmd: check its certificate against the CAs in this
+    /// PEM file (for the name of --server-host).
+    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// The machine the server runs on, when --server-cmd starts it on another one (through
+    /// ssh, say): the JSON `describe-host` prints there. Default: this machine.
+    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    pub server_machine: Option<std::path::PathBuf>,
     /// Open loop: measure every case at each of these offered rates (messages per second
     /// over all clients) instead of closed-loop; --windows cap the messages in flight.
     #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "rate_sweep",
@@ -552,9 +589,16 @@ impl MatrixArgs {
             command: command.clone(),
             host: host.to_string(),
             framing: self.framing,
-            tls_verification: self
-                .tls_insecure
-                .then_some(echomark_archive::TlsVerification::Insecure),
+            tls_verification: match (&self.tls_ca, self.tls_insecure) {
+                (Some(_), _) => Some(echomark_archive::TlsVerification::Ca),
+                (None, true) => Some(echomark_archive::TlsVerification::Insecure),
+                (None, false) => None,
+            },
+            tls_ca: self.tls_ca.as_ref().map(|p| p.display().to_string()),
+            machine: Some(match &self.server_machine {
+                Some(file) => read_machine(file)?,
+                None => crate::matrix::host::describe(),
+            }),
         }))
     }
 

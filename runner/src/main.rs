@@ -60,6 +60,13 @@ fn main() -> ExitCode {
             }
             Err(e) => usage("verify", e),
         },
+        Command::DescribeHost => match serde_json::to_string_pretty(&matrix::host::describe()) {
+            Ok(json) => {
+                println!("{json}");
+                exit_codes::OK
+            }
+            Err(e) => usage("describe-host", e.to_string()),
+        },
         Command::SourceHash { dir } => {
             let dir = dir.unwrap_or_else(matrix::provenance::default_source_dir);
             match matrix::provenance::source_sha256(&dir) {

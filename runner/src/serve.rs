@@ -66,6 +66,9 @@ pub struct Listening {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_certificate: Option<String>,
     pub pid: u32,
+    /// This machine, as archives describe it: a client on another host records it with
+    /// `--server-machine` (this line saved to a file).
+    pub machine: echomark_archive::Host,
 }
 
 /// The last line `serve` prints: everything its server side counted.
@@ -203,6 +206,7 @@ pub fn run(
             .as_ref()
             .map(|p| p.display().to_string()),
         pid: std::process::id(),
+        machine: crate::matrix::host::describe(),
     });
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) {

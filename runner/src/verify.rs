@@ -9,7 +9,9 @@
 //! concurrent connections, a connection reused after an idle pause, on WebSocket a message
 //! in fragments with a ping between them (RFC 6455 §5.4–5.5), and, where the protocol has
 //! requests to get wrong, the answer to a malformed one (an error or a close, not an echo
-//! and not a hang). Checks a protocol cannot have are reported as skipped with why.
+//! and not a hang). Checks a protocol cannot have are reported as skipped with why; an HTTP
+//! server that does not answer pipelined requests is `unsupported` there, not failed (the
+//! contract lets it be measured with one request in flight per connection).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -44,6 +46,9 @@ pub enum Outcome {
     Passed,
     Failed,
     Skipped,
+    /// An optional part of the contract the server lacks (HTTP pipelining): it is measured
+    /// without it.
+    Unsupported,
 }
 
 /// One line of the verification table.
@@ -77,14 +82,15 @@ impl Verification {
             .max()
             .unwrap_or(5)
             .max(5);
-        let mut out = format!("{:width$}  result   detail\n", "check");
+        let mut out = format!("{:width$}  {:11}  detail\n", "check", "result");
         for c in &self.checks {
             let result = match c.outcome {
                 Outcome::Passed => "pass",
                 Outcome::Failed => "FAIL",
                 Outcome::Skipped => "skipped",
+                Outcome::Unsupported => "unsupported",
             };
-            out.push_str(&format!("{:width$}  {result:7}  {}\n", c.name, c.detail));
+            out.push_str(&format!("{:width$}  {result:11}  {}\n", c.name, c.detail));
         }
         out.push_str(if self.passed {
             "the server meets the echo contract\n"
@@ -109,9 +115,11 @@ pub fn verify(protocol: Protocol, target: &Target) -> Verification {
     if checks[0].outcome == Outcome::Passed {
         checks.push(v.check("echo-sizes", || v.sizes()));
         checks.push(v.check("split-write", || v.split_write()));
-        checks.push(v.check("coalesced-write", || v.coalesced()));
-        checks.push(v.check("pipelined-window", || v.pipelined()));
-        checks.push(v.check("concurrent-connections", || v.concurrent()));
+        let pipelined = v.check("pipelined-window", || v.pipelined());
+        let pipelines = pipelined.outcome != Outcome::Unsupported;
+        checks.push(v.check("coalesced-write", || v.coalesced(pipelines)));
+        checks.push(pipelined);
+        checks.push(v.check("concurrent-connections", || v.concurrent(pipelines)));
         checks.push(v.check("idle-keep-alive", || v.idle()));
         checks.push(v.check("fragments-and-ping", || v.fragments_and_ping()));
         checks.push(v.check("malformed-request", || v.malformed()));
@@ -125,10 +133,12 @@ pub fn verify(protocol: Protocol, target: &Target) -> Verification {
     }
 }
 
-/// A check's result: what it showed, or `Skip` with why it does not apply.
+/// A check's result: what it showed, `Skip` with why it does not apply, or `Unsupported`
+/// with what the server lacks.
 enum Found {
     Pass(String),
     Skip(String),
+    Unsupported(String),
 }
 
 struct Verifier<'a> {
@@ -142,6 +152,7 @@ impl Verifier<'_> {
         let (outcome, detail) = match run() {
             Ok(Found::Pass(d)) => (Outcome::Passed, d),
             Ok(Found::Skip(d)) => (Outcome::Skipped, d),
+            Ok(Found::Unsupported(d)) => (Outcome::Unsupported, d),
             Err(d) => (Outcome::Failed, d),
         };
         Check {
@@ -200,9 +211,14 @@ impl Verifier<'_> {
         ))
     }
 
-    fn coalesced(&self) -> Result<Found, String> {
+    fn coalesced(&self, pipelines: bool) -> Result<Found, String> {
         if !self.is_stream() {
             return Ok(Found::Skip("each datagram is one message".into()));
+        }
+        if !pipelines {
+            return Ok(Found::Unsupported(
+                "several requests in one write are pipelined requests, which the server does not answer (see pipelined-window)".into(),
+            ));
         }
         let mut conn = self.open()?;
         let batch: Vec<Vec<u8>> = (0..8).map(|s| msg(0, s, 256)).collect();
@@ -215,24 +231,31 @@ impl Verifier<'_> {
     fn pipelined(&self) -> Result<Found, String> {
         let mut conn = self.open()?;
         let batch: Vec<Vec<u8>> = (0..WINDOW as u64).map(|s| msg(0, s, 1024)).collect();
-        conn.round_trips(&batch).map_err(|e| {
-            if matches!(self.protocol, Protocol::Http | Protocol::Https) {
-                format!("{e} (the server may not support pipelining: measure it with --window 1)")
+        if let Err(e) = conn.round_trips(&batch) {
+            // HTTP/1.1 servers need not pipeline (RFC 9112 §9.3.2 lets a client fall back):
+            // such a server is measured with one request in flight per connection.
+            return if matches!(self.protocol, Protocol::Http | Protocol::Https) {
+                Ok(Found::Unsupported(format!(
+                    "{e}: the server does not answer pipelined requests, so it is measured with one request in flight per connection (--no-pipelining)"
+                )))
             } else {
-                e
-            }
-        })?;
+                Err(e)
+            };
+        }
         Ok(Found::Pass(format!(
             "{WINDOW} messages of 1,024 B in flight, echoed in order"
         )))
     }
 
-    fn concurrent(&self) -> Result<Found, String> {
+    /// Eight connections at once, four messages in flight on each (one where the server
+    /// does not pipeline).
+    fn concurrent(&self, pipelines: bool) -> Result<Found, String> {
+        let per_connection = if pipelines { 4 } else { 1 };
         let mut conns: Vec<Conn> = (0..CONNECTIONS)
             .map(|_| self.open())
             .collect::<Result<_, _>>()?;
         let batches: Vec<Vec<Vec<u8>>> = (0..CONNECTIONS)
-            .map(|c| (0..4).map(|s| msg(c as u32, s, 512)).collect())
+            .map(|c| (0..per_connection).map(|s| msg(c as u32, s, 512)).collect())
             .collect();
         for (conn, batch) in conns.iter_mut().zip(&batches) {
             conn.send(batch)?;
@@ -242,7 +265,8 @@ impl Verifier<'_> {
                 .map_err(|e| format!("connection {i}: {e}"))?;
         }
         Ok(Found::Pass(format!(
-            "{CONNECTIONS} connections open at once, 4 messages each, every echo on its own connection"
+            "{CONNECTIONS} connections open at once, {per_connection} message{} each, every echo on its own connection",
+            if per_connection == 1 { "" } else { "s" }
         )))
     }
 

@@ -191,6 +191,9 @@ fn serve_and_once_target_measure_every_protocol_as_two_processes() {
         }
         let target = m.target.as_ref().expect("the target is named");
         assert_eq!(target.address, server.address, "{protocol}");
+        let path = target.path.as_ref().expect("the path is described");
+        assert_eq!(path.kind, echomark_archive::PathKind::Loopback, "{path:?}");
+        assert_eq!(path.client_address, "127.0.0.1");
         if ["tcps", "wss", "https"].contains(&protocol) {
             assert_eq!(m.tls_version.as_deref(), Some("TLSv1_3"), "{protocol}");
             assert_eq!(
@@ -396,17 +399,21 @@ fn bad_targets_are_usage_errors_or_clear_failures() {
 struct Namespaces {
     server: String,
     client: String,
+    /// The client's end of the veth pair.
+    client_veth: String,
 }
 
 impl Namespaces {
-    /// The pair, or why it cannot be made here (no root, no `ip`, no netns support).
-    fn create() -> Result<Namespaces, String> {
-        let tag = std::process::id();
+    /// The pair, or why it cannot be made here (no root, no `ip`, no netns support);
+    /// `test` tells apart the pairs of tests that run at the same time.
+    fn create(test: char) -> Result<Namespaces, String> {
+        let tag = format!("{}{test}", std::process::id());
+        let (veth_s, veth_c) = (format!("emks{tag}"), format!("emkc{tag}"));
         let ns = Namespaces {
             server: format!("emk-srv-{tag}"),
             client: format!("emk-cli-{tag}"),
+            client_veth: veth_c.clone(),
         };
-        let (veth_s, veth_c) = (format!("emks{tag}"), format!("emkc{tag}"));
         let steps: Vec<Vec<String>> = vec![
             vec!["netns".into(), "add".into(), ns.server.clone()],
             vec!["netns".into(), "add".into(), ns.client.clone()],
@@ -451,6 +458,17 @@ impl Namespaces {
         c.args(["netns", "exec", namespace, RUNNER]);
         c
     }
+
+    /// The pair for `test`, or `None` after saying why the test is skipped.
+    fn or_skip(test: char) -> Option<Namespaces> {
+        match Namespaces::create(test) {
+            Ok(ns) => Some(ns),
+            Err(why) => {
+                eprintln!("skipped: network namespaces cannot be created here ({why})");
+                None
+            }
+        }
+    }
 }
 
 impl Drop for Namespaces {
@@ -479,13 +497,10 @@ fn ip(args: &[String]) -> Result<(), String> {
 
 #[test]
 fn serve_and_once_target_across_two_network_namespaces() {
-    let ns = match Namespaces::create() {
-        Ok(ns) => ns,
-        Err(why) => {
-            eprintln!("skipped: network namespaces cannot be created here ({why})");
-            return;
-        }
+    let Some(ns) = Namespaces::or_skip('a') else {
+        return;
     };
+    let dir = tempfile::tempdir().unwrap();
     for (protocol, listen) in [
         ("tcp", "10.213.0.1:0"),
         ("udp", "10.213.0.1:0"),
@@ -493,7 +508,13 @@ fn serve_and_once_target_across_two_network_namespaces() {
     ] {
         let mut serve = ns.exec(&ns.server);
         serve.args(["serve", "--protocol", protocol, "--listen", listen]);
-        let server = Server::start(serve, listening_address);
+        // The listening line, saved, describes the server's machine for the client.
+        let machine = dir.path().join("server-machine.json");
+        let server = Server::start(serve, |line| {
+            std::fs::write(&machine, line).unwrap();
+            listening_address(line)
+        });
+        let machine = machine.display().to_string();
         let out = ns
             .exec(&ns.client)
             .args([
@@ -510,17 +531,82 @@ fn serve_and_once_target_across_two_network_namespaces() {
                 "2",
                 "--window",
                 "2",
+                "--server-machine",
+                &machine,
             ])
             .output()
             .expect("once starts");
         let m: Metrics = serde_json::from_slice(&out.stdout).expect("metrics");
         assert!(m.ok, "{protocol} {listen}: {:?}", m.error);
-        assert_eq!(m.target.as_ref().unwrap().address, server.address);
+        let target = m.target.as_ref().unwrap();
+        assert_eq!(target.address, server.address);
+        // The path is the client's end of the veth pair, not loopback.
+        let path = target.path.as_ref().expect("the path is described");
+        assert_eq!(path.kind, echomark_archive::PathKind::Veth, "{path:?}");
+        assert_eq!(path.interface, ns.client_veth);
+        assert_eq!(path.mtu, Some(1500));
+        let client_ip = if listen.starts_with('[') {
+            "fd00:e3a::2"
+        } else {
+            "10.213.0.2"
+        };
+        assert_eq!(path.client_address, client_ip);
+        let described = target
+            .server_machine
+            .as_ref()
+            .expect("the server's machine");
+        assert!(described.logical_cpus > 0 && !described.cpu.is_empty());
         // The client's own namespace cannot reach the server through loopback: the echo
         // crossed the veth pair.
         let sent = m.messages_sent;
         let report = server.stop();
         assert_eq!(report["measured_messages_received"].as_u64(), Some(sent));
+    }
+}
+
+#[test]
+fn a_matrix_in_one_namespace_measures_a_server_in_another() {
+    let Some(ns) = Namespaces::or_skip('b') else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("veth.json");
+    let command = format!(
+        "ip netns exec {} {RUNNER} serve --protocol {{protocol}} --listen 10.213.0.1:{{port}}",
+        ns.server
+    );
+    let args = matrix_args(
+        &out,
+        &command,
+        &[
+            "--protocols",
+            "tcp,udp",
+            "--windows",
+            "2",
+            "--repetitions",
+            "1",
+            "--server-name",
+            "echomark-serve",
+            "--server-host",
+            "10.213.0.1",
+        ],
+    );
+    let o = ns
+        .exec(&ns.client)
+        .args(&args)
+        .output()
+        .expect("matrix starts");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(a["settings"]["external_server"]["machine"]["cpu"].is_string());
+    let results = a["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert_eq!(r["metrics"]["ok"], true, "{r}");
+        assert_eq!(r["server"]["separate_network_namespace"], true, "{r}");
+        let path = &r["metrics"]["target"]["path"];
+        assert_eq!(path["kind"], "veth", "{path}");
+        assert_eq!(path["interface"], ns.client_veth.as_str());
     }
 }
 
@@ -532,43 +618,62 @@ fn matrix_against(
     tag: &str,
     extra: &[&str],
 ) -> (i32, Option<Value>, String) {
-    let out = dir.join(format!("{mode}.json"));
     let command = format!(
         "python3 {} {mode} 127.0.0.1 {{port}} {tag}",
         fixture().display()
     );
     let mut args = vec![
-        "matrix",
         "--protocols",
         "tcp",
+        "--windows",
+        "4",
+        "--repetitions",
+        "2",
+        "--framing",
+        "raw",
+        "--server-name",
+        "python-echo",
+    ];
+    args.extend_from_slice(extra);
+    matrix_with_server(&dir.join(format!("{mode}.json")), &command, &args)
+}
+
+/// The arguments of `matrix --server-cmd command --out out` with `args` (protocols,
+/// windows, repetitions, names) on 1,024 B, 4 clients, one shared thread, 0.5 s runs.
+fn matrix_args(out: &Path, command: &str, args: &[&str]) -> Vec<String> {
+    let mut all: Vec<String> = vec!["matrix".into()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    for a in [
         "--payloads",
         "1024",
         "--clients",
-        "4",
-        "--windows",
         "4",
         "--io-models",
         "shared",
         "--io-threads",
         "1",
-        "--repetitions",
-        "2",
         "--seconds",
         "0.5",
         "--warmup",
         "0.1",
-        "--framing",
-        "raw",
-        "--server-name",
-        "python-echo",
         "--server-cmd",
-        &command,
-    ];
-    args.extend_from_slice(extra);
-    let out_arg = out.display().to_string();
-    args.extend(["--out", &out_arg]);
+        command,
+        "--out",
+    ] {
+        all.push(a.to_string());
+    }
+    all.push(out.display().to_string());
+    all
+}
+
+/// `matrix --server-cmd command` with `args` (protocols, windows, repetitions, names) on
+/// 1,024 B, 4 clients, one shared thread, 0.5 s runs: the exit code, the archive (if
+/// written) and the matrix's stderr.
+fn matrix_with_server(out: &Path, command: &str, args: &[&str]) -> (i32, Option<Value>, String) {
+    let args = matrix_args(out, command, args);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = runner(&args);
-    let archive = std::fs::read_to_string(&out)
+    let archive = std::fs::read_to_string(out)
         .ok()
         .map(|t| serde_json::from_str(&t).expect("the archive is JSON"));
     (
@@ -623,6 +728,86 @@ fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
     }
     assert_eq!(ports.len(), 2, "a fresh server, on a fresh port, per run");
     assert_eq!(processes_tagged(&tag), 0, "no server left behind");
+}
+
+#[test]
+fn an_http_server_that_does_not_pipeline_gets_a_connection_per_request_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!(
+        "python3 {} http-no-pipelining 127.0.0.1 {{port}}",
+        fixture().display()
+    );
+    let (code, archive, stderr) = matrix_with_server(
+        &dir.path().join("http.json"),
+        &command,
+        &[
+            "--protocols",
+            "http",
+            "--windows",
+            "1,4",
+            "--repetitions",
+            "1",
+            "--server-name",
+            "python-http",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let a = archive.unwrap();
+    let v = &a["verification"][0];
+    assert_eq!(v["passed"], true, "{v}");
+    assert_eq!(outcome(v, "pipelined-window").0, "unsupported", "{v}");
+    let results = a["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert!(r.get("error").is_none(), "{r}");
+        let m = &r["metrics"];
+        assert_eq!(m["ok"], true, "{m}");
+        assert_eq!(m["disconnect_errors"], 0);
+        let window = m["window"].as_u64().unwrap();
+        // The load is the case's, 4 clients × window; the connections carry it one
+        // request at a time.
+        assert_eq!(m["target"]["http_pipelined"], false, "{m}");
+        assert_eq!(m["target"]["connections"], 4 * window, "{m}");
+    }
+}
+
+#[test]
+fn a_matrix_checks_a_tls_servers_certificate_against_its_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    let command = format!(
+        "{RUNNER} serve --protocol {{protocol}} --listen 127.0.0.1:{{port}} --tls-certificate-out {}",
+        ca.display()
+    );
+    let ca_arg = ca.display().to_string();
+    let base = [
+        "--protocols",
+        "tcps",
+        "--windows",
+        "4",
+        "--repetitions",
+        "1",
+        "--server-name",
+        "echomark-serve",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--tls-ca", &ca_arg]);
+    let (code, archive, stderr) = matrix_with_server(&dir.path().join("ca.json"), &command, &args);
+    assert_eq!(code, 0, "{stderr}");
+    let a = archive.unwrap();
+    assert_eq!(a["settings"]["external_server"]["tls_verification"], "ca");
+    assert_eq!(a["verification"][0]["passed"], true);
+    let m = &a["results"][0]["metrics"];
+    assert_eq!(m["ok"], true, "{m}");
+    assert_eq!(m["target"]["tls_verification"], "ca");
+
+    // Neither --tls-ca nor --tls-insecure: a usage error before anything starts.
+    let (code, _, stderr) = matrix_with_server(&dir.path().join("none.json"), &command, &base);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--tls-ca FILE or --tls-insecure"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -126,6 +126,27 @@ fn check_external(
             );
         }
     }
+    // A server found not to pipeline must not have been measured with pipelined requests.
+    for (index, entry) in results.iter().enumerate() {
+        let refused = verification
+            .iter()
+            .any(|v| v.protocol == entry.protocol && !v.pipelines());
+        let pipelined = entry
+            .metrics
+            .as_ref()
+            .and_then(|m| m.target.as_ref())
+            .and_then(|t| t.http_pipelined);
+        if refused && pipelined == Some(true) {
+            out.problem(
+                &file.path,
+                format!("results[{index}].metrics.target.http_pipelined"),
+                format!(
+                    "is true, but the verification found that {:?} does not answer pipelined {} requests",
+                    server.name, entry.protocol
+                ),
+            );
+        }
+    }
 }
 
 /// Normalises one parsed echomark archive.

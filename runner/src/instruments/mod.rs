@@ -1,8 +1,10 @@
 //! What a measurement records besides the traffic itself: the orchestrator's alarms, the
-//! server-side counters, latency histograms, and process and kernel readings.
+//! server-side counters, latency histograms, process and kernel readings, and the network
+//! path to an external server.
 
 pub mod alarm;
 pub mod counters;
 pub mod latency;
+pub mod path;
 pub mod resources;
 pub mod timer;

@@ -1,34 +1,62 @@
 //! The matrix against an external server (`--server-cmd`): a case aimed at the server's
 //! address, and the verification every protocol passes before it is measured.
 
-use super::{server, MatrixError, Target};
+use echomark_archive::{ExternalServer, Protocol, TlsVerification, VerificationRecord};
 
-/// The client's view of `server` listening at `address` for `protocol`.
+use super::{server, MatrixError, Target};
+use crate::case::TlsTrust;
+
+/// The client's view of `server` listening at `address` for `protocol`; `pipelines` says
+/// whether it answers pipelined HTTP requests (its verification says).
 fn client_target(
-    server: &echomark_archive::ExternalServer,
-    protocol: echomark_archive::Protocol,
+    server: &ExternalServer,
+    protocol: Protocol,
     address: std::net::SocketAddr,
+    pipelines: bool,
 ) -> crate::case::Target {
+    let trust = match (&server.tls_ca, server.tls_verification) {
+        (Some(path), _) => Some(TlsTrust::Ca(path.into())),
+        (None, Some(TlsVerification::Insecure)) => Some(TlsTrust::Insecure),
+        _ => None,
+    };
     crate::case::Target {
         addr: address,
         authority: address.to_string(),
         framing: server.framing_for(protocol),
-        tls: protocol
-            .uses_tls()
-            .then(|| (crate::case::TlsTrust::Insecure, address.ip().to_string())),
+        tls: trust
+            .filter(|_| protocol.uses_tls())
+            .map(|t| (t, address.ip().to_string())),
         server_name: Some(server.name.clone()),
+        http_pipelining: pipelines,
+        server_machine: None,
     }
 }
 
 /// `case` aimed at the external server at `address`: the client alone, with the server's
-/// name as its `backend`.
+/// name as its `backend`, and HTTP requests pipelined only if `pipelines`.
 pub(super) fn against(
     mut case: crate::case::Case,
-    server: &echomark_archive::ExternalServer,
+    server: &ExternalServer,
     address: std::net::SocketAddr,
+    pipelines: bool,
 ) -> Result<crate::case::Case, crate::case::UsageError> {
-    case.target = Some(client_target(server, case.protocol, address));
+    let http = matches!(case.protocol, Protocol::Http | Protocol::Https);
+    case.target = Some(client_target(
+        server,
+        case.protocol,
+        address,
+        pipelines || !http,
+    ));
     case.validate()
+}
+
+/// Whether the server's verification for `protocol` found that it answers pipelined
+/// requests (true when there is none yet).
+pub(super) fn pipelines(verification: &[VerificationRecord], protocol: Protocol) -> bool {
+    verification
+        .iter()
+        .find(|v| v.protocol == protocol)
+        .is_none_or(VerificationRecord::pipelines)
 }
 
 /// Checks the external server against the echo contract for every protocol not verified
@@ -36,8 +64,8 @@ pub(super) fn against(
 /// measured (exit 2, the verification kept in the archive).
 pub(super) fn verify_first(
     target: &mut Target,
-    server: &echomark_archive::ExternalServer,
-    protocols: &[echomark_archive::Protocol],
+    server: &ExternalServer,
+    protocols: &[Protocol],
 ) -> Result<(), MatrixError> {
     for &protocol in protocols {
         if target
@@ -52,11 +80,12 @@ pub(super) fn verify_first(
             .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?;
         let address = started.address;
         let ready = started.ready_seconds.is_some();
-        let verification = ready
-            .then(|| crate::verify::verify(protocol, &client_target(server, protocol, address)));
+        let verification = ready.then(|| {
+            crate::verify::verify(protocol, &client_target(server, protocol, address, true))
+        });
         let process = started.stop();
         let record = match verification {
-            Some(v) => echomark_archive::VerificationRecord {
+            Some(v) => VerificationRecord {
                 protocol,
                 passed: v.passed,
                 checks: v
@@ -72,7 +101,7 @@ pub(super) fn verify_first(
                     })
                     .collect(),
             },
-            None => echomark_archive::VerificationRecord {
+            None => VerificationRecord {
                 protocol,
                 passed: false,
                 checks: vec![echomark_archive::VerificationCheck {

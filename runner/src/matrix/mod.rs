@@ -261,7 +261,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 .case(&run, &settings)
                 .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
             if let Some(server) = &external {
-                external::against(case, server, placeholder)
+                external::against(case, server, placeholder, true)
                     .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
             }
         }
@@ -342,9 +342,12 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 None => None,
             };
             let case_args = match &server {
-                Some((s, started)) => external::against(case, s, started.address)
-                    .map_err(|e| MatrixError(format!("case {label}: {e}")))?
-                    .to_args(),
+                Some((s, started)) => {
+                    let pipelines = external::pipelines(&target.archive.verification, run.protocol);
+                    external::against(case, s, started.address, pipelines)
+                        .map_err(|e| MatrixError(format!("case {label}: {e}")))?
+                        .to_args()
+                }
                 None => case.to_args(),
             };
             let ready = server

@@ -31,6 +31,8 @@ pub struct Started {
     pub address: SocketAddr,
     /// Seconds until it was ready; `None` when it never was.
     pub ready_seconds: Option<f64>,
+    /// Whether it was in another network namespace than this process once ready.
+    separate_network_namespace: Option<bool>,
 }
 
 /// Starts `server` for `protocol` on a free port and waits until it is ready (or exited, or
@@ -93,6 +95,7 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
         stderr,
         address,
         ready_seconds: None,
+        separate_network_namespace: None,
     };
     while s.started.elapsed() < READY_LIMIT {
         if matches!(s.child.try_wait(), Ok(Some(_))) {
@@ -100,6 +103,7 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
         }
         if ready(address, protocol) {
             s.ready_seconds = Some(s.started.elapsed().as_secs_f64());
+            s.separate_network_namespace = separate_network_namespace(s.child.id());
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -107,13 +111,32 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
     Ok(s)
 }
 
-/// A port nothing listens on now (the kernel's choice for port 0).
-fn free_port(any: SocketAddr, protocol: Protocol) -> std::io::Result<u16> {
-    Ok(if protocol == Protocol::Udp {
-        UdpSocket::bind(any)?.local_addr()?.port()
-    } else {
-        TcpListener::bind(any)?.local_addr()?.port()
+/// A port nothing listens on now (the kernel's choice for port 0). When the server's
+/// address is not one of this namespace's (the server runs in another namespace or on
+/// another host), the kernel's choice for the unspecified address is the best guess.
+fn free_port(at: SocketAddr, protocol: Protocol) -> std::io::Result<u16> {
+    let bind = |a: SocketAddr| -> std::io::Result<u16> {
+        Ok(if protocol == Protocol::Udp {
+            UdpSocket::bind(a)?.local_addr()?.port()
+        } else {
+            TcpListener::bind(a)?.local_addr()?.port()
+        })
+    };
+    bind(at).or_else(|e| match e.kind() {
+        std::io::ErrorKind::AddrNotAvailable => bind(SocketAddr::new(
+            crate::traffic::sockets::unspecified_for(&at),
+            0,
+        )),
+        _ => Err(e),
     })
+}
+
+/// Whether process `pid` is in another network namespace than this process: the two
+/// `/proc/…/ns/net` links name the namespaces' inodes.
+fn separate_network_namespace(pid: u32) -> Option<bool> {
+    let theirs = std::fs::read_link(format!("/proc/{pid}/ns/net")).ok()?;
+    let ours = std::fs::read_link("/proc/self/ns/net").ok()?;
+    Some(theirs != ours)
 }
 
 /// Whether the server accepts (TCP) or echoes a datagram (UDP) at `address` now.
@@ -181,6 +204,7 @@ impl Started {
             cpu_seconds: usage.map(|u| seconds(u.ru_utime) + seconds(u.ru_stime)),
             peak_rss_bytes: usage.map(|u| u.ru_maxrss.max(0) as u64 * 1024),
             stderr_tail: text[from..].to_string(),
+            separate_network_namespace: self.separate_network_namespace,
         }
     }
 

@@ -278,7 +278,9 @@ pub fn external_server(m: &mut Metrics, case: &Case, target: &crate::case::Targe
     m.udp_server_send_buffer_bytes = None;
     m.udp_server_receive_buffer_bytes = None;
     m.udp_server_receive_buffer_requested_bytes = None;
-    m.target = Some(target.info(case));
+    let mut info = target.info(case);
+    info.path = crate::instruments::path::describe(target.addr);
+    m.target = Some(info);
     if let Some(name) = &target.server_name {
         m.backend = name.clone();
     }

@@ -121,7 +121,7 @@ impl<R: Runtimes> Rig<R> {
             let warm = if case.warmup > 0.0 {
                 let warm_plan = plan(PHASE_WARMUP, Instant::now(), case.warmup);
                 self.commands.send_replace(Command::Run(warm_plan));
-                self.collect(warm_plan, case.clients)?
+                self.collect(warm_plan, case.connections().0)?
             } else {
                 PhaseTotals::default()
             };
@@ -137,7 +137,7 @@ impl<R: Runtimes> Rig<R> {
             self.sleep_ringing(deadline);
             let cpu_end = resources::process_cpu_seconds();
             let cpu_elapsed = start.elapsed();
-            let measured = self.collect(measured_plan, case.clients)?;
+            let measured = self.collect(measured_plan, case.connections().0)?;
             let timing = Timing {
                 start,
                 interval: deadline - start,

@@ -46,22 +46,36 @@ impl Rig<TokioRuntimes> {
             None => None,
         };
         let host = target.authority.clone();
-        for i in 0..case.clients {
+        let (connections, window) = case.connections();
+        let shape = ClientShape {
+            clients: connections,
+            window,
+            ..ClientShape::of(case)
+        };
+        for i in 0..connections {
             let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
             let (conn, early) =
                 self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;
             let conn = (conn, early);
             match case.protocol {
-                Protocol::Http | Protocol::Https => {
-                    self.start_target_client(case, i, conn, Http1::Client { host: host.clone() })
-                }
-                Protocol::Websocket | Protocol::Wss => {
-                    self.start_target_client(case, i, conn, WebSocket::Client(MaskKeys::from_os()?))
-                }
+                Protocol::Http | Protocol::Https => self.start_target_client(
+                    (case, shape),
+                    i,
+                    conn,
+                    Http1::Client { host: host.clone() },
+                ),
+                Protocol::Websocket | Protocol::Wss => self.start_target_client(
+                    (case, shape),
+                    i,
+                    conn,
+                    WebSocket::Client(MaskKeys::from_os()?),
+                ),
                 _ => match target.framing {
-                    StreamFraming::Prefix => self.start_target_client(case, i, conn, LengthPrefix),
+                    StreamFraming::Prefix => {
+                        self.start_target_client((case, shape), i, conn, LengthPrefix)
+                    }
                     StreamFraming::Raw => self.start_target_client(
-                        case,
+                        (case, shape),
                         i,
                         conn,
                         Raw {
@@ -106,7 +120,7 @@ impl Rig<TokioRuntimes> {
 
     fn start_target_client<F: Framing>(
         &mut self,
-        case: &Case,
+        (case, shape): (&Case, ClientShape),
         index: usize,
         (conn, early): (Conn, Vec<u8>),
         framing: F,
@@ -115,7 +129,7 @@ impl Rig<TokioRuntimes> {
         let mut client = StreamClient::new(
             conn,
             index,
-            ClientShape::of(case),
+            shape,
             framing,
             (self.alarm_for_new_client(), self.pacer_for(case, index)),
         );
