@@ -159,6 +159,22 @@ pub struct ArchiveFile {
     pub external_server: Option<echomark_archive::ExternalServer>,
     /// echomark archives: the part of a split matrix this file holds (`--shard I/N`).
     pub shard: Option<echomark_archive::Shard>,
+    /// echomark archives of runs against a target: how the client reached the server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reach: Option<Reach>,
+}
+
+/// How the clients of a file's runs reached an external server: the path their host routed
+/// them over, and where the server ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reach {
+    /// The path every run of the file took (the validator insists they agree).
+    pub path: echomark_archive::NetworkPath,
+    /// Whether the server ran in another network namespace than the client, where the
+    /// archive records it (`--server-cmd` does, per run).
+    pub separate_namespace: Option<bool>,
+    /// The server's machine, where the archive describes it.
+    pub server_machine: Option<HostInfo>,
 }
 
 /// The machine a file was measured on, as any format describes it (every field optional).
@@ -234,6 +250,15 @@ impl Dataset {
     /// in its own process, only the client is echomark's.
     pub fn measures_external_servers(&self) -> bool {
         self.files.iter().any(|f| f.external_server.is_some())
+    }
+
+    /// The kind of path between clients and servers: the first file's that recorded one;
+    /// loopback when none did (echomark's own server in the client's process, arknet).
+    pub fn path_kind(&self) -> echomark_archive::PathKind {
+        self.files
+            .iter()
+            .find_map(|f| f.reach.as_ref())
+            .map_or(echomark_archive::PathKind::Loopback, |r| r.path.kind)
     }
 
     /// When the dataset was recorded: its earliest archive's time, if any archive says.

@@ -1419,3 +1419,66 @@ fn the_committed_external_servers_dataset_says_what_was_measured() {
         );
     }
 }
+
+/// An archive whose runs crossed a veth pair into another network namespace: the veth
+/// path in `interface`, on every run of the committed socat archive.
+fn across_veth(interface: &str) -> serde_json::Value {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/epyc2-20261202-external/socat.json");
+    let mut a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    a["settings"]["external_server"]["machine"] = a["host"].clone();
+    for r in a["results"].as_array_mut().unwrap() {
+        r["server"]["separate_network_namespace"] = json!(true);
+        r["metrics"]["target"]["path"] = json!({
+            "kind": "veth",
+            "interface": interface,
+            "mtu": 1500,
+            "client_address": "10.213.0.2"
+        });
+    }
+    a
+}
+
+/// Pages of a dataset measured across a veth pair say so in their titles, leads and host
+/// table, in both languages, and never call it loopback.
+#[test]
+fn a_dataset_across_namespaces_names_its_path_instead_of_loopback() {
+    let raw = tempfile::tempdir().unwrap();
+    write(
+        raw.path(),
+        "veth",
+        "socat.json",
+        &across_veth("emkc-<b>").to_string(),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = build(&[raw.path()], out.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(out.path());
+    let overview = text(&files, "en/veth/overview.md");
+    assert!(
+        overview.starts_with("# veth: cross-namespace veth performance"),
+        "{}",
+        &overview[..200]
+    );
+    assert!(overview.contains("runs between two network namespaces joined by a veth pair"));
+    assert!(
+        overview.contains("from another network namespace of the same machine over a veth pair")
+    );
+    assert!(overview.contains("| Path | cross-namespace veth: interface emkc-&lt;b&gt;, MTU 1,500, client address 10.213.0.2; the server in another network namespace |"), "{overview}");
+    assert!(overview.contains("| Server's machine | the client's machine |"));
+    assert!(overview.contains("but over no wire and through no network card"));
+    assert!(!overview.to_lowercase().contains("loopback"), "{overview}");
+    let tcp = text(&files, "en/veth/tcp.md");
+    assert!(tcp.starts_with("# TCP: cross-namespace veth performance"));
+    assert!(tcp.contains("client and server in two network namespaces joined by a veth pair"));
+    assert!(!tcp.to_lowercase().contains("loopback"), "{tcp}");
+    let zh = text(&files, "zh/veth/overview.md");
+    assert!(
+        zh.starts_with("# veth：跨命名空间 veth 性能"),
+        "{}",
+        &zh[..100]
+    );
+    assert!(zh.contains("| 路径 | 跨命名空间 veth：接口 emkc-&lt;b&gt;，MTU 1,500，客户端地址 10.213.0.2；服务端位于另一个网络命名空间 |"));
+    assert!(!zh.contains("回环"), "{zh}");
+}

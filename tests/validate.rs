@@ -479,3 +479,34 @@ fn external_server_archives_need_a_passed_verification_for_what_they_measured() 
         assert!(stderr.contains("archive.json"), "{what}: {stderr}");
     }
 }
+
+/// One archive, one path: a matrix whose runs reached the server in different ways (the
+/// setup changed under it) is refused, naming the run.
+#[test]
+fn runs_of_one_archive_that_took_different_paths_are_refused() {
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/epyc2-20261202-external/socat.json");
+    let mut a: Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let path = |kind: &str, interface: &str| json!({"kind": kind, "interface": interface, "mtu": 1500, "client_address": "10.213.0.2"});
+    a["results"][0]["metrics"]["target"]["path"] = path("veth", "emkc");
+    a["results"][1]["metrics"]["target"]["path"] = path("veth", "emkc");
+    let dir = tempfile::tempdir().unwrap();
+    let same = write(dir.path(), "same", "socat.json", &a.to_string());
+    let out = echomark(&["validate", same.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    a["results"][2]["metrics"]["target"]["path"] = path("loopback", "lo");
+    let mixed = write(dir.path(), "mixed", "socat.json", &a.to_string());
+    let out = echomark(&["validate", mixed.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("results[2].metrics.target.path: is loopback over lo, but an earlier run went veth over emkc"),
+        "{stderr}"
+    );
+}

@@ -9,7 +9,7 @@ use echomark_archive::{Archive, Entry, Host, RunId};
 
 use super::{check_file, file_record, requested, EntryFacts, FileRead};
 use crate::measurement::Measurement;
-use crate::model::{ArchiveFile, Format, HostInfo, Program, SoakResult};
+use crate::model::{ArchiveFile, Format, HostInfo, Program, Reach, SoakResult};
 
 impl From<Host> for HostInfo {
     fn from(h: Host) -> Self {
@@ -131,11 +131,7 @@ fn check_external(
         let refused = verification
             .iter()
             .any(|v| v.protocol == entry.protocol && !v.pipelines());
-        let pipelined = entry
-            .metrics
-            .as_ref()
-            .and_then(|m| m.target.as_ref())
-            .and_then(|t| t.http_pipelined);
+        let pipelined = target_of(entry).and_then(|t| t.http_pipelined);
         if refused && pipelined == Some(true) {
             out.problem(
                 &file.path,
@@ -143,6 +139,61 @@ fn check_external(
                 format!(
                     "is true, but the verification found that {:?} does not answer pipelined {} requests",
                     server.name, entry.protocol
+                ),
+            );
+        }
+    }
+}
+
+/// The target a run measured, if it measured one.
+fn target_of(e: &Entry) -> Option<&echomark_archive::TargetInfo> {
+    e.metrics.as_ref()?.target.as_ref()
+}
+
+/// How the runs of an archive reached their external server, if they recorded a path.
+fn reach(settings: &echomark_archive::Settings, results: &[Entry]) -> Option<Reach> {
+    let path = results.iter().find_map(|e| target_of(e)?.path.clone())?;
+    let namespaces: Vec<bool> = results
+        .iter()
+        .filter_map(|e| e.server.as_ref()?.separate_network_namespace)
+        .collect();
+    let server_machine = settings
+        .external_server
+        .as_ref()
+        .and_then(|s| s.machine.clone())
+        .or_else(|| {
+            results
+                .iter()
+                .find_map(|e| target_of(e)?.server_machine.clone())
+        })
+        .map(HostInfo::from);
+    Some(Reach {
+        path,
+        separate_namespace: (!namespaces.is_empty()).then(|| namespaces.iter().all(|&s| s)),
+        server_machine,
+    })
+}
+
+/// Every run of one archive must have reached its server the same way: a path that
+/// changed in the middle of a matrix means the setup changed under it.
+fn check_paths(out: &mut FileRead, file: &ArchiveFile, results: &[Entry]) {
+    let Some(first) = &file.reach else {
+        return;
+    };
+    for (index, entry) in results.iter().enumerate() {
+        let path = target_of(entry).and_then(|t| t.path.as_ref());
+        if let Some(p) =
+            path.filter(|p| (p.kind, &p.interface) != (first.path.kind, &first.path.interface))
+        {
+            out.problem(
+                &file.path,
+                format!("results[{index}].metrics.target.path"),
+                format!(
+                    "is {} over {}, but an earlier run went {} over {}: one archive, one path",
+                    p.kind.as_str(),
+                    p.interface,
+                    first.path.kind.as_str(),
+                    first.path.interface
                 ),
             );
         }
@@ -209,8 +260,10 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         toolchain,
         shard: settings.shard,
         external_server: settings.external_server.clone(),
+        reach: reach(&settings, &results),
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
+    check_paths(out, &file, &results);
     if let Some(shard) = settings.shard.filter(|s| !s.is_valid()) {
         out.problem(
             &file.path,

@@ -437,6 +437,7 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
         toolchain: None,
         external_server: None,
         shard: None,
+        reach: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! topologies, loads, work levels and hosts. Every label is [`Markup`]: catalog text, or an
 //! archive's own name escaped when the catalog has none.
 
-use echomark_archive::{CaseKey, IoModel, Protocol};
+use echomark_archive::{CaseKey, IoModel, PathKind, Protocol};
 
 use super::i18n::Catalog;
 use super::markup::Markup;
@@ -10,7 +10,7 @@ pub use super::subject::protocol_rank;
 use super::subject::Subject;
 use crate::analysis::aggregate::Stat;
 use crate::format;
-use crate::model::Dataset;
+use crate::model::{Dataset, HostInfo, Reach};
 
 /// A label from the catalog group, or the escaped raw value when the catalog has none.
 fn label(cat: &Catalog, group: &str, raw: &str) -> Markup {
@@ -210,6 +210,77 @@ pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
         .and_then(|h| h.logical_cpus)
         .map_or(missing.clone(), |n| Markup::trusted(n.to_string()));
     cat.fill("index.host", &[("cpu", &cpu), ("cpus", &cpus)])
+}
+
+/// The catalog key `base` for the path `d`'s clients took: `base` itself over loopback,
+/// `base_veth` across a veth pair, `base_network` over any other interface, so that each
+/// language words each case as a whole.
+pub fn for_path(base: &str, d: &Dataset) -> String {
+    match d.path_kind() {
+        PathKind::Loopback => base.to_string(),
+        PathKind::Veth => format!("{base}_veth"),
+        PathKind::Network => format!("{base}_network"),
+    }
+}
+
+/// The name of a kind of path ("loopback", "cross-namespace veth", "network").
+pub fn path_kind(cat: &Catalog, kind: PathKind) -> Markup {
+    cat.text(&format!("path.{}", kind.as_str()))
+}
+
+/// How the clients reached the server: the path, the namespaces and the server's machine,
+/// in one line for the host table.
+pub fn reach(cat: &Catalog, reach: &Reach, missing: &Markup) -> Markup {
+    let p = &reach.path;
+    let mut parts = vec![cat.fill(
+        "path.described",
+        &[
+            ("kind", &path_kind(cat, p.kind)),
+            ("interface", &Markup::text(&p.interface)),
+            (
+                "mtu",
+                &p.mtu.map_or(missing.clone(), |m| number(format::count(m))),
+            ),
+            ("address", &Markup::text(&p.client_address)),
+        ],
+    )];
+    if let Some(separate) = reach.separate_namespace {
+        parts.push(cat.text(if separate {
+            "path.namespace_separate"
+        } else {
+            "path.namespace_same"
+        }));
+    }
+    Markup::join(&parts, &cat.text("list.semicolon"))
+}
+
+/// The machine the server ran on, set against the client's: the same, another (described),
+/// or `missing` when the archive does not say.
+pub fn server_machine(
+    cat: &Catalog,
+    server: Option<&HostInfo>,
+    client: &HostInfo,
+    missing: &Markup,
+) -> Markup {
+    match server {
+        None => missing.clone(),
+        Some(s) if s == client => cat.text("path.machine_same"),
+        Some(s) => {
+            let text = |v: &Option<String>| v.as_deref().map_or(missing.clone(), Markup::text);
+            cat.fill(
+                "path.machine_other",
+                &[
+                    ("cpu", &text(&s.cpu)),
+                    (
+                        "cpus",
+                        &s.logical_cpus
+                            .map_or(missing.clone(), |n| Markup::trusted(n.to_string())),
+                    ),
+                    ("kernel", &text(&s.release)),
+                ],
+            )
+        }
+    }
 }
 
 /// What the CPU figures of `d` cover: client and server in one process, or, against an

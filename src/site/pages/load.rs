@@ -76,10 +76,15 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> Option<PageSpec> {
             ],
         ),
         conditions: cat.fill(
-            "load.conditions",
+            if view.dataset.measures_external_servers() {
+                "load.conditions_external"
+            } else {
+                "load.conditions"
+            },
             &[
                 ("arrival", &labels::join_list(cat, &arrivals)),
                 ("host", &Markup::trusted(loopback_host(view))),
+                ("path", &labels::path_kind(cat, view.dataset.path_kind())),
             ],
         ),
         knees: knee_table(cat, &view.curves),

@@ -156,12 +156,12 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
         labels::clients(cat, clients),
     );
     let key = if view.dataset.measures_external_servers() {
-        "overview.main_load_external"
+        labels::for_path("overview.main_load_external", view.dataset)
     } else {
-        "overview.main_load"
+        "overview.main_load".to_string()
     };
     let text = cat.fill(
-        key,
+        &key,
         &[
             ("payload", &p),
             ("clients", &c),
@@ -502,7 +502,10 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         .collect();
     let commands = commands(d, &slug);
     let count = |n: usize| labels::number(format::count(n as u64));
-    let title = cat.fill("overview.title", &[("dataset", &d.name)]);
+    let title = cat.fill(
+        &labels::for_path("overview.title", d),
+        &[("dataset", &d.name)],
+    );
     let (charts, main) = match main {
         Some(m) => (
             m.charts,
@@ -516,7 +519,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         cpu_note: labels::cpu_note(cat, d),
         title: title.clone(),
         lead: cat.fill(
-            "overview.lead",
+            &labels::for_path("overview.lead", d),
             &[
                 ("runs", &count(r.runs)),
                 ("family", &Markup::trusted(family)),
@@ -580,7 +583,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
             .map(|w| Markup::text(&w.to_string()))
             .collect(),
         scope_text: cat.fill(
-            "overview.scope_text",
+            &labels::for_path("overview.scope_text", d),
             &[(
                 "cpus",
                 &cpus.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string())),

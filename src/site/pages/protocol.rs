@@ -328,13 +328,13 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
         })
         .collect();
     let title = cat.fill(
-        "page.title",
+        &labels::for_path("page.title", d),
         &[("protocol", &labels::subject(cat, subject))],
     );
     let model = ProtocolPage {
         title: title.clone(),
         intro: cat.fill(
-            "page.intro",
+            &labels::for_path("page.intro", d),
             &[
                 ("dataset", &d.name),
                 ("repetitions", &Markup::trusted(d.repetitions().to_string())),

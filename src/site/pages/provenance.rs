@@ -5,6 +5,7 @@ use crate::format;
 use crate::model::{Dataset, Format};
 use crate::output::safe_name;
 use crate::site::i18n::Catalog;
+use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::Table;
 
@@ -53,6 +54,16 @@ pub fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
         });
         table.push(vec![cat.text("host.smt"), smt]);
         table.push(vec![cat.text("host.governor"), text(&h.cpu_governor)]);
+    }
+    if let Some(reach) = d.files.iter().find_map(|f| f.reach.as_ref()) {
+        table.push(vec![
+            cat.text("host.path"),
+            labels::reach(cat, reach, not_recorded),
+        ]);
+        table.push(vec![
+            cat.text("host.server_machine"),
+            labels::server_machine(cat, reach.server_machine.as_ref(), &h, not_recorded),
+        ]);
     }
     table
 }

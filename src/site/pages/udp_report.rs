@@ -2,7 +2,7 @@
 //! correctness and pass counts per dataset and backend, throughput and latency at the main
 //! load, the receive-buffer isolation table, Linux buffer notes, reproduction and evidence.
 
-use echomark_archive::{Metric, Protocol};
+use echomark_archive::{Metric, PathKind, Protocol};
 use serde::Serialize;
 
 use super::charts as chart_model;
@@ -172,6 +172,31 @@ fn families(cat: &Catalog, views: &[&DatasetView]) -> Markup {
         .collect();
     let names: Vec<Markup> = present.into_iter().map(Markup::trusted).collect();
     Markup::join(&names, &cat.text("list.and"))
+}
+
+/// What the report covers: the address families and, where any dataset left loopback, the
+/// paths; a network between hosts is disclaimed unless a dataset crossed one.
+fn scope(cat: &Catalog, views: &[&DatasetView]) -> Markup {
+    let kinds: std::collections::BTreeSet<PathKind> =
+        views.iter().map(|v| v.dataset.path_kind()).collect();
+    let key = if kinds.contains(&PathKind::Network) {
+        "udp.scope_network"
+    } else if kinds.iter().any(|&k| k != PathKind::Loopback) {
+        "udp.scope_paths"
+    } else {
+        "udp.scope"
+    };
+    let paths: Vec<Markup> = kinds
+        .into_iter()
+        .map(|k| labels::path_kind(cat, k))
+        .collect();
+    cat.fill(
+        key,
+        &[
+            ("families", &families(cat, views)),
+            ("paths", &Markup::join(&paths, &cat.text("list.and"))),
+        ],
+    )
 }
 
 /// The site-wide UDP report, when any dataset measured UDP.
@@ -531,7 +556,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             "udp.evidence",
             &[("links", &Markup::join(&evidence, &Markup::trusted(" · ")))],
         ),
-        scope: cat.fill("udp.scope", &[("families", &families(cat, &with_udp))]),
+        scope: scope(cat, &with_udp),
     };
     Some(PageSpec::new(
         format!("{code}/udp-report"),
