@@ -835,34 +835,61 @@ fn the_udp_scope_names_exactly_the_families_measured() {
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
     let page = std::fs::read_to_string(site.join("en/udp-report.md")).unwrap();
     let scope = section(&page, "Scope");
-    // The families of the committed archives that measured UDP.
+    // The families and paths of the committed archives that measured UDP (a path is
+    // loopback unless the runs recorded another).
     let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results");
     let mut families = std::collections::BTreeSet::new();
+    let mut paths = std::collections::BTreeSet::new();
     for dataset in std::fs::read_dir(&raw).unwrap().flatten() {
-        let Ok(text) = std::fs::read_to_string(dataset.path().join("archive.json")) else {
+        let Ok(files) = std::fs::read_dir(dataset.path()) else {
             continue;
         };
-        let archive: serde_json::Value = serde_json::from_str(&text).unwrap();
-        if archive["settings"]["protocols"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("udp"))
-        {
+        for file in files.flatten() {
+            let Ok(text) = std::fs::read_to_string(file.path()) else {
+                continue;
+            };
+            let Ok(archive) = serde_json::from_str::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let Some(protocols) = archive["settings"]["protocols"].as_array() else {
+                continue;
+            };
+            if !protocols.contains(&json!("udp")) {
+                continue;
+            }
             families.insert(
                 archive["settings"]["address_family"]
                     .as_str()
                     .unwrap()
                     .to_string(),
             );
+            let kind = archive["results"][0]["metrics"]["target"]["path"]["kind"]
+                .as_str()
+                .unwrap_or("loopback");
+            // In the order the pages list them.
+            paths.insert(match kind {
+                "loopback" => (0, "loopback"),
+                "veth" => (1, "cross-namespace veth"),
+                _ => (2, "network"),
+            });
         }
     }
-    let expected = match (families.contains("ipv4"), families.contains("ipv6")) {
-        (true, true) => "short IPv4 and IPv6 loopback runs",
-        (true, false) => "short IPv4 loopback runs",
-        (false, true) => "short IPv6 loopback runs",
+    let families_text = match (families.contains("ipv4"), families.contains("ipv6")) {
+        (true, true) => "IPv4 and IPv6",
+        (true, false) => "IPv4",
+        (false, true) => "IPv6",
         (false, false) => panic!("no committed UDP archive"),
     };
-    assert!(scope.contains(expected), "{families:?}: {scope}");
+    let expected = if paths.len() == 1 && paths.contains(&(0, "loopback")) {
+        format!("short {families_text} loopback runs")
+    } else {
+        let names: Vec<&str> = paths.iter().map(|(_, n)| *n).collect();
+        format!(
+            "short {families_text} runs on the hosts named above, over {}",
+            names.join(" and ")
+        )
+    };
+    assert!(scope.contains(&expected), "{families:?} {paths:?}: {scope}");
     if !families.contains("ipv6") {
         assert!(!scope.contains("IPv6"), "{scope}");
     }
@@ -1481,4 +1508,29 @@ fn a_dataset_across_namespaces_names_its_path_instead_of_loopback() {
     );
     assert!(zh.contains("| 路径 | 跨命名空间 veth：接口 emkc-&lt;b&gt;，MTU 1,500，客户端地址 10.213.0.2；服务端位于另一个网络命名空间 |"));
     assert!(!zh.contains("回环"), "{zh}");
+}
+
+/// The committed cross-namespace dataset names its path on every page, and its loopback
+/// companion stays loopback.
+#[test]
+fn the_committed_veth_dataset_names_its_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let overview = read("en/epyc2-20261202-veth/overview.md");
+    assert!(overview.starts_with("# epyc2-20261202-veth: cross-namespace veth performance"));
+    assert!(overview.contains("| Path | cross-namespace veth: interface em-cli0, MTU 1,500, client address 10.213.0.2; the server in another network namespace |"));
+    for protocol in ["tcp", "udp", "http", "websocket"] {
+        let page = read(&format!("en/epyc2-20261202-veth/{protocol}.md"));
+        assert!(
+            page.contains(": cross-namespace veth performance"),
+            "{protocol}"
+        );
+        assert!(!page.to_lowercase().contains("loopback"), "{protocol}");
+        let zh = read(&format!("zh/epyc2-20261202-veth/{protocol}.md"));
+        assert!(zh.contains("跨命名空间 veth 性能"), "{protocol}");
+        assert!(!zh.contains("回环"), "{protocol}");
+    }
+    let companion = read("en/epyc2-20261202-loopback-serve/overview.md");
+    assert!(companion.starts_with("# epyc2-20261202-loopback-serve: loopback performance"));
+    assert!(companion.contains("| Path | loopback: interface lo, MTU 65,536, client address 127.0.0.1; the server in the client's network namespace |"));
 }

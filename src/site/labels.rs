@@ -183,6 +183,23 @@ pub fn join_list(cat: &Catalog, items: &[Markup]) -> Markup {
     }
 }
 
+/// "A and B" in the page's language, for names that may be Latin words: where a name meets
+/// a conjunction that the language writes without spaces (Chinese 和), it is spaced, as
+/// Chinese text spaces Latin words and numbers.
+pub fn join_and(cat: &Catalog, items: &[Markup]) -> Markup {
+    let latin = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    let mut out = Markup::default();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            let spaced =
+                latin(items[i - 1].as_str().chars().last()) || latin(item.as_str().chars().next());
+            out.push(&cat.text(if spaced { "list.last" } else { "list.and" }));
+        }
+        out.push(item);
+    }
+    out
+}
+
 /// A median with its [min, max] range, or N/A.
 pub fn range(s: Option<Stat>, decimals: usize) -> Markup {
     Markup::trusted(s.map_or("N/A".to_string(), |s| {

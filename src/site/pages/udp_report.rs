@@ -171,7 +171,7 @@ fn families(cat: &Catalog, views: &[&DatasetView]) -> Markup {
         })
         .collect();
     let names: Vec<Markup> = present.into_iter().map(Markup::trusted).collect();
-    Markup::join(&names, &cat.text("list.and"))
+    labels::join_and(cat, &names)
 }
 
 /// What the report covers: the address families and, where any dataset left loopback, the
@@ -194,7 +194,7 @@ fn scope(cat: &Catalog, views: &[&DatasetView]) -> Markup {
         key,
         &[
             ("families", &families(cat, views)),
-            ("paths", &Markup::join(&paths, &cat.text("list.and"))),
+            ("paths", &labels::join_and(cat, &paths)),
         ],
     )
 }
