@@ -28,11 +28,13 @@ impl Series {
     }
 }
 
-/// What makes two datasets one series: one host ([`host_key`]) and the shape of the matrix.
+/// What makes two datasets one series: one host ([`host_key`]), one path between client
+/// and server (a veth dataset is not a later loopback one) and the shape of the matrix.
 fn identity(d: &Dataset) -> Option<String> {
     let f = d.files.first()?;
     serde_json::to_string(&(
         host_key(d)?,
+        d.path_kind(),
         (
             &f.preset,
             &f.protocols,
