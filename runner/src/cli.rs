@@ -338,7 +338,7 @@ pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free one (printed on the first line).
     #[arg(long, default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,
-    /// Async runtime (serve runs on tokio).
+    /// Async runtime: tokio (epoll) or monoio (io_uring; shared 1 or sharded N).
     #[arg(long, value_enum, default_value = "tokio")]
     pub backend: Backend,
     /// tcp, tcps: `prefix` (echomark's framing) or `raw` (a plain byte echo).
@@ -368,10 +368,8 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// The options these flags describe.
     pub fn to_options(&self) -> Result<echomark_runner::serve::ServeOptions, UsageError> {
-        if self.backend != Backend::Tokio {
-            return Err(UsageError("serve runs on --backend tokio".into()));
-        }
         let options = echomark_runner::serve::ServeOptions {
+            backend: self.backend,
             protocol: self.protocol,
             listen: self.listen,
             framing: self.framing,

@@ -162,12 +162,87 @@ fn outcome<'a>(report: &'a Value, check: &str) -> (&'a str, &'a str) {
 /// echomark's server for `protocol` (TLS protocols write their certificate into `dir`) and
 /// the flags a client needs to trust it.
 fn serve_protocol(dir: &Path, protocol: &str) -> (Server, Vec<String>) {
+    serve_protocol_with(dir, protocol, &[])
+}
+
+/// [`serve_protocol`] with more `serve` flags (a backend, an IO model).
+fn serve_protocol_with(dir: &Path, protocol: &str, extra: &[&str]) -> (Server, Vec<String>) {
+    let mut args = vec!["--protocol", protocol];
+    args.extend_from_slice(extra);
     if !["tcps", "wss", "https"].contains(&protocol) {
-        return (Server::echomark(&["--protocol", protocol]), Vec::new());
+        return (Server::echomark(&args), Vec::new());
     }
     let cert = dir.join(format!("{protocol}.pem")).display().to_string();
-    let server = Server::echomark(&["--protocol", protocol, "--tls-certificate-out", &cert]);
-    (server, vec!["--tls-ca".into(), cert])
+    args.extend(["--tls-certificate-out", &cert]);
+    (Server::echomark(&args), vec!["--tls-ca".into(), cert])
+}
+
+/// Whether process `pid` holds an io_uring instance.
+fn holds_io_uring(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .any(|l| l.to_string_lossy() == "anon_inode:[io_uring]")
+        })
+        .unwrap_or(false)
+}
+
+/// `serve` flags for monoio on two shards.
+const SHARDED_MONOIO: [&str; 6] = [
+    "--backend",
+    "monoio",
+    "--io-model",
+    "sharded",
+    "--io-threads",
+    "2",
+];
+
+#[test]
+fn serve_on_monoio_echoes_every_protocol_through_io_uring() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = PROTOCOLS
+        .iter()
+        .map(|&p| (p, vec!["--backend", "monoio"]))
+        .chain(["tcp", "udp"].map(|p| (p, SHARDED_MONOIO.to_vec())))
+        .chain([("tcp", vec!["--backend", "monoio", "--framing", "raw"])]);
+    for (protocol, flags) in cases {
+        let (server, client_tls) = serve_protocol_with(dir.path(), protocol, &flags);
+        assert!(holds_io_uring(server.child.id()), "{protocol} {flags:?}");
+        let mut extra = vec!["--protocol", protocol];
+        extra.extend(client_tls.iter().map(String::as_str));
+        if flags.contains(&"raw") {
+            extra.extend(["--framing", "raw"]);
+        }
+        let (code, m, _) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{protocol} {flags:?}: {:?}", m.error);
+        assert_eq!(m.error_counters().total(), 0, "{protocol} {flags:?}");
+        let sent = m.messages_sent;
+        let report = server.stop();
+        assert_eq!(report["content_errors"], 0, "{protocol}: {report}");
+        if flags.contains(&"raw") {
+            // A byte echo counts bytes, not messages.
+            let bytes = report["raw_bytes_echoed"].as_u64().unwrap();
+            assert!(bytes >= sent * 1024, "{report}");
+        } else {
+            assert_eq!(
+                report["measured_messages_received"].as_u64(),
+                Some(sent),
+                "{protocol} {flags:?}: {report}"
+            );
+        }
+    }
+    // What monoio cannot run is a usage error, as for once.
+    let out = runner(&[
+        "serve",
+        "--backend",
+        "monoio",
+        "--io-model",
+        "shared",
+        "--io-threads",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--backend monoio cannot run shared 2"));
 }
 
 #[test]

@@ -161,7 +161,19 @@ impl MonoioRuntimes {
             .jobs
             .as_ref()
             .and_then(|jobs| jobs.send(job).ok())
-            .ok_or_else(|| std::io::Error::other("a monoio runtime thread has stopped"))
+            .ok_or_else(stopped)
+    }
+
+    /// A handle that sends jobs to these runtimes from another thread. A runtime stops only
+    /// once every such handle is gone, so drop them before [`Self::shut_down`].
+    pub fn queues(&self) -> JobQueues {
+        JobQueues(self.shards.iter().filter_map(|s| s.jobs.clone()).collect())
+    }
+
+    /// Lets the tasks end (clients first, then servers, their sockets shut down) and joins
+    /// every runtime thread, as at the end of a measurement.
+    pub fn shut_down(self) {
+        Runtimes::stop(self);
     }
 
     /// Runs `make` on the runtime of client `index` and waits up to `limit` for its answer.
@@ -183,6 +195,24 @@ impl MonoioRuntimes {
         answered
             .recv_timeout(limit)
             .map_err(|_| std::io::Error::other("a monoio runtime did not answer in time"))?
+    }
+}
+
+fn stopped() -> std::io::Error {
+    std::io::Error::other("a monoio runtime thread has stopped")
+}
+
+/// The job queues of a set of runtimes, for a thread other than the one that owns them.
+#[derive(Clone)]
+pub struct JobQueues(Vec<tokio::sync::mpsc::UnboundedSender<Job>>);
+
+impl JobQueues {
+    /// Runs `job` on runtime `index mod N`.
+    pub fn run(&self, index: usize, job: Job) -> std::io::Result<()> {
+        match self.0.get(index % self.0.len().max(1)) {
+            Some(jobs) => jobs.send(job).map_err(|_| stopped()),
+            None => Err(stopped()),
+        }
     }
 }
 

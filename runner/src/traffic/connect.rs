@@ -164,6 +164,22 @@ pub struct Detached {
     pub tls: Option<(String, String)>,
 }
 
+impl ServerConn {
+    /// Takes the socket and TLS session out of tokio (call inside the runtime the
+    /// connection was accepted on), with the session's buffered records.
+    pub fn detach(
+        self,
+    ) -> std::io::Result<(std::net::TcpStream, Option<rustls::ServerConnection>)> {
+        Ok(match self {
+            ServerConn::Plain(s) => (s.into_std()?, None),
+            ServerConn::Tls(s) => {
+                let (io, session) = s.into_inner();
+                (io.into_std()?, Some(session))
+            }
+        })
+    }
+}
+
 impl Pair {
     /// Takes the sockets and TLS sessions out of tokio (call inside the runtime the pair was
     /// set up on). A session's buffered records move with it, so nothing is lost.
@@ -176,13 +192,7 @@ impl Pair {
                 (io.into_std()?, Some(session))
             }
         };
-        let (server, server_tls) = match self.server {
-            ServerConn::Plain(s) => (s.into_std()?, None),
-            ServerConn::Tls(s) => {
-                let (io, session) = s.into_inner();
-                (io.into_std()?, Some(session))
-            }
-        };
+        let (server, server_tls) = self.server.detach()?;
         Ok(Detached {
             client,
             client_tls,

@@ -1,5 +1,5 @@
-//! `echomark-runner serve`: echomark's server alone, on a chosen IO model, for clients in
-//! another process, namespace or host (`once --target`), or any ordinary client.
+//! `echomark-runner serve`: echomark's server alone, on a chosen backend and IO model, for
+//! clients in another process, namespace or host (`once --target`), or any ordinary client.
 //!
 //! It prints one JSON line with the address it listens on, echoes until SIGTERM or SIGINT,
 //! then prints one JSON report of what its server side counted. Messages are echoed as by
@@ -7,6 +7,14 @@
 //! without echomark's 16-byte header is echoed too and counted as foreign, so curl, a
 //! WebSocket client or a load generator work against it. With `--framing raw` a TCP
 //! connection is a plain byte echo.
+//!
+//! This module holds what both backends share: the options, the lines printed, the
+//! counters, the TLS certificate and each connection's handshakes (on tokio, as for an
+//! in-process measurement); [`tokio`] and [`uring`] (monoio) start the listeners and the
+//! echo tasks on their runtimes.
+
+pub mod tokio;
+pub mod uring;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,18 +24,12 @@ use std::time::{Duration, Instant};
 
 use echomark_archive::{IoModel, Protocol, StreamFraming};
 use serde::Serialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::framing::http1::Http1;
-use crate::framing::prefix::LengthPrefix;
-use crate::framing::websocket::WebSocket;
-use crate::framing::Framing;
+use crate::case::Backend;
 use crate::instruments::counters::ServerStats;
-use crate::measure::topology::Topology;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
-use crate::traffic::connect;
-use crate::traffic::sockets;
-use crate::traffic::stream::{self, ServerDuty};
+use crate::traffic::connect::{self, ServerConn};
+use crate::traffic::stream::ServerDuty;
 use crate::traffic::tls::TlsServer;
 
 /// How long a stopping server waits for its tasks before it lets them go.
@@ -40,6 +42,7 @@ const RAW_CHUNK: usize = 64 * 1024;
 /// What `serve` runs.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
+    pub backend: Backend,
     pub protocol: Protocol,
     pub listen: SocketAddr,
     pub framing: StreamFraming,
@@ -103,7 +106,7 @@ pub enum ServeError {
 
 /// What every connection and socket reports into.
 #[derive(Default)]
-struct Registry {
+pub struct Registry {
     stats: Mutex<Vec<Arc<ServerStats>>>,
     raw_bytes: AtomicU64,
     connections: AtomicU64,
@@ -111,6 +114,7 @@ struct Registry {
 }
 
 impl Registry {
+    /// The duty of a new connection or socket, whose counters join the report.
     fn duty(&self, work: u64, closing: &Arc<AtomicBool>) -> ServerDuty {
         let stats = Arc::new(ServerStats::default());
         if let Ok(mut all) = self.stats.lock() {
@@ -159,11 +163,26 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
     if o.tls_certificate_out.is_some() && !o.protocol.uses_tls() {
         return usage("--tls-certificate-out is for tcps, wss and https");
     }
+    if let Some(reason) =
+        echomark_archive::unsupported(o.backend.name(), o.io_model, o.io_threads as u64)
+    {
+        return Err(ServeError::Usage(format!(
+            "--backend {} cannot run {} {}: {reason}",
+            o.backend, o.io_model, o.io_threads
+        )));
+    }
     if o.io_model == IoModel::Shared && o.io_threads > 1 && o.protocol == Protocol::Udp {
         // One socket served by one task: more threads would only idle.
         return usage("UDP on a shared runtime serves one socket from one task; use --io-model sharded for more threads");
     }
     Ok(())
+}
+
+/// A server listening on its backend: where, and how to stop it.
+pub struct Started {
+    pub address: SocketAddr,
+    /// Stops the listeners and the echo tasks (the counters stay in the registry).
+    pub stop: Box<dyn FnOnce()>,
 }
 
 /// Serves until `stop` is set, printing the listening line through `announce` first.
@@ -173,31 +192,18 @@ pub fn run(
     announce: impl FnOnce(&Listening),
 ) -> Result<ServeReport, ServeError> {
     validate(o)?;
-    let topology = Topology::start(o.io_model, o.io_threads)?;
     let registry = Arc::new(Registry::default());
     let closing = Arc::new(AtomicBool::new(false));
-    let tls = if o.protocol.uses_tls() {
-        let server = TlsServer::self_signed(vec![o.listen.ip().to_string(), "localhost".into()])
-            .map_err(std::io::Error::other)?;
-        if let Some(path) = &o.tls_certificate_out {
-            crate::matrix::store::write_bytes_atomically(
-                path,
-                server.certificate_pem().as_bytes(),
-            )?;
-        }
-        Some(server)
-    } else {
-        None
-    };
-    let (address, tasks) = match o.protocol {
-        Protocol::Udp => start_datagrams(o, &topology, &registry, &closing)?,
-        _ => start_streams(o, &topology, &registry, &closing, tls)?,
+    let tls = tls_server(o)?;
+    let started = match o.backend {
+        Backend::Tokio => tokio::start(o, tls, &registry, &closing)?,
+        Backend::Monoio => uring::start(o, tls, &registry, &closing)?,
     };
     announce(&Listening {
-        listening: address.to_string(),
+        listening: started.address.to_string(),
         protocol: o.protocol,
         framing: matches!(o.protocol, Protocol::Tcp | Protocol::Tcps).then_some(o.framing),
-        backend: "tokio",
+        backend: o.backend.name(),
         io_model: o.io_model,
         io_threads: o.io_threads,
         work: o.work,
@@ -208,147 +214,86 @@ pub fn run(
         pid: std::process::id(),
         machine: crate::matrix::host::describe(),
     });
-    let started = Instant::now();
+    let since = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(POLL);
     }
     closing.store(true, Ordering::Relaxed);
-    for task in &tasks {
-        task.abort();
-    }
-    topology.shutdown(STOP_GRACE);
-    Ok(registry.report(started.elapsed().as_secs_f64()))
+    (started.stop)();
+    Ok(registry.report(since.elapsed().as_secs_f64()))
 }
 
-/// One listener; its accept loop hands connection `i` to runtime `i mod N`.
-fn start_streams(
+/// TLS protocols: a fresh self-signed certificate for the listening address and
+/// `localhost`, written where `--tls-certificate-out` asks.
+fn tls_server(o: &ServeOptions) -> Result<Option<TlsServer>, ServeError> {
+    if !o.protocol.uses_tls() {
+        return Ok(None);
+    }
+    let server = TlsServer::self_signed(vec![o.listen.ip().to_string(), "localhost".into()])
+        .map_err(std::io::Error::other)?;
+    if let Some(path) = &o.tls_certificate_out {
+        crate::matrix::store::write_bytes_atomically(path, server.certificate_pem().as_bytes())?;
+    }
+    Ok(Some(server))
+}
+
+/// One accepted connection's handshakes on tokio: TLS, then the WebSocket upgrade. A
+/// connection whose handshakes fail is counted and dropped.
+async fn handshake(
+    stream: ::tokio::net::TcpStream,
     o: &ServeOptions,
-    topology: &Topology,
-    registry: &Arc<Registry>,
-    closing: &Arc<AtomicBool>,
     tls: Option<TlsServer>,
-) -> std::io::Result<(SocketAddr, Vec<tokio::task::JoinHandle<()>>)> {
-    let listener = std::net::TcpListener::bind(o.listen)?;
-    listener.set_nonblocking(true)?;
-    let address = listener.local_addr()?;
-    let handles: Vec<tokio::runtime::Handle> = (0..topology.len())
-        .map(|k| topology.handle_for(k))
-        .collect();
-    let (o, registry, closing) = (o.clone(), registry.clone(), closing.clone());
-    let accept = topology.spawn(0, async move {
-        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-            return;
-        };
-        let mut next = 0usize;
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            registry.connections.fetch_add(1, Ordering::Relaxed);
-            let Ok(stream) = stream.into_std() else {
-                continue;
-            };
-            let handle = &handles[next % handles.len()];
-            next += 1;
-            let duty = registry.duty(o.work, &closing);
-            let (o, tls, registry) = (o.clone(), tls.clone(), registry.clone());
-            handle.spawn(async move {
-                let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
-                    return;
-                };
-                let _ = stream.set_nodelay(true);
-                if serve_connection(stream, &o, tls, duty, &registry)
-                    .await
-                    .is_err()
-                {
-                    registry.handshake_failures.fetch_add(1, Ordering::Relaxed);
+    registry: &Registry,
+) -> Option<ServerConn> {
+    let _ = stream.set_nodelay(true);
+    let websocket = matches!(o.protocol, Protocol::Websocket | Protocol::Wss);
+    let conn = async {
+        Ok::<_, std::io::Error>(match tls {
+            None => {
+                let mut stream = stream;
+                if websocket {
+                    connect::server_upgrade(&mut stream).await?;
                 }
-            });
+                ServerConn::Plain(stream)
+            }
+            Some(tls) => {
+                let mut stream = tls.accept(stream).await?;
+                if websocket {
+                    connect::server_upgrade(&mut stream).await?;
+                }
+                ServerConn::Tls(Box::new(stream))
+            }
+        })
+    };
+    match ::tokio::time::timeout(HANDSHAKE_LIMIT, conn).await {
+        Ok(Ok(conn)) => Some(conn),
+        _ => {
+            registry.handshake_failures.fetch_add(1, Ordering::Relaxed);
+            None
         }
-    });
-    Ok((address, vec![accept]))
-}
-
-/// One accepted connection: its handshakes, then the echo until the peer closes.
-async fn serve_connection(
-    stream: tokio::net::TcpStream,
-    o: &ServeOptions,
-    tls: Option<TlsServer>,
-    duty: ServerDuty,
-    registry: &Registry,
-) -> std::io::Result<()> {
-    match tls {
-        None => serve_stream(stream, o, duty, registry).await,
-        Some(tls) => serve_stream(tls.accept(stream).await?, o, duty, registry).await,
     }
 }
 
-async fn serve_stream<S>(
-    mut stream: S,
-    o: &ServeOptions,
-    duty: ServerDuty,
-    registry: &Registry,
-) -> std::io::Result<()>
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
-    match (o.protocol, o.framing) {
-        (Protocol::Http | Protocol::Https, _) => echo(stream, duty, Http1::Server).await,
-        (Protocol::Websocket | Protocol::Wss, _) => {
-            connect::server_upgrade(&mut stream).await?;
-            echo(stream, duty, WebSocket::Server).await
-        }
-        (_, StreamFraming::Raw) => {
-            echo_bytes(stream, &registry.raw_bytes).await;
-        }
-        _ => echo(stream, duty, LengthPrefix).await,
-    }
-    Ok(())
+/// How long one connection's handshakes may take.
+const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
+
+/// How the echo of a stream connection is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Echo {
+    Http,
+    WebSocket,
+    /// `--framing raw`: bytes back as they come.
+    Bytes,
+    Prefix,
 }
 
-async fn echo<S, F>(stream: S, duty: ServerDuty, framing: F)
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-    F: Framing,
-{
-    stream::serve(stream, duty, framing).await;
-}
-
-/// `--framing raw`: writes back whatever arrives, until the peer closes.
-async fn echo_bytes<S>(mut stream: S, echoed: &AtomicU64)
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
-    let mut buf = vec![0u8; RAW_CHUNK];
-    loop {
-        let n = match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        if stream.write_all(&buf[..n]).await.is_err() || stream.flush().await.is_err() {
-            return;
+impl Echo {
+    fn of(o: &ServeOptions) -> Self {
+        match (o.protocol, o.framing) {
+            (Protocol::Http | Protocol::Https, _) => Echo::Http,
+            (Protocol::Websocket | Protocol::Wss, _) => Echo::WebSocket,
+            (_, StreamFraming::Raw) => Echo::Bytes,
+            _ => Echo::Prefix,
         }
-        echoed.fetch_add(n as u64, Ordering::Relaxed);
     }
-}
-
-/// One UDP socket per runtime on the same port (SO_REUSEPORT spreads senders over them).
-fn start_datagrams(
-    o: &ServeOptions,
-    topology: &Topology,
-    registry: &Arc<Registry>,
-    closing: &Arc<AtomicBool>,
-) -> std::io::Result<(SocketAddr, Vec<tokio::task::JoinHandle<()>>)> {
-    let mut address = o.listen;
-    let mut tasks = Vec::new();
-    for k in 0..topology.len() {
-        let socket = sockets::udp_listener(address, o.udp_send_buffer, o.udp_recv_buffer)?;
-        address = socket.local_addr()?;
-        let duty = registry.duty(o.work, closing);
-        let handle = topology.handle_for(k);
-        let _in_runtime = handle.enter();
-        let socket = tokio::net::UdpSocket::from_std(socket)?;
-        tasks.push(handle.spawn(crate::traffic::datagram::serve(socket, duty)));
-    }
-    Ok((address, tasks))
 }

@@ -1,0 +1,142 @@
+//! `serve` on tokio: one listener whose accept loop hands connection `i` to runtime
+//! `i mod N`, and one UDP socket per runtime on one port.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use echomark_archive::Protocol;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::{handshake, Echo, Registry, ServeOptions, Started, RAW_CHUNK, STOP_GRACE};
+use crate::framing::http1::Http1;
+use crate::framing::prefix::LengthPrefix;
+use crate::framing::websocket::WebSocket;
+use crate::measure::topology::Topology;
+use crate::traffic::connect::ServerConn;
+use crate::traffic::sockets;
+use crate::traffic::stream::{self, ServerDuty};
+use crate::traffic::tls::TlsServer;
+
+/// Starts the listener (or UDP sockets) and the echo tasks on tokio runtimes.
+pub fn start(
+    o: &ServeOptions,
+    tls: Option<TlsServer>,
+    registry: &Arc<Registry>,
+    closing: &Arc<AtomicBool>,
+) -> std::io::Result<Started> {
+    let topology = Topology::start(o.io_model, o.io_threads)?;
+    let (address, tasks) = match o.protocol {
+        Protocol::Udp => start_datagrams(o, &topology, registry, closing)?,
+        _ => start_streams(o, &topology, registry, closing, tls)?,
+    };
+    Ok(Started {
+        address,
+        stop: Box::new(move || {
+            for task in &tasks {
+                task.abort();
+            }
+            topology.shutdown(STOP_GRACE);
+        }),
+    })
+}
+
+type Tasks = Vec<tokio::task::JoinHandle<()>>;
+
+fn start_streams(
+    o: &ServeOptions,
+    topology: &Topology,
+    registry: &Arc<Registry>,
+    closing: &Arc<AtomicBool>,
+    tls: Option<TlsServer>,
+) -> std::io::Result<(SocketAddr, Tasks)> {
+    let listener = std::net::TcpListener::bind(o.listen)?;
+    listener.set_nonblocking(true)?;
+    let address = listener.local_addr()?;
+    let handles: Vec<tokio::runtime::Handle> = (0..topology.len())
+        .map(|k| topology.handle_for(k))
+        .collect();
+    let (o, registry, closing) = (o.clone(), registry.clone(), closing.clone());
+    let accept = topology.spawn(0, async move {
+        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+            return;
+        };
+        let mut next = 0usize;
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            registry.connections.fetch_add(1, Ordering::Relaxed);
+            let Ok(stream) = stream.into_std() else {
+                continue;
+            };
+            let handle = &handles[next % handles.len()];
+            next += 1;
+            let duty = registry.duty(o.work, &closing);
+            let (o, tls, registry) = (o.clone(), tls.clone(), registry.clone());
+            handle.spawn(async move {
+                let Ok(stream) = tokio::net::TcpStream::from_std(stream) else {
+                    return;
+                };
+                match handshake(stream, &o, tls, &registry).await {
+                    Some(ServerConn::Plain(s)) => echo(s, Echo::of(&o), duty, &registry).await,
+                    Some(ServerConn::Tls(s)) => echo(*s, Echo::of(&o), duty, &registry).await,
+                    None => {}
+                }
+            });
+        }
+    });
+    Ok((address, vec![accept]))
+}
+
+/// Echoes one connection, after its handshakes, until the peer closes.
+async fn echo<S>(stream: S, how: Echo, duty: ServerDuty, registry: &Registry)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    match how {
+        Echo::Http => stream::serve(stream, duty, Http1::Server).await,
+        Echo::WebSocket => stream::serve(stream, duty, WebSocket::Server).await,
+        Echo::Prefix => stream::serve(stream, duty, LengthPrefix).await,
+        Echo::Bytes => echo_bytes(stream, &registry.raw_bytes).await,
+    }
+}
+
+/// `--framing raw`: writes back whatever arrives, until the peer closes.
+async fn echo_bytes<S>(mut stream: S, echoed: &AtomicU64)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut buf = vec![0u8; RAW_CHUNK];
+    loop {
+        let n = match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if stream.write_all(&buf[..n]).await.is_err() || stream.flush().await.is_err() {
+            return;
+        }
+        echoed.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// One UDP socket per runtime on the same port (SO_REUSEPORT spreads senders over them).
+fn start_datagrams(
+    o: &ServeOptions,
+    topology: &Topology,
+    registry: &Arc<Registry>,
+    closing: &Arc<AtomicBool>,
+) -> std::io::Result<(SocketAddr, Tasks)> {
+    let mut address = o.listen;
+    let mut tasks = Vec::new();
+    for k in 0..topology.len() {
+        let socket = sockets::udp_listener(address, o.udp_send_buffer, o.udp_recv_buffer)?;
+        address = socket.local_addr()?;
+        let duty = registry.duty(o.work, closing);
+        let handle = topology.handle_for(k);
+        let _in_runtime = handle.enter();
+        let socket = tokio::net::UdpSocket::from_std(socket)?;
+        tasks.push(handle.spawn(crate::traffic::datagram::serve(socket, duty)));
+    }
+    Ok((address, tasks))
+}
