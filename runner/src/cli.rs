@@ -518,11 +518,13 @@ pub struct MatrixArgs {
     pub soak: Option<f64>,
     /// Measure an external server instead of echomark's own: this command (run by `sh -c`,
     /// `{port}` replaced by a free port) is started fresh for every run and verified first.
+    /// Repeat it (with one --server-name each) to measure several servers with their runs
+    /// interleaved, one archive each in the --out folder.
     #[arg(long, value_name = "CMD", requires = "server_name", conflicts_with_all = ["backends", "resume"])]
-    pub server_cmd: Option<String>,
-    /// The name the pages give the external server (its `backend`).
+    pub server_cmd: Vec<String>,
+    /// The name the pages give the external server (its `backend`), one per --server-cmd.
     #[arg(long, value_name = "NAME", requires = "server_cmd")]
-    pub server_name: Option<String>,
+    pub server_name: Vec<String>,
     /// The address the external server listens on (default: the address family's loopback).
     #[arg(long, value_name = "IP", requires = "server_cmd")]
     pub server_host: Option<std::net::IpAddr>,
@@ -564,16 +566,51 @@ pub struct MatrixArgs {
 }
 
 impl MatrixArgs {
-    /// The library's request for these flags.
-    /// The external server `--server-cmd` names, if any.
-    fn external_server(&self) -> Result<Option<echomark_archive::ExternalServer>, UsageError> {
-        let (Some(command), Some(name)) = (&self.server_cmd, &self.server_name) else {
-            return Ok(None);
-        };
+    /// The external servers the `--server-cmd` / `--server-name` pairs name, in order.
+    fn external_servers(&self) -> Result<Vec<echomark_archive::ExternalServer>, UsageError> {
+        if self.server_cmd.len() != self.server_name.len() {
+            return Err(UsageError(format!(
+                "{} --server-cmd but {} --server-name: give each server a name",
+                self.server_cmd.len(),
+                self.server_name.len()
+            )));
+        }
+        let mut servers = Vec::with_capacity(self.server_cmd.len());
+        for (command, name) in self.server_cmd.iter().zip(&self.server_name) {
+            if servers
+                .iter()
+                .any(|s: &echomark_archive::ExternalServer| &s.name == name)
+            {
+                return Err(UsageError(format!(
+                    "--server-name {name:?} names two servers"
+                )));
+            }
+            servers.push(self.external_server(command, name)?);
+        }
+        Ok(servers)
+    }
+
+    /// The external server `command` starts, named `name`.
+    fn external_server(
+        &self,
+        command: &str,
+        name: &str,
+    ) -> Result<echomark_archive::ExternalServer, UsageError> {
         if !command.contains("{port}") {
             return Err(UsageError(
                 "--server-cmd must contain {port}, where the server's port goes".into(),
             ));
+        }
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            || name.starts_with('.')
+        {
+            // The name becomes a file name (NAME.json) and the pages' backend.
+            return Err(UsageError(format!(
+                "--server-name {name:?}: use letters, digits, '-', '_' and '.' (not first)"
+            )));
         }
         let family = self.address_family.unwrap_or(AddressFamily::Ipv4);
         let host = self.server_host.unwrap_or_else(|| case::loopback(family));
@@ -582,9 +619,9 @@ impl MatrixArgs {
                 "--server-host {host} is not an address of --address-family {family}"
             )));
         }
-        Ok(Some(echomark_archive::ExternalServer {
-            name: name.clone(),
-            command: command.clone(),
+        Ok(echomark_archive::ExternalServer {
+            name: name.to_string(),
+            command: command.to_string(),
             host: host.to_string(),
             framing: self.framing,
             tls_verification: match (&self.tls_ca, self.tls_insecure) {
@@ -597,9 +634,10 @@ impl MatrixArgs {
                 Some(file) => read_machine(file)?,
                 None => crate::matrix::host::describe(),
             }),
-        }))
+        })
     }
 
+    /// The library's request for these flags.
     pub fn to_request(&self) -> Result<MatrixRequest, UsageError> {
         let archive = match (&self.resume, &self.out) {
             (Some(resume), Some(out)) if resume != out => {
@@ -644,7 +682,7 @@ impl MatrixArgs {
                 udp_server_recv_buffer: self.udp_server_recv_buffer,
                 udp_timeout_ms: self.udp_timeout_ms,
                 soak: self.soak,
-                external_server: self.external_server()?,
+                external_servers: self.external_servers()?,
             },
             backends: {
                 let mut list = self.backends.clone().unwrap_or(vec![Backend::Tokio]);

@@ -886,6 +886,101 @@ fn a_matrix_checks_a_tls_servers_certificate_against_its_ca() {
 }
 
 #[test]
+fn several_servers_are_measured_interleaved_one_archive_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("two");
+    let command = |tag: &str| {
+        format!(
+            "python3 {} tcp 127.0.0.1 {{port}} {tag}",
+            fixture().display()
+        )
+    };
+    let (a, b) = (command("emk-a"), command("emk-b"));
+    let args = [
+        "--protocols",
+        "tcp",
+        "--framing",
+        "raw",
+        "--windows",
+        "1,4",
+        "--repetitions",
+        "2",
+        "--shuffle",
+        "7",
+        "--server-name",
+        "py-a",
+        "--server-cmd",
+        &a,
+        "--server-name",
+        "py-b",
+    ];
+    let (code, _, stderr) = matrix_with_server(&out, &b, &args);
+    assert_eq!(code, 0, "{stderr}");
+    let mut runs: Vec<(String, String)> = Vec::new();
+    for name in ["py-a", "py-b"] {
+        let text = std::fs::read_to_string(out.join(format!("{name}.json"))).unwrap();
+        let archive: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(archive["backend"], name);
+        assert_eq!(archive["settings"]["external_server"]["name"], name);
+        assert_eq!(archive["verification"][0]["passed"], true);
+        let results = archive["results"].as_array().unwrap();
+        assert_eq!(results.len(), 4, "{name}");
+        for r in results {
+            assert!(r.get("error").is_none(), "{r}");
+            let command = r["server"]["command"].as_str().unwrap();
+            assert!(
+                command.contains(&format!("emk-{}", &name[3..])),
+                "{command}"
+            );
+            runs.push((
+                r["started_at_utc"].as_str().unwrap().to_string(),
+                name.to_string(),
+            ));
+        }
+    }
+    // In the order they ran, the servers alternate at least once each way: not all of one
+    // server's runs before the other's.
+    runs.sort();
+    let order: Vec<&str> = runs.iter().map(|(_, n)| n.as_str()).collect();
+    let switches = order.windows(2).filter(|w| w[0] != w[1]).count();
+    assert!(switches >= 2, "{order:?}");
+
+    // One name per command, each used once.
+    for (extra, says) in [
+        (
+            vec!["--server-name", "x", "--server-cmd", "true {port}"],
+            "2 --server-cmd but 1 --server-name",
+        ),
+        (
+            vec![
+                "--server-name",
+                "x",
+                "--server-name",
+                "x",
+                "--server-cmd",
+                "true {port}",
+            ],
+            "names two servers",
+        ),
+        (vec!["--server-name", "../x"], "use letters, digits"),
+    ] {
+        let mut all = vec![
+            "matrix",
+            "--protocols",
+            "tcp",
+            "--server-cmd",
+            "true {port}",
+        ];
+        all.extend(extra);
+        all.extend(["--out", "/nonexistent/x"]);
+        let o = runner(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
+
+#[test]
 fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
     let dir = tempfile::tempdir().unwrap();
     let pid = std::process::id();

@@ -33,7 +33,8 @@ pub(super) fn new_archive(
         shard: o.shard,
     });
     let mut settings = settings;
-    settings.external_server = o.external_server.clone();
+    // Set per archive by `for_server`.
+    settings.external_server = o.external_servers.first().cloned();
     let (git_head, git_status) = provenance::git_state(source_dir, out);
     Archive {
         schema_version: ARCHIVE_SCHEMA_VERSION,
@@ -93,6 +94,17 @@ pub(super) fn for_backend(template: &Archive, backend: Backend) -> Result<Archiv
         )));
     }
     Ok(archive)
+}
+
+/// `template`'s archive for the external server `server`: its name as the backend (the
+/// client runs on tokio).
+pub(super) fn for_server(
+    template: &Archive,
+    server: &echomark_archive::ExternalServer,
+) -> Result<Archive, MatrixError> {
+    let mut template = template.clone();
+    template.settings.external_server = Some(server.clone());
+    for_backend(&template, Backend::Tokio)
 }
 
 /// The settings must be runnable and every result one of their planned runs.

@@ -52,8 +52,9 @@ pub struct RunOptions {
     pub udp_server_recv_buffer: Option<u64>,
     pub udp_timeout_ms: Option<u64>,
     pub soak: Option<f64>,
-    /// `--server-cmd`: measure this external server instead of echomark's own.
-    pub external_server: Option<echomark_archive::ExternalServer>,
+    /// `--server-cmd`: measure these external servers instead of echomark's own, each into
+    /// its own archive, their runs interleaved.
+    pub external_servers: Vec<echomark_archive::ExternalServer>,
 }
 
 /// Everything `matrix` is asked to do.
@@ -84,10 +85,11 @@ pub enum MatrixOutcome {
 /// the client barrier fit well inside it.
 const TIMEOUT_MARGIN_SECONDS: f64 = 30.0;
 
-/// One archive a matrix writes: one per backend.
+/// One archive a matrix writes: one per backend, or one per external server.
 struct Target {
     path: PathBuf,
     archive: Archive,
+    /// The runtime that measures it (the client's, against an external server).
     backend: Backend,
     /// Held until the matrix ends, and by every child it starts for this archive.
     lock: store::ArchiveLock,
@@ -100,22 +102,35 @@ impl Target {
     }
 }
 
-/// The archive files a request names: `--out FILE` for one backend, `--out DIR` (one
-/// `BACKEND.json` each) for several; `--resume` a file, or a folder whose archives are
+impl MatrixRequest {
+    /// The names of the archives a new matrix writes: its external servers', else its
+    /// backends'.
+    fn archive_names(&self) -> Vec<String> {
+        if self.options.external_servers.is_empty() {
+            self.backends.iter().map(|b| b.name().to_string()).collect()
+        } else {
+            let servers = &self.options.external_servers;
+            servers.iter().map(|s| s.name.clone()).collect()
+        }
+    }
+}
+
+/// The archive files a request names: `--out FILE` for one backend or server, `--out DIR`
+/// (one `NAME.json` each) for several; `--resume` a file, or a folder whose archives are
 /// resumed together.
 fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
+    let names = request.archive_names();
     match &request.archive {
-        ArchiveTarget::New(path) if request.backends.len() > 1 => {
+        ArchiveTarget::New(path) if names.len() > 1 => {
             if path.exists() && !path.is_dir() {
                 return Err(MatrixError(format!(
-                    "{}: with several --backends, --out names a folder (one archive per backend)",
+                    "{}: with several backends or servers, --out names a folder (one archive each)",
                     path.display()
                 )));
             }
-            Ok(request
-                .backends
+            Ok(names
                 .iter()
-                .map(|b| path.join(format!("{}.json", b.name())))
+                .map(|name| path.join(format!("{name}.json")))
                 .collect())
         }
         ArchiveTarget::New(path) => Ok(vec![path.clone()]),
@@ -161,7 +176,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
 
     let paths = target_paths(request)?;
     if let ArchiveTarget::New(out) = &request.archive {
-        if request.backends.len() > 1 && !out.exists() {
+        if request.archive_names().len() > 1 && !out.exists() {
             std::fs::create_dir(out)
                 .map_err(|e| MatrixError(format!("cannot create {}: {e}", out.display())))?;
         }
@@ -206,7 +221,10 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     for ((path, lock), index) in paths.into_iter().zip(locks).zip(0..) {
         let archive = match &template {
             Some(template) => {
-                let archive = archives::for_backend(template, request.backends[index])?;
+                let archive = match request.options.external_servers.get(index) {
+                    Some(server) => archives::for_server(template, server)?,
+                    None => archives::for_backend(template, request.backends[index])?,
+                };
                 archives::check_plan(&path, &archive)?;
                 archive
             }
@@ -222,6 +240,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         if let Some(first) = targets.first() {
             let matrix = |s: &echomark_archive::Settings| echomark_archive::Settings {
                 unsupported_io_profiles: Vec::new(),
+                external_server: None,
                 ..s.clone()
             };
             if matrix(&first.archive.settings) != matrix(&archive.settings) {
@@ -248,7 +267,6 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         .map_err(|e| MatrixError(format!("{}: settings: {e}", first.path.display())))?;
     // Every case known before anything runs is checked first, so a bad matrix fails once
     // with exit 2, not once per run.
-    let external = settings.external_server.clone();
     let placeholder: std::net::SocketAddr = match settings.address_family {
         echomark_archive::AddressFamily::Ipv4 => "127.0.0.1:9",
         echomark_archive::AddressFamily::Ipv6 => "[::1]:9",
@@ -257,12 +275,13 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     .expect("an address");
     for t in &targets {
         for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
+            let label = label(&run, &t.archive.backend);
             let case = spec
                 .case(&run, &settings)
-                .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
-            if let Some(server) = &external {
+                .map_err(|e| MatrixError(format!("case {label}: {e}")))?;
+            if let Some(server) = &t.archive.settings.external_server {
                 external::against(case, server, placeholder, true)
-                    .map_err(|e| MatrixError(format!("case {}: {e}", label(&run))))?;
+                    .map_err(|e| MatrixError(format!("case {label}: {e}")))?;
             }
         }
         let done: BTreeSet<_> = t.archive.results.iter().map(Entry::run_id).collect();
@@ -274,8 +293,10 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         }
         t.save()?;
     }
-    if let Some(server) = &external {
-        external::verify_first(&mut targets[0], server, &settings.protocols)?;
+    for target in targets.iter_mut() {
+        if let Some(server) = target.archive.settings.external_server.clone() {
+            external::verify_first(target, &server, &settings.protocols)?;
+        }
     }
     let signal = install_signal_flags();
     let soaks_due: usize = targets
@@ -297,7 +318,12 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     'stages: loop {
         let mut runs: Vec<PlannedRun> = targets
             .iter()
-            .flat_map(|t| plan::planned(&t.archive.settings, &t.archive.results, t.backend))
+            .enumerate()
+            .flat_map(|(i, t)| {
+                plan::planned(&t.archive.settings, &t.archive.results, t.backend)
+                    .into_iter()
+                    .map(move |r| PlannedRun { target: i, ..r })
+            })
             .collect();
         if let Some(seed) = settings.shuffle_seed {
             plan::shuffle(&mut runs, seed);
@@ -306,26 +332,18 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             .iter()
             .flat_map(|t| t.archive.results.iter().map(Entry::run_id))
             .collect();
-        let name_of = |b: Backend| {
-            targets
-                .iter()
-                .find(|t| t.backend == b)
-                .map_or_else(|| b.name().to_string(), |t| t.archive.backend.clone())
-        };
         let todo: Vec<PlannedRun> = runs
             .into_iter()
-            .filter(|r| !done.contains(&r.key_as(&name_of(r.backend))))
+            .filter(|r| !done.contains(&r.key_as(&targets[r.target].archive.backend)))
             .collect();
         if todo.is_empty() {
             break;
         }
         progress.add_planned(todo.len() as u64);
         for run in todo {
-            let Some(target) = targets.iter_mut().find(|t| t.backend == run.backend) else {
-                continue;
-            };
+            let target = &mut targets[run.target];
             let order = target.archive.results.len();
-            let label = label(&run);
+            let label = label(&run, &target.archive.backend);
             progress.starting(&label);
             let case = spec
                 .case(&run, &settings)
@@ -333,6 +351,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             let started_at_utc = provenance::utc_now();
             let lock_fd = Some(target.lock.fd());
             // An external server starts fresh for every run, as echomark's own does.
+            let external = target.archive.settings.external_server.clone();
             let server = match &external {
                 Some(s) => Some((
                     s,
@@ -607,10 +626,12 @@ fn install_signal_flags() -> SignalFlag {
     SignalFlag { flag, which }
 }
 
-fn label(run: &PlannedRun) -> String {
+/// A run as the progress lines name it: the archive's backend (an external server's name)
+/// and the case.
+fn label(run: &PlannedRun, backend: &str) -> String {
     format!(
         "{} {} {} B {}×{} {} {} work {} rep {}",
-        run.backend,
+        backend,
         run.protocol,
         run.payload,
         run.clients,

@@ -444,6 +444,8 @@ pub struct SettingsExtra {
 /// One planned child process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedRun {
+    /// Which of the matrix's archives it belongs to (set when several are measured at once).
+    pub target: usize,
     pub backend: Backend,
     pub repetition: u64,
     pub protocol: Protocol,
@@ -474,6 +476,7 @@ impl PlannedRun {
     fn of(r: RunId, backend: Backend) -> Self {
         let c = r.case;
         Self {
+            target: 0,
             backend,
             repetition: r.repetition,
             protocol: c.protocol,
