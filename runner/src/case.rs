@@ -235,9 +235,6 @@ impl Case {
     /// server's side, and a TLS protocol needs to know how to trust the server.
     fn validate_target(&self, target: &Target) -> Result<(), UsageError> {
         let err = |m: &str| Err(UsageError(m.to_string()));
-        if self.backend != Backend::Tokio {
-            return err("--target is measured with --backend tokio");
-        }
         if self.work > 0 {
             return err(
                 "--work runs in echomark's own server; an external server does its own work",

@@ -287,6 +287,41 @@ fn serve_and_once_target_measure_every_protocol_as_two_processes() {
 }
 
 #[test]
+fn once_target_runs_on_monoio_too() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        let (server, client_tls) = serve_protocol(dir.path(), protocol);
+        let mut extra = vec!["--protocol", protocol, "--backend", "monoio"];
+        extra.extend(client_tls.iter().map(String::as_str));
+        let (code, m, _) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+        assert_eq!(m.io_driver.as_deref(), Some("io_uring"), "{protocol}");
+        assert_eq!(m.backend, "monoio");
+        assert_eq!(m.error_counters().total(), 0, "{protocol}");
+        let sent = m.messages_sent;
+        let report = server.stop();
+        assert_eq!(
+            report["measured_messages_received"].as_u64(),
+            Some(sent),
+            "{protocol}: {report}"
+        );
+    }
+    // Servers that fragment and ping, or do not pipeline: the same handling as on tokio.
+    for (mode, protocol, more) in [
+        ("ws-fragments", "websocket", vec![]),
+        ("http-no-pipelining", "http", vec!["--no-pipelining"]),
+    ] {
+        let server = Server::python(mode);
+        let mut extra = vec!["--protocol", protocol, "--backend", "monoio"];
+        extra.extend(more);
+        let (code, m, _) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{mode}: {:?}", m.error);
+        assert!(m.messages > 0, "{mode}");
+        assert_eq!(m.error_counters().total(), 0, "{mode}");
+    }
+}
+
+#[test]
 fn once_target_over_ipv6_takes_the_family_of_the_address() {
     let server = Server::echomark(&["--protocol", "tcp", "--listen", "[::1]:0"]);
     assert!(server.address.starts_with("[::1]:"), "{}", server.address);
@@ -440,8 +475,8 @@ fn bad_targets_are_usage_errors_or_clear_failures() {
         ),
         (vec!["--work", "10"], "--work runs in echomark's own server"),
         (
-            vec!["--backend", "monoio"],
-            "--target is measured with --backend tokio",
+            vec!["--backend", "monoio", "--rate", "1000"],
+            "--rate (open loop) is measured on tokio only",
         ),
     ] {
         let mut all = vec!["once", "--target", "127.0.0.1:9"];

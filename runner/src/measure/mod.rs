@@ -13,6 +13,7 @@ pub mod report;
 mod rig;
 mod setup;
 mod setup_target;
+mod setup_target_uring;
 mod setup_uring;
 pub mod shards;
 pub mod topology;
@@ -32,8 +33,11 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 pub fn measure(case: &Case) -> Metrics {
     let mut metrics = report::empty(case);
     let started = match (&case.target, case.backend) {
-        (Some(target), _) => {
+        (Some(target), Backend::Tokio) => {
             rig::Rig::start_target(case, target).map(|rig| rig.run(case, &mut metrics))
+        }
+        (Some(target), Backend::Monoio) => {
+            rig::Rig::start_target_uring(case, target).map(|rig| rig.run(case, &mut metrics))
         }
         (None, Backend::Tokio) => rig::Rig::start(case).map(|rig| rig.run(case, &mut metrics)),
         (None, Backend::Monoio) => {

@@ -25,6 +25,17 @@ use crate::traffic::sockets;
 use crate::traffic::stream::{Conn, StreamClient};
 use crate::traffic::tls::TlsClient;
 
+/// The TLS client a target asks for (`--tls-ca` or `--tls-insecure`), if its protocol
+/// uses TLS.
+pub(super) fn target_tls(target: &Target) -> std::io::Result<Option<TlsClient>> {
+    match &target.tls {
+        Some((trust, name)) => Ok(Some(
+            TlsClient::for_target(trust, name).map_err(std::io::Error::other)?,
+        )),
+        None => Ok(None),
+    }
+}
+
 impl Rig<TokioRuntimes> {
     /// Builds the runtimes and the clients of `case` against `target`.
     pub(super) fn start_target(case: &Case, target: &Target) -> std::io::Result<Self> {
@@ -39,20 +50,10 @@ impl Rig<TokioRuntimes> {
     }
 
     fn target_streams(&mut self, case: &Case, target: &Target) -> std::io::Result<()> {
-        let tls = match &target.tls {
-            Some((trust, name)) => {
-                Some(TlsClient::for_target(trust, name).map_err(std::io::Error::other)?)
-            }
-            None => None,
-        };
+        let tls = target_tls(target)?;
         let host = target.authority.clone();
-        let (connections, window) = case.connections();
-        let shape = ClientShape {
-            clients: connections,
-            window,
-            ..ClientShape::of(case)
-        };
-        for i in 0..connections {
+        let shape = ClientShape::per_connection(case);
+        for i in 0..shape.clients {
             let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
             let (conn, early) =
                 self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;

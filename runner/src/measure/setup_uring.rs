@@ -27,7 +27,7 @@ use crate::traffic::tls::Tls;
 use crate::traffic::uring::{datagram, stream};
 
 /// How long one connection's handshakes, or a shard's answer, may take.
-const SETUP_LIMIT: Duration = Duration::from_secs(10);
+pub(super) const SETUP_LIMIT: Duration = Duration::from_secs(10);
 
 /// Starts a stream client's reader and writer on the two halves of `conn` (plain or TLS),
 /// counted in `tasks`; the reader holds the socket's listing until it ends.
@@ -45,9 +45,48 @@ where
     shards::spawn_counted(tasks, stream::write_queued(wr, link.clone()));
 }
 
+/// A stream client's connection and what it reports to, for its shard to start.
+pub(super) struct UringClient {
+    pub index: usize,
+    pub socket: std::net::TcpStream,
+    pub tls: Option<rustls::ClientConnection>,
+    /// The counts of phase drivers and of other tasks.
+    pub tasks: (TaskCount, TaskCount),
+    pub channels: (
+        tokio::sync::watch::Receiver<phase::Command>,
+        std::sync::mpsc::Sender<phase::ClientReport>,
+    ),
+}
+
+impl UringClient {
+    /// Starts the client on the current shard (call inside a shard's job): its reader and
+    /// writer on the socket (plain or TLS), and its phase driver around `session`.
+    pub(super) fn start<F: Framing>(self, session: Session<F>) -> std::io::Result<()> {
+        let (clients, helpers) = self.tasks;
+        let (commands, reports) = self.channels;
+        let open = OpenSocket::of(&self.socket);
+        let socket = monoio::net::TcpStream::from_std(self.socket)?;
+        let link = stream::Link::new(session);
+        match self.tls {
+            None => spawn_halves(socket, &link, open, &helpers),
+            Some(tls) => {
+                let tls = monoio_rustls::ClientTlsStream::new(socket, tls);
+                spawn_halves(tls, &link, open, &helpers)
+            }
+        }
+        let client = stream::UringStreamClient::new(link);
+        shards::spawn_counted(
+            &clients,
+            phase::drive_local(self.index, client, commands, reports),
+        );
+        Ok(())
+    }
+}
+
 impl Rig<MonoioRuntimes> {
-    /// Builds the runtimes, sockets and tasks for `case` on monoio.
-    pub(super) fn start_uring(case: &Case) -> std::io::Result<Self> {
+    /// The runtimes of `case` on monoio, no sockets or tasks yet; the IO driver they run
+    /// on is recorded.
+    pub(super) fn empty_uring(case: &Case) -> std::io::Result<Self> {
         let runtimes =
             MonoioRuntimes::start(case.io_model, case.io_threads).map_err(std::io::Error::other)?;
         let driver = runtimes.ask(0, SETUP_LIMIT, || async {
@@ -55,6 +94,12 @@ impl Rig<MonoioRuntimes> {
         })?;
         let mut rig = Rig::empty(case, runtimes);
         rig.io_driver = Some(driver);
+        Ok(rig)
+    }
+
+    /// Builds the runtimes, sockets and tasks for `case` on monoio.
+    pub(super) fn start_uring(case: &Case) -> std::io::Result<Self> {
+        let mut rig = Self::empty_uring(case)?;
         match case.protocol {
             Protocol::Udp => rig.start_datagrams(case)?,
             _ => rig.start_streams(case)?,
@@ -144,22 +189,14 @@ impl Rig<MonoioRuntimes> {
                 }
             };
             shards::spawn_counted(&servers, guarded(panics, serving));
-            let open = OpenSocket::of(&pair.client);
-            let client = TcpStream::from_std(pair.client)?;
-            let link = stream::Link::new(session);
-            match pair.client_tls {
-                None => spawn_halves(client, &link, open, &helpers),
-                Some(tls) => {
-                    let tls = monoio_rustls::ClientTlsStream::new(client, tls);
-                    spawn_halves(tls, &link, open, &helpers)
-                }
-            }
-            let client = stream::UringStreamClient::new(link);
-            shards::spawn_counted(
-                &clients,
-                phase::drive_local(index, client, commands, reports),
-            );
-            Ok(())
+            let client = UringClient {
+                index,
+                socket: pair.client,
+                tls: pair.client_tls,
+                tasks: (clients, helpers),
+                channels: (commands, reports),
+            };
+            client.start(session)
         })
     }
 
@@ -187,9 +224,21 @@ impl Rig<MonoioRuntimes> {
                 Ok(())
             })?;
         }
+        self.start_uring_udp_clients(case, ip, |i| server_addrs[i % server_addrs.len()], buffers)
+    }
+
+    /// One connected UDP socket per client, bound to `local`, sending to `server_of(i)`:
+    /// its receiver, sender and driver on the client's shard.
+    pub(super) fn start_uring_udp_clients(
+        &mut self,
+        case: &Case,
+        local: std::net::IpAddr,
+        server_of: impl Fn(usize) -> SocketAddr,
+        mut buffers: UdpBuffers,
+    ) -> std::io::Result<()> {
         for i in 0..case.clients {
-            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
-            ep.socket.connect(server_addrs[i % server_addrs.len()])?;
+            let ep = sockets::udp_endpoint(local, case.udp_send_buffer, case.udp_recv_buffer)?;
+            ep.socket.connect(server_of(i))?;
             buffers.add_client(ep.send_buffer, ep.recv_buffer);
             let (shape, timeout, alarm) = (
                 ClientShape::of(case),

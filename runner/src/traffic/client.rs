@@ -58,6 +58,18 @@ impl ClientShape {
         }
     }
 
+    /// The shape of each connection of `case`: one per client with the case's shape, or,
+    /// against an HTTP server that does not pipeline, clients × window connections of
+    /// window 1 ([`crate::case::Case::connections`]).
+    pub fn per_connection(case: &crate::case::Case) -> Self {
+        let (clients, window) = case.connections();
+        Self {
+            clients,
+            window,
+            ..Self::of(case)
+        }
+    }
+
     /// The client core of client `index` with this shape.
     pub fn core(&self, index: usize, order: OrderRule) -> ClientCore {
         ClientCore::new(index, self.payload, self.window, order)

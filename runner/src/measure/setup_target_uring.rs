@@ -1,0 +1,162 @@
+//! Setting up a measurement against an external server (`once --target`) on monoio: each
+//! client connects, completes TLS and the WebSocket upgrade on a setup-only tokio runtime
+//! (as an in-process monoio measurement does), and is then moved, socket and TLS session,
+//! to its shard, where the same client tasks as against echomark's own server run. No
+//! server task runs here. Nothing here is timed.
+
+use std::net::TcpStream;
+
+use echomark_archive::{Protocol, StreamFraming};
+
+use super::report::UdpBuffers;
+use super::rig::Rig;
+use super::setup::HANDSHAKE_LIMIT;
+use super::setup_target::target_tls;
+use super::setup_uring::{UringClient, SETUP_LIMIT};
+use super::shards::MonoioRuntimes;
+use crate::case::{Case, Target};
+use crate::framing::http1::Http1;
+use crate::framing::prefix::LengthPrefix;
+use crate::framing::raw::Raw;
+use crate::framing::websocket::{MaskKeys, WebSocket};
+use crate::framing::Framing;
+use crate::traffic::client::ClientShape;
+use crate::traffic::connect;
+use crate::traffic::sockets;
+use crate::traffic::stream::Session;
+use crate::traffic::tls::TlsClient;
+
+/// A client connection after its handshakes, out of tokio: the socket, the TLS session,
+/// and the bytes the server sent right after its WebSocket `101`.
+struct Established {
+    socket: TcpStream,
+    tls: Option<rustls::ClientConnection>,
+    early: Vec<u8>,
+}
+
+impl Rig<MonoioRuntimes> {
+    /// Builds the runtimes and the clients of `case` against `target` on monoio.
+    pub(super) fn start_target_uring(case: &Case, target: &Target) -> std::io::Result<Self> {
+        let mut rig = Self::empty_uring(case)?;
+        match case.protocol {
+            Protocol::Udp => {
+                let any = sockets::unspecified_for(&target.addr);
+                rig.start_uring_udp_clients(case, any, |_| target.addr, UdpBuffers::default())?
+            }
+            _ => rig.uring_target_streams(case, target)?,
+        }
+        Ok(rig)
+    }
+
+    fn uring_target_streams(&mut self, case: &Case, target: &Target) -> std::io::Result<()> {
+        let tls = target_tls(target)?;
+        let handshakes = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
+        let host = target.authority.clone();
+        let shape = ClientShape::per_connection(case);
+        for i in 0..shape.clients {
+            let socket =
+                TcpStream::connect_timeout(&target.addr, HANDSHAKE_LIMIT).map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("connecting to {}: {e}", target.addr))
+                })?;
+            socket.set_nodelay(true)?;
+            socket.set_nonblocking(true)?;
+            let setup = establish(socket, tls.as_ref(), websocket.then_some(host.as_str()));
+            let (established, negotiated) = handshakes.block_on(async {
+                tokio::time::timeout(SETUP_LIMIT, setup)
+                    .await
+                    .map_err(|_| std::io::Error::other("connection handshake timed out"))?
+            })?;
+            if negotiated.is_some() {
+                self.tls = negotiated;
+            }
+            let c = (shape, i, established);
+            match case.protocol {
+                Protocol::Http | Protocol::Https => {
+                    self.uring_target_client(c, Http1::Client { host: host.clone() })?
+                }
+                Protocol::Websocket | Protocol::Wss => {
+                    self.uring_target_client(c, WebSocket::Client(MaskKeys::from_os()?))?
+                }
+                _ => match target.framing {
+                    StreamFraming::Prefix => self.uring_target_client(c, LengthPrefix)?,
+                    StreamFraming::Raw => self.uring_target_client(
+                        c,
+                        Raw {
+                            payload: case.payload,
+                        },
+                    )?,
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Client `index` on its shard: its session (starting with the bytes that came early),
+    /// its reader and writer, and its phase driver.
+    fn uring_target_client<F: Framing>(
+        &mut self,
+        (shape, index, established): (ClientShape, usize, Established),
+        framing: F,
+    ) -> std::io::Result<()> {
+        let mut session = Session::new(index, shape, framing, (self.alarm_for_new_client(), None));
+        session.recv.preload(&established.early);
+        let client = UringClient {
+            index,
+            socket: established.socket,
+            tls: established.tls,
+            tasks: (self.runtimes.clients.clone(), self.runtimes.helpers.clone()),
+            channels: (self.commands_rx.clone(), self.reports_tx.clone()),
+        };
+        self.runtimes.ask(
+            index,
+            SETUP_LIMIT,
+            move || async move { client.start(session) },
+        )
+    }
+}
+
+/// The TLS handshake (when `tls`) and the WebSocket upgrade (when `websocket_host`) on
+/// tokio, then the connection out of tokio, with the TLS version and cipher suite.
+async fn establish(
+    socket: TcpStream,
+    tls: Option<&TlsClient>,
+    websocket_host: Option<&str>,
+) -> std::io::Result<(Established, Option<(String, String)>)> {
+    let mut stream = tokio::net::TcpStream::from_std(socket)?;
+    match tls {
+        None => {
+            let early = match websocket_host {
+                Some(host) => connect::client_upgrade(&mut stream, host).await?,
+                None => Vec::new(),
+            };
+            let socket = stream.into_std()?;
+            Ok((
+                Established {
+                    socket,
+                    tls: None,
+                    early,
+                },
+                None,
+            ))
+        }
+        Some(tls) => {
+            let mut connected = tls.connect(stream).await?;
+            let early = match websocket_host {
+                Some(host) => connect::client_upgrade(&mut connected.stream, host).await?,
+                None => Vec::new(),
+            };
+            let (io, session) = connected.stream.into_inner();
+            Ok((
+                Established {
+                    socket: io.into_std()?,
+                    tls: Some(session),
+                    early,
+                },
+                Some((connected.version, connected.cipher_suite)),
+            ))
+        }
+    }
+}
