@@ -162,6 +162,10 @@ pub struct ArchiveFile {
     /// echomark archives of runs against a target: how the client reached the server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reach: Option<Reach>,
+    /// echomark archives: when the first and the last run started (UTC, RFC 3339, as the
+    /// archive writes them, so they compare as text).
+    #[serde(skip)]
+    pub run_span: Option<(String, String)>,
 }
 
 /// How the clients of a file's runs reached an external server: the path their host routed
@@ -259,6 +263,41 @@ impl Dataset {
             .iter()
             .find_map(|f| f.reach.as_ref())
             .map_or(echomark_archive::PathKind::Loopback, |r| r.path.kind)
+    }
+
+    /// Whether the backends that measured `protocol` here had their runs interleaved in time
+    /// (one matrix shuffling them together): `Some(true)` when every two backends' spans of
+    /// runs overlap, `Some(false)` when none do (measured one after another), `None` with
+    /// fewer than two backends, unknown spans or a mix.
+    pub fn backends_interleaved(&self, protocol: Protocol) -> Option<bool> {
+        let mut spans: std::collections::BTreeMap<&str, (&str, &str)> = Default::default();
+        for f in self
+            .files
+            .iter()
+            .filter(|f| f.protocols.contains(&protocol))
+        {
+            let (first, last) = f.run_span.as_ref()?;
+            let span = spans
+                .entry(f.backend.as_deref()?)
+                .or_insert((first.as_str(), last.as_str()));
+            *span = (span.0.min(first.as_str()), span.1.max(last.as_str()));
+        }
+        let spans: Vec<(&str, &str)> = spans.into_values().collect();
+        let mut overlapping = Vec::new();
+        for (i, a) in spans.iter().enumerate() {
+            for b in &spans[i + 1..] {
+                overlapping.push(a.0 <= b.1 && b.0 <= a.1);
+            }
+        }
+        match (
+            overlapping.iter().all(|&o| o),
+            overlapping.iter().any(|&o| o),
+        ) {
+            _ if overlapping.is_empty() => None,
+            (true, _) => Some(true),
+            (_, false) => Some(false),
+            _ => None,
+        }
     }
 
     /// When the dataset was recorded: its earliest archive's time, if any archive says.

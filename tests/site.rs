@@ -1436,7 +1436,26 @@ fn the_committed_external_servers_dataset_says_what_was_measured() {
     // The CPU column is the client's alone; the servers' CPU is in the archive.
     assert!(tcp.contains("Process CPU here is echomark's client process alone"));
     assert!(overview.contains("`server.cpu_seconds`"));
+    // Measured one matrix after another; the interleaved dataset says it was interleaved.
+    for page in [&tcp, &http] {
+        assert!(page.contains("They were measured one after the other, not interleaved"));
+    }
+    for protocol in ["tcp", "http"] {
+        let page = read(&format!(
+            "en/epyc2-20261202-servers-interleaved/{protocol}.md"
+        ));
+        assert!(
+            page.contains("Their runs were interleaved in one matrix"),
+            "{protocol}"
+        );
+        assert!(!page.contains("not interleaved"), "{protocol}");
+        let zh = read(&format!(
+            "zh/epyc2-20261202-servers-interleaved/{protocol}.md"
+        ));
+        assert!(zh.contains("交错进行、打乱了顺序"), "{protocol}");
+    }
     let zh = read("zh/epyc2-20261202-external/tcp.md");
+    assert!(zh.contains("没有交错进行"));
     assert!(zh.contains("这里的后端指服务端"));
     assert!(zh.contains("只是 echomark 客户端进程的"));
     for page in [&tcp, &http, &overview] {

@@ -261,6 +261,12 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         shard: settings.shard,
         external_server: settings.external_server.clone(),
         reach: reach(&settings, &results),
+        run_span: results
+            .iter()
+            .map(|e| e.started_at_utc.as_str())
+            .min()
+            .zip(results.iter().map(|e| e.started_at_utc.as_str()).max())
+            .map(|(a, b)| (a.to_string(), b.to_string())),
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
     check_paths(out, &file, &results);

@@ -438,6 +438,7 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
         external_server: None,
         shard: None,
         reach: None,
+        run_span: None,
     }
 }
 

@@ -13,6 +13,7 @@ use super::{ChartFile, DatasetView, Image, PageSpec, Subject};
 use crate::analysis::aggregate::{Configuration, Status};
 use crate::analysis::{backends, ratios};
 use crate::format;
+use crate::model::Dataset;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
 use crate::site::markup::Markup;
@@ -352,11 +353,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
         },
         backend_comparisons: backend_comparisons(cat, &mine),
         cpu_note: labels::cpu_note(cat, d),
-        backend_note: cat.text(if d.measures_external_servers() {
-            "compare.backend_note_external"
-        } else {
-            "compare.backend_note"
-        }),
+        backend_note: backend_note(cat, d, subject),
         sections,
     };
     PageSpec::new(
@@ -366,4 +363,28 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
         &model,
         charts,
     )
+}
+
+/// The note under a backend comparison: what a backend is here, and whether the backends'
+/// runs were interleaved or measured one after another (a drift of the machine between
+/// them would then read as a difference between backends).
+fn backend_note(cat: &Catalog, d: &Dataset, subject: Subject) -> Markup {
+    let mut note = cat.text(if d.measures_external_servers() {
+        "compare.backend_note_external"
+    } else {
+        "compare.backend_note"
+    });
+    let interleaved = match subject {
+        Subject::Protocol(protocol) => d.backends_interleaved(protocol),
+        Subject::NativeTcp => None,
+    };
+    if let Some(interleaved) = interleaved {
+        note.push(&cat.text("site.sentence_sep"));
+        note.push(&cat.text(if interleaved {
+            "compare.interleaved"
+        } else {
+            "compare.sequential"
+        }));
+    }
+    note
 }
