@@ -1394,6 +1394,42 @@ fn datasets_of_two_hosts_get_a_hosts_page_with_verdicts_from_the_ranges() {
     assert!(!tree(&single).contains_key("en/hosts.md"));
 }
 
+/// A dataset of another host that crossed a veth pair is not set against a loopback one:
+/// the hosts page compares hosts over one path only.
+#[test]
+fn hosts_are_compared_over_one_path_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/epyc2-20261202-external/socat.json");
+    let loopback: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let mut veth = across_veth("emkc0");
+    veth["host"]["cpu"] = json!("Other CPU");
+    write(&raw, "a-loopback", "socat.json", &loopback.to_string());
+    write(&raw, "b-veth", "socat.json", &veth.to_string());
+    let out = dir.path().join("site");
+    let o = build(&[raw.as_path()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    if let Some(page) = files.get("en/hosts.md") {
+        let page = String::from_utf8_lossy(page);
+        assert!(!page.contains("## Host B"), "{page}");
+    }
+    // The same archive over loopback on the other host is compared.
+    let mut same_path = loopback.clone();
+    same_path["host"]["cpu"] = json!("Other CPU");
+    write(&raw, "b-veth", "socat.json", &same_path.to_string());
+    let out = dir.path().join("site2");
+    let o = build(&[raw.as_path()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let hosts = text(&tree(&out), "en/hosts.md");
+    assert!(
+        hosts.contains("## Host B (Other CPU) against host A (AMD EPYC)"),
+        "{hosts}"
+    );
+}
+
 /// The committed UDP report shows the seed's concrete counter line from a dataset that
 /// recorded the counter, and its numbers agree: after − before = the delta = the loss.
 #[test]

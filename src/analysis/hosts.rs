@@ -55,8 +55,9 @@ pub fn hosts<'a>(datasets: impl IntoIterator<Item = &'a Dataset>) -> Vec<Vec<usi
         .collect()
 }
 
-/// Each host after the first against the first, through its best pair of datasets; hosts
-/// with no configuration in common with the base host are left out.
+/// Each host after the first against the first, through its best pair of datasets (of one
+/// address family and one path); hosts with no configuration in common with the base host
+/// are left out.
 pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<HostPair> {
     let hosts = hosts(datasets);
     let Some((base_host, others)) = hosts.split_first() else {
@@ -80,7 +81,11 @@ pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<Host
             base_host
                 .iter()
                 .flat_map(|&b| host.iter().map(move |&s| (b, s)))
-                .filter(|&(b, s)| family(b) == family(s))
+                // One address family and one path: a veth dataset of one host is not set
+                // against a loopback one of another.
+                .filter(|&(b, s)| {
+                    family(b) == family(s) && datasets[b].path_kind() == datasets[s].path_kind()
+                })
                 .map(|(b, s)| HostPair {
                     base: b,
                     subject: s,
