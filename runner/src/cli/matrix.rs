@@ -1,0 +1,268 @@
+//! The flags of `matrix`, and the request they make of the library.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+use echomark_archive::Preset;
+use echomark_runner::case::{
+    self, AddressFamily, Arrival, Backend, IoModel, Protocol, StreamFraming, UsageError,
+};
+use echomark_runner::matrix::plan::Overrides;
+use echomark_runner::matrix::{ArchiveTarget, MatrixRequest, RunOptions};
+
+use super::target::{family_of, read_machine};
+use super::{
+    seconds, warmup_seconds, BUFFER_RANGE, COUNT_RANGE, PAYLOAD_RANGE, RATE_RANGE, THREADS_RANGE,
+    UDP_TIMEOUT_RANGE, WORK_RANGE,
+};
+
+/// The flags of `matrix`. Lists are comma-separated; explicit flags override the preset.
+#[derive(Debug, Clone, Args)]
+pub struct MatrixArgs {
+    /// The archive to write; must not exist yet.
+    #[arg(long, value_name = "FILE", required_unless_present = "resume")]
+    pub out: Option<std::path::PathBuf>,
+    /// Finish an interrupted archive: its own settings, no completed run repeated.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
+        "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
+        "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
+        "udp_server_recv_buffer", "udp_timeout_ms", "soak", "shard", "rates", "rate_sweep",
+        "arrival", "arrival_seed", "backends",
+    ])]
+    pub resume: Option<std::path::PathBuf>,
+    /// Async runtimes to measure, each into its own archive; with more than one, --out is a
+    /// folder (one BACKEND.json each) and their runs are shuffled together. IO models a
+    /// backend cannot run (monoio: shared N > 1) are left out of its archive.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub backends: Option<Vec<Backend>>,
+    /// Starting values: quick, baseline or dimensions.
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub protocols: Option<Vec<Protocol>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
+    pub payloads: Option<Vec<u64>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub clients: Option<Vec<u64>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub windows: Option<Vec<u64>>,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub io_models: Option<Vec<IoModel>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(THREADS_RANGE))]
+    pub io_threads: Option<Vec<u64>>,
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(WORK_RANGE))]
+    pub work: Option<Vec<u64>>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub repetitions: Option<u64>,
+    #[arg(long, value_parser = seconds)]
+    pub seconds: Option<f64>,
+    #[arg(long, value_parser = warmup_seconds)]
+    pub warmup: Option<f64>,
+    #[arg(long, value_enum)]
+    pub address_family: Option<AddressFamily>,
+    /// Force every UDP case to this window (arknet's `udp_throughput_window`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub udp_window: Option<u64>,
+    /// Record failed runs and go on; the exit code is still 1.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Run the cases in an order shuffled with this seed (recorded in the archive).
+    #[arg(long, value_name = "SEED")]
+    pub shuffle: Option<u64>,
+    /// Measure only part I of N of the matrix (every repetition of every N-th configuration,
+    /// recorded in the archive); the N archives of one build on one host form one dataset.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<echomark_archive::Shard>,
+    /// Kill a run after this many seconds (default: seconds + warmup + 30).
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub case_timeout: Option<f64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_send_buffer: Option<u64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_recv_buffer: Option<u64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_server_recv_buffer: Option<u64>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(UDP_TIMEOUT_RANGE))]
+    pub udp_timeout_ms: Option<u64>,
+    /// After the cases, run `soak` for this many seconds per protocol and record it.
+    #[arg(long, value_name = "S", value_parser = seconds, conflicts_with = "server_cmd")]
+    pub soak: Option<f64>,
+    /// Measure an external server instead of echomark's own: this command (run by `sh -c`,
+    /// `{port}` replaced by a free port) is started fresh for every run and verified first.
+    /// Repeat it (with one --server-name each) to measure several servers with their runs
+    /// interleaved, one archive each in the --out folder.
+    #[arg(long, value_name = "CMD", requires = "server_name", conflicts_with_all = ["backends", "resume"])]
+    pub server_cmd: Vec<String>,
+    /// The name the pages give the external server (its `backend`), one per --server-cmd.
+    #[arg(long, value_name = "NAME", requires = "server_cmd")]
+    pub server_name: Vec<String>,
+    /// The address the external server listens on (default: the address family's loopback).
+    #[arg(long, value_name = "IP", requires = "server_cmd")]
+    pub server_host: Option<std::net::IpAddr>,
+    /// tcp, tcps against --server-cmd: `prefix` or `raw`.
+    #[arg(long, value_enum, default_value = "prefix", requires = "server_cmd")]
+    pub framing: StreamFraming,
+    /// TLS protocols against --server-cmd: accept its certificate without checking it.
+    #[arg(long, requires = "server_cmd", conflicts_with = "tls_ca")]
+    pub tls_insecure: bool,
+    /// TLS protocols against --server-cmd: check its certificate against the CAs in this
+    /// PEM file (for the name of --server-host).
+    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// The machine the server runs on, when --server-cmd starts it on another one (through
+    /// ssh, say): the JSON `describe-host` prints there. Default: this machine.
+    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    pub server_machine: Option<std::path::PathBuf>,
+    /// Open loop: measure every case at each of these offered rates (messages per second
+    /// over all clients) instead of closed-loop; --windows cap the messages in flight.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "rate_sweep",
+          value_parser = clap::value_parser!(u64).range(RATE_RANGE))]
+    pub rates: Option<Vec<u64>>,
+    /// Open loop: measure every case closed-loop first, then at these percentages of its
+    /// median closed-loop throughput (default 10,30,50,70,80,90,95,100).
+    #[arg(long, value_delimiter = ',', value_name = "PERCENTS", num_args = 0..,
+          default_missing_value = "10,30,50,70,80,90,95,100",
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub rate_sweep: Option<Vec<u64>>,
+    /// Open loop: evenly spaced messages or a Poisson process (default uniform).
+    #[arg(long, value_enum)]
+    pub arrival: Option<Arrival>,
+    /// Open loop: the seed of every Poisson schedule (default 1).
+    #[arg(long, value_name = "SEED")]
+    pub arrival_seed: Option<u64>,
+    /// Workspace whose sources `source_sha256` covers (default: the one this binary was
+    /// built from).
+    #[arg(long, value_name = "DIR")]
+    pub source_dir: Option<std::path::PathBuf>,
+}
+
+impl MatrixArgs {
+    /// The external servers the `--server-cmd` / `--server-name` pairs name, in order.
+    fn external_servers(&self) -> Result<Vec<echomark_archive::ExternalServer>, UsageError> {
+        if self.server_cmd.len() != self.server_name.len() {
+            return Err(UsageError(format!(
+                "{} --server-cmd but {} --server-name: give each server a name",
+                self.server_cmd.len(),
+                self.server_name.len()
+            )));
+        }
+        let mut servers = Vec::with_capacity(self.server_cmd.len());
+        for (command, name) in self.server_cmd.iter().zip(&self.server_name) {
+            if servers
+                .iter()
+                .any(|s: &echomark_archive::ExternalServer| &s.name == name)
+            {
+                return Err(UsageError(format!(
+                    "--server-name {name:?} names two servers"
+                )));
+            }
+            servers.push(self.external_server(command, name)?);
+        }
+        Ok(servers)
+    }
+
+    /// The external server `command` starts, named `name`.
+    fn external_server(
+        &self,
+        command: &str,
+        name: &str,
+    ) -> Result<echomark_archive::ExternalServer, UsageError> {
+        if !command.contains("{port}") {
+            return Err(UsageError(
+                "--server-cmd must contain {port}, where the server's port goes".into(),
+            ));
+        }
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            || name.starts_with('.')
+        {
+            // The name becomes a file name (NAME.json) and the pages' backend.
+            return Err(UsageError(format!(
+                "--server-name {name:?}: use letters, digits, '-', '_' and '.' (not first)"
+            )));
+        }
+        let family = self.address_family.unwrap_or(AddressFamily::Ipv4);
+        let host = self.server_host.unwrap_or_else(|| case::loopback(family));
+        if family_of(&SocketAddr::new(host, 0)) != family {
+            return Err(UsageError(format!(
+                "--server-host {host} is not an address of --address-family {family}"
+            )));
+        }
+        Ok(echomark_archive::ExternalServer {
+            name: name.to_string(),
+            command: command.to_string(),
+            host: host.to_string(),
+            framing: self.framing,
+            tls_verification: match (&self.tls_ca, self.tls_insecure) {
+                (Some(_), _) => Some(echomark_archive::TlsVerification::Ca),
+                (None, true) => Some(echomark_archive::TlsVerification::Insecure),
+                (None, false) => None,
+            },
+            tls_ca: self.tls_ca.as_ref().map(|p| p.display().to_string()),
+            machine: Some(match &self.server_machine {
+                Some(file) => read_machine(file)?,
+                None => echomark_runner::matrix::host::describe(),
+            }),
+        })
+    }
+
+    /// The library's request for these flags.
+    pub fn to_request(&self) -> Result<MatrixRequest, UsageError> {
+        let archive = match (&self.resume, &self.out) {
+            (Some(resume), Some(out)) if resume != out => {
+                return Err(UsageError(
+                    "--resume writes to the archive it resumes; drop --out".into(),
+                ))
+            }
+            (Some(resume), _) => ArchiveTarget::Resume(resume.clone()),
+            (None, Some(out)) => ArchiveTarget::New(out.clone()),
+            (None, None) => {
+                return Err(UsageError("--out FILE or --resume FILE is required".into()))
+            }
+        };
+        Ok(MatrixRequest {
+            archive,
+            preset: self.preset,
+            overrides: Overrides {
+                protocols: self.protocols.clone(),
+                payloads: self.payloads.clone(),
+                clients: self.clients.clone(),
+                windows: self.windows.clone(),
+                udp_window: self.udp_window,
+                io_models: self.io_models.clone(),
+                io_threads: self.io_threads.clone(),
+                work: self.work.clone(),
+                repetitions: self.repetitions,
+                seconds: self.seconds,
+                warmup: self.warmup,
+                address_family: self.address_family,
+                rates: self.rates.clone(),
+                rate_sweep: self.rate_sweep.clone(),
+                arrival: self.arrival,
+                arrival_seed: self.arrival_seed,
+            },
+            options: RunOptions {
+                keep_going: self.keep_going,
+                shuffle: self.shuffle,
+                shard: self.shard,
+                case_timeout: self.case_timeout,
+                udp_send_buffer: self.udp_send_buffer,
+                udp_recv_buffer: self.udp_recv_buffer,
+                udp_server_recv_buffer: self.udp_server_recv_buffer,
+                udp_timeout_ms: self.udp_timeout_ms,
+                soak: self.soak,
+                external_servers: self.external_servers()?,
+            },
+            backends: {
+                let mut list = self.backends.clone().unwrap_or(vec![Backend::Tokio]);
+                list.sort();
+                list.dedup();
+                list
+            },
+            source_dir: self.source_dir.clone(),
+        })
+    }
+}

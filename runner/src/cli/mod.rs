@@ -1,0 +1,419 @@
+//! Command-line definitions, and their translation into the library's requests. Flag names
+//! and ranges follow arknet's loopback benchmark. The flags that aim a client at another
+//! server are in [`target`], those of `matrix` in [`matrix`].
+
+mod matrix;
+mod target;
+
+pub use matrix::MatrixArgs;
+pub use target::{family_of, TargetArgs};
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+
+use echomark_runner::case::{
+    self, AddressFamily, Arrival, Backend, Case, Fault, IoModel, OpenLoop, Protocol, StreamFraming,
+    Target, UsageError,
+};
+use echomark_runner::case::{
+    DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
+};
+use echomark_runner::message::{HEADER_LEN, MAX_PAYLOAD};
+
+/// Payloads on the command line: a header, up to the largest UDP datagram.
+const PAYLOAD_RANGE: std::ops::RangeInclusive<u64> = HEADER_LEN as u64..=MAX_PAYLOAD as u64;
+/// Clients and windows: 1 to 1,024 (arknet's range).
+const COUNT_RANGE: std::ops::RangeInclusive<u64> = 1..=1024;
+/// IO threads: 1 to 64.
+const THREADS_RANGE: std::ops::RangeInclusive<u64> = 1..=64;
+/// Synthetic work per echo: 0 to 10,000,000 rounds.
+const WORK_RANGE: std::ops::RangeInclusive<u64> = 0..=10_000_000;
+/// Socket buffer requests: 1 B to 2 GiB.
+const BUFFER_RANGE: std::ops::RangeInclusive<u64> = 1..=(1 << 31);
+/// Open-loop rates: 1 to 100 million messages per second.
+const RATE_RANGE: std::ops::RangeInclusive<u64> = 1..=100_000_000;
+/// The UDP loss timeout: 1 ms to 60 s.
+const UDP_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=60_000;
+
+/// Loopback echo benchmark on tokio and monoio (io_uring), and the matrix driver that writes
+/// raw archives.
+#[derive(Debug, Parser)]
+#[command(name = "echomark-runner", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The runner's subcommands.
+// Parsed once per process, so the size gap between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure one configuration in this process and print one JSON metrics object.
+    Once(OnceArgs),
+    /// Measure this host's loopback floor with a blocking single-thread ping-pong.
+    Calibrate(CalibrateArgs),
+    /// Run every case × repetition in a fresh `once` process and write a raw archive.
+    Matrix(MatrixArgs),
+    /// A sustained test across topologies with restarts; prints one JSON report.
+    Soak(SoakArgs),
+    /// Run only echomark's server until SIGTERM or SIGINT: one JSON line with its address
+    /// first, one with its counters last.
+    Serve(ServeArgs),
+    /// Check a server against the echo contract before measuring it: a table of checks,
+    /// exit 0 when none failed.
+    Verify(VerifyArgs),
+    /// Print this machine's description as archives record it (one JSON object), for
+    /// `--server-machine` on the client's host.
+    DescribeHost,
+    /// Print the `source_sha256` of a workspace (the rule archives record).
+    #[command(hide = true)]
+    SourceHash {
+        /// Workspace root (default: the one this binary was built from).
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+fn seconds(text: &str) -> Result<f64, case::SecondsError> {
+    case::parse_seconds(text, false)
+}
+
+fn warmup_seconds(text: &str) -> Result<f64, case::SecondsError> {
+    case::parse_seconds(text, true)
+}
+
+/// The flags of `once`.
+#[derive(Debug, Clone, Args)]
+pub struct OnceArgs {
+    /// Async runtime: tokio (epoll) or monoio (io_uring, thread-per-core).
+    #[arg(long, value_enum, default_value = "tokio")]
+    pub backend: Backend,
+    /// Transport and framing.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
+    /// Loopback host: 127.0.0.1 or ::1.
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+    /// Application payload of every message, header included (16 to 65,507 bytes).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
+    pub payload: u64,
+    /// Client connections (UDP: client sockets), 1 to 1,024.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub clients: u64,
+    /// Messages each client keeps in flight, 1 to 1,024.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub window: u64,
+    /// Measured phase length in seconds (> 0, ≤ 3600).
+    #[arg(long, default_value = "1", value_parser = seconds)]
+    pub seconds: f64,
+    /// Warmup length in seconds on the same connections; 0 skips warmup.
+    #[arg(long, default_value = "0.25", value_parser = warmup_seconds)]
+    pub warmup: f64,
+    /// Thread and runtime topology.
+    #[arg(long, value_enum, default_value = "shared")]
+    pub io_model: IoModel,
+    /// Threads (shared) or single-thread runtimes (sharded), 1 to 64.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(THREADS_RANGE))]
+    pub io_threads: u64,
+    /// Synthetic xorshift rounds per echo in the server handler, 0 to 10,000,000.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(WORK_RANGE))]
+    pub work: u64,
+    /// UDP: SO_SNDBUF request for every socket, bytes.
+    #[arg(long, default_value_t = DEFAULT_UDP_SEND_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_send_buffer: u64,
+    /// UDP: SO_RCVBUF request for every socket (client and server), bytes.
+    #[arg(long, default_value_t = DEFAULT_UDP_RECV_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_recv_buffer: u64,
+    /// UDP: SO_RCVBUF request for the server socket only, overriding --udp-recv-buffer.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_server_recv_buffer: Option<u64>,
+    /// UDP: an unanswered datagram counts as lost after this many milliseconds.
+    #[arg(long, default_value_t = DEFAULT_UDP_TIMEOUT_MS, value_parser = clap::value_parser!(u64).range(UDP_TIMEOUT_RANGE))]
+    pub udp_timeout_ms: u64,
+    /// Do not record round trips into the latency histogram (to measure its cost).
+    #[arg(long)]
+    pub no_latency: bool,
+    /// Open loop: send on a schedule at this many messages per second over all clients,
+    /// whether or not echoes have come back (--window caps the messages in flight per
+    /// client). Latency is measured from each message's due time.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(RATE_RANGE))]
+    pub rate: Option<u64>,
+    /// Open loop: evenly spaced messages or a Poisson process.
+    #[arg(long, value_enum, default_value = "uniform", requires = "rate")]
+    pub arrival: Arrival,
+    /// Open loop: the seed of the Poisson schedule.
+    #[arg(long, default_value_t = 1, requires = "rate")]
+    pub seed: u64,
+    /// Open loop: how many microseconds before a due message a client stops sleeping and
+    /// spins (yielding to the runtime); 0 sleeps on the timer alone.
+    #[arg(long, default_value_t = 1000, requires = "rate", value_parser = clap::value_parser!(u64).range(0..=100_000))]
+    pub spin_us: u64,
+    /// Test only: make the server misbehave so the checks can be shown to catch it.
+    #[arg(long, value_enum, hide = true)]
+    pub inject_fault: Option<Fault>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// The default case with this traffic.
+fn traffic(
+    protocol: Protocol,
+    address_family: AddressFamily,
+    payload: u64,
+    clients: u64,
+    window: u64,
+) -> Case {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Case {
+        protocol,
+        address_family,
+        payload: size(payload),
+        clients: size(clients),
+        window: size(window),
+        ..Case::default()
+    }
+}
+
+/// `traffic()` for the flag sets that choose protocol, family, payload, clients and window.
+macro_rules! traffic_flags {
+    ($($args:ty),+) => {$(
+        impl $args {
+            /// The default case with these flags' traffic.
+            fn traffic(&self) -> Case {
+                traffic(self.protocol, self.address_family, self.payload, self.clients, self.window)
+            }
+        }
+    )+};
+}
+
+traffic_flags!(OnceArgs, SoakArgs);
+
+impl OnceArgs {
+    /// The validated case these flags describe.
+    pub fn to_case(&self) -> Result<Case, UsageError> {
+        let mut case = Case {
+            backend: self.backend,
+            seconds: self.seconds,
+            warmup: self.warmup,
+            io_model: self.io_model,
+            io_threads: self.io_threads as usize,
+            work: self.work,
+            udp_send_buffer: self.udp_send_buffer,
+            udp_recv_buffer: self.udp_recv_buffer,
+            udp_server_recv_buffer: self.udp_server_recv_buffer,
+            udp_timeout: Duration::from_millis(self.udp_timeout_ms),
+            record_latency: !self.no_latency,
+            fault: self.inject_fault,
+            open_loop: self.rate.map(|rate| OpenLoop {
+                rate,
+                arrival: self.arrival,
+                seed: self.seed,
+            }),
+            spin: Duration::from_micros(self.spin_us),
+            ..self.traffic()
+        };
+        case.target = self.target.resolve(case.address_family)?;
+        if let Some(t) = &case.target {
+            case.address_family = family_of(&t.addr);
+        }
+        case.validate()
+    }
+}
+
+/// The flags of `serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Transport and framing.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
+    /// Address to listen on; port 0 picks a free one (printed on the first line).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Async runtime: tokio (epoll) or monoio (io_uring; shared 1 or sharded N).
+    #[arg(long, value_enum, default_value = "tokio")]
+    pub backend: Backend,
+    /// tcp, tcps: `prefix` (echomark's framing) or `raw` (a plain byte echo).
+    #[arg(long, value_enum, default_value = "prefix")]
+    pub framing: StreamFraming,
+    /// Thread and runtime topology.
+    #[arg(long, value_enum, default_value = "shared")]
+    pub io_model: IoModel,
+    /// Threads (shared) or single-thread runtimes (sharded), 1 to 64.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(THREADS_RANGE))]
+    pub io_threads: u64,
+    /// Synthetic xorshift rounds per echo, 0 to 10,000,000.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(WORK_RANGE))]
+    pub work: u64,
+    /// UDP: SO_SNDBUF request for every server socket, bytes.
+    #[arg(long, default_value_t = DEFAULT_UDP_SEND_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_send_buffer: u64,
+    /// UDP: SO_RCVBUF request for every server socket, bytes.
+    #[arg(long, default_value_t = DEFAULT_UDP_RECV_BUFFER, value_parser = clap::value_parser!(u64).range(BUFFER_RANGE))]
+    pub udp_recv_buffer: u64,
+    /// TLS protocols: write the server's self-signed certificate (PEM) here, for a client's
+    /// --tls-ca.
+    #[arg(long, value_name = "FILE")]
+    pub tls_certificate_out: Option<std::path::PathBuf>,
+}
+
+impl ServeArgs {
+    /// The options these flags describe.
+    pub fn to_options(&self) -> Result<echomark_runner::serve::ServeOptions, UsageError> {
+        let options = echomark_runner::serve::ServeOptions {
+            backend: self.backend,
+            protocol: self.protocol,
+            listen: self.listen,
+            framing: self.framing,
+            io_model: self.io_model,
+            io_threads: self.io_threads as usize,
+            work: self.work,
+            udp_send_buffer: self.udp_send_buffer,
+            udp_recv_buffer: self.udp_recv_buffer,
+            tls_certificate_out: self.tls_certificate_out.clone(),
+        };
+        echomark_runner::serve::validate(&options).map_err(|e| UsageError(e.to_string()))?;
+        Ok(options)
+    }
+}
+
+/// The flags of `verify`.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    /// The protocol the server speaks.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
+    /// Preferred address family when the target's name has both.
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+    /// Print the checks as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+impl VerifyArgs {
+    /// The target to verify (required here).
+    pub fn to_target(&self) -> Result<Target, UsageError> {
+        let target = self
+            .target
+            .resolve(self.address_family)?
+            .ok_or_else(|| UsageError("verify needs --target HOST:PORT".into()))?;
+        let probe = Case {
+            protocol: self.protocol,
+            address_family: family_of(&target.addr),
+            target: Some(target.clone()),
+            ..Case::default()
+        };
+        probe.validate()?;
+        Ok(target)
+    }
+}
+
+/// The flags of `calibrate`.
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// Payload of every ping, bytes.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
+    pub payload: u64,
+    /// Seconds per protocol.
+    #[arg(long, default_value = "1", value_parser = seconds)]
+    pub seconds: f64,
+    /// Loopback host.
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+    /// Run only the blocking echo server at this address (port 0 picks one) until SIGTERM
+    /// or SIGINT; prints {"listening": ADDR} first.
+    #[arg(long, value_name = "ADDR", conflicts_with = "target")]
+    pub serve: Option<SocketAddr>,
+    /// Run only the blocking client against the echo server at this address; prints its
+    /// floor as JSON.
+    #[arg(long, value_name = "ADDR")]
+    pub target: Option<SocketAddr>,
+    /// With --serve or --target: tcp or udp.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub protocol: Protocol,
+}
+
+/// The flags of `soak`.
+#[derive(Debug, Clone, Args)]
+pub struct SoakArgs {
+    /// Async runtime (its unsupported topologies are skipped).
+    #[arg(long, value_enum, default_value = "tokio")]
+    pub backend: Backend,
+    /// Total length, split over rounds × topologies (shared 1, shared 4, sharded 4).
+    #[arg(long, default_value = "60", value_parser = seconds)]
+    pub seconds: f64,
+    #[arg(long, value_enum, default_value = "udp")]
+    pub protocol: Protocol,
+    #[arg(long, value_enum, default_value = "ipv4")]
+    pub address_family: AddressFamily,
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub clients: u64,
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(COUNT_RANGE))]
+    pub window: u64,
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(PAYLOAD_RANGE))]
+    pub payload: u64,
+    /// Restarts per topology.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub rounds: u64,
+    /// Test only: make the server misbehave, to show the soak fails.
+    #[arg(long, value_enum, hide = true)]
+    pub inject_fault: Option<Fault>,
+}
+
+impl SoakArgs {
+    /// The base case of every round (topology and durations are set per round).
+    pub fn to_case(&self) -> Result<Case, UsageError> {
+        Case {
+            backend: self.backend,
+            warmup: 0.0,
+            fault: self.inject_fault,
+            ..self.traffic()
+        }
+        .validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use echomark_archive::Preset;
+    use echomark_runner::matrix::plan::MatrixSpec;
+
+    /// What the matrix hands a child is exactly what `once` measures: every planned case of
+    /// every preset survives the round trip through its argv.
+    #[test]
+    fn every_preset_case_parses_back_from_its_child_arguments() {
+        for preset in [
+            Preset::Quick,
+            Preset::Baseline,
+            Preset::Dimensions,
+            Preset::UdpBuffers,
+        ] {
+            let spec = MatrixSpec::preset(Some(preset));
+            let settings = spec.settings(echomark_runner::matrix::plan::SettingsExtra {
+                preset: Some(preset),
+                shuffle_seed: None,
+                case_timeout_seconds: 30.0,
+                udp_timeout_ms: 100,
+                udp_send_buffer: Some(1 << 17),
+                udp_recv_buffer: None,
+                udp_server_recv_buffer: None,
+                keep_going: false,
+                soak_seconds: None,
+                shard: None,
+            });
+            for run in spec.runs(None, Backend::Tokio) {
+                let case = spec.case(&run, &settings).unwrap();
+                let argv = std::iter::once("echomark-runner".to_string()).chain(case.to_args());
+                let Command::Once(args) = Cli::try_parse_from(argv).unwrap().command else {
+                    panic!("once")
+                };
+                assert_eq!(args.to_case().unwrap(), case, "{preset:?}");
+            }
+        }
+    }
+}

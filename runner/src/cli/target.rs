@@ -1,0 +1,118 @@
+//! The flags that aim a client at a server echomark did not start, and the resolution of
+//! its address and machine description.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use clap::Args;
+use echomark_runner::case::{AddressFamily, StreamFraming, Target, TlsTrust, UsageError};
+
+/// The flags that point a client at a server echomark did not start.
+#[derive(Debug, Clone, Args)]
+pub struct TargetArgs {
+    /// Measure the server at HOST:PORT instead of echomark's own (client side only; the
+    /// address family is the address's).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: Option<String>,
+    /// tcp, tcps: `prefix` (arknet's length prefix, echomark's own server) or `raw`
+    /// (messages of exactly --payload bytes on any server that writes back what it reads).
+    #[arg(long, value_enum, default_value = "prefix", requires = "target")]
+    pub framing: StreamFraming,
+    /// TLS protocols: accept the server's certificate without checking it.
+    #[arg(long, requires = "target", conflicts_with = "tls_ca")]
+    pub tls_insecure: bool,
+    /// TLS protocols: check the server's certificate against the CAs in this PEM file.
+    #[arg(long, value_name = "FILE", requires = "target")]
+    pub tls_ca: Option<std::path::PathBuf>,
+    /// TLS protocols: the name the certificate must carry (default: the target's host).
+    #[arg(long, value_name = "NAME", requires = "target")]
+    pub tls_server_name: Option<String>,
+    /// The server implementation's name, recorded as the run's `backend` (default: the
+    /// client's runtime).
+    #[arg(long, value_name = "NAME", requires = "target")]
+    pub server_name: Option<String>,
+    /// http, https: the server does not answer pipelined requests, so each of the
+    /// clients × window requests in flight gets a connection of its own (window 1 each).
+    #[arg(long, requires = "target")]
+    pub no_pipelining: bool,
+    /// The machine the server runs on, for the record: the JSON `echomark-runner
+    /// describe-host` prints there (or `serve`'s listening line, which carries it).
+    #[arg(long, value_name = "FILE", requires = "target")]
+    pub server_machine: Option<std::path::PathBuf>,
+}
+
+impl TargetArgs {
+    /// The target these flags name, resolved (preferring `family` when the name has
+    /// addresses of both), or none.
+    pub fn resolve(&self, family: AddressFamily) -> Result<Option<Target>, UsageError> {
+        let Some(authority) = &self.target else {
+            return Ok(None);
+        };
+        let addr = resolve(authority, family)?;
+        let host = authority
+            .rsplit_once(':')
+            .map_or(authority.as_str(), |(h, _)| h)
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let trust = match (&self.tls_ca, self.tls_insecure) {
+            (Some(path), _) => Some(TlsTrust::Ca(path.clone())),
+            (None, true) => Some(TlsTrust::Insecure),
+            (None, false) => None,
+        };
+        Ok(Some(Target {
+            addr,
+            authority: authority.clone(),
+            framing: self.framing,
+            tls: trust.map(|t| {
+                (
+                    t,
+                    self.tls_server_name
+                        .clone()
+                        .unwrap_or_else(|| host.to_string()),
+                )
+            }),
+            server_name: self.server_name.clone(),
+            http_pipelining: !self.no_pipelining,
+            server_machine: match &self.server_machine {
+                Some(file) => Some((file.clone(), read_machine(file)?)),
+                None => None,
+            },
+        }))
+    }
+}
+
+/// The machine description in `file`: a host as `describe-host` prints it, or an object
+/// that carries one under `machine` (`serve`'s listening line).
+pub fn read_machine(file: &std::path::Path) -> Result<echomark_archive::Host, UsageError> {
+    let fail = |why: String| UsageError(format!("--server-machine {}: {why}", file.display()));
+    let text = std::fs::read_to_string(file).map_err(|e| fail(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+    let (value, at) = match value.get("machine") {
+        Some(machine) => (machine.clone(), "machine"),
+        None => (value, "the top level"),
+    };
+    serde_json::from_value(value).map_err(|e| fail(format!("{at} is not a host description: {e}")))
+}
+
+/// The socket address of `HOST:PORT`, of `family` when the name has both kinds.
+pub fn resolve(authority: &str, family: AddressFamily) -> Result<SocketAddr, UsageError> {
+    let addrs: Vec<SocketAddr> = authority
+        .to_socket_addrs()
+        .map_err(|e| UsageError(format!("--target {authority:?}: {e}")))?
+        .collect();
+    let wanted = |a: &&SocketAddr| a.is_ipv6() == (family == AddressFamily::Ipv6);
+    addrs
+        .iter()
+        .find(wanted)
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| UsageError(format!("--target {authority:?} has no address")))
+}
+
+/// The address family of `addr`.
+pub fn family_of(addr: &SocketAddr) -> AddressFamily {
+    if addr.is_ipv6() {
+        AddressFamily::Ipv6
+    } else {
+        AddressFamily::Ipv4
+    }
+}

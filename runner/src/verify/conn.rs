@@ -1,0 +1,401 @@
+//! The verifier's blocking connection: a plain, TLS or datagram socket to the server with
+//! a framing, the WebSocket upgrade, and byte-for-byte reading of echoes with a deadline.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::time::Instant;
+
+use echomark_archive::{Protocol, StreamFraming};
+
+use super::IO_LIMIT;
+use crate::case::Target;
+use crate::framing::http1::Http1;
+use crate::framing::prefix::LengthPrefix;
+use crate::framing::raw::Raw;
+use crate::framing::websocket::{self, MaskKeys, WebSocket};
+use crate::framing::{FrameError, FrameHead, Framing, RecvBuf};
+use crate::message::{self, MAX_PAYLOAD};
+use crate::traffic::tls::TlsClient;
+
+/// The framings a verifying client may speak.
+enum AnyFraming {
+    Prefix(LengthPrefix),
+    Raw(Raw),
+    Http(Http1),
+    WebSocket(WebSocket),
+}
+
+impl Framing for AnyFraming {
+    fn max_head(&self) -> usize {
+        match self {
+            AnyFraming::Prefix(f) => f.max_head(),
+            AnyFraming::Raw(f) => f.max_head(),
+            AnyFraming::Http(f) => f.max_head(),
+            AnyFraming::WebSocket(f) => f.max_head(),
+        }
+    }
+
+    fn encode(&mut self, out: &mut Vec<u8>, len: usize, write_body: impl FnOnce(&mut Vec<u8>)) {
+        match self {
+            AnyFraming::Prefix(f) => f.encode(out, len, write_body),
+            AnyFraming::Raw(f) => f.encode(out, len, write_body),
+            AnyFraming::Http(f) => f.encode(out, len, write_body),
+            AnyFraming::WebSocket(f) => f.encode(out, len, write_body),
+        }
+    }
+
+    fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, FrameError> {
+        match self {
+            AnyFraming::Prefix(f) => f.decode_head(buf),
+            AnyFraming::Raw(f) => f.decode_head(buf),
+            AnyFraming::Http(f) => f.decode_head(buf),
+            AnyFraming::WebSocket(f) => f.decode_head(buf),
+        }
+    }
+
+    fn answer_controls(&mut self, out: &mut Vec<u8>, controls: &mut websocket::Controls) {
+        if let AnyFraming::WebSocket(f) = self {
+            f.answer_controls(out, controls);
+        }
+    }
+}
+
+/// A blocking connection or socket to the server.
+enum Wire {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    Datagram(UdpSocket),
+}
+
+/// One connection (or UDP socket) to the server under verification.
+pub(super) struct Conn {
+    wire: Wire,
+    framing: AnyFraming,
+    recv: RecvBuf,
+    /// TLS: version and cipher suite.
+    pub(super) negotiated: Option<String>,
+}
+
+fn io_error(what: &str, e: io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            format!("{what}: no answer within {} s", IO_LIMIT.as_secs())
+        }
+        _ => format!("{what}: {e}"),
+    }
+}
+
+impl Conn {
+    pub(super) fn open(
+        protocol: Protocol,
+        target: &Target,
+        tls: Option<&Result<TlsClient, String>>,
+    ) -> Result<Conn, String> {
+        let addr: SocketAddr = target.addr;
+        if protocol == Protocol::Udp {
+            let any = SocketAddr::new(crate::traffic::sockets::unspecified_for(&addr), 0);
+            let socket = UdpSocket::bind(any).map_err(|e| io_error("bind", e))?;
+            socket.connect(addr).map_err(|e| io_error("connect", e))?;
+            socket
+                .set_read_timeout(Some(IO_LIMIT))
+                .map_err(|e| io_error("socket", e))?;
+            return Ok(Conn {
+                wire: Wire::Datagram(socket),
+                framing: AnyFraming::Raw(Raw { payload: 0 }),
+                recv: RecvBuf::new(MAX_PAYLOAD),
+                negotiated: None,
+            });
+        }
+        let stream = TcpStream::connect_timeout(&addr, IO_LIMIT)
+            .map_err(|e| io_error(&format!("connecting to {addr}"), e))?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| io_error("socket", e))?;
+        stream
+            .set_read_timeout(Some(IO_LIMIT))
+            .map_err(|e| io_error("socket", e))?;
+        stream
+            .set_write_timeout(Some(IO_LIMIT))
+            .map_err(|e| io_error("socket", e))?;
+        let (wire, negotiated) = match tls {
+            None => (Wire::Plain(stream), None),
+            Some(Err(e)) => return Err(e.clone()),
+            Some(Ok(client)) => {
+                let session = client.blocking().map_err(|e| format!("TLS: {e}"))?;
+                let mut tls = rustls::StreamOwned::new(session, stream);
+                while tls.conn.is_handshaking() {
+                    tls.conn
+                        .complete_io(&mut tls.sock)
+                        .map_err(|e| io_error("TLS handshake", e))?;
+                }
+                let negotiated = format!(
+                    "{:?}, {:?}",
+                    tls.conn
+                        .protocol_version()
+                        .unwrap_or(rustls::ProtocolVersion::Unknown(0)),
+                    tls.conn
+                        .negotiated_cipher_suite()
+                        .map(|s| s.suite())
+                        .unwrap_or(rustls::CipherSuite::Unknown(0))
+                );
+                (Wire::Tls(Box::new(tls)), Some(negotiated))
+            }
+        };
+        let framing = match protocol {
+            Protocol::Http | Protocol::Https => AnyFraming::Http(Http1::Client {
+                host: target.authority.clone(),
+            }),
+            Protocol::Websocket | Protocol::Wss => AnyFraming::WebSocket(WebSocket::Client(
+                MaskKeys::from_os().map_err(|e| format!("random source: {e}"))?,
+            )),
+            _ => match target.framing {
+                StreamFraming::Prefix => AnyFraming::Prefix(LengthPrefix),
+                StreamFraming::Raw => AnyFraming::Raw(Raw { payload: 0 }),
+            },
+        };
+        let mut conn = Conn {
+            wire,
+            framing,
+            recv: RecvBuf::new(MAX_PAYLOAD + websocket::MAX_HEAD),
+            negotiated,
+        };
+        if matches!(protocol, Protocol::Websocket | Protocol::Wss) {
+            conn.upgrade(&target.authority)?;
+        }
+        Ok(conn)
+    }
+
+    fn upgrade(&mut self, host: &str) -> Result<(), String> {
+        let key = websocket::new_key().map_err(|e| e.to_string())?;
+        self.write(websocket::client_request(host, &key).as_bytes())?;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        // One byte at a time: nothing after the head may be consumed here.
+        while !head.ends_with(b"\r\n\r\n") {
+            if head.len() > websocket::MAX_HANDSHAKE {
+                return Err("upgrade answer too long".into());
+            }
+            match self.read(&mut byte) {
+                Ok(0) => return Err("closed during the WebSocket upgrade".into()),
+                Ok(_) => head.push(byte[0]),
+                Err(e) => return Err(io_error("WebSocket upgrade", e)),
+            }
+        }
+        let text = String::from_utf8_lossy(&head[..head.len() - 4]).to_string();
+        websocket::check_server_response(&text, &key).map_err(|e| format!("WebSocket upgrade: {e}"))
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.wire {
+            Wire::Plain(s) => s.read(buf),
+            Wire::Tls(s) => s.read(buf),
+            Wire::Datagram(s) => s.recv(buf),
+        }
+    }
+
+    pub(super) fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let r = match &mut self.wire {
+            Wire::Plain(s) => s.write_all(bytes).and_then(|_| s.flush()),
+            Wire::Tls(s) => s.write_all(bytes).and_then(|_| s.flush()),
+            Wire::Datagram(s) => s.send(bytes).map(|_| ()),
+        };
+        r.map_err(|e| io_error("write", e))
+    }
+
+    /// The messages framed back to back, as one write would carry them.
+    pub(super) fn frame(&mut self, messages: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for m in messages {
+            self.framing
+                .encode(&mut out, m.len(), |o| o.extend_from_slice(m));
+        }
+        out
+    }
+
+    /// Sends `messages`: in one write on a stream, one datagram each otherwise.
+    pub(super) fn send(&mut self, messages: &[Vec<u8>]) -> Result<(), String> {
+        if let Wire::Datagram(_) = self.wire {
+            messages.iter().try_for_each(|m| self.write(m))
+        } else {
+            let wire = self.frame(messages);
+            self.write(&wire)
+        }
+    }
+
+    /// Sends `messages` and expects their echoes in order.
+    pub(super) fn round_trips(&mut self, messages: &[Vec<u8>]) -> Result<(), String> {
+        self.send(messages)?;
+        self.expect(messages)
+    }
+
+    /// Reads one echo per message and compares it byte for byte.
+    pub(super) fn expect(&mut self, messages: &[Vec<u8>]) -> Result<(), String> {
+        for (i, m) in messages.iter().enumerate() {
+            let echo = self.next_echo(m.len())?;
+            if echo != *m {
+                return Err(describe_mismatch(i, m, &echo));
+            }
+        }
+        Ok(())
+    }
+
+    fn next_echo(&mut self, expected: usize) -> Result<Vec<u8>, String> {
+        if let Wire::Datagram(s) = &self.wire {
+            let mut buf = vec![0u8; MAX_PAYLOAD + 1];
+            let n = s.recv(&mut buf).map_err(|e| io_error("echo", e))?;
+            buf.truncate(n);
+            return Ok(buf);
+        }
+        if let AnyFraming::Raw(raw) = &mut self.framing {
+            raw.payload = expected;
+        }
+        let deadline = Instant::now() + IO_LIMIT;
+        loop {
+            match self.recv.next_frame(&self.framing) {
+                Ok(Some(range)) => return Ok(self.recv.bytes_mut()[range].to_vec()),
+                Ok(None) => self.answer_controls()?,
+                Err(e) => return Err(format!("the answer is not a framed echo: {e}")),
+            }
+            self.read_more(deadline, "echo")?;
+        }
+    }
+
+    /// Waits for the pong to a ping that carried `payload`.
+    pub(super) fn await_pong(&mut self, payload: &[u8]) -> Result<(), String> {
+        let deadline = Instant::now() + IO_LIMIT;
+        loop {
+            match self.recv.next_frame(&self.framing) {
+                Ok(Some(_)) => return Err("a message came instead of the pong".into()),
+                Ok(None) => self.answer_controls()?,
+                Err(e) => return Err(format!("not a WebSocket frame: {e}")),
+            }
+            if let Some(pong) = self.recv.controls().last_pong.take() {
+                return if pong == payload {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the pong carries {} bytes that are not the ping's payload",
+                        pong.len()
+                    ))
+                };
+            }
+            self.read_more(deadline, "pong")?;
+        }
+    }
+
+    /// Reads more of the stream into the receive buffer; an error after `deadline`, on a
+    /// close, or when the read fails.
+    fn read_more(&mut self, deadline: Instant, awaited: &str) -> Result<(), String> {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "no whole {awaited} within {} s",
+                IO_LIMIT.as_secs()
+            ));
+        }
+        let spare = self.recv.spare();
+        let n = match &mut self.wire {
+            Wire::Plain(s) => s.read(spare),
+            Wire::Tls(s) => s.read(spare),
+            Wire::Datagram(_) => return Err("a datagram socket has no stream to read".into()),
+        };
+        match n {
+            Ok(0) => Err("the server closed the connection".into()),
+            Ok(n) => {
+                self.recv.filled(n);
+                Ok(())
+            }
+            Err(e) => Err(io_error(awaited, e)),
+        }
+    }
+
+    /// `message` as WebSocket fragments of about a third each, with a ping carrying
+    /// `ping` between the first two, masked as a client must.
+    pub(super) fn fragmented_with_ping(&mut self, message: &[u8], ping: &[u8]) -> Vec<u8> {
+        let AnyFraming::WebSocket(WebSocket::Client(keys)) = &mut self.framing else {
+            return Vec::new();
+        };
+        let third = message.len().div_ceil(3);
+        let pieces: Vec<&[u8]> = message.chunks(third).collect();
+        let mut wire = Vec::new();
+        for (i, piece) in pieces.iter().enumerate() {
+            let op = if i == 0 {
+                websocket::opcode::BINARY
+            } else {
+                websocket::opcode::CONTINUATION
+            };
+            let last = i + 1 == pieces.len();
+            websocket::write_frame(&mut wire, last, op, piece, Some(keys.next_key()));
+            if i == 0 {
+                let key = Some(keys.next_key());
+                websocket::write_frame(&mut wire, true, websocket::opcode::PING, ping, key);
+            }
+        }
+        wire
+    }
+
+    /// Sends the pongs owed to the server's pings; an error once the server sent a close.
+    fn answer_controls(&mut self) -> Result<(), String> {
+        let controls = self.recv.controls();
+        if !controls.owed() {
+            return Ok(());
+        }
+        let closed = controls.peer_closed();
+        let mut answers = Vec::new();
+        self.framing.answer_controls(&mut answers, controls);
+        self.write(&answers)?;
+        if closed {
+            return Err("the server sent a WebSocket close frame".into());
+        }
+        Ok(())
+    }
+
+    /// Whatever arrives until the server closes or goes quiet for the read limit.
+    pub(super) fn read_some_until_close(&mut self) -> Result<Vec<u8>, String> {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match self.read(&mut buf) {
+                Ok(0) => return Ok(got),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return if got.is_empty() {
+                        Err(format!(
+                            "neither answered nor closed within {} s",
+                            IO_LIMIT.as_secs()
+                        ))
+                    } else {
+                        Ok(got)
+                    };
+                }
+                // A reset is a close too.
+                Err(_) => return Ok(got),
+            }
+        }
+    }
+}
+
+/// What differs between a sent message and its echo.
+fn describe_mismatch(index: usize, sent: &[u8], echo: &[u8]) -> String {
+    if echo.len() != sent.len() {
+        return format!(
+            "echo {index} has {} bytes, {} were sent",
+            echo.len(),
+            sent.len()
+        );
+    }
+    if let (Ok(a), Ok(b)) = (message::parse_header(sent), message::parse_header(echo)) {
+        if a.sequence != b.sequence || a.client_id != b.client_id {
+            return format!(
+                "echo {index} is message {} of client {}, expected message {} of client {} (out of order)",
+                b.sequence, b.client_id, a.sequence, a.client_id
+            );
+        }
+    }
+    let at = sent.iter().zip(echo).position(|(a, b)| a != b).unwrap_or(0);
+    format!("echo {index} differs from what was sent at byte {at}")
+}
