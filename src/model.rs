@@ -283,19 +283,18 @@ impl Dataset {
             *span = (span.0.min(first.as_str()), span.1.max(last.as_str()));
         }
         let spans: Vec<(&str, &str)> = spans.into_values().collect();
-        let mut overlapping = Vec::new();
+        let mut pairs = 0;
+        let mut overlapping = 0;
         for (i, a) in spans.iter().enumerate() {
             for b in &spans[i + 1..] {
-                overlapping.push(a.0 <= b.1 && b.0 <= a.1);
+                pairs += 1;
+                overlapping += usize::from(a.0 <= b.1 && b.0 <= a.1);
             }
         }
-        match (
-            overlapping.iter().all(|&o| o),
-            overlapping.iter().any(|&o| o),
-        ) {
-            _ if overlapping.is_empty() => None,
-            (true, _) => Some(true),
-            (_, false) => Some(false),
+        match overlapping {
+            _ if pairs == 0 => None,
+            n if n == pairs => Some(true),
+            0 => Some(false),
             _ => None,
         }
     }

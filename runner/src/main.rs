@@ -105,10 +105,10 @@ fn calibrate_apart(args: &cli::CalibrateArgs) -> u8 {
         other => return usage("calibrate", format!("--protocol {other}: tcp or udp only")),
     };
     let result = if let Some(addr) = args.serve {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-            let _ = signal_hook::flag::register(signal, stop.clone());
-        }
+        let stop = match stop_on_signals("calibrate") {
+            Ok(stop) => stop,
+            Err(code) => return code,
+        };
         calibrate::serve(addr, udp, &stop, |bound| {
             println!("{}", serde_json::json!({ "listening": bound.to_string() }));
             let _ = std::io::stdout().flush();
@@ -127,6 +127,19 @@ fn calibrate_apart(args: &cli::CalibrateArgs) -> u8 {
             exit_codes::FAILED
         }
     }
+}
+
+/// A flag that SIGTERM or SIGINT sets, for a command that runs until told to stop; the
+/// exit code to return when the handlers cannot be installed.
+fn stop_on_signals(command: &str) -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, u8> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
+            eprintln!("echomark-runner {command}: cannot handle signal {signal}: {e}");
+            return Err(exit_codes::FAILED);
+        }
+    }
+    Ok(stop)
 }
 
 /// Prints a usage problem of `command` and returns its exit code.
@@ -165,13 +178,10 @@ fn once(case: &case::Case) -> u8 {
 /// `serve`: the listening line, then, once SIGTERM or SIGINT arrives, the counters.
 fn serve(options: &echomark_runner::serve::ServeOptions) -> u8 {
     use std::io::Write as _;
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        if let Err(e) = signal_hook::flag::register(signal, stop.clone()) {
-            eprintln!("echomark-runner serve: cannot handle signal {signal}: {e}");
-            return exit_codes::FAILED;
-        }
-    }
+    let stop = match stop_on_signals("serve") {
+        Ok(stop) => stop,
+        Err(code) => return code,
+    };
     let announce = |listening: &echomark_runner::serve::Listening| {
         println!("{}", serde_json::to_string(listening).expect("plain data"));
         // The parent reads the address before it connects: never leave it in a buffer.

@@ -10,7 +10,7 @@ use echomark_runner::case::{
 use echomark_runner::matrix::plan::Overrides;
 use echomark_runner::matrix::{ArchiveTarget, MatrixRequest, RunOptions};
 
-use super::target::{family_of, read_machine};
+use super::target::{family_of, read_machine, tls_trust};
 use super::{
     seconds, warmup_seconds, BUFFER_RANGE, COUNT_RANGE, PAYLOAD_RANGE, RATE_RANGE, THREADS_RANGE,
     UDP_TIMEOUT_RANGE, WORK_RANGE,
@@ -147,43 +147,46 @@ impl MatrixArgs {
                 self.server_name.len()
             )));
         }
-        let mut servers = Vec::with_capacity(self.server_cmd.len());
+        if self.server_cmd.is_empty() {
+            return Ok(Vec::new());
+        }
+        // What every server shares, read and checked once.
+        let shared = self.shared_server_settings()?;
+        let mut servers: Vec<echomark_archive::ExternalServer> = Vec::new();
         for (command, name) in self.server_cmd.iter().zip(&self.server_name) {
-            if servers
-                .iter()
-                .any(|s: &echomark_archive::ExternalServer| &s.name == name)
+            if !command.contains("{port}") {
+                return Err(UsageError(
+                    "--server-cmd must contain {port}, where the server's port goes".into(),
+                ));
+            }
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                || name.starts_with('.')
             {
+                // The name becomes a file name (NAME.json) and the pages' backend.
+                return Err(UsageError(format!(
+                    "--server-name {name:?}: use letters, digits, '-', '_' and '.' (not first)"
+                )));
+            }
+            if servers.iter().any(|s| &s.name == name) {
                 return Err(UsageError(format!(
                     "--server-name {name:?} names two servers"
                 )));
             }
-            servers.push(self.external_server(command, name)?);
+            servers.push(echomark_archive::ExternalServer {
+                name: name.clone(),
+                command: command.clone(),
+                ..shared.clone()
+            });
         }
         Ok(servers)
     }
 
-    /// The external server `command` starts, named `name`.
-    fn external_server(
-        &self,
-        command: &str,
-        name: &str,
-    ) -> Result<echomark_archive::ExternalServer, UsageError> {
-        if !command.contains("{port}") {
-            return Err(UsageError(
-                "--server-cmd must contain {port}, where the server's port goes".into(),
-            ));
-        }
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            || name.starts_with('.')
-        {
-            // The name becomes a file name (NAME.json) and the pages' backend.
-            return Err(UsageError(format!(
-                "--server-name {name:?}: use letters, digits, '-', '_' and '.' (not first)"
-            )));
-        }
+    /// The settings every `--server-cmd` server shares (its name and command left empty):
+    /// address, framing, TLS trust and machine.
+    fn shared_server_settings(&self) -> Result<echomark_archive::ExternalServer, UsageError> {
         let family = self.address_family.unwrap_or(AddressFamily::Ipv4);
         let host = self.server_host.unwrap_or_else(|| case::loopback(family));
         if family_of(&SocketAddr::new(host, 0)) != family {
@@ -192,15 +195,11 @@ impl MatrixArgs {
             )));
         }
         Ok(echomark_archive::ExternalServer {
-            name: name.to_string(),
-            command: command.to_string(),
+            name: String::new(),
+            command: String::new(),
             host: host.to_string(),
             framing: self.framing,
-            tls_verification: match (&self.tls_ca, self.tls_insecure) {
-                (Some(_), _) => Some(echomark_archive::TlsVerification::Ca),
-                (None, true) => Some(echomark_archive::TlsVerification::Insecure),
-                (None, false) => None,
-            },
+            tls_verification: tls_trust(&self.tls_ca, self.tls_insecure).map(|t| t.verification()),
             tls_ca: self.tls_ca.as_ref().map(|p| p.display().to_string()),
             machine: Some(match &self.server_machine {
                 Some(file) => read_machine(file)?,

@@ -53,11 +53,7 @@ impl TargetArgs {
             .map_or(authority.as_str(), |(h, _)| h)
             .trim_start_matches('[')
             .trim_end_matches(']');
-        let trust = match (&self.tls_ca, self.tls_insecure) {
-            (Some(path), _) => Some(TlsTrust::Ca(path.clone())),
-            (None, true) => Some(TlsTrust::Insecure),
-            (None, false) => None,
-        };
+        let trust = tls_trust(&self.tls_ca, self.tls_insecure);
         Ok(Some(Target {
             addr,
             authority: authority.clone(),
@@ -77,6 +73,16 @@ impl TargetArgs {
                 None => None,
             },
         }))
+    }
+}
+
+/// How `--tls-ca FILE` / `--tls-insecure` say the server's certificate is checked, if at
+/// all.
+pub fn tls_trust(ca: &Option<std::path::PathBuf>, insecure: bool) -> Option<TlsTrust> {
+    match (ca, insecure) {
+        (Some(path), _) => Some(TlsTrust::Ca(path.clone())),
+        (None, true) => Some(TlsTrust::Insecure),
+        (None, false) => None,
     }
 }
 

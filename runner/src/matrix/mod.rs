@@ -411,14 +411,6 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             {
                 judged.error = Some(reason);
             }
-            let outcome = outcome.unwrap_or(child::ChildOutcome {
-                returncode: -1,
-                stdout: String::new(),
-                stderr: String::new(),
-                timed_out: false,
-                signal: None,
-                wall: Duration::ZERO,
-            });
             let summary = match (&judged.error, &judged.metrics) {
                 (Some(e), _) => e.clone(),
                 (None, Some(m)) => match &m.open_loop {
@@ -455,14 +447,15 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 backend: archive.backend.clone(),
                 address_family: archive.settings.address_family,
                 command,
-                returncode: (outcome.returncode >= 0).then_some(outcome.returncode),
-                stderr: outcome.stderr,
+                // No child ran when the server never got ready.
+                returncode: outcome.as_ref().map(|o| o.returncode),
+                wall_seconds: outcome.as_ref().map_or(0.0, |o| o.wall.as_secs_f64()),
+                stderr: outcome.map(|o| o.stderr).unwrap_or_default(),
                 metrics: judged.metrics,
                 stdout: judged.stdout,
                 error: judged.error,
                 order: order as u64,
                 started_at_utc,
-                wall_seconds: outcome.wall.as_secs_f64(),
                 server,
             });
             archive.failed_measurements += u64::from(failed);

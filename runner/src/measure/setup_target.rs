@@ -53,11 +53,10 @@ impl Rig<TokioRuntimes> {
         let tls = target_tls(target)?;
         let host = target.authority.clone();
         let shape = ClientShape::per_connection(case);
+        let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
         for i in 0..shape.clients {
-            let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
-            let (conn, early) =
-                self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;
-            let conn = (conn, early);
+            // The connection, and the bytes the server sent right after its `101`.
+            let conn = self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;
             match case.protocol {
                 Protocol::Http | Protocol::Https => self.start_target_client(
                     (case, shape),
@@ -98,25 +97,24 @@ impl Rig<TokioRuntimes> {
         tls: Option<&TlsClient>,
         websocket_host: Option<&String>,
     ) -> std::io::Result<(Conn, Vec<u8>)> {
-        let stream = std::net::TcpStream::connect_timeout(&addr, HANDSHAKE_LIMIT)
-            .map_err(|e| std::io::Error::new(e.kind(), format!("connecting to {addr}: {e}")))?;
-        stream.set_nodelay(true)?;
-        stream.set_nonblocking(true)?;
+        let stream = connect::connect_std(addr, HANDSHAKE_LIMIT)?;
         let handle = self.runtimes.topology.handle_for(index);
         let _in_runtime = handle.enter();
         let stream = tokio::net::TcpStream::from_std(stream)?;
         let (tls, host) = (tls.cloned(), websocket_host.cloned());
         let (done, result) = mpsc::channel();
         handle.spawn(async move {
-            let _ = done.send(establish(stream, tls, host).await);
+            let established =
+                connect::establish_client(stream, tls.as_ref(), host.as_deref()).await;
+            let _ = done.send(established);
         });
-        let (conn, negotiated, early) = result
+        let established = result
             .recv_timeout(HANDSHAKE_LIMIT)
             .map_err(|_| std::io::Error::other(format!("handshake with {addr} timed out")))??;
-        if negotiated.is_some() {
-            self.tls = negotiated;
+        if established.negotiated.is_some() {
+            self.tls = established.negotiated.clone();
         }
-        Ok((conn, early))
+        Ok(established.into_conn())
     }
 
     fn start_target_client<F: Framing>(
@@ -143,40 +141,5 @@ impl Rig<TokioRuntimes> {
     fn target_datagrams(&mut self, case: &Case, target: &Target) -> std::io::Result<()> {
         let any = sockets::unspecified_for(&target.addr);
         self.start_udp_clients(case, any, |_| target.addr, UdpBuffers::default())
-    }
-}
-
-/// A connection, the TLS version and cipher suite it negotiated, and the bytes the server
-/// sent right after its WebSocket `101`.
-type Established = (Conn, Option<(String, String)>, Vec<u8>);
-
-/// The TLS handshake (when `tls`) and the WebSocket upgrade (when `websocket_host`) on a
-/// connected stream.
-async fn establish(
-    stream: tokio::net::TcpStream,
-    tls: Option<TlsClient>,
-    websocket_host: Option<String>,
-) -> std::io::Result<Established> {
-    match tls {
-        None => {
-            let mut stream = stream;
-            let early = match websocket_host {
-                Some(host) => connect::client_upgrade(&mut stream, &host).await?,
-                None => Vec::new(),
-            };
-            Ok((Conn::Plain(stream), None, early))
-        }
-        Some(tls) => {
-            let mut connected = tls.connect(stream).await?;
-            let early = match websocket_host {
-                Some(host) => connect::client_upgrade(&mut connected.stream, &host).await?,
-                None => Vec::new(),
-            };
-            Ok((
-                Conn::Tls(Box::new(tokio::io::split(connected.stream))),
-                Some((connected.version, connected.cipher_suite)),
-                early,
-            ))
-        }
     }
 }

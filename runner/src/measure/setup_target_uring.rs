@@ -4,8 +4,6 @@
 //! to its shard, where the same client tasks as against echomark's own server run. No
 //! server task runs here. Nothing here is timed.
 
-use std::net::TcpStream;
-
 use echomark_archive::{Protocol, StreamFraming};
 
 use super::report::UdpBuffers;
@@ -21,18 +19,9 @@ use crate::framing::raw::Raw;
 use crate::framing::websocket::{MaskKeys, WebSocket};
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
-use crate::traffic::connect;
+use crate::traffic::connect::{self, DetachedClient};
 use crate::traffic::sockets;
 use crate::traffic::stream::Session;
-use crate::traffic::tls::TlsClient;
-
-/// A client connection after its handshakes, out of tokio: the socket, the TLS session,
-/// and the bytes the server sent right after its WebSocket `101`.
-struct Established {
-    socket: TcpStream,
-    tls: Option<rustls::ClientConnection>,
-    early: Vec<u8>,
-}
 
 impl Rig<MonoioRuntimes> {
     /// Builds the runtimes and the clients of `case` against `target` on monoio.
@@ -57,22 +46,20 @@ impl Rig<MonoioRuntimes> {
         let host = target.authority.clone();
         let shape = ClientShape::per_connection(case);
         for i in 0..shape.clients {
-            let socket =
-                TcpStream::connect_timeout(&target.addr, HANDSHAKE_LIMIT).map_err(|e| {
-                    std::io::Error::new(e.kind(), format!("connecting to {}: {e}", target.addr))
-                })?;
-            socket.set_nodelay(true)?;
-            socket.set_nonblocking(true)?;
-            let setup = establish(socket, tls.as_ref(), websocket.then_some(host.as_str()));
-            let (established, negotiated) = handshakes.block_on(async {
-                tokio::time::timeout(SETUP_LIMIT, setup)
+            let socket = connect::connect_std(target.addr, HANDSHAKE_LIMIT)?;
+            let websocket_host = websocket.then_some(host.as_str());
+            let detached = handshakes.block_on(async {
+                let stream = tokio::net::TcpStream::from_std(socket)?;
+                let setup = connect::establish_client(stream, tls.as_ref(), websocket_host);
+                let established = tokio::time::timeout(SETUP_LIMIT, setup)
                     .await
-                    .map_err(|_| std::io::Error::other("connection handshake timed out"))?
+                    .map_err(|_| std::io::Error::other("connection handshake timed out"))??;
+                if established.negotiated.is_some() {
+                    self.tls = established.negotiated.clone();
+                }
+                established.detach()
             })?;
-            if negotiated.is_some() {
-                self.tls = negotiated;
-            }
-            let c = (shape, i, established);
+            let c = (shape, i, detached);
             match case.protocol {
                 Protocol::Http | Protocol::Https => {
                     self.uring_target_client(c, Http1::Client { host: host.clone() })?
@@ -98,7 +85,7 @@ impl Rig<MonoioRuntimes> {
     /// its reader and writer, and its phase driver.
     fn uring_target_client<F: Framing>(
         &mut self,
-        (shape, index, established): (ClientShape, usize, Established),
+        (shape, index, established): (ClientShape, usize, DetachedClient),
         framing: F,
     ) -> std::io::Result<()> {
         let mut session = Session::new(index, shape, framing, (self.alarm_for_new_client(), None));
@@ -115,48 +102,5 @@ impl Rig<MonoioRuntimes> {
             SETUP_LIMIT,
             move || async move { client.start(session) },
         )
-    }
-}
-
-/// The TLS handshake (when `tls`) and the WebSocket upgrade (when `websocket_host`) on
-/// tokio, then the connection out of tokio, with the TLS version and cipher suite.
-async fn establish(
-    socket: TcpStream,
-    tls: Option<&TlsClient>,
-    websocket_host: Option<&str>,
-) -> std::io::Result<(Established, Option<(String, String)>)> {
-    let mut stream = tokio::net::TcpStream::from_std(socket)?;
-    match tls {
-        None => {
-            let early = match websocket_host {
-                Some(host) => connect::client_upgrade(&mut stream, host).await?,
-                None => Vec::new(),
-            };
-            let socket = stream.into_std()?;
-            Ok((
-                Established {
-                    socket,
-                    tls: None,
-                    early,
-                },
-                None,
-            ))
-        }
-        Some(tls) => {
-            let mut connected = tls.connect(stream).await?;
-            let early = match websocket_host {
-                Some(host) => connect::client_upgrade(&mut connected.stream, host).await?,
-                None => Vec::new(),
-            };
-            let (io, session) = connected.stream.into_inner();
-            Ok((
-                Established {
-                    socket: io.into_std()?,
-                    tls: Some(session),
-                    early,
-                },
-                Some((connected.version, connected.cipher_suite)),
-            ))
-        }
     }
 }

@@ -12,7 +12,7 @@ use tokio_rustls::server;
 use crate::framing::websocket::handshake::BAD_REQUEST;
 use crate::framing::websocket::{self, HandshakeError};
 use crate::traffic::stream::Conn;
-use crate::traffic::tls::Tls;
+use crate::traffic::tls::{Tls, TlsClient};
 
 /// Bytes read at a time while waiting for an upgrade head.
 const HANDSHAKE_READ: usize = 512;
@@ -201,4 +201,95 @@ impl Pair {
             tls: self.tls,
         })
     }
+}
+
+/// A client's stream to a server echomark did not start, after its handshakes on tokio.
+pub enum ClientStream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+/// A client connection after its TLS handshake and WebSocket upgrade: the stream, the TLS
+/// version and cipher suite it negotiated, and the bytes the server sent right after its
+/// `101` (which the receive buffer must start with).
+pub struct Established {
+    pub stream: ClientStream,
+    pub negotiated: Option<(String, String)>,
+    pub early: Vec<u8>,
+}
+
+impl Established {
+    /// The connection for a tokio client: TLS split into owned halves.
+    pub fn into_conn(self) -> (Conn, Vec<u8>) {
+        let conn = match self.stream {
+            ClientStream::Plain(s) => Conn::Plain(s),
+            ClientStream::Tls(s) => Conn::Tls(Box::new(tokio::io::split(*s))),
+        };
+        (conn, self.early)
+    }
+
+    /// The socket and TLS session out of tokio, for another runtime (call inside the
+    /// runtime the connection was made on).
+    pub fn detach(self) -> std::io::Result<DetachedClient> {
+        let (socket, tls) = match self.stream {
+            ClientStream::Plain(s) => (s.into_std()?, None),
+            ClientStream::Tls(s) => {
+                let (io, session) = s.into_inner();
+                (io.into_std()?, Some(session))
+            }
+        };
+        Ok(DetachedClient {
+            socket,
+            tls,
+            early: self.early,
+        })
+    }
+}
+
+/// A client connection after its handshakes, out of tokio: the socket, the TLS session
+/// (with its buffered records), and the bytes the server sent right after its `101`.
+pub struct DetachedClient {
+    pub socket: std::net::TcpStream,
+    pub tls: Option<rustls::ClientConnection>,
+    pub early: Vec<u8>,
+}
+
+/// The TLS handshake (when `tls`) and the WebSocket upgrade (when `websocket_host`) of a
+/// client on a connected stream.
+pub async fn establish_client(
+    stream: TcpStream,
+    tls: Option<&TlsClient>,
+    websocket_host: Option<&str>,
+) -> std::io::Result<Established> {
+    let (mut stream, negotiated) = match tls {
+        None => (ClientStream::Plain(stream), None),
+        Some(tls) => {
+            let c = tls.connect(stream).await?;
+            let negotiated = Some((c.version, c.cipher_suite));
+            (ClientStream::Tls(Box::new(c.stream)), negotiated)
+        }
+    };
+    let early = match (websocket_host, &mut stream) {
+        (None, _) => Vec::new(),
+        (Some(host), ClientStream::Plain(s)) => client_upgrade(s, host).await?,
+        (Some(host), ClientStream::Tls(s)) => client_upgrade(&mut **s, host).await?,
+    };
+    Ok(Established {
+        stream,
+        negotiated,
+        early,
+    })
+}
+
+/// A blocking connect to `addr` within `limit`, made ready for an async runtime (no Nagle
+/// delay, non-blocking).
+pub fn connect_std(
+    addr: std::net::SocketAddr,
+    limit: std::time::Duration,
+) -> std::io::Result<std::net::TcpStream> {
+    let stream = std::net::TcpStream::connect_timeout(&addr, limit)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("connecting to {addr}: {e}")))?;
+    stream.set_nodelay(true)?;
+    stream.set_nonblocking(true)?;
+    Ok(stream)
 }
