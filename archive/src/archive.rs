@@ -73,7 +73,8 @@ pub struct Toolchain {
     pub profile: String,
     pub opt_level: String,
     pub debug_info: String,
-    /// Name → version of the crates that do the measured work (from `Cargo.lock`).
+    /// Name → version of the crates that do the measured work (from `Cargo.lock`); a crate
+    /// locked at several versions lists them all, joined with " + ".
     pub dependencies: std::collections::BTreeMap<String, String>,
 }
 

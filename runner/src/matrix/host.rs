@@ -154,5 +154,12 @@ mod tests {
         let t = toolchain();
         assert!(t.rustc.starts_with("rustc "), "{t:?}");
         assert!(t.dependencies.contains_key("tokio"), "{t:?}");
+        // Both backends' stacks, so a monoio archive names what measured it.
+        for name in ["monoio", "io-uring", "monoio-rustls", "rustls"] {
+            assert!(t.dependencies.contains_key(name), "{name} missing: {t:?}");
+        }
+        // mio is locked twice (0.8 under monoio, 1.x under tokio): both versions are kept.
+        let mio = &t.dependencies["mio"];
+        assert!(mio.contains(" + ") && mio.starts_with("0."), "{mio}");
     }
 }
