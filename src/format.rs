@@ -52,6 +52,24 @@ pub fn two_decimals(value: f64) -> String {
     grouped(value, 2)
 }
 
+/// A latency in microseconds to 3 significant digits, the precision the HDR histograms keep
+/// (`2,130`, `109`, `11.2`, `0.523`): grouped, never more digits than were recorded.
+pub fn latency(value: f64) -> String {
+    if !value.is_finite() {
+        return "N/A".to_string();
+    }
+    if value == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = value.abs().log10().floor() as i32;
+    if magnitude >= 2 {
+        let unit = 10f64.powi(magnitude - 2);
+        grouped((value / unit).round() * unit, 0)
+    } else {
+        grouped(value, (2 - magnitude) as usize)
+    }
+}
+
 /// A ratio: 2 decimals and the multiplication sign (`1.98×`).
 pub fn ratio(value: f64) -> String {
     format!("{}×", grouped(value, 2))
@@ -118,6 +136,17 @@ pub fn gib(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_keep_the_three_significant_digits_the_histogram_has() {
+        assert_eq!(latency(2131.97), "2,130");
+        assert_eq!(latency(109.25), "109");
+        assert_eq!(latency(99.96), "100.0");
+        assert_eq!(latency(11.234), "11.2");
+        assert_eq!(latency(0.5234), "0.523");
+        assert_eq!(latency(4886.53), "4,890");
+        assert_eq!(latency(f64::NAN), "N/A");
+    }
 
     #[test]
     fn exact_binary_ties_round_half_to_even() {

@@ -223,6 +223,22 @@ pub fn duels<'a>(rankings: &[&'a Ranking], subject: &str, base: &str) -> Vec<Due
         .collect()
 }
 
+/// The median, min and max of the duels' ratios (subject's best median ÷ base's); `None`
+/// without a duel whose base median is positive.
+pub fn duel_ratios(duels: &[Duel]) -> Option<Stat> {
+    crate::analysis::ratios::median_range(
+        duels
+            .iter()
+            .filter_map(|d| {
+                ratio(
+                    d.subject.best.roundtrips_per_second.median,
+                    d.base.best.roundtrips_per_second.median,
+                )
+            })
+            .collect(),
+    )
+}
+
 /// One pair as `summary.json` lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct BackendRow {

@@ -46,6 +46,8 @@ pub struct DatasetAnalysis {
     pub backends: Vec<backends::BackendRow>,
     pub udp: udp::UdpAnalysis,
     pub findings: Vec<findings::Finding>,
+    /// Per load with several valid IO models, what the ranges decide (in ranking order).
+    pub io_models: Vec<findings::io_model::IoModelFinding>,
 }
 
 impl Analysis {
@@ -65,7 +67,13 @@ impl Analysis {
                     .iter()
                     .filter(|c| c.dataset == d.name)
                     .collect();
+                let ranked: Vec<&Ranking> = rankings
+                    .iter()
+                    .filter(|r| r.group.dataset == d.name)
+                    .collect();
+                let cpus = d.files.first().and_then(|f| f.host.logical_cpus);
                 DatasetAnalysis {
+                    io_models: findings::io_model::io_model_findings(&ranked, &mine, cpus),
                     report: validate::report(d),
                     ratios: ratios::ratio_rows(&mine),
                     backends: backends::backend_rows(&mine),

@@ -77,7 +77,8 @@ impl Ranking {
     }
 }
 
-fn group_of(c: &Configuration) -> GroupKey {
+/// The group a configuration competes in.
+pub(crate) fn group_of(c: &Configuration) -> GroupKey {
     GroupKey {
         dataset: c.dataset.clone(),
         backend: c.key.backend.clone(),

@@ -5,7 +5,7 @@
 use echomark_archive::{IoModel, Metric, Protocol};
 use serde::Serialize;
 
-use super::aggregate::{Configuration, Stat, Status};
+use crate::analysis::aggregate::{Configuration, Stat, Status};
 
 /// The reference payload of a finding.
 const NEAR_PAYLOAD: u64 = 1024;

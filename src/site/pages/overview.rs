@@ -13,6 +13,7 @@ use super::provenance::{commands, host_table, toolchain};
 use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
 use crate::analysis::backends;
+use crate::analysis::findings::io_model::IoModelFinding;
 use crate::analysis::rank::Ranking;
 use crate::format;
 use crate::output::safe_name;
@@ -35,10 +36,13 @@ struct OverviewPage {
     key_caveat: Markup,
     throughput_charts: Vec<Image>,
     p99_charts: Vec<Image>,
-    choosing: Table,
+    /// Absent when every load was measured with one IO model: there is nothing to choose.
+    choosing: Option<Table>,
+    /// Said instead of key results when every load was measured with one IO model.
+    one_model: Option<Markup>,
     guide: Table,
-    /// Present when the dataset has more than one backend.
-    backends: Option<BackendsSection>,
+    /// Each other backend (or server) against the base one, when the dataset has several.
+    backends: Vec<BackendsSection>,
     protocols: Vec<ProtocolLink>,
     /// Present when the dataset has arknet's native program, whose RTT is per batch.
     batch_rtt_caveat: Option<Markup>,
@@ -169,24 +173,25 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
         ],
     );
     let caveat = cat.fill("overview.key_caveat", &[("payload", &p), ("clients", &c)]);
-    let mut main: Vec<&&Ranking> = view
-        .rankings
+    let mut main: Vec<&IoModelFinding> = view
+        .analysis
+        .io_models
         .iter()
-        .filter(|r| r.group.payload_bytes == payload && r.group.clients == clients)
+        .filter(|f| f.group.payload_bytes == payload && f.group.clients == clients)
         .collect();
-    main.sort_by_key(|r| {
+    main.sort_by_key(|f| {
         (
-            r.group.backend.clone(),
-            labels::protocol_rank(r.group.protocol),
-            r.group.implementation.clone(),
-            r.group.handler_work,
-            r.group.window,
+            f.group.backend.clone(),
+            labels::protocol_rank(f.group.protocol),
+            f.group.implementation.clone(),
+            f.group.handler_work,
+            f.group.window,
         )
     });
     // A load measured at several windows needs the window in its bullet to be told apart.
     let mut windows_of: BTreeMap<(&str, &str, Protocol, u64), BTreeSet<u64>> = BTreeMap::new();
-    for r in &main {
-        let g = &r.group;
+    for f in &main {
+        let g = &f.group;
         windows_of
             .entry((&g.backend, &g.implementation, g.protocol, g.handler_work))
             .or_default()
@@ -194,10 +199,8 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
     }
     let ctx = KeyContext {
         several_windows: windows_of.values().any(|w| w.len() > 1),
-        logical_cpus: view.dataset.files.first().and_then(|f| f.host.logical_cpus),
-        view,
     };
-    let key_results = main.iter().map(|r| key_result(cat, r, &ctx)).collect();
+    let key_results = main.iter().map(|f| key_result(cat, f, &ctx)).collect();
     let (mut throughput, mut p99, mut charts) = (Vec::new(), Vec::new(), Vec::new());
     let backends: BTreeSet<&str> = view
         .configs
@@ -342,23 +345,43 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
     table
 }
 
-/// Per load, each backend's fastest model against the base backend's (tokio when present);
-/// a winner is named only where the two ranges do not overlap.
-fn backends_section(cat: &Catalog, view: &DatasetView) -> Option<BackendsSection> {
+/// Every other backend (or external server) against the base one (tokio, or echomark's own
+/// server, when present), in name order.
+fn backends_sections(cat: &Catalog, view: &DatasetView) -> Vec<BackendsSection> {
     let present: BTreeSet<&str> = view
         .rankings
         .iter()
         .map(|r| r.group.backend.as_str())
         .collect();
-    let base = backends::base_backend(&present)?;
-    let subject = present.iter().copied().find(|b| *b != base)?;
+    let Some(base) = backends::base_backend(&present) else {
+        return Vec::new();
+    };
+    present
+        .iter()
+        .copied()
+        .filter(|b| *b != base)
+        .filter_map(|subject| backends_section(cat, view, subject, base))
+        .collect()
+}
+
+/// Per load, `subject`'s fastest model against `base`'s; a winner is named only where the
+/// two ranges do not overlap.
+fn backends_section(
+    cat: &Catalog,
+    view: &DatasetView,
+    subject: &str,
+    base: &str,
+) -> Option<BackendsSection> {
     let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
     let duels = backends::duels(&in_protocol_order(view), subject, base);
+    if duels.is_empty() {
+        return None;
+    }
     let count = |v: backends::Verdict| {
         let n = duels.iter().filter(|d| d.verdict == v).count() as u64;
         labels::number(format::count(n))
     };
-    let summary = cat.fill(
+    let mut summary = cat.fill(
         "overview.backends_summary",
         &[
             ("subject", &s_label),
@@ -369,6 +392,20 @@ fn backends_section(cat: &Catalog, view: &DatasetView) -> Option<BackendsSection
             ("total", &labels::number(format::count(duels.len() as u64))),
         ],
     );
+    if let Some(r) = backends::duel_ratios(&duels) {
+        let x = |v: f64| labels::number(format::ratio(v));
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.fill(
+            "overview.backends_ratio",
+            &[
+                ("subject", &s_label),
+                ("base", &b_label),
+                ("ratio", &x(r.median)),
+                ("min", &x(r.min)),
+                ("max", &x(r.max)),
+            ],
+        ));
+    }
     let names: [(&str, &dyn crate::site::markup::Fill); 2] =
         [("subject", &s_label), ("base", &b_label)];
     let mut table = Table::new(cat.list("overview.backends_columns", &names), &[]);
@@ -515,6 +552,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
     };
     let (main_load, key_caveat, key_results, throughput_charts, p99_charts) =
         main.unwrap_or_default();
+    let several_models = view.rankings.iter().any(|r| r.candidates >= 2);
     let model = OverviewPage {
         cpu_note: labels::cpu_note(cat, d),
         title: title.clone(),
@@ -536,8 +574,9 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         key_caveat,
         throughput_charts,
         p99_charts,
-        choosing: choosing(cat, view),
-        backends: backends_section(cat, view),
+        choosing: several_models.then(|| choosing(cat, view)),
+        one_model: (!several_models).then(|| cat.text("overview.one_model")),
+        backends: backends_sections(cat, view),
         guide: guide(cat),
         protocols: view
             .subjects()
