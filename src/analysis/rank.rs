@@ -92,7 +92,8 @@ pub(crate) fn group_of(c: &Configuration) -> GroupKey {
     }
 }
 
-fn contender(c: &Configuration, throughput: Stat) -> Contender {
+/// A configuration as a contender of its group.
+pub(crate) fn contender(c: &Configuration, throughput: Stat) -> Contender {
     Contender {
         io_model: c.key.io_model,
         io_threads: c.key.io_threads,

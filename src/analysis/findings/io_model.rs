@@ -9,7 +9,7 @@ use echomark_archive::Metric;
 use serde::Serialize;
 
 use crate::analysis::aggregate::{Configuration, Stat, Status};
-use crate::analysis::rank::{group_of, Contender, GroupKey, Ranking};
+use crate::analysis::rank::{contender, group_of, Contender, GroupKey, Ranking};
 
 /// What the throughput ranges decide for one load.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,14 +111,7 @@ fn finding(
             Verdict::NoDistinguishableWinner {
                 candidates: candidates
                     .into_iter()
-                    .filter_map(|c| {
-                        Some(Contender {
-                            io_model: c.key.io_model,
-                            io_threads: c.key.io_threads,
-                            roundtrips_per_second: c.stat(Metric::RoundtripsPerSecond)?,
-                            rtt_p99_us: c.stat(Metric::RttP99Us),
-                        })
-                    })
+                    .filter_map(|c| Some(contender(c, c.stat(Metric::RoundtripsPerSecond)?)))
                     .collect(),
             }
         }
