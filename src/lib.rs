@@ -5,7 +5,8 @@
 //! [`table`] (one polars row per run) → [`analysis`] (aggregate, rank, ratios, UDP loss,
 //! findings: computed once) → outputs: [`summary`] (JSON and CSV) and [`site`] (typed page
 //! models rendered to Markdown, HTML and SVG). [`format`](mod@format) holds the number
-//! formatting both languages use; [`output`] writes files safely.
+//! formatting both languages use; [`output`] writes files safely; [`reproduce`] derives the
+//! commands that measure a dataset again from what its archives record.
 
 pub mod analysis;
 pub mod compare;
@@ -15,6 +16,7 @@ pub mod measurement;
 pub mod model;
 pub mod output;
 pub mod read;
+pub mod reproduce;
 pub mod site;
 pub mod summary;
 pub mod table;

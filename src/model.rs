@@ -166,6 +166,10 @@ pub struct ArchiveFile {
     /// archive writes them, so they compare as text).
     #[serde(skip)]
     pub run_span: Option<(String, String)>,
+    /// echomark archives: the matrix settings as recorded, from which the reproduction
+    /// commands are derived.
+    #[serde(skip)]
+    pub matrix: Option<Box<echomark_archive::Settings>>,
 }
 
 /// How the clients of a file's runs reached an external server: the path their host routed

@@ -120,6 +120,14 @@ impl Preset {
     }
 }
 
+/// `settings.udp_timeout_ms` when `--udp-timeout-ms` is not given: how long a UDP client
+/// waits for an echo before it counts the datagram lost.
+pub const DEFAULT_UDP_TIMEOUT_MS: u64 = 250;
+
+/// `settings.case_timeout_seconds` without `--case-timeout` is `seconds + warmup` plus this
+/// margin: setup, two drains and the client barrier fit well inside it.
+pub const CASE_TIMEOUT_MARGIN_SECONDS: f64 = 30.0;
+
 /// One traffic profile of the matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -24,7 +24,7 @@ pub mod target;
 pub use archive::{
     Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, OpenLoopPlan, Preset, Settings,
     Shard, SoakRecord, Toolchain, TrafficProfile, UnsupportedProfile, ARCHIVE_SCHEMA_VERSION,
-    FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
+    CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
 pub use backend::unsupported;
 pub use echo::{check_echo, CaseParameters};

@@ -14,7 +14,7 @@ pub struct UsageError(pub String);
 /// UDP socket-buffer requests and loss timeout when none are given (arknet's buffers).
 pub const DEFAULT_UDP_SEND_BUFFER: u64 = 65_536;
 pub const DEFAULT_UDP_RECV_BUFFER: u64 = 4 << 20;
-pub const DEFAULT_UDP_TIMEOUT_MS: u64 = 250;
+pub use echomark_archive::DEFAULT_UDP_TIMEOUT_MS;
 
 /// Largest `clients × window × payload` (arknet's limit).
 pub const MAX_OUTSTANDING_BYTES: u64 = 256 * 1024 * 1024;

@@ -1,8 +1,9 @@
 //! The same configurations measured on different hosts. Datasets are grouped by the host
 //! their archives describe; every other host is set against the base host (the host of the
-//! first dataset) through the pair of datasets, one from each host, that measured the most
-//! configurations in common, the newest on ties. A pair compares only datasets of one
-//! address family.
+//! first dataset) through one pair of datasets, one from each host: datasets built from a
+//! clean tree and complete are preferred, then the pair that measured the most
+//! configurations in common, then the newest. A pair compares only datasets of one address
+//! family and one path.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -36,6 +37,9 @@ pub struct HostPair {
     pub subject: usize,
     /// Closed-loop configurations both datasets measured.
     pub common: usize,
+    /// Whether both datasets were built from a clean tree and every archive of both is
+    /// complete: what the choice prefers.
+    pub sound: bool,
 }
 
 /// Every host a dataset names, in the order of their first dataset, with their datasets.
@@ -75,6 +79,8 @@ pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<Host
         .collect();
     let family = |i: usize| datasets[i].files.first().map(|f| f.address_family);
     let recorded = |i: usize| datasets[i].recorded_at().unwrap_or("");
+    // A dirty build or an unfinished archive is a weaker witness than a clean, whole one.
+    let sound = |i: usize| datasets[i].files.iter().all(|f| !f.dirty && f.complete);
     others
         .iter()
         .filter_map(|host| {
@@ -90,11 +96,13 @@ pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<Host
                     base: b,
                     subject: s,
                     common: keys[b].intersection(&keys[s]).count(),
+                    sound: sound(b) && sound(s),
                 })
                 .filter(|p| p.common > 0)
                 .max_by(|x, y| {
-                    x.common
-                        .cmp(&y.common)
+                    x.sound
+                        .cmp(&y.sound)
+                        .then_with(|| x.common.cmp(&y.common))
                         .then_with(|| recorded(x.subject).cmp(recorded(y.subject)))
                         .then_with(|| recorded(x.base).cmp(recorded(y.base)))
                         // The earlier name on a full tie, so the choice never depends on order.

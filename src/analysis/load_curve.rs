@@ -1,6 +1,11 @@
 //! Latency against offered load: the open-loop configurations of a dataset grouped into
 //! curves (one per closed-loop configuration and arrival process), each point an offered
-//! rate with its corrected latency, and the knee where the p99 leaves its low-load level.
+//! rate with its corrected latency, and the knee where the p99 leaves the low-load level.
+//!
+//! The low-load level is not each curve's own: a curve whose lowest rate already sits on
+//! a scheduler quantum would be measured against its own bad start and look the most
+//! patient. It is the best low-load p99 that any curve of the same protocol, payload and
+//! arrival process reached on the dataset: what this host shows that protocol can do.
 
 use std::collections::BTreeMap;
 
@@ -9,8 +14,9 @@ use serde::Serialize;
 
 use super::aggregate::{Configuration, OpenLoopStats, Stat, Status};
 
-/// A point is past the knee once its p99 exceeds this multiple of the curve's low-load p99
-/// (the p99 at its lowest offered rate).
+/// A point is past the knee once its p99 exceeds this multiple of the baseline: the best
+/// low-load p99 (the p99 at a curve's lowest usable rate) among the curves of its protocol,
+/// payload and arrival process on the dataset.
 pub const KNEE_MULTIPLE: f64 = 2.0;
 
 /// One offered rate of a curve.
@@ -47,13 +53,17 @@ pub struct LoadCurve {
     pub closed_loop_rate: Option<Stat>,
     /// Ascending offered rate.
     pub points: Vec<LoadPoint>,
+    /// The best low-load p99 of the curves of this protocol, payload and arrival on the
+    /// dataset (µs): what the knee is measured against.
+    pub baseline_p99: Option<f64>,
     /// Index in `points` of the knee: the highest usable rate up to which every usable
-    /// point's p99 stays within [`KNEE_MULTIPLE`] × the first usable point's.
+    /// point's p99 stays within [`KNEE_MULTIPLE`] × `baseline_p99`; `None` when no point
+    /// is usable or the first usable one is already above that.
     pub knee: Option<usize>,
 }
 
 impl LoadCurve {
-    /// The p99 the knee is measured against.
+    /// The p99 at this curve's lowest usable rate.
     pub fn low_load_p99(&self) -> Option<f64> {
         self.points
             .iter()
@@ -101,6 +111,7 @@ pub fn curves(configs: &[Configuration]) -> Vec<LoadCurve> {
                     arrival: load.arrival,
                     closed_loop_rate,
                     points: vec![point],
+                    baseline_p99: None,
                     knee: None,
                 });
             }
@@ -108,27 +119,64 @@ pub fn curves(configs: &[Configuration]) -> Vec<LoadCurve> {
     }
     for curve in &mut out {
         curve.points.sort_by_key(|p| p.offered_rate);
-        curve.knee = knee(&curve.points);
+    }
+    // The baseline of each (dataset, protocol, payload, arrival): its best low-load p99.
+    let group = |c: &LoadCurve| {
+        (
+            c.dataset.clone(),
+            c.key.protocol,
+            c.key.payload_bytes,
+            c.arrival,
+        )
+    };
+    let mut baselines: BTreeMap<_, f64> = BTreeMap::new();
+    for c in &out {
+        if let Some(low) = c.low_load_p99() {
+            let best = baselines.entry(group(c)).or_insert(low);
+            *best = best.min(low);
+        }
+    }
+    for curve in &mut out {
+        curve.baseline_p99 = baselines.get(&group(curve)).copied();
+        curve.knee = curve
+            .baseline_p99
+            .and_then(|baseline| knee(&curve.points, baseline));
     }
     out
 }
 
-fn knee(points: &[LoadPoint]) -> Option<usize> {
-    let mut usable = points
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.usable())
-        .filter_map(|(i, p)| Some((i, p.p99_us?.median)));
-    let (first, low) = usable.next()?;
-    let limit = KNEE_MULTIPLE * low;
-    let mut knee = first;
-    for (i, p99) in usable {
-        if p99 > limit {
-            break;
+/// The last usable point before the first usable one whose p99 exceeds
+/// [`KNEE_MULTIPLE`] × `baseline`.
+fn knee(points: &[LoadPoint], baseline: f64) -> Option<usize> {
+    let limit = KNEE_MULTIPLE * baseline;
+    let mut knee = None;
+    for (i, p) in points.iter().enumerate().filter(|(_, p)| p.usable()) {
+        match p.p99_us {
+            Some(p99) if p99.median <= limit => knee = Some(i),
+            _ => break,
         }
-        knee = i;
     }
-    Some(knee)
+    knee
+}
+
+/// Whether two curves' knees tell them apart: only when one curve keeps its p99 in the band
+/// at an offered rate above the one where the other had already left it (the other's first
+/// rate past its knee, or its highest rate when it never left), so that the sweep's steps
+/// cannot account for the difference. A knee against none is a difference; two curves
+/// without a knee are not told apart.
+pub fn knees_distinguishable(a: &LoadCurve, b: &LoadCurve) -> bool {
+    let knee_rate = |c: &LoadCurve| c.knee.map(|k| c.points[k].offered_rate);
+    let (Some(ra), Some(rb)) = (knee_rate(a), knee_rate(b)) else {
+        return a.knee.is_some() != b.knee.is_some();
+    };
+    let (high, low) = if ra >= rb { (ra, b) } else { (rb, a) };
+    let Some(k) = low.knee else { return false };
+    let left_band_at = low
+        .points
+        .get(k + 1)
+        .or(low.points.last())
+        .map_or(u64::MAX, |p| p.offered_rate);
+    high > left_band_at
 }
 
 #[cfg(test)]
@@ -194,6 +242,44 @@ mod tests {
         assert_eq!(c.low_load_p99(), Some(30.0));
         assert_eq!(c.knee, Some(2), "59 µs ≤ 2 × 30 µs; 61 µs is past it");
         assert!(!c.points[4].usable());
+    }
+
+    #[test]
+    fn the_knee_is_measured_against_the_protocols_best_low_load_p99_not_its_own() {
+        // Two curves of one protocol: shared 1 starts at 30 µs, shared 2 at 2,200 µs (a
+        // scheduler quantum). Against its own start shared 2 would hold to the last rate.
+        let mut configs = vec![open(1_000, 30.0, false), open(2_000, 50.0, false)];
+        for (rate, p99) in [(1_000, 2_200.0), (2_000, 2_300.0)] {
+            let mut c = open(rate, p99, false);
+            c.key.io_threads = 2;
+            configs.push(c);
+        }
+        let curves = curves(&configs);
+        assert_eq!(curves.len(), 2);
+        assert!(curves.iter().all(|c| c.baseline_p99 == Some(30.0)));
+        assert_eq!(curves[0].knee, Some(1));
+        assert_eq!(
+            curves[1].knee, None,
+            "2,200 µs is above 2 × 30 µs from the start"
+        );
+        assert!(knees_distinguishable(&curves[0], &curves[1]));
+    }
+
+    #[test]
+    fn knees_a_step_apart_are_not_distinguishable() {
+        let mut configs = vec![
+            open(1_000, 30.0, false),
+            open(2_000, 40.0, false),
+            open(3_000, 100.0, false),
+        ];
+        for (rate, p99) in [(1_000, 31.0), (2_000, 35.0), (3_000, 45.0)] {
+            let mut c = open(rate, p99, false);
+            c.key.io_threads = 2;
+            configs.push(c);
+        }
+        let curves = curves(&configs);
+        assert_eq!((curves[0].knee, curves[1].knee), (Some(1), Some(2)));
+        assert!(!knees_distinguishable(&curves[0], &curves[1]));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! validation report. Pages and summaries only select and
 //! arrange what is here.
 
+pub mod across;
 pub mod aggregate;
 pub mod backends;
 pub mod findings;
@@ -37,6 +38,8 @@ pub struct Analysis {
     pub history: Vec<history::Series>,
     /// Each other host against the first dataset's host, through one pair of datasets.
     pub hosts: Vec<hosts::HostPair>,
+    /// What the datasets answer, each question from its best witness (the index's summary).
+    pub answers: Vec<across::Answer>,
 }
 
 /// What is computed per dataset.
@@ -48,6 +51,11 @@ pub struct DatasetAnalysis {
     pub findings: Vec<findings::Finding>,
     /// Per load with several valid IO models, what the ranges decide (in ranking order).
     pub io_models: Vec<findings::io_model::IoModelFinding>,
+    /// Open loop: per protocol, payload and arrival with several curves, which curve's knee
+    /// comes latest (indices into the dataset's curves, in [`Analysis::curves`] order).
+    pub knees: Vec<findings::knees::KneeFinding>,
+    /// UDP buffer isolation: loss against the server's receive buffer, when cases set one.
+    pub udp_buffers: Option<findings::udp_buffers::BufferFinding>,
 }
 
 impl Analysis {
@@ -60,7 +68,7 @@ impl Analysis {
         let configurations: Vec<Configuration> =
             all.into_iter().filter(|c| c.key.load.is_none()).collect();
         let rankings = rank::rankings(&configurations);
-        let per_dataset = datasets
+        let per_dataset: Vec<DatasetAnalysis> = datasets
             .iter()
             .map(|d| {
                 let mine: Vec<&Configuration> = configurations
@@ -72,17 +80,23 @@ impl Analysis {
                     .filter(|r| r.group.dataset == d.name)
                     .collect();
                 let cpus = d.files.first().and_then(|f| f.host.logical_cpus);
+                let own_curves: Vec<&load_curve::LoadCurve> =
+                    curves.iter().filter(|c| c.dataset == d.name).collect();
+                let udp = udp::analyse(d, &mine);
                 DatasetAnalysis {
                     io_models: findings::io_model::io_model_findings(&ranked, &mine, cpus),
                     report: validate::report(d),
                     ratios: ratios::ratio_rows(&mine),
                     backends: backends::backend_rows(&mine),
-                    udp: udp::analyse(d, &mine),
+                    knees: findings::knees::knee_findings(&own_curves),
+                    udp_buffers: findings::udp_buffers::buffer_finding(&udp.loss),
+                    udp,
                     findings: findings::findings(&mine),
                 }
             })
             .collect();
         Ok(Self {
+            answers: across::answers(datasets, &per_dataset, &configurations),
             hosts: hosts::pairs(datasets, &configurations),
             configurations,
             curves,

@@ -143,6 +143,17 @@ enum Evidence {
     Bootstrap { confidence: f64, tests: usize },
 }
 
+/// Whether the min–max ranges of two samples share a value.
+fn ranges_overlap(base: &[f64], new: &[f64]) -> bool {
+    let range = |v: &[f64]| {
+        let low = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (low, high)
+    };
+    let ((b0, b1), (n0, n1)) = (range(base), range(new));
+    b0 <= n1 && n0 <= b1
+}
+
 /// The verdict for one metric; `None` when a median is missing.
 fn judge(t: &Test, evidence: Evidence, seed: u64) -> Option<MetricChange> {
     let (metric, base, new, threshold) = (t.metric, t.base, t.new, t.threshold);
@@ -161,6 +172,7 @@ fn judge(t: &Test, evidence: Evidence, seed: u64) -> Option<MetricChange> {
         threshold,
         base_tail,
         new_tail,
+        ranges_overlap: ranges_overlap(base, new),
         verdict: Verdict::NotComparable,
         reason: String::new(),
     };

@@ -138,6 +138,9 @@ pub struct MetricChange {
     /// The percentile's interval in each side's pooled histogram (µs), when recorded.
     pub base_tail: Option<(f64, f64)>,
     pub new_tail: Option<(f64, f64)>,
+    /// Whether the two sides' min–max ranges over their repetitions overlap: with few
+    /// repetitions (3 against 3) a decisive bootstrap interval means they do not.
+    pub ranges_overlap: bool,
     pub verdict: Verdict,
     /// Why the verdict is what it is, in a sentence.
     pub reason: String,

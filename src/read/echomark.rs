@@ -267,6 +267,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             .min()
             .zip(results.iter().map(|e| e.started_at_utc.as_str()).max())
             .map(|(a, b)| (a.to_string(), b.to_string())),
+        matrix: Some(Box::new(settings.clone())),
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
     check_paths(out, &file, &results);

@@ -439,6 +439,7 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
         shard: None,
         reach: None,
         run_span: None,
+        matrix: None,
     }
 }
 

@@ -90,13 +90,34 @@ impl Catalog {
     }
 }
 
-/// Replaces `{name}` placeholders in the trusted `template`.
+/// Replaces `{name}` placeholders in the trusted `template`, and chooses the word form of
+/// `{name:one|other}` by the count `name` was filled with: `one` when it is 1, `other`
+/// otherwise ("{n} {n:configuration fails|configurations fail}"). Chinese needs no forms.
 pub fn fill(template: &str, args: &[(&str, &dyn Fill)]) -> Markup {
     let mut out = template.to_string();
     for (name, value) in args {
-        out = out.replace(&format!("{{{name}}}"), value.markup().as_str());
+        let value = value.markup();
+        out = plural_forms(&out, name, value.as_str() == "1");
+        out = out.replace(&format!("{{{name}}}"), value.as_str());
     }
     Markup::trusted(out)
+}
+
+/// `text` with every `{name:one|other}` replaced by the form `singular` selects.
+fn plural_forms(text: &str, name: &str, singular: bool) -> String {
+    let open = format!("{{{name}:");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(&open) {
+        let body = &rest[start + open.len()..];
+        let Some(end) = body.find('}') else { break };
+        let (one, other) = body[..end].split_once('|').unwrap_or((&body[..end], ""));
+        out.push_str(&rest[..start]);
+        out.push_str(if singular { one } else { other });
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Every leaf key of a catalog tree, dotted.
@@ -124,6 +145,24 @@ pub fn keys(v: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_takes_the_singular_form() {
+        let template = "{n} {n:configuration fails|configurations fail}; {m} {m:run|runs}";
+        let one = fill(
+            template,
+            &[("n", &Markup::trusted("1")), ("m", &Markup::trusted("0"))],
+        );
+        assert_eq!(one.as_str(), "1 configuration fails; 0 runs");
+        let many = fill(
+            template,
+            &[
+                ("n", &Markup::trusted("1,024")),
+                ("m", &Markup::trusted("1")),
+            ],
+        );
+        assert_eq!(many.as_str(), "1,024 configurations fail; 1 run");
+    }
 
     /// Every string of a catalog value: a string itself, or a list's entries.
     fn strings(v: &Value) -> Vec<&str> {

@@ -32,11 +32,13 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 
+use crate::analysis::across::Question;
 use crate::analysis::Analysis;
 use crate::model::Dataset;
 use crate::output::safe_name;
 use crate::summary::SummaryDocument;
 use i18n::Catalog;
+use markup::Markup;
 use pages::{DatasetView, PageSpec};
 use render::SidebarEntry;
 
@@ -92,7 +94,7 @@ fn pages_of(
 ) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
     let history = &analysis.history;
     let mut specs = vec![
-        pages::index::page(cat, views),
+        pages::index::page(cat, views, &analysis.answers),
         pages::methodology::page(cat),
     ];
     let top = |key: &str, stem: String| SidebarEntry {
@@ -113,7 +115,14 @@ fn pages_of(
         specs.push(hosts);
     }
     for (index, view) in views.iter().enumerate() {
-        let overview = pages::overview::page(cat, view);
+        // The cross-dataset answers this dataset is the witness of (its path, say).
+        let own: Vec<Markup> = analysis
+            .answers
+            .iter()
+            .filter(|a| a.dataset == index && a.question == Question::Path)
+            .filter_map(|a| pages::index::answer_line(cat, views, a, "../"))
+            .collect();
+        let overview = pages::overview::page(cat, view, own);
         sidebar.push(SidebarEntry {
             kind: "dataset",
             label: view.dataset.name.clone(),

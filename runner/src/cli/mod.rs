@@ -3,6 +3,8 @@
 //! server are in [`target`], those of `matrix` in [`matrix`].
 
 mod matrix;
+#[cfg(test)]
+mod reproduction_tests;
 mod target;
 
 pub use matrix::MatrixArgs;

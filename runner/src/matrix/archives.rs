@@ -10,15 +10,13 @@ use super::plan::{self, MatrixSpec, SettingsExtra};
 use super::{host, provenance, store, MatrixError, MatrixRequest, TIMEOUT_MARGIN_SECONDS};
 use crate::case::{Backend, DEFAULT_UDP_TIMEOUT_MS};
 
-/// A new archive of `request`'s matrix with no backend yet ([`for_backend`] sets it).
-pub(super) fn new_archive(
-    request: &MatrixRequest,
-    (exe_sha, source_sha): (&str, &str),
-    (source_dir, out): (&Path, &Path),
-) -> Archive {
+/// The settings a new matrix of `request` records, before any backend or server is set
+/// ([`for_backend`], [`for_server`] do): the preset, the flags, and the defaults of what
+/// was not given.
+pub(super) fn settings_of(request: &MatrixRequest) -> echomark_archive::Settings {
     let spec = MatrixSpec::preset(request.preset).apply(request.overrides.clone());
     let o = &request.options;
-    let settings = spec.settings(SettingsExtra {
+    let mut settings = spec.settings(SettingsExtra {
         preset: request.preset,
         shuffle_seed: o.shuffle,
         case_timeout_seconds: o
@@ -32,9 +30,18 @@ pub(super) fn new_archive(
         soak_seconds: o.soak,
         shard: o.shard,
     });
-    let mut settings = settings;
     // Set per archive by `for_server`.
     settings.external_server = o.external_servers.first().cloned();
+    settings
+}
+
+/// A new archive of `request`'s matrix with no backend yet ([`for_backend`] sets it).
+pub(super) fn new_archive(
+    request: &MatrixRequest,
+    (exe_sha, source_sha): (&str, &str),
+    (source_dir, out): (&Path, &Path),
+) -> Archive {
+    let settings = settings_of(request);
     let (git_head, git_status) = provenance::git_state(source_dir, out);
     Archive {
         schema_version: ARCHIVE_SCHEMA_VERSION,
@@ -79,21 +86,41 @@ pub(super) fn runtime_of(archive: &Archive) -> Option<Backend> {
     }
 }
 
-/// `template`'s archive for `backend`: its name, and the IO profiles it cannot run.
-pub(super) fn for_backend(template: &Archive, backend: Backend) -> Result<Archive, MatrixError> {
-    let mut archive = template.clone();
-    archive.backend = archive_backend(&archive.settings, backend);
-    archive.settings.unsupported_io_profiles = archive.settings.unsupported_for(backend.name());
-    if archive
-        .settings
-        .planned_runs(backend.name(), &[])
-        .is_empty()
-    {
+/// `settings` as the archive of `backend` records them (the IO profiles it cannot run),
+/// with the name that archive's `backend` carries.
+pub(super) fn settings_for_backend(
+    settings: &echomark_archive::Settings,
+    backend: Backend,
+) -> Result<(String, echomark_archive::Settings), MatrixError> {
+    let mut settings = settings.clone();
+    settings.unsupported_io_profiles = settings.unsupported_for(backend.name());
+    if settings.planned_runs(backend.name(), &[]).is_empty() {
         return Err(MatrixError(format!(
             "the matrix has no cases that --backend {backend} can run"
         )));
     }
-    Ok(archive)
+    Ok((archive_backend(&settings, backend), settings))
+}
+
+/// `settings` as the archive of the external server `server` records them: its name is the
+/// backend (the client runs on tokio).
+pub(super) fn settings_for_server(
+    settings: &echomark_archive::Settings,
+    server: &echomark_archive::ExternalServer,
+) -> Result<(String, echomark_archive::Settings), MatrixError> {
+    let mut settings = settings.clone();
+    settings.external_server = Some(server.clone());
+    settings_for_backend(&settings, Backend::Tokio)
+}
+
+/// `template`'s archive for `backend`: its name, and the IO profiles it cannot run.
+pub(super) fn for_backend(template: &Archive, backend: Backend) -> Result<Archive, MatrixError> {
+    let (name, settings) = settings_for_backend(&template.settings, backend)?;
+    Ok(Archive {
+        backend: name,
+        settings,
+        ..template.clone()
+    })
 }
 
 /// `template`'s archive for the external server `server`: its name as the backend (the
@@ -102,9 +129,12 @@ pub(super) fn for_server(
     template: &Archive,
     server: &echomark_archive::ExternalServer,
 ) -> Result<Archive, MatrixError> {
-    let mut template = template.clone();
-    template.settings.external_server = Some(server.clone());
-    for_backend(&template, Backend::Tokio)
+    let (name, settings) = settings_for_server(&template.settings, server)?;
+    Ok(Archive {
+        backend: name,
+        settings,
+        ..template.clone()
+    })
 }
 
 /// The settings must be runnable and every result one of their planned runs.

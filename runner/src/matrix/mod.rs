@@ -81,9 +81,7 @@ pub enum MatrixOutcome {
     Interrupted { signal: i32 },
 }
 
-/// Default margin of the per-run timeout beyond seconds + warmup: setup, two drains and
-/// the client barrier fit well inside it.
-const TIMEOUT_MARGIN_SECONDS: f64 = 30.0;
+use echomark_archive::CASE_TIMEOUT_MARGIN_SECONDS as TIMEOUT_MARGIN_SECONDS;
 
 /// One archive a matrix writes: one per backend, or one per external server.
 struct Target {
@@ -103,9 +101,29 @@ impl Target {
 }
 
 impl MatrixRequest {
+    /// What a new matrix of this request would write, archive by archive, without measuring:
+    /// each archive's `backend` and `settings` (provenance, host and results aside). A
+    /// published reproduction command is checked against its dataset with this.
+    pub fn planned_archives(
+        &self,
+    ) -> Result<Vec<(String, echomark_archive::Settings)>, MatrixError> {
+        let settings = archives::settings_of(self);
+        match self.options.external_servers.as_slice() {
+            [] => self
+                .backends
+                .iter()
+                .map(|&b| archives::settings_for_backend(&settings, b))
+                .collect(),
+            servers => servers
+                .iter()
+                .map(|s| archives::settings_for_server(&settings, s))
+                .collect(),
+        }
+    }
+
     /// The names of the archives a new matrix writes: its external servers', else its
     /// backends'.
-    fn archive_names(&self) -> Vec<String> {
+    pub fn archive_names(&self) -> Vec<String> {
         if self.options.external_servers.is_empty() {
             self.backends.iter().map(|b| b.name().to_string()).collect()
         } else {

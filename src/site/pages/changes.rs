@@ -171,6 +171,8 @@ fn evidence(cat: &Catalog, m: &MetricChange, c: &ConfigurationChange) -> Markup 
                 ("adjusted", &Markup::trusted(format::grouped(adjusted, 4))),
             ],
         ),
+        // What a decisive bootstrap interval over so few repetitions amounts to.
+        _ if !m.ranges_overlap => cat.fill("changes.by_ranges", &[("base", &base), ("new", &new)]),
         _ => cat.fill("changes.by_bootstrap", &[("base", &base), ("new", &new)]),
     }
 }

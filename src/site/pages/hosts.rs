@@ -207,6 +207,14 @@ fn comparison(
                 ("subject", &link(subject)),
                 ("base", &link(base)),
                 ("common", &labels::number(format::count(pair.common as u64))),
+                (
+                    "why",
+                    &cat.text(if pair.sound {
+                        "hosts.why_sound"
+                    } else {
+                        "hosts.why_unsound"
+                    }),
+                ),
             ],
         ),
         protocols,

@@ -1,9 +1,11 @@
-//! The index page of one language: every dataset with its protocols, host, pass counts and
-//! recording time.
+//! The index page of one language: what the datasets answer (one line per question, each
+//! from its best witness, with its host and a link to the evidence), then every dataset with
+//! its protocols, host, pass counts and recording time.
 
 use serde::Serialize;
 
 use super::{DatasetView, PageSpec};
+use crate::analysis::across::{Answer, Body, Question};
 use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
@@ -12,12 +14,14 @@ use crate::site::table::{Align, Table};
 
 #[derive(Serialize)]
 struct IndexPage {
+    /// One line per question the data answers.
+    answers: Vec<Markup>,
     datasets: Table,
     methodology: Markup,
 }
 
 /// The index page of one language.
-pub fn page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
+pub fn page(cat: &Catalog, views: &[DatasetView], answers: &[Answer]) -> PageSpec {
     use Align::{Default as L, Right as R};
     let mut datasets = Table::new(cat.list("index.columns", &[]), &[L, L, L, R, R, L]);
     for v in views {
@@ -45,6 +49,10 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
         ]);
     }
     let model = IndexPage {
+        answers: answers
+            .iter()
+            .filter_map(|a| answer_line(cat, views, a, ""))
+            .collect(),
         datasets,
         methodology: cat.fill(
             "index.methodology",
@@ -58,4 +66,149 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> PageSpec {
         &model,
         Vec::new(),
     )
+}
+
+/// The catalog key of a question's label.
+fn question_key(q: Question) -> &'static str {
+    match q {
+        Question::Runtime => "index.q_runtime",
+        Question::IoModel => "index.q_io_model",
+        Question::ProtocolOverhead => "index.q_overhead",
+        Question::TlsCost => "index.q_tls",
+        Question::UdpBuffers => "index.q_buffers",
+        Question::ExternalServers => "index.q_servers",
+        Question::Path => "index.q_path",
+        Question::Knee => "index.q_knee",
+    }
+}
+
+/// "[dataset](…/overview.md) (AMD EPYC, 2 logical CPUs)": where an answer comes from.
+fn witness(cat: &Catalog, v: &DatasetView, up: &str) -> Markup {
+    cat.fill(
+        "index.witness",
+        &[
+            (
+                "dataset",
+                &Markup::trusted(format!(
+                    "[{}]({up}{}/overview.md)",
+                    Markup::text(&v.dataset.name),
+                    v.slug()
+                )),
+            ),
+            ("host", &labels::host(cat, v.dataset, &Markup::default())),
+        ],
+    )
+}
+
+/// One answer as a line of the index (and of its witness's overview): the question in bold,
+/// what the data says, where.
+/// `up` leads from the page to the language's folder (`""` on the index, `"../"` below it).
+pub fn answer_line(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -> Option<Markup> {
+    let view = views.get(a.dataset)?;
+    let n = |x: usize| labels::number(format::count(x as u64));
+    let x = |r: f64| labels::number(format::ratio(r));
+    let text = match &a.body {
+        Body::Versus {
+            subject,
+            base,
+            tally,
+            companion,
+        } => {
+            let ratios = tally.ratios?;
+            let (s, b) = match companion {
+                // The path: the datasets are the sides, named by their path.
+                Some(_) => (cat.text("index.veth"), cat.text("index.loopback")),
+                None => (labels::backend(cat, subject), labels::backend(cat, base)),
+            };
+            let mut line = cat.fill(
+                "index.versus",
+                &[
+                    ("subject", &s),
+                    ("base", &b),
+                    ("pairs", &n(tally.pairs)),
+                    ("higher", &n(tally.subject_higher)),
+                    ("lower", &n(tally.subject_lower)),
+                    ("same", &n(tally.not_distinguishable)),
+                    ("median", &x(ratios.median)),
+                    ("min", &x(ratios.min)),
+                    ("max", &x(ratios.max)),
+                ],
+            );
+            if let Some((c, overlapping)) = companion.and_then(|(c, o)| Some((views.get(c)?, o))) {
+                line.push(&cat.text("list.semicolon"));
+                let key = if overlapping {
+                    "index.companion_interleaved"
+                } else {
+                    "index.companion"
+                };
+                line.push(&cat.fill(key, &[("companion", &witness(cat, c, up))]));
+            }
+            line
+        }
+        Body::IoModels {
+            loads,
+            winners,
+            oversubscribed,
+        } => cat.fill(
+            "index.io_models",
+            &[
+                ("loads", &n(*loads)),
+                ("winners", &n(*winners)),
+                ("ties", &n(loads - winners)),
+                ("oversubscribed", &n(*oversubscribed)),
+            ],
+        ),
+        Body::Overheads(spreads) => {
+            let parts: Vec<Markup> = spreads
+                .iter()
+                .map(|(s, b, spread)| {
+                    cat.fill(
+                        "index.overhead",
+                        &[
+                            ("subject", &labels::protocol(cat, *s)),
+                            ("base", &labels::protocol(cat, *b)),
+                            ("median", &x(spread.median)),
+                            ("min", &x(spread.min)),
+                            ("max", &x(spread.max)),
+                            ("count", &n(spread.count)),
+                        ],
+                    )
+                })
+                .collect();
+            Markup::join(&parts, &cat.text("list.semicolon"))
+        }
+        Body::Buffers {
+            loads,
+            fixed,
+            lossy,
+            largest,
+        } => cat.fill(
+            "index.buffers",
+            &[
+                ("loads", &n(*loads)),
+                ("fixed", &n(*fixed)),
+                ("lossy", &n(*lossy)),
+                ("largest", &Markup::trusted(format::buffer_size(*largest))),
+            ],
+        ),
+        Body::Knees {
+            groups,
+            distinguishable,
+        } => cat.fill(
+            "index.knees",
+            &[
+                ("groups", &n(*groups)),
+                ("distinguishable", &n(*distinguishable)),
+                ("ties", &n(groups - distinguishable)),
+            ],
+        ),
+    };
+    Some(cat.fill(
+        "index.answer",
+        &[
+            ("question", &cat.text(question_key(a.question))),
+            ("text", &text),
+            ("witness", &witness(cat, view, up)),
+        ],
+    ))
 }

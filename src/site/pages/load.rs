@@ -141,19 +141,20 @@ fn curve_name(cat: &Catalog, c: &LoadCurve) -> Markup {
 /// One row per curve: where its knee is and what it starts from.
 fn knee_table(cat: &Catalog, curves: &[&LoadCurve]) -> Table {
     use Align::{Default as L, Right as R};
-    let mut table = Table::new(cat.list("load.knee_columns", &[]), &[L, L, R, R, R, R]);
+    let mut table = Table::new(cat.list("load.knee_columns", &[]), &[L, L, R, R, R, R, R]);
     for c in curves {
         let knee = c.knee.map(|i| &c.points[i]);
         table.push(vec![
             curve_name(cat, c),
             arrival_label(cat, c.arrival),
             labels::median(c.closed_loop_rate, format::throughput),
-            labels::number(c.low_load_p99().map_or("N/A".into(), format::two_decimals)),
+            labels::number(c.low_load_p99().map_or("N/A".into(), format::latency)),
+            labels::number(c.baseline_p99.map_or("N/A".into(), format::latency)),
             knee.map_or_else(
                 || cat.text("load.no_knee"),
                 |p| rate_with_share(p.offered_rate, c.closed_loop_rate),
             ),
-            labels::median(knee.and_then(|p| p.p99_us), format::two_decimals),
+            labels::median(knee.and_then(|p| p.p99_us), format::latency),
         ]);
     }
     table
@@ -222,10 +223,23 @@ fn section(cat: &Catalog, c: &LoadCurve, charts: &mut Vec<ChartFile>) -> CurveSe
                     "share",
                     &share_of_max(cat, p.offered_rate, c.closed_loop_rate),
                 ),
-                ("p99", &labels::median(p.p99_us, format::two_decimals)),
+                ("p99", &labels::median(p.p99_us, format::latency)),
                 (
                     "low",
-                    &labels::number(c.low_load_p99().map_or("N/A".into(), format::two_decimals)),
+                    &labels::number(c.baseline_p99.map_or("N/A".into(), format::latency)),
+                ),
+                (
+                    "multiple",
+                    &Markup::trusted(format::grouped(KNEE_MULTIPLE, 0)),
+                ),
+            ],
+        ),
+        None if c.points.iter().any(|p| p.usable()) => cat.fill(
+            "load.no_knee_above",
+            &[
+                (
+                    "low",
+                    &labels::number(c.baseline_p99.map_or("N/A".into(), format::latency)),
                 ),
                 (
                     "multiple",

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::charts as chart_model;
 use super::failures::{failed_table, raw_reasons};
 use super::key_results::{key_result, KeyContext};
-use super::provenance::{commands, host_table, toolchain};
+use super::provenance::{host_table, toolchain};
 use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
 use crate::analysis::backends;
@@ -17,6 +17,7 @@ use crate::analysis::findings::io_model::IoModelFinding;
 use crate::analysis::rank::Ranking;
 use crate::format;
 use crate::output::safe_name;
+use crate::reproduce::commands;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
 use crate::site::markup::Markup;
@@ -43,6 +44,13 @@ struct OverviewPage {
     guide: Table,
     /// Each other backend (or server) against the base one, when the dataset has several.
     backends: Vec<BackendsSection>,
+    /// Open loop: per protocol, whose knee comes latest (or that none is distinguishable).
+    knee_answers: Vec<Markup>,
+    /// What this dataset answers together with another (a veth dataset against its loopback
+    /// companion), as the index says it.
+    across: Vec<Markup>,
+    /// UDP buffer isolation: loss against the server's receive buffer.
+    buffer_answer: Option<BufferAnswer>,
     protocols: Vec<ProtocolLink>,
     /// Present when the dataset has arknet's native program, whose RTT is per batch.
     batch_rtt_caveat: Option<Markup>,
@@ -55,6 +63,8 @@ struct OverviewPage {
     source_hash: Markup,
     raw_files: Vec<Markup>,
     commands: Option<Markup>,
+    /// What to build first, with a link to the README's install section.
+    commands_intro: Markup,
     one_run: Option<Markup>,
     warnings: Vec<Markup>,
     scope_text: Markup,
@@ -63,6 +73,13 @@ struct OverviewPage {
 /// Which backend's fastest model won each load.
 #[derive(Serialize)]
 struct BackendsSection {
+    summary: Markup,
+    table: Table,
+}
+
+/// Loss against buffer size: one sentence and the table it summarises.
+#[derive(Serialize)]
+struct BufferAnswer {
     summary: Markup,
     table: Table,
 }
@@ -381,8 +398,13 @@ fn backends_section(
         let n = duels.iter().filter(|d| d.verdict == v).count() as u64;
         labels::number(format::count(n))
     };
+    let external = view.dataset.measures_external_servers();
     let mut summary = cat.fill(
-        "overview.backends_summary",
+        if external {
+            "overview.servers_summary"
+        } else {
+            "overview.backends_summary"
+        },
         &[
             ("subject", &s_label),
             ("base", &b_label),
@@ -405,6 +427,23 @@ fn backends_section(
                 ("max", &x(r.max)),
             ],
         ));
+    }
+    // Whether the two were measured interleaved, as far as the archives' times tell.
+    let interleaved: Vec<Option<bool>> = view
+        .protocols()
+        .into_iter()
+        .map(|p| view.dataset.backends_interleaved(p))
+        .collect();
+    let timing = if interleaved.iter().all(|i| *i == Some(true)) {
+        Some("overview.backends_interleaved")
+    } else if interleaved.contains(&Some(false)) {
+        Some("overview.backends_sequential")
+    } else {
+        None
+    };
+    if let Some(key) = timing {
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.text(key));
     }
     let names: [(&str, &dyn crate::site::markup::Fill); 2] =
         [("subject", &s_label), ("base", &b_label)];
@@ -447,6 +486,118 @@ fn backends_section(
     Some(BackendsSection { summary, table })
 }
 
+/// One sentence per knee finding: the curve that holds its p99 to the highest offered rate,
+/// or the candidates when the knees do not tell the curves apart.
+fn knee_answers(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
+    use crate::analysis::load_curve::KNEE_MULTIPLE;
+    let link = Markup::trusted("load.md");
+    view.analysis
+        .knees
+        .iter()
+        .map(|f| {
+            let curve = |i: usize| view.curves[i];
+            let model = |i: usize| {
+                let k = &curve(i).key;
+                labels::topology(cat, &k.backend, k.io_model, k.io_threads)
+            };
+            let knee_of = |i: usize| {
+                let c = curve(i);
+                c.knee.map(|k| c.points[k].offered_rate)
+            };
+            let first = curve(f.curves[0]);
+            let what = cat.fill(
+                "overview.knee_group",
+                &[
+                    ("protocol", &labels::protocol(cat, f.protocol)),
+                    ("payload", &labels::number(format::count(f.payload_bytes))),
+                ],
+            );
+            let baseline = labels::number(first.baseline_p99.map_or("N/A".into(), format::latency));
+            let multiple = Markup::trusted(format::grouped(KNEE_MULTIPLE, 0));
+            let args = |key: &str, extra: &[(&str, &dyn crate::site::markup::Fill)]| {
+                let mut all: Vec<(&str, &dyn crate::site::markup::Fill)> = vec![
+                    ("what", &what),
+                    ("baseline", &baseline),
+                    ("multiple", &multiple),
+                    ("link", &link),
+                ];
+                all.extend_from_slice(extra);
+                cat.fill(key, &all)
+            };
+            let rate = |i: usize| labels::number(knee_of(i).map_or("N/A".into(), format::count));
+            match f.latest {
+                None => args("overview.knee_none", &[]),
+                Some(l) if f.distinguishable => args(
+                    "overview.knee_winner",
+                    &[("model", &model(l)), ("rate", &rate(l))],
+                ),
+                Some(l) => {
+                    let candidates: Vec<Markup> = std::iter::once(l)
+                        .chain(f.ties.iter().copied())
+                        .map(|i| {
+                            cat.fill(
+                                "overview.knee_candidate",
+                                &[("model", &model(i)), ("rate", &rate(i))],
+                            )
+                        })
+                        .collect();
+                    args(
+                        "overview.knee_no_winner",
+                        &[("candidates", &labels::join_list(cat, &candidates))],
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
+/// The loss-against-buffer answer of a UDP buffer-isolation dataset.
+fn buffer_answer(cat: &Catalog, view: &DatasetView) -> Option<BufferAnswer> {
+    let f = view.analysis.udp_buffers.as_ref()?;
+    let count = |n: usize| labels::number(format::count(n as u64));
+    let summary = cat.fill(
+        "overview.buffers_summary",
+        &[
+            ("loads", &count(f.rows.len())),
+            ("fixed", &count(f.fixed_by_a_larger_buffer())),
+            ("lossy", &count(f.lossy_at_largest())),
+            (
+                "largest",
+                &Markup::trusted(format::buffer_size(*f.requests.last()?)),
+            ),
+        ],
+    );
+    let mut columns = vec![cat.text("overview.buffers_load")];
+    columns.extend(f.requests.iter().map(|&r| {
+        cat.fill(
+            "overview.buffers_request",
+            &[("size", &Markup::trusted(format::buffer_size(r)))],
+        )
+    }));
+    let mut align = vec![Align::Left];
+    align.extend(f.requests.iter().map(|_| Align::Right));
+    let mut table = Table::new(columns, &align);
+    for row in &f.rows {
+        let mut cells = vec![labels::load(cat, &row.key)];
+        for &request in &f.requests {
+            cells.push(match row.cells.iter().find(|c| c.requested == request) {
+                Some(c) if c.min_lost == c.max_lost => labels::number(format::count(c.median_lost)),
+                Some(c) => cat.fill(
+                    "overview.buffers_lost_range",
+                    &[
+                        ("median", &labels::number(format::count(c.median_lost))),
+                        ("min", &labels::number(format::count(c.min_lost))),
+                        ("max", &labels::number(format::count(c.max_lost))),
+                    ],
+                ),
+                None => Markup::trusted("—"),
+            });
+        }
+        table.push(cells);
+    }
+    Some(BufferAnswer { summary, table })
+}
+
 /// The seed's qualitative table: each IO model, the workloads it suits, what to watch for.
 fn guide(cat: &Catalog) -> Table {
     let mut table = Table::new(cat.list("overview.guide_columns", &[]), &[]);
@@ -468,7 +619,7 @@ fn guide(cat: &Catalog) -> Table {
 }
 
 /// A dataset's overview page.
-pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
+pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec {
     let d = view.dataset;
     let slug = view.slug();
     let r = &view.analysis.report;
@@ -577,6 +728,9 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         choosing: several_models.then(|| choosing(cat, view)),
         one_model: (!several_models).then(|| cat.text("overview.one_model")),
         backends: backends_sections(cat, view),
+        knee_answers: knee_answers(cat, view),
+        across,
+        buffer_answer: buffer_answer(cat, view),
         guide: guide(cat),
         protocols: view
             .subjects()
@@ -610,6 +764,10 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         ),
         raw_files,
         commands: (!commands.is_empty()).then(|| Markup::code_block("sh", &commands)),
+        commands_intro: cat.fill(
+            "overview.commands",
+            &[("install", &Markup::trusted(crate::reproduce::INSTALL_URL))],
+        ),
         one_run: d
             .runs
             .first()

@@ -3,7 +3,6 @@
 
 use crate::format;
 use crate::model::{Dataset, Format};
-use crate::output::safe_name;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
 use crate::site::markup::Markup;
@@ -132,32 +131,4 @@ pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
         ]);
     }
     table
-}
-
-/// The matrix commands that reproduce the dataset, then the site.
-pub fn commands(d: &Dataset, slug: &str) -> Vec<String> {
-    let mut commands = Vec::new();
-    for f in &d.files {
-        let Some(preset) = f.preset else { continue };
-        let mut cmd = format!("echomark-runner matrix --preset {}", preset.as_str());
-        if !f.protocols.is_empty() {
-            let names: Vec<&str> = f.protocols.iter().map(|p| p.as_str()).collect();
-            cmd.push_str(&format!(" --protocols {}", names.join(",")));
-        }
-        if let Some(seed) = f.shuffle_seed {
-            cmd.push_str(&format!(" --shuffle {seed}"));
-        }
-        if f.keep_going {
-            cmd.push_str(" --keep-going");
-        }
-        if let Some(s) = f.soak_seconds {
-            cmd.push_str(&format!(" --soak {s}"));
-        }
-        cmd.push_str(&format!(" --out raw-results/{slug}/{}", safe_name(&f.name)));
-        commands.push(cmd);
-    }
-    if !commands.is_empty() {
-        commands.push("echomark build".to_string());
-    }
-    commands
 }

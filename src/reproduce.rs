@@ -1,0 +1,353 @@
+//! The shell commands that reproduce a dataset, derived from what its archives record.
+//!
+//! Archives whose matrix settings agree (but for their backend or external server) and
+//! whose runs overlap in time were written by one `matrix` invocation, which interleaved
+//! them: they get one command (`--backends a,b`, or one `--server-cmd` per server). Every
+//! matrix-defining value the archive records is written out as a flag, so the command does
+//! not depend on what a preset meant when the archive was made; a test in the runner parses
+//! every published command with the runner's own parser and checks that the archives it
+//! would write have the recorded settings.
+
+use echomark_archive::{
+    AddressFamily, Arrival, Settings, StreamFraming, TlsVerification, TrafficProfile,
+    CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS,
+};
+
+use crate::model::{ArchiveFile, Dataset};
+use crate::output::safe_name;
+
+/// Where the README says how to build and install `echomark-runner`.
+pub const INSTALL_URL: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/README.md#install");
+
+/// The commands that reproduce `d` (published under `raw-results/{slug}/`), in order, and
+/// then the site; empty when no archive of it records its matrix (arknet's).
+pub fn commands(d: &Dataset, slug: &str) -> Vec<String> {
+    let groups = invocations(&d.files);
+    let mut lines = Vec::new();
+    let needs_servers = groups.iter().flatten().any(|f| {
+        f.external_server
+            .as_ref()
+            .is_some_and(|s| !s.command.contains("echomark-runner"))
+    });
+    if needs_servers {
+        lines.push("scripts/install-external-servers".to_string());
+    }
+    for (index, group) in groups.iter().enumerate() {
+        lines.extend(invocation(group, slug, index + 1));
+    }
+    if !lines.is_empty() {
+        lines.push("echomark build".to_string());
+    }
+    lines
+}
+
+/// The settings that define the matrix itself: what archives written together share.
+fn matrix_of(s: &Settings) -> Settings {
+    Settings {
+        unsupported_io_profiles: Vec::new(),
+        external_server: None,
+        ..s.clone()
+    }
+}
+
+/// Whether two files' runs overlap in time (each span is first and last start, RFC 3339).
+fn overlap(a: &ArchiveFile, b: &ArchiveFile) -> bool {
+    match (&a.run_span, &b.run_span) {
+        (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
+        _ => false,
+    }
+}
+
+/// The files grouped by the `matrix` invocation that wrote them, in file order.
+fn invocations(files: &[ArchiveFile]) -> Vec<Vec<&ArchiveFile>> {
+    let mut groups: Vec<Vec<&ArchiveFile>> = Vec::new();
+    for file in files {
+        let Some(settings) = &file.matrix else {
+            continue;
+        };
+        let together = |g: &Vec<&ArchiveFile>| {
+            g.iter().all(|other| {
+                other.matrix.as_deref().map(matrix_of) == Some(matrix_of(settings))
+                    && other.external_server.is_some() == file.external_server.is_some()
+                    && other.backend != file.backend
+            }) && g.iter().any(|other| overlap(other, file))
+        };
+        match groups.iter_mut().find(|g| together(g)) {
+            Some(group) => group.push(file),
+            None => groups.push(vec![file]),
+        }
+    }
+    groups
+}
+
+/// A number as the command line takes it (`1`, `0.25`).
+fn number(value: f64) -> String {
+    format!("{value}")
+}
+
+/// Comma-separated values.
+fn list<T: ToString>(values: impl IntoIterator<Item = T>) -> String {
+    values
+        .into_iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `items` without repeats, in first-seen order.
+fn distinct<T: PartialEq + Copy>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// The clients and windows whose product the profiles are, when they are one (what
+/// `--clients` and `--windows` can ask for).
+fn as_product(profiles: &[TrafficProfile]) -> Option<(Vec<u64>, Vec<u64>)> {
+    let clients = distinct(profiles.iter().map(|p| p.clients));
+    let windows = distinct(profiles.iter().map(|p| p.window));
+    let product: Vec<TrafficProfile> = clients
+        .iter()
+        .flat_map(|&c| {
+            windows.iter().map(move |&w| TrafficProfile {
+                clients: c,
+                window: w,
+            })
+        })
+        .collect();
+    (product == profiles).then_some((clients, windows))
+}
+
+/// The flags that make a matrix of `s` (without its output and servers).
+fn matrix_flags(s: &Settings) -> Vec<String> {
+    let mut flags: Vec<String> = Vec::new();
+    let mut flag = |name: &str, value: String| {
+        flags.push(format!("--{name}"));
+        flags.push(value);
+    };
+    if let Some(preset) = s.preset {
+        flag("preset", preset.as_str().to_string());
+    }
+    flag("protocols", list(s.protocols.iter().map(|p| p.as_str())));
+    if s.cases.is_none() {
+        flag("payloads", list(&s.payloads));
+        // A preset's profiles need not be a product (1 × 1 and 16 × 16); the preset keeps
+        // them when they are not.
+        if let Some((clients, windows)) = as_product(&s.profiles) {
+            flag("clients", list(clients));
+            flag("windows", list(windows));
+            if let Some(window) = s.udp_throughput_window {
+                flag("udp-window", window.to_string());
+            }
+        }
+        let models = distinct(s.io_profiles.iter().map(|p| p.io_model));
+        flag("io-models", list(models.iter().map(|m| m.as_str())));
+        flag(
+            "io-threads",
+            list(distinct(s.io_profiles.iter().map(|p| p.io_threads))),
+        );
+        flag(
+            "work",
+            list(distinct(s.io_profiles.iter().map(|p| p.handler_work))),
+        );
+    }
+    flag("repetitions", s.repetitions.to_string());
+    flag("seconds", number(s.seconds));
+    flag("warmup", number(s.warmup));
+    if s.address_family == AddressFamily::Ipv6 {
+        flag("address-family", s.address_family.as_str().to_string());
+    }
+    if let Some(open) = &s.open_loop {
+        if open.rates.is_empty() {
+            flag("rate-sweep", list(&open.sweep_percent));
+        } else {
+            flag("rates", list(&open.rates));
+        }
+        if open.arrival != Arrival::Uniform {
+            flag("arrival", open.arrival.as_str().to_string());
+        }
+        if open.seed != 1 {
+            flag("arrival-seed", open.seed.to_string());
+        }
+    }
+    if let Some(seed) = s.shuffle_seed {
+        flag("shuffle", seed.to_string());
+    }
+    if let Some(shard) = s.shard {
+        flag("shard", shard.to_string());
+    }
+    let default_timeout = s.seconds + s.warmup + CASE_TIMEOUT_MARGIN_SECONDS;
+    if (s.case_timeout_seconds - default_timeout).abs() > 1e-9 {
+        flag("case-timeout", number(s.case_timeout_seconds));
+    }
+    if s.udp_timeout_ms != DEFAULT_UDP_TIMEOUT_MS {
+        flag("udp-timeout-ms", s.udp_timeout_ms.to_string());
+    }
+    for (name, value) in [
+        ("udp-send-buffer", s.udp_send_buffer),
+        ("udp-recv-buffer", s.udp_recv_buffer),
+        ("udp-server-recv-buffer", s.udp_server_recv_buffer),
+    ] {
+        if let Some(bytes) = value {
+            flag(name, bytes.to_string());
+        }
+    }
+    if let Some(seconds) = s.soak_seconds {
+        flag("soak", number(seconds));
+    }
+    if s.keep_going {
+        flags.push("--keep-going".to_string());
+    }
+    flags
+}
+
+/// The flags naming the external servers of one invocation, and what they share.
+fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
+    let servers: Vec<_> = group
+        .iter()
+        .filter_map(|f| f.external_server.as_ref())
+        .collect();
+    let Some(first) = servers.first() else {
+        return Vec::new();
+    };
+    let mut flags = Vec::new();
+    for server in &servers {
+        flags.extend([
+            "--server-name".to_string(),
+            server.name.clone(),
+            "--server-cmd".to_string(),
+            server.command.clone(),
+        ]);
+    }
+    let family = group[0].address_family;
+    let loopback = match family {
+        AddressFamily::Ipv4 => "127.0.0.1",
+        AddressFamily::Ipv6 => "::1",
+    };
+    if first.host != loopback {
+        flags.extend(["--server-host".to_string(), first.host.clone()]);
+    }
+    if first.framing != StreamFraming::Prefix {
+        flags.extend(["--framing".to_string(), first.framing.as_str().to_string()]);
+    }
+    match (first.tls_verification, &first.tls_ca) {
+        (Some(TlsVerification::Insecure), _) => flags.push("--tls-insecure".to_string()),
+        (Some(TlsVerification::Ca), Some(ca)) => {
+            flags.extend(["--tls-ca".to_string(), ca.clone()]);
+        }
+        _ => {}
+    }
+    flags
+}
+
+/// One word as a POSIX shell reads it back: bare when it holds only characters no shell
+/// treats specially, else in single quotes (a quote inside written as `'\''`).
+fn quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The lines of one invocation: the matrix (inside a pair of network namespaces when its
+/// server ran in another one), then any renaming the dataset's file names need.
+fn invocation(group: &[&ArchiveFile], slug: &str, index: usize) -> Vec<String> {
+    let Some(settings) = group[0].matrix.as_deref() else {
+        return Vec::new();
+    };
+    let mut words: Vec<String> = Vec::new();
+    let across = group
+        .iter()
+        .any(|f| f.reach.as_ref().and_then(|r| r.separate_namespace) == Some(true));
+    if across {
+        words.push("scripts/across-namespaces".to_string());
+    }
+    words.extend(["echomark-runner".to_string(), "matrix".to_string()]);
+    let external = group.iter().any(|f| f.external_server.is_some());
+    let backends: Vec<&str> = group.iter().filter_map(|f| f.backend.as_deref()).collect();
+    if !external && backends != ["tokio"] {
+        let mut sorted = backends.clone();
+        sorted.sort_unstable();
+        words.extend(["--backends".to_string(), sorted.join(",")]);
+    }
+    words.extend(matrix_flags(settings));
+    words.extend(server_flags(group));
+    let folder = format!("raw-results/{slug}");
+    let mut renames = Vec::new();
+    let out = match group {
+        [one] => format!("{folder}/{}", safe_name(&one.name)),
+        several => {
+            // Several archives go into one folder as BACKEND.json each.
+            let written = |f: &ArchiveFile| format!("{}.json", f.backend.as_deref().unwrap_or(""));
+            if several.iter().all(|f| safe_name(&f.name) == written(f)) {
+                folder
+            } else {
+                let scratch = format!("/tmp/echomark-{slug}-{index}");
+                for f in several {
+                    renames.push(format!(
+                        "mv {} {}",
+                        quoted(&format!("{scratch}/{}", written(f))),
+                        quoted(&format!("{folder}/{}", safe_name(&f.name)))
+                    ));
+                }
+                scratch
+            }
+        }
+    };
+    words.extend(["--out".to_string(), out]);
+    let line = words
+        .iter()
+        .map(|w| quoted(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    [vec![line], renames].concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use echomark_archive::TrafficProfile as P;
+
+    #[test]
+    fn profiles_that_are_a_product_become_clients_and_windows() {
+        let product = [
+            P {
+                clients: 1,
+                window: 1,
+            },
+            P {
+                clients: 1,
+                window: 16,
+            },
+            P {
+                clients: 16,
+                window: 1,
+            },
+            P {
+                clients: 16,
+                window: 16,
+            },
+        ];
+        assert_eq!(as_product(&product), Some((vec![1, 16], vec![1, 16])));
+        let diagonal = [product[0], product[3]];
+        assert_eq!(as_product(&diagonal), None);
+    }
+
+    #[test]
+    fn words_a_shell_would_split_are_quoted() {
+        assert_eq!(quoted("--out"), "--out");
+        assert_eq!(quoted("tcp,udp"), "tcp,udp");
+        assert_eq!(
+            quoted("socat TCP-LISTEN:{port} PIPE"),
+            "'socat TCP-LISTEN:{port} PIPE'"
+        );
+        assert_eq!(quoted("it's $HOME"), r"'it'\''s $HOME'");
+        assert_eq!(quoted(""), "''");
+    }
+}
