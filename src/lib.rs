@@ -18,6 +18,7 @@ pub mod output;
 pub mod read;
 pub mod reproduce;
 pub mod site;
+pub mod skip;
 pub mod summary;
 pub mod table;
 pub mod validate;

@@ -164,6 +164,10 @@ fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
             args.min_effect
         );
     }
+    if let Some(path) = &args.markdown {
+        // Before anything is read: a report must never replace what it reports on.
+        check_report_target(path, &compare_inputs(args))?;
+    }
     let load = |path: &PathBuf| -> anyhow::Result<echomark::model::Dataset> {
         side::load_dataset(path)
             .with_context(|| format!("reading {}", printable(&path.display().to_string())))
@@ -177,7 +181,15 @@ fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
     let noise = match args.noise.as_slice() {
         [a1, a2] => {
             let (one, two) = (load(a1)?, load(a2)?);
-            Some(compare::NoiseBand::of(&sides(&one)?, &sides(&two)?))
+            let band = compare::NoiseBand::of(&sides(&one)?, &sides(&two)?);
+            if band.is_empty() {
+                anyhow::bail!(
+                    "--noise {} {}: the two datasets share no configuration, so they show no noise band",
+                    printable(&a1.display().to_string()),
+                    printable(&a2.display().to_string())
+                );
+            }
+            Some(band)
         }
         _ => None,
     };
@@ -187,8 +199,11 @@ fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
     };
     let comparison = compare::Comparison::of(&base, &new, &options);
     if let Some(path) = &args.markdown {
-        output::write_atomically(path, compare::markdown::render(&comparison).as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_report(
+            path,
+            &compare_inputs(args),
+            &compare::markdown::render(&comparison),
+        )?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&comparison)?);
@@ -196,6 +211,51 @@ fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
         print!("{}", compare::text::render(&comparison));
     }
     Ok(comparison.has_regression())
+}
+
+/// Every path `compare` reads.
+fn compare_inputs(args: &CompareArgs) -> Vec<PathBuf> {
+    let mut inputs = vec![args.base.clone(), args.new.clone()];
+    inputs.extend(args.noise.iter().cloned());
+    inputs
+}
+
+/// Refuses a report path that is, holds or lies inside an input, that is a symlink or not a
+/// file, or whose folder does not exist.
+fn check_report_target(path: &std::path::Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    let shown = printable(&path.display().to_string());
+    if let Some(input) = output::overlapping_input(path, inputs) {
+        anyhow::bail!(
+            "refusing to write {shown}: it would overwrite the input {}",
+            printable(&input.display().to_string())
+        );
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.is_file() {
+            anyhow::bail!("refusing to write {shown}: it exists and is not a plain file");
+        }
+    }
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(folder) = folder.filter(|f| !f.is_dir()) {
+        anyhow::bail!(
+            "cannot write {shown}: no folder {}",
+            printable(&folder.display().to_string())
+        );
+    }
+    Ok(())
+}
+
+/// Writes a report atomically after [`check_report_target`], saying when it replaces a file.
+fn write_report(path: &std::path::Path, inputs: &[PathBuf], text: &str) -> anyhow::Result<()> {
+    check_report_target(path, inputs)?;
+    if path.exists() {
+        eprintln!(
+            "echomark: replacing {}",
+            printable(&path.display().to_string())
+        );
+    }
+    output::write_atomically(path, text.as_bytes())
+        .with_context(|| format!("writing {}", printable(&path.display().to_string())))
 }
 
 fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
@@ -248,6 +308,8 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
 /// memory holds one dataset's runs however many there are. The summaries are staged inside
 /// `out` and moved into place only when every dataset was valid: bad input writes nothing.
 fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
+    // The summaries would become input of the next run (and fail it).
+    site::write::check_target(out, paths)?;
     let layout = read::discover(paths)?;
     let created = !out.exists();
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;

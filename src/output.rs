@@ -1,8 +1,7 @@
 //! Writing files safely: atomic replacement, and file names that data cannot subvert.
 
-use std::fs;
-use std::io::{self, Write};
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// FNV-1a over `text`: a short, stable fingerprint (not a security hash).
 fn fingerprint(text: &str) -> u32 {
@@ -39,19 +38,57 @@ pub fn safe_name(raw: &str) -> String {
     name
 }
 
-/// Writes `bytes` to `path` through a sibling temporary file and a rename, so a reader sees
-/// the old file or the new one, never half of one.
+/// An absolute, normalised form of `path`: `.` and `..` resolved, then symlinks resolved as
+/// far as the path exists.
+pub fn absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut lexical = PathBuf::new();
+    for c in std::env::current_dir()
+        .unwrap_or_default()
+        .join(path)
+        .components()
+    {
+        match c {
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            Component::CurDir => {}
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut out = existing
+        .canonicalize()
+        .unwrap_or_else(|_| existing.to_path_buf());
+    out.extend(rest.into_iter().rev());
+    out
+}
+
+/// The first of `inputs` that `out` is, contains or lies inside (after `.`, `..` and
+/// symlinks are resolved): an output there could overwrite what it was made from.
+pub fn overlapping_input<'a>(out: &Path, inputs: &'a [PathBuf]) -> Option<&'a PathBuf> {
+    let target = absolute(out);
+    inputs.iter().find(|input| {
+        let source = absolute(input);
+        target.starts_with(&source) || source.starts_with(&target)
+    })
+}
+
+/// Writes `bytes` to `path` through a sibling temporary file, flushed, renamed and the
+/// folder flushed, so a reader sees the old file or the new one, never half of one. The
+/// folder must exist.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    echomark_archive::files::write_atomically(path, bytes)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ fn fixtures() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipped: {} is not here", dir.display());
+        echomark::skip::because(&format!("{} is not here", dir.display()));
         None
     }
 }

@@ -164,7 +164,7 @@ fn pages(site: &Path) -> Vec<String> {
 #[test]
 fn no_page_scrolls_sideways_on_a_phone() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: no Chromium installed (.ci/run installs Debian's chromium)");
+        echomark::skip::because("no Chromium installed (.ci/run installs Debian's chromium)");
         return;
     };
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
@@ -183,7 +183,7 @@ fn no_page_scrolls_sideways_on_a_phone() {
 #[test]
 fn tables_fit_their_wrappers_at_1280_px() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: no Chromium installed (.ci/run installs Debian's chromium)");
+        echomark::skip::because("no Chromium installed (.ci/run installs Debian's chromium)");
         return;
     };
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");

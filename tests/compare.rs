@@ -348,3 +348,67 @@ fn bad_input_exits_2_naming_the_problem() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_markdown_report_never_replaces_an_input_and_says_when_it_replaces_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base", &slice());
+    let archive = base.join("archive.json");
+    let before = std::fs::read(&archive).unwrap();
+    let run = |markdown: &Path| {
+        echomark(&[
+            "compare",
+            base.to_str().unwrap(),
+            base.to_str().unwrap(),
+            "--markdown",
+            markdown.to_str().unwrap(),
+        ])
+    };
+    // Over an input archive, or anywhere inside an input folder: refused before reading.
+    for inside in [archive.clone(), base.join("report.md")] {
+        let out = run(&inside);
+        assert_eq!(out.status.code(), Some(2), "{}", inside.display());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("would overwrite the input"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&archive).unwrap(), before);
+    assert!(!base.join("report.md").exists());
+    // A folder that does not exist is not created.
+    let out = run(&dir.path().join("no/such/report.md"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("no").exists());
+    // A symlink is not followed or replaced.
+    let target = dir.path().join("elsewhere.md");
+    std::fs::write(&target, "mine").unwrap();
+    let link = dir.path().join("link.md");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert_eq!(run(&link).status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+    // A new report is written; replacing it says so.
+    let report = dir.path().join("report.md");
+    assert_eq!(run(&report).status.code(), Some(0));
+    assert!(std::fs::read_to_string(&report)
+        .unwrap()
+        .starts_with("## echomark compare"));
+    let again = run(&report);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("replacing"));
+}
+
+#[test]
+fn a_noise_pair_that_shares_no_configuration_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base", &slice());
+    // UDP buffer cases only: not one configuration of the TCP slice.
+    let udp = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results/epyc2-20261202-udp-buffers");
+    let out = echomark(&[
+        "compare",
+        base.to_str().unwrap(),
+        base.to_str().unwrap(),
+        "--noise",
+        base.to_str().unwrap(),
+        udp.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("share no configuration"));
+}

@@ -269,22 +269,28 @@ fn mixed_datasets_are_rejected_and_every_problem_is_listed() {
 #[test]
 fn folders_hold_datasets_and_summary_writes_json_and_csv() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "first",
-        "a.json",
-        &archive(six_runs()).to_string(),
+    let input = dir.path().join("in");
+    write(&input, "first", "a.json", &archive(six_runs()).to_string());
+    write(&input, "second", "b.json", &archive(six_runs()).to_string());
+    // An output inside the input would become input of the next run: refused, nothing written.
+    let inside = input.join("out");
+    let refused = echomark(&[
+        "summary",
+        input.to_str().unwrap(),
+        "--out",
+        inside.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("overlaps the input"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
-    write(
-        dir.path(),
-        "second",
-        "b.json",
-        &archive(six_runs()).to_string(),
-    );
+    assert!(!inside.exists());
     let out_dir = dir.path().join("out");
     let out = echomark(&[
         "summary",
-        dir.path().to_str().unwrap(),
+        input.to_str().unwrap(),
         "--out",
         out_dir.to_str().unwrap(),
     ]);
@@ -325,7 +331,7 @@ fn folders_hold_datasets_and_summary_writes_json_and_csv() {
     let again = dir.path().join("again");
     echomark(&[
         "summary",
-        dir.path().to_str().unwrap(),
+        input.to_str().unwrap(),
         "--out",
         again.to_str().unwrap(),
     ]);

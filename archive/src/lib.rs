@@ -13,6 +13,7 @@
 pub mod archive;
 pub mod backend;
 pub mod echo;
+pub mod files;
 pub mod histogram;
 pub mod key;
 pub mod metrics;

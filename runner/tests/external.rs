@@ -574,7 +574,9 @@ impl Namespaces {
         match Namespaces::create(test) {
             Ok(ns) => Some(ns),
             Err(why) => {
-                eprintln!("skipped: network namespaces cannot be created here ({why})");
+                echomark::skip::because(&format!(
+                    "network namespaces cannot be created here ({why})"
+                ));
                 None
             }
         }

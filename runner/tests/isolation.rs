@@ -70,7 +70,7 @@ fn loss_equals_the_kernel_drop_count_and_a_clean_case_is_zero_everywhere() {
             assert_eq!(after - before, kernel, "{before} → {after}");
             assert!(lossy.kernel_ip_reasm_reqds_delta.is_some());
         }
-        None => eprintln!("skipped: no /proc/net/snmp here"),
+        None => echomark::skip::because("no /proc/net/snmp here"),
     }
     let clean = once(&["--payload", "1472", "--window", "1"]);
     assert!(clean.ok, "{clean:?}");

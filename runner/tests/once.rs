@@ -239,14 +239,14 @@ fn udp_loss_is_counted_bounded_and_matches_the_kernel() {
             "kernel {drops} < lost {}",
             m.udp_lost_messages
         ),
-        None => eprintln!("skipped: no /proc/net/snmp on this platform"),
+        None => echomark::skip::because("no /proc/net/snmp on this platform"),
     }
 }
 
 #[test]
 fn ipv6_loopback_works_when_available() {
     if std::net::UdpSocket::bind("[::1]:0").is_err() {
-        eprintln!("skipped: ::1 is not available here");
+        echomark::skip::because("::1 is not available here");
         return;
     }
     for protocol in PROTOCOLS {

@@ -188,6 +188,11 @@ pub struct NoiseBand {
 }
 
 impl NoiseBand {
+    /// Whether the pair shared no configuration, so the band says nothing.
+    pub fn is_empty(&self) -> bool {
+        self.per_configuration.is_empty()
+    }
+
     /// The band the A/A pair `a1`, `a2` shows.
     pub fn of(a1: &Side, a2: &Side) -> NoiseBand {
         let mut band = NoiseBand {

@@ -35,7 +35,7 @@ pub enum WriteError {
     #[error("{path} is not empty and was not written by `echomark build` ({what}); choose another --out, or pass --force to replace it")]
     NotASite { path: PathBuf, what: String },
     /// `--out` is, contains or lies inside an input.
-    #[error("--out {out} overlaps the input {input}: a build never writes where it reads")]
+    #[error("--out {out} overlaps the input {input}: echomark never writes where it reads")]
     OverlapsInput { out: PathBuf, input: PathBuf },
     #[error("{path}: {source}")]
     Io {
@@ -80,42 +80,6 @@ pub struct WriteOptions {
     pub inputs: Vec<PathBuf>,
 }
 
-/// An absolute, normalised form of `path`: `.` and `..` resolved, then symlinks resolved as
-/// far as the path exists.
-fn absolute(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut lexical = PathBuf::new();
-    for c in std::env::current_dir()
-        .unwrap_or_default()
-        .join(path)
-        .components()
-    {
-        match c {
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            Component::CurDir => {}
-            other => lexical.push(other.as_os_str()),
-        }
-    }
-    let mut existing = lexical.as_path();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => break,
-        }
-    }
-    let mut out = existing
-        .canonicalize()
-        .unwrap_or_else(|_| existing.to_path_buf());
-    out.extend(rest.into_iter().rev());
-    out
-}
-
 /// Refuses an `out` that is a file, or that is, contains or lies inside an input: checked
 /// before anything is read or written.
 pub fn check_target(out: &Path, inputs: &[PathBuf]) -> Result<(), WriteError> {
@@ -124,17 +88,13 @@ pub fn check_target(out: &Path, inputs: &[PathBuf]) -> Result<(), WriteError> {
             return Err(WriteError::NotAFolder(out.to_path_buf()));
         }
     }
-    let target = absolute(out);
-    for input in inputs {
-        let source = absolute(input);
-        if target.starts_with(&source) || source.starts_with(&target) {
-            return Err(WriteError::OverlapsInput {
-                out: out.to_path_buf(),
-                input: input.clone(),
-            });
-        }
+    match crate::output::overlapping_input(out, inputs) {
+        Some(input) => Err(WriteError::OverlapsInput {
+            out: out.to_path_buf(),
+            input: input.clone(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Every file under `root`, site-relative with `/`.

@@ -1,7 +1,7 @@
 //! The stream framings, sans IO: codecs over byte buffers that any runtime's IO loop drives
-//! (no runtime type appears here). One trait, [`Framing`], and three implementations:
-//! arknet's length prefix ([`prefix`]), HTTP/1.1 requests and responses ([`http1`]) and
-//! RFC 6455 frames ([`websocket`]); [`RecvBuf`] turns the bytes a socket delivered into
+//! (no runtime type appears here). One trait, [`Framing`], and four implementations:
+//! arknet's length prefix ([`prefix`]), a bare byte echo ([`raw`], for servers that speak no
+//! framing), HTTP/1.1 requests and responses ([`http1`]) and RFC 6455 frames ([`websocket`]); [`RecvBuf`] turns the bytes a socket delivered into
 //! message bodies with any of them.
 
 pub mod http1;

@@ -11,6 +11,12 @@ use echomark_archive::{check_echo, AddressFamily, CaseParameters, Metrics};
 
 use super::plan::PlannedRun;
 
+/// The `returncode` of a run killed at its case timeout, as `timeout(1)` reports it.
+pub const TIMED_OUT: i32 = 124;
+/// The status a child gives itself when its matrix died before it could exec: what
+/// SIGKILL would have reported (128 + 9).
+pub const KILLED: i32 = 128 + libc::SIGKILL;
+
 /// What the child process did.
 #[derive(Debug, Clone)]
 pub struct ChildOutcome {
@@ -59,7 +65,7 @@ pub fn run(
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 // The matrix may have died between fork and prctl.
                 if libc::getppid() != parent {
-                    libc::_exit(137);
+                    libc::_exit(KILLED);
                 }
             }
             if let Some(fd) = lock_fd {
@@ -96,7 +102,7 @@ pub fn run(
     };
     let signal = status.signal();
     let returncode = match (timed_out, status.code(), signal) {
-        (true, _, _) => 124,
+        (true, _, _) => TIMED_OUT,
         (_, Some(code), _) => code,
         (_, None, Some(sig)) => 128 + sig,
         _ => -1,

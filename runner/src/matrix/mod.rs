@@ -316,7 +316,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             external::verify_first(target, &server, &settings.protocols)?;
         }
     }
-    let signal = install_signal_flags();
+    let signal = install_signal_flags()?;
     let soaks_due: usize = targets
         .iter()
         .map(|t| match settings.soak_seconds {
@@ -621,20 +621,22 @@ struct SignalFlag {
     which: Arc<AtomicI32>,
 }
 
-fn install_signal_flags() -> SignalFlag {
+fn install_signal_flags() -> Result<SignalFlag, MatrixError> {
     let flag = Arc::new(AtomicBool::new(false));
     let which = Arc::new(AtomicI32::new(0));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let (f, w) = (flag.clone(), which.clone());
         // SAFETY: the handler only stores to atomics, which is async-signal-safe.
-        let _ = unsafe {
+        let registered = unsafe {
             signal_hook::low_level::register(sig, move || {
                 w.store(sig, Ordering::Relaxed);
                 f.store(true, Ordering::Relaxed);
             })
         };
+        // Without the handler, Ctrl-C would kill the matrix before it saves the archive.
+        registered.map_err(|e| MatrixError(format!("cannot handle signal {sig}: {e}")))?;
     }
-    SignalFlag { flag, which }
+    Ok(SignalFlag { flag, which })
 }
 
 /// A run as the progress lines name it: the archive's backend (an external server's name)

@@ -72,7 +72,7 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
             {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if libc::getppid() != parent {
-                    libc::_exit(137);
+                    libc::_exit(super::child::KILLED);
                 }
             }
             Ok(())

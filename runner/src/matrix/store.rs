@@ -1,7 +1,7 @@
 //! Reading and atomically replacing the archive file.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use echomark_archive::Archive;
@@ -18,32 +18,7 @@ pub fn write_atomically(path: &Path, archive: &Archive) -> io::Result<()> {
 /// Writes `bytes` to `path` so that a reader (or a crash) only ever sees the old file or the
 /// new one (see [`write_atomically`]).
 pub fn write_bytes_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::other(format!("{} has no file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    echomark_archive::files::write_atomically(path, bytes)
 }
 
 /// An exclusive lock on an archive for as long as a matrix (or a child it started) writes

@@ -370,11 +370,6 @@ impl ClientCore {
         freed
     }
 
-    /// The oldest send time still in flight.
-    pub fn oldest_in_flight(&self) -> Option<Instant> {
-        self.slots.iter().flatten().map(|s| s.sent_at).min()
-    }
-
     /// Ends the phase: anything still in flight is lost (UDP) or unfinished (streams).
     pub fn finish(&mut self, lost_as_udp: bool) -> ClientReport {
         let left = self.in_flight as u64;
