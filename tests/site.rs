@@ -331,7 +331,7 @@ fn every_internal_link_and_image_resolves() {
 fn the_arknet_baseline_reproduces_the_seed_key_results() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/arknet");
     if !fixtures.is_dir() {
-        eprintln!("skipped: {} is not here", fixtures.display());
+        echomark::skip::because(&format!("{} is not here", fixtures.display()));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -598,7 +598,7 @@ fn chromium() -> Option<PathBuf> {
 #[test]
 fn the_site_works_in_headless_chromium() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: no Chromium installed (.ci/run installs Debian's chromium)");
+        echomark::skip::because("no Chromium installed (.ci/run installs Debian's chromium)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

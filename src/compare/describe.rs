@@ -66,7 +66,7 @@ pub fn value_text(metric: Metric, value: f64) -> String {
     if higher_is_better(metric) {
         format::throughput(value)
     } else {
-        format!("{} µs", format::two_decimals(value))
+        format!("{} µs", format::latency(value))
     }
 }
 

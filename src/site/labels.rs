@@ -207,6 +207,25 @@ pub fn range(s: Option<Stat>, decimals: usize) -> Markup {
     }))
 }
 
+/// A latency's "median [min, max]" to 3 significant digits (what the histograms keep), or
+/// N/A.
+pub fn latency_range(s: Option<Stat>) -> Markup {
+    Markup::trusted(s.map_or("N/A".to_string(), |s| {
+        format!(
+            "{} [{}, {}]",
+            format::latency(s.median),
+            format::latency(s.min),
+            format::latency(s.max)
+        )
+    }))
+}
+
+/// A link to a dataset's overview, named by the dataset; `up` leads from the page to the
+/// language's folder (`""` on top-level pages, `"../"` on a dataset's).
+pub fn dataset_link(name: &str, slug: &str, up: &str) -> Markup {
+    Markup::trusted(format!("[{}]({up}{slug}/overview.md)", Markup::text(name)))
+}
+
 /// A median formatted by `f`, or N/A.
 pub fn median(s: Option<Stat>, f: fn(f64) -> String) -> Markup {
     Markup::trusted(s.map_or("N/A".to_string(), |s| f(s.median)))

@@ -177,10 +177,6 @@ fn evidence(cat: &Catalog, m: &MetricChange, c: &ConfigurationChange) -> Markup 
     }
 }
 
-fn dataset_link(name: &str, slug: &str) -> Markup {
-    Markup::trusted(format!("[{}](../{slug}/overview.md)", Markup::text(name)))
-}
-
 fn side_column(cat: &Catalog, view: &DatasetView, s: &compare::SideSummary) -> Vec<Markup> {
     let missing = cat.text("overview.not_recorded");
     let list = |items: &[String]| {
@@ -194,7 +190,7 @@ fn side_column(cat: &Catalog, view: &DatasetView, s: &compare::SideSummary) -> V
         }
     };
     vec![
-        dataset_link(&s.dataset, &view.slug()),
+        labels::dataset_link(&s.dataset, &view.slug(), "../"),
         s.first_recorded_utc
             .as_deref()
             .map_or(missing.clone(), |t| Markup::text(t.get(..19).unwrap_or(t))),
@@ -223,7 +219,7 @@ pub fn page(
 ) -> PageSpec {
     use Align::{Default as L, Right as R};
     let count = |n: usize| labels::number(format::count(n as u64));
-    let previous_link = dataset_link(&previous.dataset.name, &previous.slug());
+    let previous_link = labels::dataset_link(&previous.dataset.name, &previous.slug(), "../");
     let title = cat.fill(
         "changes.title",
         &[("previous", &Markup::text(&previous.dataset.name))],
@@ -344,7 +340,7 @@ pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<
                 Markup::code(format::short_hash(h))
             });
         let mut row = vec![
-            dataset_link(&d.name, &view.slug()),
+            labels::dataset_link(&d.name, &view.slug(), "../"),
             Markup::text(recorded.get(..19).unwrap_or(recorded)),
             build,
         ];

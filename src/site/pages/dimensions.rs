@@ -317,7 +317,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
                         &labels::topology(cat, &f.backend, l.io_model, l.io_threads),
                     ),
                     ("p99_window", &n(l.window)),
-                    ("p99", &labels::number(format::two_decimals(l.value.median))),
+                    ("p99", &labels::number(format::latency(l.value.median))),
                 ],
             )
         })

@@ -159,11 +159,7 @@ fn comparison(
             &[
                 (
                     "name",
-                    &Markup::trusted(format!(
-                        "[{}]({}/overview.md)",
-                        Markup::text(&v.dataset.name),
-                        v.slug()
-                    )),
+                    &labels::dataset_link(&v.dataset.name, &v.slug(), ""),
                 ),
                 (
                     "recorded",

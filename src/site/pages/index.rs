@@ -36,11 +36,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView], answers: &[Answer]) -> PageSpe
         let count = |n: usize| labels::number(format::count(n as u64));
         let of = |a: usize, b: usize| Markup::trusted(format!("{} / {}", count(a), count(b)));
         datasets.push(vec![
-            Markup::trusted(format!(
-                "[{}]({}/overview.md)",
-                Markup::text(&d.name),
-                v.slug()
-            )),
+            labels::dataset_link(&d.name, &v.slug(), ""),
             Markup::join(&protocols, &cat.text("list.sep")),
             labels::host(cat, d, &Markup::default()),
             of(r.runs_passed, r.runs),
@@ -89,11 +85,7 @@ fn witness(cat: &Catalog, v: &DatasetView, up: &str) -> Markup {
         &[
             (
                 "dataset",
-                &Markup::trusted(format!(
-                    "[{}]({up}{}/overview.md)",
-                    Markup::text(&v.dataset.name),
-                    v.slug()
-                )),
+                &labels::dataset_link(&v.dataset.name, &v.slug(), up),
             ),
             ("host", &labels::host(cat, v.dataset, &Markup::default())),
         ],

@@ -287,7 +287,7 @@ fn status(cat: &Catalog, c: &LoadCurve, index: usize) -> Markup {
 fn points_table(cat: &Catalog, c: &LoadCurve) -> Table {
     use Align::{Default as L, Right as R};
     let mut table = Table::new(cat.list("load.columns", &[]), &[R, R, R, R, R, R, R, R, L]);
-    let latency = |s: Option<Stat>| labels::range(s, 2);
+    let latency = labels::latency_range;
     for (i, p) in c.points.iter().enumerate() {
         let o = &p.open_loop;
         table.push(vec![
@@ -296,8 +296,8 @@ fn points_table(cat: &Catalog, c: &LoadCurve) -> Table {
             latency(p.p50_us),
             latency(p.p99_us),
             latency(p.p999_us),
-            labels::median(Some(o.service_p99_us), format::two_decimals),
-            labels::median(Some(o.schedule_lag_p99_us), format::two_decimals),
+            labels::median(Some(o.service_p99_us), format::latency),
+            labels::median(Some(o.schedule_lag_p99_us), format::latency),
             labels::median(Some(o.late_sends), format::throughput),
             status(cat, c, i),
         ]);
@@ -335,9 +335,9 @@ fn chart(cat: &Catalog, c: &LoadCurve, heading: &Markup) -> CurveChart {
                             ("series", &Markup::text(name)),
                             ("offered", &Markup::trusted(format::count(p.offered_rate))),
                             ("achieved", &Markup::trusted(format::throughput(x))),
-                            ("median", &Markup::trusted(format::two_decimals(y.median))),
-                            ("min", &Markup::trusted(format::two_decimals(y.min))),
-                            ("max", &Markup::trusted(format::two_decimals(y.max))),
+                            ("median", &Markup::trusted(format::latency(y.median))),
+                            ("min", &Markup::trusted(format::latency(y.min))),
+                            ("max", &Markup::trusted(format::latency(y.max))),
                         ],
                     )
                     .to_string();

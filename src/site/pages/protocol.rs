@@ -87,9 +87,9 @@ fn row(cat: &Catalog, c: &Configuration) -> Vec<Markup> {
         model,
         labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
         labels::median(c.stat(Metric::PayloadMibPerSecond), format::two_decimals),
-        labels::median(c.stat(Metric::RttP50Us), format::two_decimals),
-        labels::median(c.stat(Metric::RttP95Us), format::two_decimals),
-        labels::median(c.stat(Metric::RttP99Us), format::two_decimals),
+        labels::median(c.stat(Metric::RttP50Us), format::latency),
+        labels::median(c.stat(Metric::RttP95Us), format::latency),
+        labels::median(c.stat(Metric::RttP99Us), format::latency),
         cpu,
         labels::median(c.stat(Metric::PeakRssBytes), format::mib),
     ]
@@ -256,8 +256,7 @@ fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Com
                 cat.list("compare.table_columns", &names),
                 &[Left, Left, Right, Right, Right, Right, Right, Right],
             );
-            let p99 =
-                |c: &Configuration| labels::median(c.stat(Metric::RttP99Us), format::two_decimals);
+            let p99 = |c: &Configuration| labels::median(c.stat(Metric::RttP99Us), format::latency);
             let rate = |c: &Configuration| {
                 labels::median(c.stat(Metric::RoundtripsPerSecond), format::throughput)
             };

@@ -438,7 +438,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
                         who,
                         topology,
                         labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
-                        labels::median(c.stat(Metric::RttP99Us), format::two_decimals),
+                        labels::median(c.stat(Metric::RttP99Us), format::latency),
                         labels::median(c.stat(Metric::CpuPercent), format::cpu_percent),
                     ]
                 };
