@@ -215,6 +215,8 @@ fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
         return Vec::new();
     };
     let mut flags = Vec::new();
+    // `--server-version-cmd` pairs with the servers by position: all of them or none.
+    let versions = servers.iter().all(|s| s.version_command.is_some());
     for server in &servers {
         flags.extend([
             "--server-name".to_string(),
@@ -222,6 +224,9 @@ fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
             "--server-cmd".to_string(),
             server.command.clone(),
         ]);
+        if let (true, Some(version)) = (versions, &server.version_command) {
+            flags.extend(["--server-version-cmd".to_string(), version.clone()]);
+        }
     }
     let family = group[0].address_family;
     let loopback = match family {

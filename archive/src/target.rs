@@ -131,6 +131,36 @@ pub struct ExternalServer {
     /// `--server-machine` described another (absent in older archives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<crate::Host>,
+    /// `--server-version-cmd`: the command that prints the server's version, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_command: Option<String>,
+    /// What the server is, as the matrix found it before measuring (absent in older
+    /// archives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<ServerIdentity>,
+}
+
+/// What an external server is: its version as it reports it, the executable its command
+/// starts, that file's hash and the Debian package that installed it. Each is absent where
+/// it could not be found out (a script has no package; a server may print no version).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerIdentity {
+    /// The command whose output is `version`: `--server-version-cmd`, or the executable with
+    /// `--version` when it answered that within a moment and with exit status 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_command: Option<String>,
+    /// Its output, trimmed (first 512 bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The executable the command starts, resolved through `PATH`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable_sha256: Option<String>,
+    /// The Debian package and version that own the executable (`dpkg -S`, `dpkg-query`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
 }
 
 impl ExternalServer {

@@ -813,6 +813,37 @@ fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
     let a = archive.unwrap();
     assert_eq!(a["backend"], "python-echo");
     assert_eq!(a["settings"]["external_server"]["framing"], "raw");
+    // What the server is: python3, which answered `--version`, its hash, and (on Debian)
+    // the package that installed it.
+    let identity = &a["settings"]["external_server"]["identity"];
+    assert!(
+        identity["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("Python 3")),
+        "{identity}"
+    );
+    assert!(
+        identity["executable"]
+            .as_str()
+            .is_some_and(|e| e.contains("python3")),
+        "{identity}"
+    );
+    assert_eq!(
+        identity["executable_sha256"].as_str().map(str::len),
+        Some(64)
+    );
+    // A Debian python3 names its package; a pyenv shim, say, is no package's file.
+    let packaged = identity["executable"]
+        .as_str()
+        .is_some_and(|e| e.starts_with("/usr/"));
+    if packaged && std::path::Path::new("/usr/bin/dpkg").exists() {
+        assert!(
+            identity["package"]
+                .as_str()
+                .is_some_and(|p| p.contains("python3")),
+            "{identity}"
+        );
+    }
     assert_eq!(a["verification"][0]["protocol"], "tcp");
     assert_eq!(a["verification"][0]["passed"], true);
     let results = a["results"].as_array().unwrap();

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use pulldown_cmark::{html, CowStr, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{
+    html, Alignment, CowStr, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd,
+};
 
 fn safe_link(dest: &str) -> bool {
     let lower = dest.trim().to_ascii_lowercase();
@@ -24,6 +26,7 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
     let mut events = Vec::new();
     let mut skip_image_text = 0usize;
     let mut suppressed_links = 0usize;
+    let mut charts = 0usize;
     for event in Parser::new_ext(markdown, options) {
         match event {
             Event::Html(raw) | Event::InlineHtml(raw) => match disclosure(&raw) {
@@ -60,7 +63,8 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
             Event::Start(Tag::Image {
                 dest_url, title, ..
             }) if svgs.contains_key(dest_url.as_ref()) => {
-                let svg = &svgs[dest_url.as_ref()];
+                charts += 1;
+                let svg = with_own_ids(&svgs[dest_url.as_ref()], charts);
                 let figure = format!("<figure class=\"chart\">{svg}</figure>");
                 events.push(Event::Html(CowStr::Boxed(figure.into_boxed_str())));
                 let _ = title;
@@ -81,10 +85,127 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
         }
     }
     let _ = LinkType::Inline;
-    let events = with_heading_ids(events);
+    let events = labelled_tables(with_heading_ids(events));
     let mut out = String::with_capacity(markdown.len() * 2);
     html::push_html(&mut out, events.into_iter());
     out
+}
+
+/// Every table rendered with each body cell labelled by its column's header
+/// (`data-label`), so that on a phone the stylesheet can show a row as a card of label and
+/// value pairs instead of a row wider than the screen.
+fn labelled_tables(events: Vec<Event<'_>>) -> Vec<Event<'_>> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut iter = events.into_iter();
+    while let Some(event) = iter.next() {
+        let Event::Start(Tag::Table(align)) = event else {
+            out.push(event);
+            continue;
+        };
+        let mut inner = Vec::new();
+        for e in iter.by_ref() {
+            if matches!(e, Event::End(TagEnd::Table)) {
+                break;
+            }
+            inner.push(e);
+        }
+        out.push(Event::Html(CowStr::Boxed(
+            table_html(&align, inner).into_boxed_str(),
+        )));
+    }
+    out
+}
+
+/// One table's HTML from its inner events (head and rows).
+fn table_html(align: &[Alignment], events: Vec<Event<'_>>) -> String {
+    let style = |column: usize| match align.get(column) {
+        Some(Alignment::Left) => " style=\"text-align: left\"",
+        Some(Alignment::Center) => " style=\"text-align: center\"",
+        Some(Alignment::Right) => " style=\"text-align: right\"",
+        _ => "",
+    };
+    let mut headers: Vec<String> = Vec::new();
+    let mut html_out = String::from("<table>\n");
+    let mut in_head = false;
+    let mut column = 0;
+    let mut cell: Option<Vec<Event<'_>>> = None;
+    for e in events {
+        match e {
+            Event::Start(Tag::TableHead) => {
+                in_head = true;
+                html_out.push_str("<thead><tr>");
+            }
+            Event::End(TagEnd::TableHead) => {
+                in_head = false;
+                html_out.push_str("</tr></thead>\n<tbody>\n");
+            }
+            Event::Start(Tag::TableRow) => {
+                column = 0;
+                html_out.push_str("<tr>");
+            }
+            Event::End(TagEnd::TableRow) => html_out.push_str("</tr>\n"),
+            Event::Start(Tag::TableCell) => cell = Some(Vec::new()),
+            Event::End(TagEnd::TableCell) => {
+                let content = cell.take().unwrap_or_default();
+                let mut body = String::new();
+                html::push_html(&mut body, content.iter().cloned());
+                if in_head {
+                    headers.push(plain_text(&content));
+                    html_out.push_str(&format!("<th{}>{body}</th>", style(column)));
+                } else {
+                    let label = headers.get(column).map(String::as_str).unwrap_or("");
+                    html_out.push_str(&format!(
+                        "<td data-label=\"{}\"{}>{body}</td>",
+                        escape_html(label),
+                        style(column)
+                    ));
+                }
+                column += 1;
+            }
+            other => {
+                if let Some(c) = cell.as_mut() {
+                    c.push(other);
+                }
+            }
+        }
+    }
+    if !headers.is_empty() {
+        html_out.push_str("</tbody>\n");
+    }
+    html_out.push_str("</table>\n");
+    html_out
+}
+
+/// The text of a cell's events, without markup.
+fn plain_text(events: &[Event<'_>]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text(t) | Event::Code(t) => Some(t.as_ref()),
+            Event::SoftBreak | Event::HardBreak => Some(" "),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `svg` with its title and description ids made unique on the page (every chart file uses
+/// `t` and `d`; inlined side by side they would all be announced by the first chart's title).
+fn with_own_ids(svg: &str, chart: usize) -> String {
+    svg.replacen(
+        "aria-labelledby=\"t d\"",
+        &format!("aria-labelledby=\"chart{chart}-t chart{chart}-d\""),
+        1,
+    )
+    .replacen(
+        "<title id=\"t\">",
+        &format!("<title id=\"chart{chart}-t\">"),
+        1,
+    )
+    .replacen(
+        "<desc id=\"d\">",
+        &format!("<desc id=\"chart{chart}-d\">"),
+        1,
+    )
 }
 
 /// The one piece of raw HTML the templates may write: a disclosure, `<details><summary>TEXT
@@ -293,11 +414,37 @@ mod tests {
             &svgs,
         );
         assert!(html.contains("<div class=\"table-wrap\"><table>"), "{html}");
+        assert!(html.contains("<th>a</th><th>b</th>"), "{html}");
+        assert!(
+            html.contains("<td data-label=\"a\">1</td><td data-label=\"b\">2</td>"),
+            "{html}"
+        );
         assert!(
             html.contains("<figure class=\"chart\"><svg><title>T</title></svg></figure>"),
             "{html}"
         );
         assert!(!html.contains("alt"), "{html}");
+    }
+
+    #[test]
+    fn every_inlined_chart_is_named_by_its_own_title() {
+        let chart = |title: &str| {
+            format!("<svg role=\"img\" aria-labelledby=\"t d\"><title id=\"t\">{title}</title><desc id=\"d\">x</desc></svg>")
+        };
+        let svgs = BTreeMap::from([
+            ("a.svg".to_string(), chart("A")),
+            ("b.svg".to_string(), chart("B")),
+        ]);
+        let html = to_html("![a](a.svg)\n\n![b](b.svg)\n\n![a](a.svg)", &svgs);
+        for n in 1..=3 {
+            assert_eq!(
+                html.matches(&format!("id=\"chart{n}-t\"")).count(),
+                1,
+                "{html}"
+            );
+            assert!(html.contains(&format!("aria-labelledby=\"chart{n}-t chart{n}-d\"")));
+        }
+        assert!(!html.contains("id=\"t\""), "{html}");
     }
 
     #[test]

@@ -97,6 +97,11 @@ pub struct MatrixArgs {
     /// The name the pages give the external server (its `backend`), one per --server-cmd.
     #[arg(long, value_name = "NAME", requires = "server_cmd")]
     pub server_name: Vec<String>,
+    /// A command that prints the server's version (`nginx -v`), recorded in its archive; one
+    /// per --server-cmd when given. Without it the matrix asks the server's executable for
+    /// `--version` and keeps the answer when it comes at once.
+    #[arg(long, value_name = "CMD", requires = "server_cmd")]
+    pub server_version_cmd: Vec<String>,
     /// The address the external server listens on (default: the address family's loopback).
     #[arg(long, value_name = "IP", requires = "server_cmd")]
     pub server_host: Option<std::net::IpAddr>,
@@ -150,10 +155,19 @@ impl MatrixArgs {
         if self.server_cmd.is_empty() {
             return Ok(Vec::new());
         }
+        if !self.server_version_cmd.is_empty()
+            && self.server_version_cmd.len() != self.server_cmd.len()
+        {
+            return Err(UsageError(format!(
+                "{} --server-cmd but {} --server-version-cmd: give one per server, or none",
+                self.server_cmd.len(),
+                self.server_version_cmd.len()
+            )));
+        }
         // What every server shares, read and checked once.
         let shared = self.shared_server_settings()?;
         let mut servers: Vec<echomark_archive::ExternalServer> = Vec::new();
-        for (command, name) in self.server_cmd.iter().zip(&self.server_name) {
+        for (index, (command, name)) in self.server_cmd.iter().zip(&self.server_name).enumerate() {
             if !command.contains("{port}") {
                 return Err(UsageError(
                     "--server-cmd must contain {port}, where the server's port goes".into(),
@@ -178,6 +192,7 @@ impl MatrixArgs {
             servers.push(echomark_archive::ExternalServer {
                 name: name.clone(),
                 command: command.clone(),
+                version_command: self.server_version_cmd.get(index).cloned(),
                 ..shared.clone()
             });
         }
@@ -205,6 +220,8 @@ impl MatrixArgs {
                 Some(file) => read_machine(file)?,
                 None => echomark_runner::matrix::host::describe(),
             }),
+            version_command: None,
+            identity: None,
         })
     }
 

@@ -41,6 +41,8 @@ fn published_commands(slug: &str) -> Vec<String> {
 fn comparable(mut settings: Settings) -> Settings {
     if let Some(server) = settings.external_server.as_mut() {
         server.machine = None;
+        // Found out by the run (the server's version, hash and package), not asked for.
+        server.identity = None;
     }
     settings
 }

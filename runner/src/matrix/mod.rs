@@ -9,6 +9,7 @@ mod archives;
 pub mod child;
 mod external;
 pub mod host;
+pub mod identity;
 pub mod plan;
 pub mod progress;
 pub mod provenance;
@@ -240,7 +241,16 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         let archive = match &template {
             Some(template) => {
                 let archive = match request.options.external_servers.get(index) {
-                    Some(server) => archives::for_server(template, server)?,
+                    Some(server) => {
+                        // What the server is, found once, before anything is measured.
+                        let identity =
+                            identity::identify(&server.command, server.version_command.as_deref());
+                        let server = echomark_archive::ExternalServer {
+                            identity: Some(identity),
+                            ..server.clone()
+                        };
+                        archives::for_server(template, &server)?
+                    }
                     None => archives::for_backend(template, request.backends[index])?,
                 };
                 archives::check_plan(&path, &archive)?;

@@ -445,6 +445,13 @@ fn backends_section(
         summary.push(&cat.text("site.sentence_sep"));
         summary.push(&cat.text(key));
     }
+    // What else differs between the two sides, as every page that compares them says.
+    summary.push(&cat.text("site.sentence_sep"));
+    summary.push(&cat.text(if external {
+        "compare.backend_note_external"
+    } else {
+        "compare.backend_note"
+    }));
     let names: [(&str, &dyn crate::site::markup::Fill); 2] =
         [("subject", &s_label), ("base", &b_label)];
     let mut table = Table::new(cat.list("overview.backends_columns", &names), &[]);

@@ -67,6 +67,43 @@ pub fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
     table
 }
 
+/// What an external server is, as its archive records it: version, package, executable
+/// and hash, each where known.
+fn server_identity(
+    cat: &Catalog,
+    identity: Option<&echomark_archive::ServerIdentity>,
+    not_recorded: &Markup,
+) -> Markup {
+    let Some(id) = identity else {
+        return not_recorded.clone();
+    };
+    let mut parts = Vec::new();
+    if let Some(version) = &id.version {
+        parts.push(Markup::code(version.lines().next().unwrap_or(version)));
+    }
+    if let Some(package) = &id.package {
+        parts.push(cat.fill(
+            "overview.server_package",
+            &[("package", &Markup::code(package))],
+        ));
+    }
+    if let Some(exe) = &id.executable {
+        let hash = id
+            .executable_sha256
+            .as_deref()
+            .map(format::short_hash)
+            .unwrap_or("?");
+        parts.push(cat.fill(
+            "overview.server_executable",
+            &[("path", &Markup::code(exe)), ("hash", &Markup::code(hash))],
+        ));
+    }
+    if parts.is_empty() {
+        return not_recorded.clone();
+    }
+    Markup::join(&parts, &cat.text("list.semicolon"))
+}
+
 /// The toolchain table: per file, the producer, the source commit, the compiler and build
 /// profile, and the versions of the crates that did the measured work.
 pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
@@ -101,7 +138,7 @@ pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
             Format::ArknetSchema1 => "arknet schema 1",
             Format::ArknetSchema2 => "arknet schema 2",
         };
-        let (compiler, stack) = match &f.toolchain {
+        let (compiler, mut stack) = match &f.toolchain {
             Some(t) => (
                 cat.fill(
                     "overview.compiler_line",
@@ -122,6 +159,10 @@ pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
             ),
             None => (not_recorded.clone(), not_recorded.clone()),
         };
+        // Against an external server the measured stack is the server's, not echomark's.
+        if let Some(server) = &f.external_server {
+            stack = server_identity(cat, server.identity.as_ref(), not_recorded);
+        }
         table.push(vec![
             Markup::text(&f.name),
             Markup::trusted(producer),

@@ -1,0 +1,171 @@
+//! What an external server is, found out before it is measured: the executable its command
+//! starts (resolved through `PATH`), that file's SHA-256, the Debian package that owns it,
+//! and its version, from `--server-version-cmd` or, where it answers at once, the
+//! executable's `--version`. Everything is best effort: what cannot be found is left out,
+//! and nothing here can hang the matrix (each command has a deadline and is killed after).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use echomark_archive::ServerIdentity;
+
+use super::provenance::file_sha256;
+
+/// How long a version command may take.
+const VERSION_DEADLINE: Duration = Duration::from_secs(3);
+/// How much of its output is kept.
+const VERSION_BYTES: usize = 512;
+
+/// The identity of the server `command` starts; `version_command` is the user's
+/// `--server-version-cmd`, if any.
+pub fn identify(command: &str, version_command: Option<&str>) -> ServerIdentity {
+    let executable = executable_of(command);
+    let version_command = version_command.map(str::to_string).or_else(|| {
+        executable
+            .as_ref()
+            .map(|exe| format!("{} --version", shell_word(&exe.display().to_string())))
+    });
+    let version = version_command.as_deref().and_then(run_for_output);
+    ServerIdentity {
+        // A guess that printed nothing is not recorded as the way to ask.
+        version_command: version_command.filter(|_| version.is_some()),
+        version,
+        executable_sha256: executable.as_deref().and_then(|e| file_sha256(e).ok()),
+        package: executable.as_deref().and_then(debian_package),
+        executable: executable.map(|e| e.display().to_string()),
+    }
+}
+
+/// The program a `sh -c` command line starts: its first word after `ip netns exec NAME`,
+/// `env` and `VAR=value` prefixes, resolved through `PATH` (a word with a `/` as a path).
+fn executable_of(command: &str) -> Option<PathBuf> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let mut rest = words.as_slice();
+    loop {
+        match rest {
+            ["ip", "netns", "exec", _, tail @ ..] => rest = tail,
+            ["env", tail @ ..] | ["exec", tail @ ..] => rest = tail,
+            [word, tail @ ..] if word.contains('=') && !word.starts_with('=') => rest = tail,
+            _ => break,
+        }
+    }
+    let program = rest.first()?.trim_matches(|c| c == '\'' || c == '"');
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return path.is_file().then(|| path.canonicalize().unwrap_or(path));
+    }
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .map(|found| found.canonicalize().unwrap_or(found))
+}
+
+/// `word` quoted for `sh` when it needs to be.
+fn shell_word(word: &str) -> String {
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The trimmed output (stdout, else stderr: `nginx -v` writes there) of `command` run by
+/// `sh -c`, when it exits with status 0 before the deadline.
+fn run_for_output(command: &str) -> Option<String> {
+    let mut child = Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < VERSION_DEADLINE => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => {
+                // A command that does not answer at once is probably the server itself.
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let output = child.wait_with_output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = if output.stdout.iter().any(|b| !b.is_ascii_whitespace()) {
+        output.stdout
+    } else {
+        output.stderr
+    };
+    let text = String::from_utf8_lossy(&text[..text.len().min(VERSION_BYTES)]);
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// "PACKAGE VERSION" of the Debian package that owns `path`, where `dpkg` knows it.
+fn debian_package(path: &Path) -> Option<String> {
+    let owner = Command::new("dpkg")
+        .args(["-S", &path.display().to_string()])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let line = String::from_utf8_lossy(&owner.stdout);
+    let package = line.lines().next()?.split(':').next()?.trim().to_string();
+    let version = Command::new("dpkg-query")
+        .args(["-W", "-f", "${Version}", &package])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|v| !v.is_empty());
+    Some(match version {
+        Some(v) => format!("{package} {v}"),
+        None => package,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_is_found_behind_namespaces_and_variables() {
+        let sh = executable_of("sh -c 'exit 0'").expect("sh is on PATH");
+        assert!(sh.is_file());
+        assert_eq!(
+            executable_of("ip netns exec em-srv FOO=1 sh -c x"),
+            Some(sh.clone())
+        );
+        assert_eq!(executable_of("env sh"), Some(sh));
+        assert_eq!(executable_of("/no/such/server {port}"), None);
+        assert_eq!(executable_of(""), None);
+    }
+
+    #[test]
+    fn a_version_command_that_answers_is_recorded_and_one_that_hangs_is_not() {
+        let id = identify("sh -c 'serve {port}'", Some("echo 'server 1.2.3'"));
+        assert_eq!(id.version.as_deref(), Some("server 1.2.3"));
+        assert_eq!(id.version_command.as_deref(), Some("echo 'server 1.2.3'"));
+        assert_eq!(id.executable_sha256.as_ref().map(String::len), Some(64));
+        let started = Instant::now();
+        let hung = identify("sh", Some("sleep 30"));
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!((hung.version, hung.version_command), (None, None));
+        assert!(identify("sh", Some("false")).version.is_none());
+    }
+}
