@@ -267,6 +267,14 @@ fn a_two_backend_matrix_writes_one_archive_each_and_drops_what_monoio_cannot_run
     assert_eq!(tokio.backend, "tokio");
     assert_eq!(monoio.backend, "monoio");
     assert!(tokio.complete && monoio.complete);
+    // The build names monoio's measured stack, as it does tokio's.
+    let stack = &monoio.toolchain.as_ref().expect("toolchain").dependencies;
+    for krate in ["monoio", "io-uring", "monoio-rustls", "tokio", "rustls"] {
+        assert!(
+            stack.get(krate).is_some_and(|v| !v.is_empty()),
+            "{krate} in {stack:?}"
+        );
+    }
     // tokio: shared 1, shared 2, sharded 2 (sharded 1 is shared 1, arknet's rule); monoio:
     // all but shared 2. Two repetitions each.
     assert_eq!(tokio.results.len(), 6);
