@@ -1602,3 +1602,142 @@ fn the_committed_veth_dataset_names_its_path() {
     assert!(companion.starts_with("# epyc2-20261202-loopback-serve: loopback performance"));
     assert!(companion.contains("| Path | loopback: interface lo, MTU 65,536, client address 127.0.0.1; the server in the client's network namespace |"));
 }
+
+/// The lines of the section `## heading` of a Markdown page (up to the next `## `).
+fn md_section<'a>(page: &'a str, heading: &str) -> Vec<&'a str> {
+    let start = format!("## {heading}");
+    page.lines()
+        .skip_while(|l| *l != start)
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .collect()
+}
+
+#[test]
+fn no_key_result_crowns_a_model_the_choosing_table_calls_a_tie() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("site/en");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let page = entry.unwrap().path().join("overview.md");
+        let Ok(text) = std::fs::read_to_string(&page) else {
+            continue;
+        };
+        let bullets = md_section(&text, "Key results");
+        let choosing = md_section(&text, "Choosing an IO model");
+        // The main load the key results are about: "(1,024 B, 16 clients)".
+        let Some(load) = bullets.iter().find_map(|l| {
+            let (_, rest) = l.split_once("applies only to its load (")?;
+            let (load, _) = rest.split_once(')')?;
+            let (payload, clients) = load.split_once(", ")?;
+            Some(format!("{payload} / {clients}"))
+        }) else {
+            continue;
+        };
+        for bullet in bullets.iter().filter(|l| l.starts_with("- **")) {
+            let group = bullet[4..].split("**").next().unwrap();
+            // "TCP / tokio / No added computation" → the table's "TCP / tokio".
+            let program = group.rsplitn(2, " / ").nth(1).unwrap_or(group);
+            let rows: Vec<&&str> = choosing
+                .iter()
+                .filter(|r| r.starts_with(&format!("| {program} | {load}")))
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let tie_in_table = rows.iter().any(|r| r.contains("no distinguishable winner"));
+            let winner_in_table = rows
+                .iter()
+                .any(|r| !r.contains("no distinguishable winner"));
+            if bullet.contains("no distinguishable winner") {
+                assert!(
+                    tie_in_table,
+                    "{}: {bullet} but the table: {rows:?}",
+                    page.display()
+                );
+            } else {
+                assert!(
+                    winner_in_table,
+                    "{}: {bullet} crowns a tie: {rows:?}",
+                    page.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "only {checked} key results checked");
+}
+
+#[test]
+fn each_dataset_opens_with_the_answer_to_its_own_question() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("site/en");
+    let answer = |dataset: &str| {
+        let text = std::fs::read_to_string(root.join(dataset).join("overview.md")).unwrap();
+        // The answer comes right after the lead, before any table or chart.
+        let first = text.split("\n## ").nth(1).unwrap_or("").to_string();
+        assert!(first.starts_with("The answer"), "{dataset}: {first:.80}");
+        first
+    };
+    let backends = answer("xeon2-20261202-backends");
+    assert!(backends.contains("monoio (io_uring) is faster in") && backends.contains("tokio in"));
+    for server in ["nginx", "socat"] {
+        let servers = answer("epyc2-20261202-servers-interleaved");
+        assert!(
+            servers.contains(&format!("{server} is faster in")),
+            "{servers}"
+        );
+        assert!(servers.contains("interleaved in time"), "{servers}");
+        let sequential = answer("epyc2-20261202-external");
+        assert!(
+            sequential.contains("one after the other, not interleaved"),
+            "{sequential}"
+        );
+    }
+    let buffers = answer("epyc2-20261202-udp-buffers");
+    assert!(
+        buffers.contains("| Load | lost at 1 MiB | lost at 2 MiB | lost at 4 MiB |"),
+        "{buffers}"
+    );
+    let path = answer("epyc2-20261202-veth");
+    assert!(
+        path.contains("two namespaces over veth against loopback"),
+        "{path}"
+    );
+    let knees = answer("epyc2-20261201-latency-curve");
+    assert_eq!(
+        knees.matches("\n- ").count(),
+        3,
+        "one knee finding per protocol: {knees}"
+    );
+    // A dataset of one IO model and one backend has no question of its own to answer.
+    let baseline =
+        std::fs::read_to_string(root.join("epyc2-20261201-baseline/overview.md")).unwrap();
+    assert!(!baseline.contains("## The answer"));
+}
+
+#[test]
+fn the_index_answers_each_question_from_one_named_dataset() {
+    let index =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("site/en/index.md"))
+            .unwrap();
+    let lines = md_section(&index, "What the data says");
+    for question in [
+        "Runtime",
+        "IO model",
+        "Protocol overhead",
+        "TLS cost",
+        "UDP receive buffers",
+        "Other servers",
+        "Path",
+        "Latency under load",
+    ] {
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(&format!("- **{question}**")))
+            .unwrap_or_else(|| panic!("no answer to {question}: {lines:#?}"));
+        // Its evidence: a link to one dataset's overview, and the host it ran on.
+        assert!(
+            line.contains("/overview.md)") && line.contains("logical CPUs"),
+            "{line}"
+        );
+    }
+}
