@@ -175,6 +175,10 @@ if (W <= 400) {
   for (const tr of d.querySelectorAll('main tr')) { if (tr.getBoundingClientRect().width > W + 1) rows++; }
   if (rows) note('row-wider-than-phone', rows + ' rows');
 }
+if (W <= 400 && page.endsWith('/changes.html')) {
+  const tall = d.documentElement.scrollHeight;
+  note('changes-page-height', String(tall));
+}
 const ids = {};
 for (const e of d.querySelectorAll('[id]')) ids[e.id] = (ids[e.id] || 0) + 1;
 const dup = Object.keys(ids).filter(k => ids[k] > 1);
@@ -267,6 +271,12 @@ fn every_page_is_legible_at_390_1280_and_1920_px() {
         for m in ["page-scroll", "row-wider-than-phone", "duplicate-ids"] {
             for (page, what) in by_measure.get(m).into_iter().flatten().take(5) {
                 problems.push(format!("{width} px, {m}: {page}: {what}"));
+            }
+        }
+        for (page, height) in by_measure.get("changes-page-height").into_iter().flatten() {
+            eprintln!("{width} px: {page} is {height} px tall");
+            if height.parse::<u64>().unwrap_or(u64::MAX) >= 20_000 {
+                problems.push(format!("{width} px: {page} is {height} px tall"));
             }
         }
         if width == 1920 && longest > 90 {

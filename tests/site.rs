@@ -1741,3 +1741,42 @@ fn the_index_answers_each_question_from_one_named_dataset() {
         );
     }
 }
+
+#[test]
+fn what_changed_opens_with_per_protocol_counts_that_equal_its_table() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("site/en/epyc2-20261201-baseline-rerun/changes.md"),
+    )
+    .unwrap();
+    let cells = |row: &str| -> Vec<String> {
+        row.trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let summary = md_section(&page, "By protocol");
+    let all = md_section(&page, "Every configuration");
+    let verdicts = ["regressed", "improved", "no change", "not comparable"];
+    let mut protocols = 0;
+    for row in summary
+        .iter()
+        .filter(|r| r.starts_with("| ") && !r.starts_with("| Protocol") && !r.starts_with("| ---"))
+    {
+        let c = cells(row);
+        let protocol = &c[0];
+        for (column, verdict) in verdicts.iter().enumerate() {
+            let in_table = all
+                .iter()
+                .filter(|r| r.starts_with(&format!("| {protocol} / ")))
+                .filter(|r| cells(r).get(1).map(String::as_str) == Some(*verdict))
+                .count();
+            assert_eq!(c[column + 1], in_table.to_string(), "{protocol} {verdict}");
+        }
+        protocols += 1;
+    }
+    assert_eq!(protocols, 7);
+    // The long tables wait behind disclosures; the page shows the largest changes first.
+    assert!(page.contains("<details><summary>Every configuration compared</summary>"));
+    assert!(page.contains("The 20 largest of 210 changed configurations"));
+}

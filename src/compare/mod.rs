@@ -262,12 +262,22 @@ impl Default for Options {
 }
 
 /// Totals over the configurations.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     pub regressed: usize,
     pub improved: usize,
     pub no_change: usize,
     pub not_comparable: usize,
+}
+
+/// One protocol's share of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProtocolCounts {
+    pub protocol: echomark_archive::Protocol,
+    pub counts: Counts,
+    /// new / base − 1 of the median throughput, the largest in size over the protocol's
+    /// comparable configurations.
+    pub largest_throughput_change: Option<f64>,
 }
 
 /// A whole comparison: the report's model, rendered by [`text`], [`markdown`] and as JSON.
@@ -350,6 +360,48 @@ impl Comparison {
     /// Whether any configuration regressed.
     pub fn has_regression(&self) -> bool {
         self.counts.regressed > 0
+    }
+
+    /// Per protocol (in protocol order), how many configurations regressed, improved, did not
+    /// change or could not be compared, and the largest throughput change among them.
+    pub fn by_protocol(&self) -> Vec<ProtocolCounts> {
+        let mut out: Vec<ProtocolCounts> = Vec::new();
+        for c in &self.configurations {
+            let at = match out.iter().position(|p| p.protocol == c.key.protocol) {
+                Some(at) => at,
+                None => {
+                    out.push(ProtocolCounts {
+                        protocol: c.key.protocol,
+                        counts: Counts::default(),
+                        largest_throughput_change: None,
+                    });
+                    out.len() - 1
+                }
+            };
+            let p = &mut out[at];
+            match c.verdict {
+                Verdict::Regressed => p.counts.regressed += 1,
+                Verdict::Improved => p.counts.improved += 1,
+                Verdict::NoChange => p.counts.no_change += 1,
+                Verdict::NotComparable => p.counts.not_comparable += 1,
+            }
+            let throughput = c
+                .metrics
+                .iter()
+                .find(|m| {
+                    m.metric == Metric::RoundtripsPerSecond && m.verdict != Verdict::NotComparable
+                })
+                .map(|m| m.change);
+            if let Some(change) = throughput {
+                if p.largest_throughput_change
+                    .is_none_or(|x| change.abs() > x.abs())
+                {
+                    p.largest_throughput_change = Some(change);
+                }
+            }
+        }
+        out.sort_by_key(|p| p.protocol);
+        out
     }
 
     /// The (configuration, metric) pairs with a verdict of `verdict`, in report order.

@@ -26,10 +26,20 @@ struct ChangesPage {
     /// Set when nearly everything moved one way.
     uniform: Option<Markup>,
     sides: Table,
+    /// Per protocol: regressed, improved, no change, not comparable, the largest change.
+    summary: Table,
+    /// The changed configurations with the largest changes, largest first.
+    changed: Table,
+    changed_note: Markup,
+    /// Every (configuration, metric) finding, behind a disclosure.
     findings: Table,
+    /// Every configuration, behind a disclosure.
     all: Table,
     rule: Markup,
 }
+
+/// How many changed configurations the page shows before its disclosures.
+const CHANGED_SHOWN: usize = 20;
 
 #[derive(Serialize)]
 struct HistoryPage {
@@ -290,8 +300,7 @@ pub fn page(
         cat.text("changes.verdict_column"),
     ];
     columns.extend(compare::COMPARED.iter().map(|&m| metric(cat, m)));
-    let mut all = Table::new(columns, &[L, L, R, R, R, R]);
-    for config in &c.configurations {
+    let row = |config: &ConfigurationChange| {
         let mut row = vec![
             labels::configuration(cat, &config.key),
             verdict(cat, config.verdict),
@@ -301,7 +310,57 @@ pub fn page(
                 .iter()
                 .map(|&m| change_cell(config.metrics.iter().find(|x| x.metric == m))),
         );
-        all.push(row);
+        row
+    };
+    let mut all = Table::new(columns.clone(), &[L, L, R, R, R, R]);
+    for config in &c.configurations {
+        all.push(row(config));
+    }
+    // The changed configurations, largest change (of any metric with a verdict) first.
+    let size = |config: &ConfigurationChange| {
+        config
+            .metrics
+            .iter()
+            .filter(|m| matches!(m.verdict, Verdict::Regressed | Verdict::Improved))
+            .map(|m| m.change.abs())
+            .fold(0.0, f64::max)
+    };
+    let mut moved: Vec<&ConfigurationChange> = c
+        .configurations
+        .iter()
+        .filter(|x| matches!(x.verdict, Verdict::Regressed | Verdict::Improved))
+        .collect();
+    moved.sort_by(|a, b| size(b).total_cmp(&size(a)));
+    let mut changed = Table::new(columns, &[L, L, R, R, R, R]);
+    for config in moved.iter().take(CHANGED_SHOWN) {
+        changed.push(row(config));
+    }
+    let changed_note = cat.fill(
+        "changes.changed_note",
+        &[
+            ("shown", &count(moved.len().min(CHANGED_SHOWN))),
+            ("changed", &count(moved.len())),
+        ],
+    );
+    let mut summary = Table::new(
+        cat.list("changes.summary_columns", &[]),
+        &[L, R, R, R, R, R],
+    );
+    let mut protocols = c.by_protocol();
+    protocols.sort_by_key(|p| labels::protocol_rank(p.protocol));
+    for p in &protocols {
+        summary.push(vec![
+            labels::protocol(cat, p.protocol),
+            count(p.counts.regressed),
+            count(p.counts.improved),
+            count(p.counts.no_change),
+            count(p.counts.not_comparable),
+            p.largest_throughput_change
+                .map_or(Markup::trusted("—"), |x| {
+                    let sign = if x > 0.0 { "+" } else { "" };
+                    Markup::trusted(format!("{sign}{}%", format::grouped(x * 100.0, 1)))
+                }),
+        ]);
     }
     let model = ChangesPage {
         title: title.clone(),
@@ -309,6 +368,9 @@ pub fn page(
         hosts,
         uniform,
         sides,
+        summary,
+        changed,
+        changed_note,
         findings,
         all,
         rule: cat.text("changes.rule"),
