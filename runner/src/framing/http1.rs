@@ -41,6 +41,8 @@ pub enum HeadError {
     BadChunk,
     #[error("a chunked body longer than any message")]
     ChunkedTooLong,
+    #[error("trailer fields longer than {MAX_HEAD} bytes")]
+    TrailersTooLong,
 }
 
 /// How a message's body is delimited.
@@ -112,8 +114,11 @@ pub fn write_response(out: &mut Vec<u8>, len: usize) {
 /// Parses a head at the start of `buf`: `Ok(Some((head_len, body)))`, `Ok(None)` when more
 /// bytes are needed.
 pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, Body)>, HeadError> {
-    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return if buf.len() > MAX_HEAD {
+    // The whole head, its blank line included, must fit in MAX_HEAD: a longer one is
+    // refused whether or not its end has arrived.
+    let window = &buf[..buf.len().min(MAX_HEAD)];
+    let Some(end) = window.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return if buf.len() >= MAX_HEAD {
             Err(HeadError::TooLong)
         } else {
             Ok(None)
@@ -146,6 +151,10 @@ pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, Body)>, HeadError>
 /// Longest chunk-size line accepted (size, extensions, CRLF).
 const MAX_CHUNK_LINE: usize = 1024;
 
+/// The most bytes a chunked body may take on the wire before its trailers: twice the
+/// largest message, plus room for its chunk lines.
+const MAX_CHUNKED_WIRE: usize = 2 * crate::message::MAX_PAYLOAD + 64 * 1024;
+
 /// A chunked body at the start of `buf` (after its head): when it is complete, joins the
 /// chunks' data at the start of `buf` and returns `(bytes the body took on the wire, data
 /// length)`; `Ok(None)` (and `buf` untouched) while more bytes are needed. Trailer fields
@@ -156,6 +165,11 @@ pub fn dechunk(buf: &mut [u8]) -> Result<Option<(usize, usize)>, HeadError> {
     let mut at = 0usize;
     let mut total = 0usize;
     loop {
+        // Every part is bounded, and so is the whole: data, chunk lines and their CRLFs
+        // (tiny chunks cannot make a small body take unbounded bytes or bookkeeping).
+        if at > MAX_CHUNKED_WIRE {
+            return Err(HeadError::ChunkedTooLong);
+        }
         let Some(line_end) = find_crlf(&buf[at..], MAX_CHUNK_LINE)? else {
             return Ok(None);
         };
@@ -179,12 +193,18 @@ pub fn dechunk(buf: &mut [u8]) -> Result<Option<(usize, usize)>, HeadError> {
         chunks.push((at, size));
         at += size + 2;
     }
-    // Trailer fields, then the blank line that ends the body.
+    // Trailer fields, then the blank line that ends the body: MAX_HEAD in all.
+    let trailers_start = at;
     loop {
-        let Some(line_end) = find_crlf(&buf[at..], MAX_HEAD)? else {
+        let room = MAX_HEAD.saturating_sub(at - trailers_start);
+        let Some(line_end) = find_crlf(&buf[at..], room).map_err(|_| HeadError::TrailersTooLong)?
+        else {
             return Ok(None);
         };
         at += line_end + 2;
+        if at - trailers_start > MAX_HEAD {
+            return Err(HeadError::TrailersTooLong);
+        }
         if line_end == 0 {
             break;
         }
@@ -235,6 +255,35 @@ mod tests {
             parse(&resp, Kind::Response).unwrap(),
             Some((resp.len(), Body::Length(16)))
         );
+    }
+
+    #[test]
+    fn every_part_of_a_message_is_bounded_even_when_it_ends_properly() {
+        // A 56 KB head with its blank line is as much too long as one without it.
+        let mut head = b"POST /echo HTTP/1.1\r\nContent-Length: 1\r\n".to_vec();
+        while head.len() < 56_000 {
+            head.extend_from_slice(b"X-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+        }
+        head.extend_from_slice(b"\r\n");
+        assert_eq!(parse(&head, Kind::Request), Err(HeadError::TooLong));
+        // Endless trailer fields: refused once they pass MAX_HEAD, not buffered forever.
+        let mut trailers = b"1\r\nx\r\n0\r\n".to_vec();
+        while trailers.len() < 3 * MAX_HEAD {
+            trailers.extend_from_slice(b"X-Trailer: 1\r\n");
+        }
+        assert_eq!(dechunk(&mut trailers), Err(HeadError::TrailersTooLong));
+        let mut short = b"1\r\nx\r\n0\r\nX-Trailer: 1\r\n".to_vec();
+        assert_eq!(
+            dechunk(&mut short),
+            Ok(None),
+            "a few trailers still wait for more"
+        );
+        // A small body in endless one-byte chunks.
+        let mut tiny = Vec::new();
+        while tiny.len() < 4 * MAX_CHUNKED_WIRE {
+            tiny.extend_from_slice(b"1;ext=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\nx\r\n");
+        }
+        assert_eq!(dechunk(&mut tiny), Err(HeadError::ChunkedTooLong));
     }
 
     #[test]

@@ -17,6 +17,52 @@ pub const TIMED_OUT: i32 = 124;
 /// SIGKILL would have reported (128 + 9).
 pub const KILLED: i32 = 128 + libc::SIGKILL;
 
+/// The most of a child's stdout kept: far more than any metrics object.
+const STDOUT_LIMIT: usize = 16 << 20;
+/// The most of a child's stderr kept (its end).
+const STDERR_LIMIT: usize = 64 << 10;
+
+/// Which part of a stream [`read_bounded`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The first N bytes.
+    Head(usize),
+    /// The last N bytes.
+    Tail(usize),
+}
+
+/// Reads `pipe` to its end, keeping at most the part `keep` names: memory stays bounded
+/// however much a process writes, and the writer is never blocked on a full pipe.
+pub fn read_bounded(mut pipe: impl Read, keep: Keep) -> Vec<u8> {
+    let mut kept: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = match pipe.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        match keep {
+            Keep::Head(limit) => {
+                let room = limit.saturating_sub(kept.len());
+                kept.extend_from_slice(&chunk[..n.min(room)]);
+            }
+            Keep::Tail(limit) => {
+                kept.extend_from_slice(&chunk[..n]);
+                // Trimmed in batches, so the cost stays linear in what was read.
+                if kept.len() > 2 * limit {
+                    kept.drain(..kept.len() - limit);
+                }
+            }
+        }
+    }
+    if let Keep::Tail(limit) = keep {
+        if kept.len() > limit {
+            kept.drain(..kept.len() - limit);
+        }
+    }
+    kept
+}
+
 /// What the child process did.
 #[derive(Debug, Clone)]
 pub struct ChildOutcome {
@@ -75,15 +121,19 @@ pub fn run(
         });
     }
     let mut child = command.spawn()?;
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
+    let drain = |pipe: Box<dyn Read + Send>, keep: Keep| {
+        thread::spawn(move || String::from_utf8_lossy(&read_bounded(pipe, keep)).into_owned())
     };
-    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
-    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    // The metrics are one JSON object on stdout (a few hundred KiB at most); stderr is
+    // diagnostics, of which the end matters.
+    let stdout = drain(
+        Box::new(child.stdout.take().expect("piped")),
+        Keep::Head(STDOUT_LIMIT),
+    );
+    let stderr = drain(
+        Box::new(child.stderr.take().expect("piped")),
+        Keep::Tail(STDERR_LIMIT),
+    );
     let mut timed_out = false;
     let status = loop {
         if let Some(status) = child.try_wait()? {
@@ -201,5 +251,20 @@ pub fn judge(
         metrics,
         stdout,
         error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_of_any_length_keeps_only_its_head_or_its_tail() {
+        let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+        let tail = read_bounded(&data[..], Keep::Tail(2048));
+        assert_eq!(tail, data[data.len() - 2048..]);
+        let head = read_bounded(&data[..], Keep::Head(4096));
+        assert_eq!(head, data[..4096]);
+        assert_eq!(read_bounded(&b"short"[..], Keep::Tail(2048)), b"short");
     }
 }

@@ -6,7 +6,6 @@
 //! until it accepts (TCP) or echoes (UDP), measures, then stops it with SIGTERM, and with
 //! SIGKILL when it ignores that, and records how it ended and what it cost (wait4).
 
-use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -83,8 +82,9 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
     let (tx, stderr) = mpsc::channel();
     if let Some(mut pipe) = child.stderr.take() {
         std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
+            // A chatty server's stderr is read to its end but only its tail is kept.
+            let bytes =
+                super::child::read_bounded(&mut pipe, super::child::Keep::Tail(STDERR_TAIL * 2));
             let _ = tx.send(bytes);
         });
     }

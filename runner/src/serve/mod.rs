@@ -75,7 +75,7 @@ pub struct Listening {
 }
 
 /// The last line `serve` prints: everything its server side counted.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ServeReport {
     pub seconds: f64,
     /// TCP connections accepted (0 for UDP).
@@ -104,21 +104,72 @@ pub enum ServeError {
     Usage(String),
 }
 
-/// What every connection and socket reports into.
+/// What every connection and socket reports into. The counters of open connections are
+/// kept one by one; those of closed ones are folded into totals, so a server that has
+/// served a million connections holds the counters of the open ones only.
 #[derive(Default)]
 pub struct Registry {
-    stats: Mutex<Vec<Arc<ServerStats>>>,
+    stats: Mutex<Live>,
     raw_bytes: AtomicU64,
     connections: AtomicU64,
     handshake_failures: AtomicU64,
 }
 
+/// The open connections' counters and the closed ones' totals.
+#[derive(Default)]
+struct Live {
+    open: Vec<Arc<ServerStats>>,
+    /// Connections still open at the last fold (what the next fold waits to double).
+    open_at_fold: usize,
+    closed: ServeReport,
+}
+
+/// Adds one connection's counters to `r`.
+fn add_counters(r: &mut ServeReport, s: &ServerStats) {
+    r.warmup_messages_received += s.received(PHASE_WARMUP);
+    r.measured_messages_received += s.received(PHASE_MEASURED);
+    r.foreign_messages += s.foreign();
+    for phase in [PHASE_WARMUP, PHASE_MEASURED] {
+        let c = s.counters(phase);
+        r.content_errors += c.content_errors;
+        r.send_rejections += c.server_send_rejections;
+        r.send_completion_errors += c.server_send_completion_errors;
+        r.disconnect_errors += c.disconnect_errors;
+    }
+}
+
+impl Live {
+    /// Folds the counters of connections nobody else holds (closed) into the totals, once
+    /// the list has doubled since the last fold: amortised constant work per connection.
+    fn fold_closed(&mut self) {
+        if self.open.len() < 2 * self.open_at_fold.max(64) {
+            return;
+        }
+        let closed = &mut self.closed;
+        self.open.retain(|s| {
+            let done = Arc::strong_count(s) == 1;
+            if done {
+                add_counters(closed, s);
+            }
+            !done
+        });
+        self.open_at_fold = self.open.len();
+    }
+}
+
 impl Registry {
+    /// How many connections' counters are held one by one (open, or closed since the last
+    /// fold).
+    pub fn held(&self) -> usize {
+        self.stats.lock().map_or(0, |s| s.open.len())
+    }
+
     /// The duty of a new connection or socket, whose counters join the report.
     fn duty(&self, work: u64, closing: &Arc<AtomicBool>) -> ServerDuty {
         let stats = Arc::new(ServerStats::default());
-        if let Ok(mut all) = self.stats.lock() {
-            all.push(stats.clone());
+        if let Ok(mut live) = self.stats.lock() {
+            live.fold_closed();
+            live.open.push(stats.clone());
         }
         ServerDuty {
             work_rounds: work,
@@ -130,25 +181,20 @@ impl Registry {
     }
 
     fn report(&self, seconds: f64) -> ServeReport {
+        let (closed, open) = self
+            .stats
+            .lock()
+            .map(|s| (s.closed.clone(), s.open.clone()))
+            .unwrap_or_default();
         let mut r = ServeReport {
             seconds,
             connections: self.connections.load(Ordering::Relaxed),
             raw_bytes_echoed: self.raw_bytes.load(Ordering::Relaxed),
             handshake_failures: self.handshake_failures.load(Ordering::Relaxed),
-            ..ServeReport::default()
+            ..closed
         };
-        let all = self.stats.lock().map(|s| s.clone()).unwrap_or_default();
-        for s in &all {
-            r.warmup_messages_received += s.received(PHASE_WARMUP);
-            r.measured_messages_received += s.received(PHASE_MEASURED);
-            r.foreign_messages += s.foreign();
-            for phase in [PHASE_WARMUP, PHASE_MEASURED] {
-                let c = s.counters(phase);
-                r.content_errors += c.content_errors;
-                r.send_rejections += c.server_send_rejections;
-                r.send_completion_errors += c.server_send_completion_errors;
-                r.disconnect_errors += c.disconnect_errors;
-            }
+        for s in &open {
+            add_counters(&mut r, s);
         }
         r
     }
@@ -295,5 +341,35 @@ impl Echo {
             (_, StreamFraming::Raw) => Echo::Bytes,
             _ => Echo::Prefix,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instruments::counters::ServerEvent;
+
+    #[test]
+    fn closed_connections_are_folded_into_totals_and_nothing_is_lost() {
+        let registry = Registry::default();
+        let closing = Arc::new(AtomicBool::new(false));
+        let open: Vec<ServerDuty> = (0..10).map(|_| registry.duty(0, &closing)).collect();
+        for _ in 0..200_000 {
+            let duty = registry.duty(0, &closing);
+            duty.stats.count(PHASE_MEASURED, ServerEvent::Received);
+            duty.stats.count(PHASE_WARMUP, ServerEvent::Disconnected);
+            // The connection ends: its duty is dropped.
+        }
+        for duty in &open {
+            duty.stats.count(PHASE_MEASURED, ServerEvent::Received);
+        }
+        assert!(
+            registry.held() < 200,
+            "{} counter records held",
+            registry.held()
+        );
+        let r = registry.report(1.0);
+        assert_eq!(r.measured_messages_received, 200_010);
+        assert_eq!(r.disconnect_errors, 200_000);
     }
 }
