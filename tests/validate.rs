@@ -516,3 +516,47 @@ fn runs_of_one_archive_that_took_different_paths_are_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_histogram_that_is_not_its_runs_or_too_large_is_refused_by_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = common::baseline_slice();
+    let results = a["results"].as_array_mut().unwrap();
+    // Another run's histogram: its count is not this run's.
+    let other = results[1]["metrics"]["rtt_histogram"].clone();
+    results[0]["metrics"]["rtt_histogram"] = other;
+    // A 10-byte histogram whose header declares more than any run could fill.
+    results[2]["metrics"]["rtt_histogram"] = "HIST/////w==".into();
+    write(dir.path(), "d", "archive.json", &a.to_string());
+    let out = echomark(&["validate", dir.path().to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("results[0].metrics.rtt_histogram"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("round trips"), "{stderr}");
+    assert!(
+        stderr.contains("results[2].metrics.rtt_histogram"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_gzip_archive_that_inflates_without_end_is_refused() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("d");
+    std::fs::create_dir_all(&folder).unwrap();
+    let file = std::fs::File::create(folder.join("archive.json.gz")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+    let zeros = vec![b' '; 1 << 20];
+    for _ in 0..(echomark::read::MAX_INFLATED_ARCHIVE >> 20) + 8 {
+        gz.write_all(&zeros).unwrap();
+    }
+    gz.finish().unwrap();
+    let out = echomark(&["validate", dir.path().to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("inflates past"), "{stderr}");
+}

@@ -151,6 +151,35 @@ fn target_of(e: &Entry) -> Option<&echomark_archive::TargetInfo> {
 }
 
 /// How the runs of an archive reached their external server, if they recorded a path.
+/// Every latency histogram decodes within its bounds and belongs to its run (the same count
+/// and p99): what `compare` pools must be what `validate` accepted.
+fn check_histograms(out: &mut FileRead, file: &ArchiveFile, results: &[Entry]) {
+    for (index, entry) in results.iter().enumerate() {
+        let Some(metrics) = &entry.metrics else {
+            continue;
+        };
+        let Some(text) = &metrics.rtt_histogram else {
+            continue;
+        };
+        let verdict = echomark_archive::histogram::decode(text)
+            .map_err(|e| e.to_string())
+            .and_then(|h| {
+                echomark_archive::histogram::check_against(
+                    &h,
+                    metrics.rtt_observations,
+                    metrics.rtt_p99_us,
+                )
+            });
+        if let Err(why) = verdict {
+            out.problem(
+                &file.path,
+                format!("results[{index}].metrics.rtt_histogram"),
+                why,
+            );
+        }
+    }
+}
+
 fn reach(settings: &echomark_archive::Settings, results: &[Entry]) -> Option<Reach> {
     let path = results.iter().find_map(|e| target_of(e)?.path.clone())?;
     let namespaces: Vec<bool> = results
@@ -304,6 +333,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         );
     }
     check_file(out, &file, Some(Some(failed_measurements)), with_error);
+    check_histograms(out, &file, &results);
     check_plan(
         out,
         &file,

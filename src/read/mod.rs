@@ -58,12 +58,25 @@ pub fn archive_bytes(path: &Path) -> Result<Vec<u8>, String> {
     }
     let mut text = Vec::new();
     std::io::Read::read_to_end(
-        &mut flate2::read::GzDecoder::new(bytes.as_slice()),
+        &mut std::io::Read::take(
+            flate2::read::GzDecoder::new(bytes.as_slice()),
+            MAX_INFLATED_ARCHIVE + 1,
+        ),
         &mut text,
     )
     .map_err(|e| format!("not a readable gzip file: {e}"))?;
+    if text.len() as u64 > MAX_INFLATED_ARCHIVE {
+        return Err(format!(
+            "inflates past {} MiB, more than any archive (a gzip bomb?)",
+            MAX_INFLATED_ARCHIVE >> 20
+        ));
+    }
     Ok(text)
 }
+
+/// The most a gzip-compressed archive may inflate to: about 50 times the largest committed
+/// archive (5 MB).
+pub const MAX_INFLATED_ARCHIVE: u64 = 256 << 20;
 
 /// A dataset's name (its folder's) and the folder itself, canonical.
 fn folder(dir: &Path) -> (String, PathBuf) {
