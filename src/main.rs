@@ -331,7 +331,7 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
         let analysis =
             Analysis::of(std::slice::from_ref(&d)).context("aggregating the run table")?;
         let doc = summary::SummaryDocument::of(&d, &analysis, &analysis.datasets[0]);
-        let slug = output::safe_name(&d.name);
+        let slug = output::dataset_folder(&d.name);
         let dir = staging.path().join(&slug);
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("summary.json"), doc.json())?;

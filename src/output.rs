@@ -38,6 +38,41 @@ pub fn safe_name(raw: &str) -> String {
     name
 }
 
+/// The longest name [`bounded_name`] keeps before its fingerprint: far below the 255 bytes
+/// a file name may have, with room for `.gz` and the fingerprint.
+const NAME_BYTES: usize = 160;
+
+/// [`safe_name`] at most [`NAME_BYTES`] bytes long (a longer one is cut on a character
+/// boundary and fingerprinted), so that a name from data always fits in a file system.
+pub fn bounded_name(raw: &str) -> String {
+    let name = safe_name(raw);
+    if name.len() <= NAME_BYTES {
+        return name;
+    }
+    let mut cut = NAME_BYTES;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{:08x}", &name[..cut], fingerprint(raw))
+}
+
+/// The folder a dataset's pages and data go in: [`bounded_name`], fingerprinted when it
+/// would be a name the site itself uses beside it (`index.html`, `methodology.md`,
+/// `charts`, …), so no dataset can stand where a site page does.
+pub fn dataset_folder(raw: &str) -> String {
+    let name = bounded_name(raw);
+    let lower = name.to_ascii_lowercase();
+    let site_file = [".html", ".md", ".svg", ".css", ".json", ".gz", ".csv"]
+        .iter()
+        .any(|ext| lower.ends_with(ext));
+    let site_folder = matches!(lower.as_str(), "charts" | "assets" | "data" | "en" | "zh");
+    if site_file || site_folder {
+        format!("{name}-{:08x}", fingerprint(raw))
+    } else {
+        name
+    }
+}
+
 /// An absolute, normalised form of `path`: `.` and `..` resolved, then symlinks resolved as
 /// far as the path exists.
 pub fn absolute(path: &Path) -> PathBuf {
@@ -94,6 +129,30 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::safe_name;
+
+    #[test]
+    fn no_dataset_folder_stands_where_a_site_page_does_or_outgrows_a_file_name() {
+        use super::{bounded_name, dataset_folder};
+        for taken in [
+            "index.html",
+            "methodology.md",
+            "udp-report.html",
+            "charts",
+            "Data",
+        ] {
+            let folder = dataset_folder(taken);
+            assert_ne!(folder, taken);
+            assert!(folder.starts_with(taken), "{folder}");
+        }
+        assert_eq!(
+            dataset_folder("epyc2-20261201-baseline"),
+            "epyc2-20261201-baseline"
+        );
+        let long = "ä".repeat(200);
+        assert!(bounded_name(&long).len() <= 170);
+        assert_ne!(bounded_name(&long), bounded_name(&"ä".repeat(201)));
+        assert_eq!(bounded_name("archive.json"), "archive.json");
+    }
 
     #[test]
     fn data_cannot_escape_the_output_folder() {

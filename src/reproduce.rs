@@ -14,14 +14,14 @@ use echomark_archive::{
 };
 
 use crate::model::{ArchiveFile, Dataset};
-use crate::output::safe_name;
 
 /// Where the README says how to build and install `echomark-runner`.
 pub const INSTALL_URL: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/README.md#install");
 
-/// The commands that reproduce `d` (published under `raw-results/{slug}/`), in order, and
-/// then the site; empty when no archive of it records its matrix (arknet's).
-pub fn commands(d: &Dataset, slug: &str) -> Vec<String> {
+/// The commands that reproduce `d` (its archives under `raw-results/`, in the folder it
+/// is named after), in order, and then the site; empty when no archive of it records its matrix (arknet's).
+pub fn commands(d: &Dataset) -> Vec<String> {
+    let slug = d.name.as_str();
     let groups = invocations(&d.files);
     let mut lines = Vec::new();
     let needs_servers = groups.iter().flatten().any(|f| {
@@ -286,11 +286,11 @@ fn invocation(group: &[&ArchiveFile], slug: &str, index: usize) -> Vec<String> {
     let folder = format!("raw-results/{slug}");
     let mut renames = Vec::new();
     let out = match group {
-        [one] => format!("{folder}/{}", safe_name(&one.name)),
+        [one] => format!("{folder}/{}", one.name),
         several => {
             // Several archives go into one folder as BACKEND.json each.
             let written = |f: &ArchiveFile| format!("{}.json", f.backend.as_deref().unwrap_or(""));
-            if several.iter().all(|f| safe_name(&f.name) == written(f)) {
+            if several.iter().all(|f| f.name == written(f)) {
                 folder
             } else {
                 let scratch = format!("/tmp/echomark-{slug}-{index}");
@@ -298,7 +298,7 @@ fn invocation(group: &[&ArchiveFile], slug: &str, index: usize) -> Vec<String> {
                     renames.push(format!(
                         "mv {} {}",
                         quoted(&format!("{scratch}/{}", written(f))),
-                        quoted(&format!("{folder}/{}", safe_name(&f.name)))
+                        quoted(&format!("{folder}/{}", f.name))
                     ));
                 }
                 scratch

@@ -424,3 +424,46 @@ fn messages_name_the_real_problem_and_cannot_split_lines() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains(&"x".repeat(300)), "{}", stderr(&o));
 }
+
+#[test]
+fn dataset_names_never_stand_where_a_site_page_does_nor_smuggle_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/epyc2-20261202-udp-buffers/archive.json");
+    for name in [
+        "index.html",
+        "methodology.md",
+        "udp-report.html",
+        "bad\u{1b}[31m\u{7}name",
+    ] {
+        std::fs::create_dir_all(raw.join(name)).unwrap();
+        std::fs::copy(&archive, raw.join(name).join("archive.json")).unwrap();
+    }
+    let out = dir.path().join("site");
+    let o = build(&raw, &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The site's own pages are still files; each dataset got a folder of its own.
+    assert!(out.join("en/index.html").is_file() && out.join("en/methodology.md").is_file());
+    let folders: Vec<String> = std::fs::read_dir(out.join("en"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir() && e.file_name() != "charts")
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(folders.len(), 4, "{folders:?}");
+    for page in ["en/index.html", "zh/index.html"] {
+        let html = std::fs::read_to_string(out.join(page)).unwrap();
+        assert!(
+            !html.contains(['\u{1b}', '\u{7}']),
+            "{page} carries a control character"
+        );
+    }
+    // An archive that is a symlink to a file outside its folder is refused, not copied.
+    let linked = dir.path().join("linked");
+    std::fs::create_dir_all(linked.join("d")).unwrap();
+    std::os::unix::fs::symlink(&archive, linked.join("d").join("archive.json")).unwrap();
+    let o = build(&linked, &dir.path().join("site2"), &[]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+}

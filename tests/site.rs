@@ -1636,7 +1636,9 @@ fn no_key_result_crowns_a_model_the_choosing_table_calls_a_tie() {
         for bullet in bullets.iter().filter(|l| l.starts_with("- **")) {
             let group = bullet[4..].split("**").next().unwrap();
             // "TCP / tokio / No added computation" → the table's "TCP / tokio".
-            let program = group.rsplit_once(" / ").map_or(group, |(program, _)| program);
+            let program = group
+                .rsplit_once(" / ")
+                .map_or(group, |(program, _)| program);
             let rows: Vec<&&str> = choosing
                 .iter()
                 .filter(|r| r.starts_with(&format!("| {program} | {load}")))

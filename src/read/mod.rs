@@ -34,11 +34,32 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             .map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?
             .path();
         if path.is_file() && is_archive_name(&path) {
+            refuse_escaping_link(dir, &path)?;
             files.push(path);
         }
     }
     files.sort();
     Ok(files)
+}
+
+/// Refuses an archive that is a symlink to a file outside its dataset's folder: the site
+/// would publish a copy of something the dataset does not hold.
+fn refuse_escaping_link(dir: &Path, path: &Path) -> Result<(), Error> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(());
+    }
+    let (Ok(target), Ok(folder)) = (path.canonicalize(), dir.canonicalize()) else {
+        return Ok(());
+    };
+    if target.parent() == Some(folder.as_path()) {
+        return Ok(());
+    }
+    Err(Error::Io(format!(
+        "{} is a symbolic link to {}, outside its dataset's folder; copy the archive in instead",
+        printable(&path.display().to_string()),
+        printable(&target.display().to_string())
+    )))
 }
 
 /// Whether a file name is an archive's: `*.json`, or `*.json.gz` as the site publishes them.

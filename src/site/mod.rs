@@ -35,7 +35,6 @@ use std::io;
 use crate::analysis::across::Question;
 use crate::analysis::Analysis;
 use crate::model::Dataset;
-use crate::output::safe_name;
 use crate::summary::SummaryDocument;
 use i18n::Catalog;
 use markup::Markup;
@@ -73,7 +72,7 @@ pub struct Site {
 /// The file name a raw archive is published under in `data/<dataset>/`: its own name,
 /// sanitised, with `.gz`.
 pub fn published_archive_name(name: &str) -> String {
-    format!("{}.gz", safe_name(name))
+    format!("{}.gz", crate::output::bounded_name(name))
 }
 
 /// `bytes` gzip-compressed, the same bytes for the same input (no file name, time 0).
@@ -125,7 +124,13 @@ fn pages_of(
         let overview = pages::overview::page(cat, view, own);
         sidebar.push(SidebarEntry {
             kind: "dataset",
-            label: view.dataset.name.clone(),
+            // Control characters (ESC, BEL) from a folder name never reach a page.
+            label: view
+                .dataset
+                .name
+                .chars()
+                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                .collect(),
             stem: overview.stem.clone(),
         });
         specs.push(overview);
@@ -191,22 +196,28 @@ fn pages_of(
 /// Refuses datasets (or archive files of one dataset) whose sanitised names coincide, so that
 /// no page or data file silently replaces another.
 fn unique_names(datasets: &[Dataset]) -> Result<(), SiteError> {
-    let check = |names: &mut dyn Iterator<Item = &str>| {
+    let check = |names: &mut dyn Iterator<Item = &str>, named: fn(&str) -> String| {
         let mut seen: BTreeMap<String, &str> = BTreeMap::new();
         for name in names {
-            if let Some(other) = seen.insert(safe_name(name), name) {
+            if let Some(other) = seen.insert(named(name), name) {
                 return Err(SiteError::Collision(
                     other.to_string(),
                     name.to_string(),
-                    safe_name(name),
+                    named(name),
                 ));
             }
         }
         Ok(())
     };
-    check(&mut datasets.iter().map(|d| d.name.as_str()))?;
+    check(
+        &mut datasets.iter().map(|d| d.name.as_str()),
+        crate::output::dataset_folder,
+    )?;
     for d in datasets {
-        check(&mut d.files.iter().map(|f| f.name.as_str()))?;
+        check(
+            &mut d.files.iter().map(|f| f.name.as_str()),
+            crate::output::bounded_name,
+        )?;
     }
     Ok(())
 }
@@ -239,7 +250,7 @@ pub fn render(
         }
     }
     for (d, own) in datasets.iter().zip(&analysis.datasets) {
-        let slug = safe_name(&d.name);
+        let slug = crate::output::dataset_folder(&d.name);
         let doc = SummaryDocument::of(d, analysis, own);
         site.files
             .insert(format!("data/{slug}/summary.json"), doc.json());

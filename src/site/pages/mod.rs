@@ -29,7 +29,6 @@ use crate::analysis::aggregate::Configuration;
 use crate::analysis::rank::Ranking;
 use crate::analysis::{Analysis, DatasetAnalysis};
 use crate::model::Dataset;
-use crate::output::safe_name;
 
 /// A chart to write next to a page.
 pub struct ChartFile {
@@ -161,7 +160,7 @@ impl<'a> DatasetView<'a> {
 
 /// The dataset's folder name on the site.
 pub fn dataset_slug(d: &Dataset) -> String {
-    safe_name(&d.name)
+    crate::output::dataset_folder(&d.name)
 }
 
 /// A run's `once` command line as a reader would type it (the runner's absolute path

@@ -695,7 +695,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
             )
         })
         .collect();
-    let commands = commands(d, &slug);
+    let commands = commands(d);
     let count = |n: usize| labels::number(format::count(n as u64));
     let title = cat.fill(
         &labels::for_path("overview.title", d),
