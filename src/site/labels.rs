@@ -236,6 +236,39 @@ pub fn number(text: String) -> Markup {
     Markup::trusted(text)
 }
 
+/// What kind of dataset `d` is, for the menu: its preset (or the flags' matrix), the
+/// backends it set against each other, external servers, the path.
+pub fn dataset_kind(cat: &Catalog, d: &Dataset) -> Markup {
+    let first = d.files.first();
+    let mut parts = vec![match first.and_then(|f| f.preset) {
+        Some(preset) => cat.text(&format!("nav_kind.{}", preset.as_str())),
+        None if first.is_some_and(|f| f.format != crate::model::Format::Echomark) => {
+            cat.text("nav_kind.arknet")
+        }
+        None => cat.text("nav_kind.matrix"),
+    }];
+    let backends: std::collections::BTreeSet<&str> = d
+        .files
+        .iter()
+        .filter_map(|f| f.backend.as_deref())
+        .collect();
+    if d.measures_external_servers() {
+        parts.push(cat.text("nav_kind.servers"));
+    } else if backends.len() > 1 {
+        parts.push(cat.text("nav_kind.backends"));
+    }
+    if d.path_kind() != echomark_archive::PathKind::Loopback {
+        parts.push(path_kind(cat, d.path_kind()));
+    }
+    if d.files
+        .first()
+        .is_some_and(|f| f.address_family == echomark_archive::AddressFamily::Ipv6)
+    {
+        parts.push(Markup::trusted("IPv6"));
+    }
+    Markup::join(&parts, &Markup::trusted(" · "))
+}
+
 /// "AMD EPYC, 2 logical CPUs" in the page's language; `missing` stands in for an absent value.
 pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
     let h = d.files.first().map(|f| &f.host);

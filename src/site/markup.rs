@@ -49,6 +49,23 @@ fn longest_run(text: &str, c: char) -> usize {
 }
 
 impl Markup {
+    /// The plain text back (for HTML attributes and titles, which the layout escapes): the
+    /// escapes undone, emphasis dropped.
+    pub fn plain(&self) -> String {
+        let mut out = String::with_capacity(self.0.len());
+        let mut chars = self.0.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.extend(chars.next()),
+                '*' => {}
+                c => out.push(c),
+            }
+        }
+        out.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+    }
+
     /// Plain text, escaped.
     pub fn text(raw: &str) -> Self {
         Markup(escape(raw))

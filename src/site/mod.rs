@@ -99,6 +99,7 @@ fn pages_of(
     let top = |key: &str, stem: String| SidebarEntry {
         kind: "top",
         label: cat.raw(key).to_string(),
+        note: String::new(),
         stem,
     };
     let mut sidebar = vec![
@@ -113,7 +114,36 @@ fn pages_of(
         sidebar.push(top("hosts.nav", hosts.stem.clone()));
         specs.push(hosts);
     }
-    for (index, view) in views.iter().enumerate() {
+    // The menu lists datasets by host (in the order of each host's first dataset).
+    let groups = crate::analysis::hosts::hosts(views.iter().map(|v| v.dataset));
+    let mut order: Vec<usize> = groups.iter().flatten().copied().collect();
+    let ungrouped: Vec<usize> = (0..views.len()).filter(|i| !order.contains(i)).collect();
+    order.extend(ungrouped);
+    let mut host_of_previous: Option<usize> = None;
+    for index in order {
+        let view = &views[index];
+        let group = groups.iter().position(|g| g.contains(&index));
+        if group != host_of_previous || group.is_none() {
+            sidebar.push(SidebarEntry {
+                kind: "host",
+                label: labels::host(cat, view.dataset, &cat.text("overview.not_recorded")).plain(),
+                // What tells two hosts of one CPU apart: the kernel they ran.
+                note: view
+                    .dataset
+                    .files
+                    .first()
+                    .and_then(|f| {
+                        let release = f.host.release.as_deref()?;
+                        Some(match f.host.system.as_deref() {
+                            Some(system) => format!("{system} {release}"),
+                            None => release.to_string(),
+                        })
+                    })
+                    .unwrap_or_default(),
+                stem: String::new(),
+            });
+            host_of_previous = group;
+        }
         // The cross-dataset answers this dataset is the witness of (its path, say).
         let own: Vec<Markup> = analysis
             .answers
@@ -131,6 +161,7 @@ fn pages_of(
                 .chars()
                 .map(|c| if c.is_control() { '\u{fffd}' } else { c })
                 .collect(),
+            note: labels::dataset_kind(cat, view.dataset).plain(),
             stem: overview.stem.clone(),
         });
         specs.push(overview);
@@ -139,6 +170,7 @@ fn pages_of(
                 let page = pages::changes::page(cat, &views[previous], view, step);
                 sidebar.push(SidebarEntry {
                     kind: "page",
+                    note: String::new(),
                     label: cat.raw("changes.nav").to_string(),
                     stem: page.stem.clone(),
                 });
@@ -148,6 +180,7 @@ fn pages_of(
                 if let Some(page) = pages::changes::history(cat, views, series) {
                     sidebar.push(SidebarEntry {
                         kind: "page",
+                        note: String::new(),
                         label: cat.raw("history.nav").to_string(),
                         stem: page.stem.clone(),
                     });
@@ -158,6 +191,7 @@ fn pages_of(
         if let Some(page) = pages::load::page(cat, view) {
             sidebar.push(SidebarEntry {
                 kind: "page",
+                note: String::new(),
                 label: cat.raw("load.nav").to_string(),
                 stem: page.stem.clone(),
             });
@@ -167,6 +201,7 @@ fn pages_of(
             let page = pages::protocol::page(cat, view, subject);
             sidebar.push(SidebarEntry {
                 kind: "page",
+                note: String::new(),
                 label: labels::subject(cat, subject).to_string(),
                 stem: page.stem.clone(),
             });
@@ -178,6 +213,7 @@ fn pages_of(
                 let page = pages::dimensions::page(cat, view, protocol);
                 sidebar.push(SidebarEntry {
                     kind: "page",
+                    note: String::new(),
                     label: cat
                         .fill(
                             "dimensions.nav",

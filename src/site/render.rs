@@ -93,9 +93,13 @@ pub fn relative(from: &str, to: &str) -> String {
 /// One sidebar link.
 #[derive(Debug, Clone, Serialize)]
 pub struct SidebarEntry {
+    /// `top` (a site-wide page), `host` (a group heading, no page), `dataset` (its
+    /// overview) or `page` (a page of the dataset above).
     pub kind: &'static str,
     /// Plain text (the layout escapes it).
     pub label: String,
+    /// A second line: a host's kernel, a dataset's kind; plain text.
+    pub note: String,
     pub stem: String,
 }
 
@@ -109,8 +113,50 @@ struct Alternate {
 struct SidebarItem<'a> {
     kind: &'static str,
     label: &'a str,
+    note: &'a str,
     href: String,
     current: bool,
+    /// A host's datasets, a dataset's pages.
+    children: Vec<SidebarItem<'a>>,
+    /// Unfolded: it is, or holds, the current page.
+    open: bool,
+}
+
+/// The menu as the layout nests it: site-wide pages, then hosts holding datasets holding
+/// their pages; the branch of the current page unfolded.
+fn menu<'a>(entries: &'a [SidebarEntry], stem: &str) -> Vec<SidebarItem<'a>> {
+    let mut out: Vec<SidebarItem<'a>> = Vec::new();
+    for e in entries {
+        let item = SidebarItem {
+            kind: e.kind,
+            label: &e.label,
+            note: &e.note,
+            href: if e.stem.is_empty() {
+                String::new()
+            } else {
+                relative(stem, &format!("{}.html", e.stem))
+            },
+            current: e.stem == stem,
+            children: Vec::new(),
+            open: e.stem == stem,
+        };
+        let host = out.last_mut().filter(|h| h.kind == "host");
+        match (e.kind, host) {
+            ("dataset", Some(host)) => {
+                host.open |= item.open;
+                host.children.push(item);
+            }
+            ("page", Some(host)) => {
+                if let Some(dataset) = host.children.last_mut() {
+                    dataset.open |= item.open;
+                    host.open |= item.open;
+                    dataset.children.push(item);
+                }
+            }
+            _ => out.push(item),
+        }
+    }
+    out
 }
 
 #[derive(Serialize)]
@@ -173,20 +219,12 @@ pub fn page(
     let layout = Layout {
         // Plain strings: the layout's HTML escaping applies to them as to everything else.
         t: minijinja::Value::from_serialize(cat.json()),
-        title: plain_title(spec.title.as_str()),
+        title: spec.title.plain(),
         root: depth_prefix(stem),
         alternates,
         other_href: relative(stem, &format!("{}/{rest}.html", other.code)),
         other_hreflang: other.raw("lang.html"),
-        sidebar: sidebar
-            .iter()
-            .map(|e| SidebarItem {
-                kind: e.kind,
-                label: &e.label,
-                href: relative(stem, &format!("{}.html", e.stem)),
-                current: &e.stem == stem,
-            })
-            .collect(),
+        sidebar: menu(sidebar, stem),
         body: minijinja::Value::from_safe_string(body),
     };
     let html = env
@@ -195,20 +233,4 @@ pub fn page(
         .map_err(|e| SiteError::Template("layout.html".into(), format!("{e:#}")))?;
     site.files.insert(format!("{stem}.html"), html.into_bytes());
     Ok(())
-}
-
-/// Titles are Markdown (escaped); the HTML `<title>` wants the plain text back.
-fn plain_title(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => out.extend(chars.next()),
-            '*' => {}
-            c => out.push(c),
-        }
-    }
-    out.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
 }

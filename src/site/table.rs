@@ -106,6 +106,9 @@ mod tests {
         assert_eq!(out.lines().count(), 3, "one row: {out}");
         assert!(out.contains("a\\|b \\`c\\` &lt;d&gt; e"), "{out}");
         let html = crate::site::markdown::to_html(&out, &Default::default());
-        assert!(html.contains("<td data-label=\"x\">a|b `c` &lt;d&gt; e</td>"), "{html}");
+        assert!(
+            html.contains("<td data-label=\"x\">a|b `c` &lt;d&gt; e</td>"),
+            "{html}"
+        );
     }
 }
