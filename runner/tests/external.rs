@@ -1049,6 +1049,41 @@ fn several_servers_are_measured_interleaved_one_archive_each() {
 }
 
 #[test]
+fn a_server_that_exits_at_once_is_reported_with_its_exit_code_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let (code, archive, stderr) = matrix_with_server(
+        &dir.path().join("broken.json"),
+        "sh -c 'echo no such config file >&2; exit 7' -- {port}",
+        &[
+            "--protocols",
+            "tcp",
+            "--framing",
+            "raw",
+            "--server-name",
+            "broken",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "not a 10 s wait for readiness"
+    );
+    let a = archive.unwrap();
+    let detail = a["verification"][0]["checks"][0]["detail"]
+        .as_str()
+        .unwrap();
+    assert!(
+        detail.contains("exited with code 7 before it was ready"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("no such config file"),
+        "its stderr is kept: {detail}"
+    );
+}
+
+#[test]
 fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
     let dir = tempfile::tempdir().unwrap();
     let pid = std::process::id();

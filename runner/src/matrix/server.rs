@@ -98,7 +98,8 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
         separate_network_namespace: None,
     };
     while s.started.elapsed() < READY_LIMIT {
-        if matches!(s.child.try_wait(), Ok(Some(_))) {
+        // Looked at, not reaped: `stop` reads its status and resource usage with wait4.
+        if has_exited(s.child.id()) {
             break;
         }
         if ready(address, protocol) {
@@ -109,6 +110,24 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(s)
+}
+
+/// Whether child `pid` has exited, leaving it waitable (`WNOWAIT`): `Child::try_wait`
+/// would reap it, and the exit code, the resource usage and the reason would be lost.
+fn has_exited(pid: u32) -> bool {
+    // SAFETY: a zeroed siginfo_t is a valid value for waitid to fill.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: asking about our own child with a valid pointer; nothing is reaped.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: waitid filled `info`; si_pid is 0 when the child has not exited yet.
+    r == 0 && unsafe { info.si_pid() } != 0
 }
 
 /// A port nothing listens on now (the kernel's choice for port 0). When the server's
@@ -228,6 +247,22 @@ fn seconds(t: libc::timeval) -> f64 {
 /// Why a run against an external server could not be measured, from its server's record,
 /// if the server is to blame.
 pub fn failure(p: &ServerProcess, ran: bool) -> Option<String> {
+    failure_reason(p, ran).map(|reason| {
+        // What the server said last is most often why it gave up.
+        let said = p.stderr_tail.trim();
+        if p.exited_early && !said.is_empty() {
+            let mut from = said.len().saturating_sub(240);
+            while !said.is_char_boundary(from) {
+                from += 1;
+            }
+            format!("{reason}; its stderr ends: {}", &said[from..])
+        } else {
+            reason
+        }
+    })
+}
+
+fn failure_reason(p: &ServerProcess, ran: bool) -> Option<String> {
     if p.ready_seconds.is_none() {
         return Some(match (p.exited_early, p.exit_code, p.signal) {
             (true, Some(code), _) => {
