@@ -1173,3 +1173,44 @@ fn calibrate_apart_is_a_blocking_echo_server_and_client_that_once_target_measure
         assert_eq!(code, 0, "{protocol}: {:?}", m.error);
     }
 }
+
+#[test]
+fn verify_gives_up_on_a_server_that_drips_its_websocket_upgrade() {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    // Answers every read in time (a byte each 300 ms, under the 3 s read limit) and never
+    // finishes the upgrade's head.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut request = [0u8; 4096];
+                let _ = s.read(&mut request);
+                for byte in b"HTTP/1.1 101 Switching Protocols\r\nX-Slow: "
+                    .iter()
+                    .cycle()
+                {
+                    if s.write_all(&[*byte]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+            });
+        }
+    });
+    let started = Instant::now();
+    let (code, report) = verify("websocket", &address, &[]);
+    assert_ne!(code, 0);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "verify took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("WebSocket upgrade not answered within 10 s"),
+        "{report:#}"
+    );
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use echomark_archive::{Protocol, StreamFraming};
 
-use super::IO_LIMIT;
+use super::{HANDSHAKE_LIMIT, IO_LIMIT};
 use crate::case::Target;
 use crate::framing::http1::Http1;
 use crate::framing::prefix::LengthPrefix;
@@ -123,7 +123,15 @@ impl Conn {
             Some(Ok(client)) => {
                 let session = client.blocking().map_err(|e| format!("TLS: {e}"))?;
                 let mut tls = rustls::StreamOwned::new(session, stream);
+                // A read timeout bounds each read, not a server that drips a byte at a time.
+                let deadline = Instant::now() + HANDSHAKE_LIMIT;
                 while tls.conn.is_handshaking() {
+                    if Instant::now() > deadline {
+                        return Err(format!(
+                            "TLS handshake not complete within {} s",
+                            HANDSHAKE_LIMIT.as_secs()
+                        ));
+                    }
                     tls.conn
                         .complete_io(&mut tls.sock)
                         .map_err(|e| io_error("TLS handshake", e))?;
@@ -171,7 +179,14 @@ impl Conn {
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
         // One byte at a time: nothing after the head may be consumed here.
+        let deadline = Instant::now() + HANDSHAKE_LIMIT;
         while !head.ends_with(b"\r\n\r\n") {
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "WebSocket upgrade not answered within {} s",
+                    HANDSHAKE_LIMIT.as_secs()
+                ));
+            }
             if head.len() > websocket::MAX_HANDSHAKE {
                 return Err("upgrade answer too long".into());
             }

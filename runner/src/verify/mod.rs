@@ -29,6 +29,9 @@ use crate::traffic::tls::TlsClient;
 
 /// How long one read or connect may take before the check fails.
 const IO_LIMIT: Duration = Duration::from_secs(3);
+/// How long a whole TLS handshake or WebSocket upgrade may take (a server may answer each
+/// read in time and still never finish), as `once` allows its setup.
+const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 /// The idle pause before a connection is used again.
 const IDLE: Duration = Duration::from_secs(2);
 /// Payload sizes of the byte-exact check.
