@@ -1214,3 +1214,42 @@ fn verify_gives_up_on_a_server_that_drips_its_websocket_upgrade() {
         "{report:#}"
     );
 }
+
+/// User + system CPU seconds of process `pid` so far (from /proc/PID/stat).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit_once(") ").unwrap().1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of stat (utime, stime), counted after the command's ")".
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+#[test]
+fn serve_out_of_file_descriptors_waits_instead_of_spinning() {
+    for backend in ["tokio", "monoio"] {
+        // 32 descriptors: a handful of connections exhaust them.
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            &format!("ulimit -n 32 && exec {RUNNER} serve --protocol tcp --backend {backend}"),
+        ]);
+        let server = Server::start(c, listening_address);
+        let held: Vec<std::net::TcpStream> = (0..64)
+            .filter_map(|_| std::net::TcpStream::connect(&server.address).ok())
+            .collect();
+        assert!(held.len() > 32, "{backend}: {} connections", held.len());
+        std::thread::sleep(Duration::from_millis(300));
+        let pid = server.child.id();
+        let before = cpu_seconds(pid);
+        std::thread::sleep(Duration::from_secs(2));
+        let used = cpu_seconds(pid) - before;
+        assert!(
+            used < 0.5,
+            "{backend}: {used:.2} s of CPU in 2 s with no descriptor left (a spinning accept loop)"
+        );
+        drop(held);
+        server.stop();
+    }
+}

@@ -104,6 +104,25 @@ pub enum ServeError {
     Usage(String),
 }
 
+/// How long the accept loop waits after the process ran out of file descriptors (or the
+/// kernel of memory for sockets): retrying at once would spin a core while nothing frees.
+pub(crate) const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Waits before the next accept after `e`: [`ACCEPT_BACKOFF`] when descriptors or memory
+/// ran out (EMFILE, ENFILE, ENOBUFS, ENOMEM), a moment after any other error.
+pub(crate) async fn pause_after_accept_error(e: &std::io::Error) {
+    let exhausted = matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    );
+    ::tokio::time::sleep(if exhausted {
+        ACCEPT_BACKOFF
+    } else {
+        std::time::Duration::from_millis(1)
+    })
+    .await;
+}
+
 /// What every connection and socket reports into. The counters of open connections are
 /// kept one by one; those of closed ones are folded into totals, so a server that has
 /// served a million connections holds the counters of the open ones only.

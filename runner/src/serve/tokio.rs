@@ -63,8 +63,12 @@ fn start_streams(
         };
         let mut next = 0usize;
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
+            let (stream, _) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    super::pause_after_accept_error(&e).await;
+                    continue;
+                }
             };
             registry.connections.fetch_add(1, Ordering::Relaxed);
             let Ok(stream) = stream.into_std() else {

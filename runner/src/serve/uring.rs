@@ -96,7 +96,13 @@ impl Acceptor {
                 tokio::select! {
                     _ = &mut stop => return,
                     accepted = listener.accept() => {
-                        let Ok((stream, _)) = accepted else { continue };
+                        let (stream, _) = match accepted {
+                            Ok(accepted) => accepted,
+                            Err(e) => {
+                                super::pause_after_accept_error(&e).await;
+                                continue;
+                            }
+                        };
                         me.registry.connections.fetch_add(1, Ordering::Relaxed);
                         let shard = next;
                         next += 1;
