@@ -94,6 +94,16 @@ pub fn short_hash(h: &str) -> &str {
     h.get(..12).unwrap_or(h)
 }
 
+/// A payload as a chart's axis names it, short: whole KiB when it is one (`16 KiB`), else
+/// bytes (`64 B`, `1,472 B`).
+pub fn payload_short(bytes: u64) -> String {
+    if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", count(bytes / 1024))
+    } else {
+        format!("{} B", count(bytes))
+    }
+}
+
 /// A count: grouped integer (`1,620`).
 pub fn count(n: u64) -> String {
     grouped(n as f64, 0)

@@ -219,7 +219,8 @@ note('longest-line-chars', String(longest));
 "#;
 
 /// Every page of the committed site, both languages, at a phone's, a laptop's and a wide
-/// screen's width: what holds is asserted, every measure is counted and printed.
+/// screen's width: every measure is counted and printed, and all but overlapping chart text
+/// (not yet down to zero) are asserted.
 #[test]
 fn every_page_is_legible_at_390_1280_and_1920_px() {
     let Some(browser) = chromium() else {
@@ -268,7 +269,19 @@ fn every_page_is_legible_at_390_1280_and_1920_px() {
             count("chart-text-overlaps"),
             count("chart-text-clipped"),
         );
-        for m in ["page-scroll", "row-wider-than-phone", "duplicate-ids"] {
+        // Where the measures not yet asserted stand, for the reader of the log.
+        for m in ["chart-text-overlaps"] {
+            for (page, what) in by_measure.get(m).into_iter().flatten().take(4) {
+                eprintln!("  {m}: {page} {what}");
+            }
+        }
+        for m in [
+            "page-scroll",
+            "row-wider-than-phone",
+            "duplicate-ids",
+            "chart-text-under-11px",
+            "chart-text-clipped",
+        ] {
             for (page, what) in by_measure.get(m).into_iter().flatten().take(5) {
                 problems.push(format!("{width} px, {m}: {page}: {what}"));
             }

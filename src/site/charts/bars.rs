@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 
 use super::{
-    axis_top, centered, legend_for, plot_area, render_chart, Cell, ChartText, CHART_WIDTH, FAILED,
+    axis_top, legend_for, plot_area, render_chart, Cell, ChartText, CHART_WIDTH, FAILED,
     FONT_STACK, LEGEND_WIDTH,
 };
 
@@ -28,7 +28,7 @@ pub fn draw(chart: &BarChart) -> String {
     let series = text.series.len().max(1);
     render_chart((width, height), text, |root, tips| {
         let font = |size: u32| (FONT_STACK, size).into_font();
-        let mut ctx = plot_area(root, text, (0f64..groups as f64, y_max), 34, true);
+        let mut ctx = plot_area(root, text, (0f64..groups as f64, y_max), 58, true);
         let slot = 0.8 / series as f64;
         for s in 0..text.series.len() {
             let color = text.colour(s);
@@ -57,12 +57,12 @@ pub fn draw(chart: &BarChart) -> String {
                         let mark = Text::new(
                             "✕",
                             (at.0, at.1 - 14),
-                            font(16)
-                                .color(&FAILED)
-                                .pos(plotters::style::text_anchor::Pos::new(
+                            font(super::MARK_SIZE).color(&FAILED).pos(
+                                plotters::style::text_anchor::Pos::new(
                                     plotters::style::text_anchor::HPos::Center,
                                     plotters::style::text_anchor::VPos::Center,
-                                )),
+                                ),
+                            ),
                         );
                         root.draw(&mark).expect("marker");
                         tips.push((at.0 - 8, at.1 - 24, 16, 20, tooltip.clone()));
@@ -106,10 +106,12 @@ pub fn draw(chart: &BarChart) -> String {
             });
             ctx.draw_series(caps).expect("caps");
         }
+        let column = ctx.backend_coord(&(1.0, 0.0)).0 - ctx.backend_coord(&(0.0, 0.0)).0;
         for (g, label) in chart.groups.iter().enumerate() {
             let at = ctx.backend_coord(&(g as f64 + 0.5, 0.0));
-            root.draw(&centered(label, (at.0, at.1 + 16), 12))
-                .expect("group label");
+            for line in super::centered_lines(label, (at.0, at.1 + 14), column, super::TEXT_SIZE) {
+                root.draw(&line).expect("group label");
+            }
         }
         // The legend, drawn on the root area (outside the plot's clipping).
         legend_for(

@@ -53,7 +53,7 @@ pub fn draw(chart: &CurveChart) -> String {
     render_chart((CHART_WIDTH, HEIGHT), text, |root, tips| {
         let font = |size: u32| (FONT_STACK, size).into_font();
         let mut ctx = ChartBuilder::on(root)
-            .caption(&text.title, font(18))
+            .caption(super::drawn_title(&text.title), font(super::TITLE_SIZE))
             .margin(12)
             .margin_right(super::LEGEND_WIDTH)
             .x_label_area_size(44)
@@ -71,8 +71,8 @@ pub fn draw(chart: &CurveChart) -> String {
             .x_labels(6)
             .x_label_formatter(&x_format)
             .y_label_formatter(&y_format)
-            .label_style(font(12))
-            .axis_desc_style(font(13))
+            .label_style(font(super::TEXT_SIZE))
+            .axis_desc_style(font(super::AXIS_SIZE))
             .draw()
             .expect("mesh");
         if let Some((x, label)) = &chart.knee {
@@ -84,8 +84,12 @@ pub fn draw(chart: &CurveChart) -> String {
             ))
             .expect("knee");
             let top = ctx.backend_coord(&(*x, y_max));
-            root.draw(&Text::new(label.as_str(), (top.0 + 4, top.1 + 4), font(12)))
-                .expect("knee label");
+            root.draw(&Text::new(
+                label.as_str(),
+                (top.0 + 4, top.1 + 4),
+                font(super::TEXT_SIZE),
+            ))
+            .expect("knee label");
         }
         for (s, line) in chart.lines.iter().enumerate() {
             let color = text.colour(s);
@@ -118,7 +122,7 @@ pub fn draw(chart: &CurveChart) -> String {
                     root.draw(&Text::new(
                         "✕",
                         (at.0 - 5, at.1 - 8),
-                        font(14).color(&FAILED),
+                        font(super::MARK_SIZE).color(&FAILED),
                     ))
                     .expect("saturated mark");
                 }

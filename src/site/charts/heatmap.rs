@@ -45,8 +45,12 @@ pub fn draw(map: &Heatmap) -> String {
         &map.title,
         &map.description,
         |root, tips| {
-            root.draw(&centered(&map.title, (width as i32 / 2, 20), 17))
-                .expect("title");
+            root.draw(&centered(
+                &super::drawn_title(&map.title),
+                (width as i32 / 2, 20),
+                super::TITLE_SIZE,
+            ))
+            .expect("title");
             for (y, row) in map.cells.iter().enumerate() {
                 for (x, cell) in row.iter().enumerate() {
                     let x0 = left + x as i32 * cell_w;
@@ -69,7 +73,7 @@ pub fn draw(map: &Heatmap) -> String {
                     root.draw(&centered(
                         &cell.label,
                         (x0 + cell_w / 2, y0 + cell_h / 2),
-                        12,
+                        super::TEXT_SIZE,
                     ))
                     .expect("cell text");
                     tips.push((x0, y0, cell_w - 2, cell_h - 2, cell.tooltip.clone()));
@@ -82,7 +86,7 @@ pub fn draw(map: &Heatmap) -> String {
                         left + x as i32 * cell_w + cell_w / 2,
                         top + rows * cell_h + 14,
                     ),
-                    12,
+                    super::TEXT_SIZE,
                 ))
                 .expect("x tick");
             }
@@ -90,18 +94,22 @@ pub fn draw(map: &Heatmap) -> String {
                 root.draw(&centered(
                     tick,
                     (left / 2, top + y as i32 * cell_h + cell_h / 2),
-                    12,
+                    super::TEXT_SIZE,
                 ))
                 .expect("y tick");
             }
             root.draw(&centered(
                 &map.x_label,
                 (left + cols * cell_w / 2, top + rows * cell_h + 40),
-                13,
+                super::AXIS_SIZE,
             ))
             .expect("x label");
-            root.draw(&centered(&map.y_label, (left / 2, top - 14), 13))
-                .expect("y label");
+            root.draw(&centered(
+                &map.y_label,
+                (left / 2, top - 14),
+                super::AXIS_SIZE,
+            ))
+            .expect("y label");
         },
     )
 }

@@ -29,7 +29,7 @@ pub fn draw(chart: &LineChart) -> String {
     let n = chart.x_ticks.len().max(1);
     render_chart((width, height), text, |root, tips| {
         let font = |size: u32| (FONT_STACK, size).into_font();
-        let mut ctx = plot_area(root, text, (-0.5f64..(n as f64 - 0.5), y_max), 44, false);
+        let mut ctx = plot_area(root, text, (-0.5f64..(n as f64 - 0.5), y_max), 58, false);
         for (s, row) in chart.points.iter().enumerate() {
             let color = text.colour(s);
             // One polyline per run of consecutive values: a gap where a point is missing.
@@ -60,7 +60,7 @@ pub fn draw(chart: &LineChart) -> String {
                         root.draw(&Text::new(
                             "✕",
                             (at.0 - 5, at.1 - 22 - 12 * s as i32),
-                            font(14).color(&FAILED),
+                            font(super::MARK_SIZE).color(&FAILED),
                         ))
                         .expect("marker");
                         tips.push((at.0 - 8, at.1 - 24 - 12 * s as i32, 16, 16, tooltip.clone()));
@@ -86,19 +86,29 @@ pub fn draw(chart: &LineChart) -> String {
                 root.draw(&Text::new(
                     "▼",
                     (top.0 - 6, top.1 - 20),
-                    font(14).color(&FAILED),
+                    font(super::MARK_SIZE).color(&FAILED),
                 ))
                 .expect("mark");
             }
         }
+        let step = if n > 1 {
+            ctx.backend_coord(&(1.0, 0.0)).0 - ctx.backend_coord(&(0.0, 0.0)).0
+        } else {
+            400
+        };
         for (x, tick) in chart.x_ticks.iter().enumerate() {
             let at = ctx.backend_coord(&(x as f64, 0.0));
-            root.draw(&centered(tick, (at.0, at.1 + 14), 12))
-                .expect("tick");
+            for line in super::centered_lines(tick, (at.0, at.1 + 14), step, super::TEXT_SIZE) {
+                root.draw(&line).expect("tick");
+            }
         }
         let axis = ctx.backend_coord(&((n as f64 - 1.0) / 2.0, 0.0));
-        root.draw(&centered(&chart.x_label, (axis.0, axis.1 + 34), 13))
-            .expect("x label");
+        root.draw(&centered(
+            &chart.x_label,
+            (axis.0, axis.1 + 44),
+            super::AXIS_SIZE,
+        ))
+        .expect("x label");
         legend_for(
             root,
             (width, legend_width),

@@ -27,6 +27,34 @@ pub use heatmap::{HeatCell, Heatmap};
 pub use lines::LineChart;
 
 /// The font family written into every SVG `<text>`; the first family present wins.
+/// Font sizes as plotters takes them; its SVG writes 1/1.24 of each, so 14 renders at
+/// 11.3 CSS px at a chart's own width: the least any chart text may be.
+pub(crate) const TEXT_SIZE: u32 = 14;
+pub(crate) const AXIS_SIZE: u32 = 15;
+pub(crate) const TITLE_SIZE: u32 = 20;
+pub(crate) const MARK_SIZE: u32 = 16;
+/// The longest title drawn in a chart (at [`TITLE_SIZE`] about its width); the full title
+/// is the chart's accessible name and the figure's heading.
+const TITLE_CHARS: usize = 68;
+
+/// `title` as a chart draws it: cut with an ellipsis when it would run off the chart.
+pub(crate) fn drawn_title(title: &str) -> String {
+    // A CJK character is about twice as wide as a Latin one.
+    let width = |c: char| if c.is_ascii() { 1 } else { 2 };
+    if title.chars().map(width).sum::<usize>() <= TITLE_CHARS {
+        return title.to_string();
+    }
+    let mut used = 0;
+    let cut: String = title
+        .chars()
+        .take_while(|&c| {
+            used += width(c);
+            used < TITLE_CHARS
+        })
+        .collect();
+    format!("{}…", cut.trim_end())
+}
+
 pub const FONT_STACK: &str =
     "Noto Sans CJK SC, PingFang SC, Microsoft YaHei, DejaVu Sans, sans-serif";
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
@@ -202,7 +230,7 @@ pub(crate) fn plot_area<'a, 'b>(
     let (title, y_label, legend_width) = (&text.title, &text.y_label, LEGEND_WIDTH);
     let font = |size: u32| (FONT_STACK, size).into_font();
     let mut ctx = ChartBuilder::on(root)
-        .caption(title, font(18))
+        .caption(drawn_title(title), font(TITLE_SIZE))
         .margin(12)
         .margin_right(legend_width)
         .x_label_area_size(x_label_area)
@@ -217,8 +245,8 @@ pub(crate) fn plot_area<'a, 'b>(
         .x_labels(0)
         .y_desc(y_label)
         .y_label_formatter(&formatter)
-        .label_style(font(12))
-        .axis_desc_style(font(13));
+        .label_style(font(TEXT_SIZE))
+        .axis_desc_style(font(AXIS_SIZE));
     if hide_x_axis {
         mesh.disable_x_axis();
     }
@@ -249,7 +277,7 @@ fn legend(
     text: &ChartText,
     with_failed: Option<&str>,
 ) {
-    let font = (FONT_STACK, 12).into_font();
+    let font = (FONT_STACK, TEXT_SIZE).into_font();
     let mut entries: Vec<(Option<RGBColor>, &str)> = text
         .series
         .iter()
@@ -269,13 +297,77 @@ fn legend(
                 .draw(&Text::new(
                     "✕",
                     (x, y - 8),
-                    (FONT_STACK, 14).into_font().color(&FAILED),
+                    (FONT_STACK, MARK_SIZE).into_font().color(&FAILED),
                 ))
                 .expect("swatch"),
         }
         root.draw(&Text::new(*name, (x + 18, y - 7), font.clone()))
             .expect("legend text");
     }
+}
+
+/// `text` broken at spaces into at most three lines of about `width` px each at `size` (the
+/// second cut with an ellipsis if it is still too long), so neighbouring category labels
+/// never run into each other; the full text is in the chart's table and tooltips.
+pub(crate) fn wrapped(text: &str, width: i32, size: u32) -> Vec<String> {
+    // DejaVu Sans averages about 0.6 em a character; plotters writes size / 1.24 px.
+    let char_px = f64::from(size) / 1.24 * 0.6;
+    let per_line = ((f64::from(width) - 4.0) / char_px).floor().max(4.0) as usize;
+    // A label's " · " parts ("16 KiB · 16×16") are lines of their own; a part that does not
+    // fit is broken at its spaces.
+    let mut lines: Vec<String> = Vec::new();
+    for part in text.split(" · ") {
+        let mut fresh = true;
+        for word in part.split_whitespace() {
+            match lines.last_mut() {
+                Some(line)
+                    if !fresh && line.chars().count() + 1 + word.chars().count() <= per_line =>
+                {
+                    line.push(' ');
+                    line.push_str(word);
+                }
+                _ => lines.push(word.to_string()),
+            }
+            fresh = false;
+        }
+    }
+    if lines.len() > 3 {
+        let rest = lines.split_off(2).join(" ");
+        lines.push(rest);
+    }
+    for line in &mut lines {
+        if line.chars().count() > per_line {
+            let cut: String = line.chars().take(per_line.saturating_sub(1)).collect();
+            *line = format!("{}…", cut.trim_end());
+        }
+    }
+    lines
+}
+
+/// [`wrapped`] lines of `text` centred under `at`, one below the other.
+pub(crate) fn centered_lines(
+    text: &str,
+    at: (i32, i32),
+    width: i32,
+    size: u32,
+) -> Vec<Text<'static, (i32, i32), String>> {
+    let line_height = (f64::from(size) / 1.24 * 1.25).round() as i32;
+    wrapped(text, width, size)
+        .into_iter()
+        .enumerate()
+        .map(|(i, line)| {
+            Text::new(
+                line,
+                (at.0, at.1 + i as i32 * line_height),
+                TextStyle::from((FONT_STACK, size).into_font()).pos(
+                    plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Center,
+                    ),
+                ),
+            )
+        })
+        .collect()
 }
 
 pub(crate) fn centered(text: &str, at: (i32, i32), size: u32) -> Text<'_, (i32, i32), &str> {

@@ -118,8 +118,8 @@ fn work_section(
         // cases too.
         let group_of = |c: &Configuration| {
             let mut g = format!(
-                "{} B · {}×{}",
-                format::count(c.key.payload_bytes),
+                "{} · {}×{}",
+                format::payload_short(c.key.payload_bytes),
                 c.key.clients,
                 c.key.window
             );
