@@ -42,7 +42,7 @@ pub fn safe_name(raw: &str) -> String {
 /// a file name may have, with room for `.gz` and the fingerprint.
 const NAME_BYTES: usize = 160;
 
-/// [`safe_name`] at most [`NAME_BYTES`] bytes long (a longer one is cut on a character
+/// [`safe_name`] at most 160 bytes long (a longer one is cut on a character
 /// boundary and fingerprinted), so that a name from data always fits in a file system.
 pub fn bounded_name(raw: &str) -> String {
     let name = safe_name(raw);

@@ -51,6 +51,8 @@ struct OverviewPage {
     across: Vec<Markup>,
     /// UDP buffer isolation: loss against the server's receive buffer.
     buffer_answer: Option<BufferAnswer>,
+    /// When the IO model is all the dataset varies: in how many loads one model wins.
+    io_model_answer: Option<Markup>,
     protocols: Vec<ProtocolLink>,
     /// Present when the dataset has arknet's native program, whose RTT is per batch.
     batch_rtt_caveat: Option<Markup>,
@@ -558,6 +560,47 @@ fn knee_answers(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
         .collect()
 }
 
+/// The answer of a dataset whose question is the IO model (one backend or server, several
+/// models, no open loop or buffer cases): in how many loads one model is distinguishably
+/// the fastest.
+fn io_model_answer(cat: &Catalog, view: &DatasetView) -> Option<Markup> {
+    let findings = &view.analysis.io_models;
+    let backends: BTreeSet<&str> = view
+        .configs
+        .iter()
+        .map(|c| c.key.backend.as_str())
+        .collect();
+    let other_question = backends.len() > 1
+        || !view.analysis.knees.is_empty()
+        || view.analysis.udp_buffers.is_some();
+    if findings.is_empty() || other_question {
+        return None;
+    }
+    let winners: Vec<_> = findings.iter().filter(|f| f.crowns_a_winner()).collect();
+    let n = |x: usize| labels::number(format::count(x as u64));
+    Some(
+        cat.fill(
+            if winners.is_empty() {
+                "overview.io_model_answer_none"
+            } else {
+                "overview.io_model_answer"
+            },
+            &[
+                ("loads", &n(findings.len())),
+                ("winners", &n(winners.len())),
+                ("ties", &n(findings.len() - winners.len())),
+                (
+                    "oversubscribed",
+                    &n(winners
+                        .iter()
+                        .filter(|f| f.oversubscribed.is_some())
+                        .count()),
+                ),
+            ],
+        ),
+    )
+}
+
 /// The loss-against-buffer answer of a UDP buffer-isolation dataset.
 fn buffer_answer(cat: &Catalog, view: &DatasetView) -> Option<BufferAnswer> {
     let f = view.analysis.udp_buffers.as_ref()?;
@@ -735,6 +778,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
         choosing: several_models.then(|| choosing(cat, view)),
         one_model: (!several_models).then(|| cat.text("overview.one_model")),
         backends: backends_sections(cat, view),
+        io_model_answer: io_model_answer(cat, view),
         knee_answers: knee_answers(cat, view),
         across,
         buffer_answer: buffer_answer(cat, view),
