@@ -218,8 +218,11 @@ fn main() {
     let bare = [median(bare_rates[0].clone()), median(bare_rates[1].clone())];
     // HTTP, WebSocket and TLS ride on TCP, so their floor and bare reference are TCP's.
     let idx = |p: &str| usize::from(p == "udp");
-    println!("echo core, 1 KiB payload, {rounds} rounds × {seconds} s, medians\n");
-    println!("| case | round trips/s | p99 µs | vs floor | vs bare tokio | latency on vs off | peak RSS MiB | RSS bound MiB |");
+    println!(
+        "echo core, 1 KiB payload, {rounds} rounds × {seconds} s, medians, on {}\n",
+        host()
+    );
+    println!("| case | round trips/s | p99 µs | vs floor | vs bare tokio | latency on vs off | peak RSS MiB (measured) | RSS bound MiB (computed) |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (i, p) in ["tcp", "udp"].iter().enumerate() {
         println!(
@@ -274,11 +277,39 @@ fn main() {
          p99 {p99:.0} µs, p99.9 {p999:.0} µs (p99 / p50 = {:.1})",
         p99 / p50
     );
+    // The noise of this run, measured: the widest min–max spread of a case over its rounds.
+    let spread = cases
+        .iter()
+        .filter(|c| c.rates.len() > 1)
+        .map(|c| {
+            let (lo, hi) = c
+                .rates
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
+            (hi - lo) / median(c.rates.clone()) * 100.0
+        })
+        .fold(0.0, f64::max);
     println!(
         "\n\"latency on vs off\" is the throughput with every round trip recorded relative to none \
-         recorded (negative = recording costs). On this shared 2-vCPU VM, run-to-run noise reaches \
-         tens of percent on the multi-threaded cases; use ROUNDS=5 or more before reading small gaps."
+         recorded (negative = recording costs). The RSS bound is computed (2 × clients × window × \
+         payload + 64 MiB), not measured. In this run a case's rounds spread by up to {spread:.1}% \
+         (max − min over median); read gaps smaller than that as noise, or raise ROUNDS."
     );
+}
+
+/// This machine as the run found it: its CPU model and the logical CPUs available.
+fn host() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "an unknown CPU".to_string());
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpu}, {cpus} logical CPUs")
 }
 
 fn measure(runner: &Path, case: &mut Case) {
