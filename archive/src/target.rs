@@ -200,6 +200,15 @@ pub struct ServerProcess {
     /// `/proc/PID/ns/net` once it was ready (absent in older archives, or when it never was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub separate_network_namespace: Option<bool>,
+    /// Processes the server left behind (a daemon it forked that outlived its process group),
+    /// found reparented to the matrix once the server was stopped, and killed (absent when
+    /// none were, and in older archives).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_behind: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl VerificationRecord {

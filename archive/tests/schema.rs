@@ -170,6 +170,7 @@ fn sample() -> Archive {
         started_at_utc: "2026-12-01T00:00:00.000000+00:00".into(),
         wall_seconds: 1.5,
         server: Some(ServerProcess {
+            left_behind: 1,
             command: "nginx-echo 9".into(),
             ready_seconds: Some(0.1),
             exit_code: Some(0),

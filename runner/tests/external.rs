@@ -1253,3 +1253,49 @@ fn serve_out_of_file_descriptors_waits_instead_of_spinning() {
         server.stop();
     }
 }
+
+#[test]
+fn a_daemon_forked_by_the_server_does_not_outlive_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = format!("emk-daemon-{}", std::process::id());
+    // The server starts a daemon in a session of its own (outside its process group), as a
+    // `setsid` service would, then becomes the Python echo server.
+    let command = format!(
+        "sh -c 'setsid sh -c \"sleep 311; : {tag}\" >/dev/null 2>&1 & exec python3 {} tcp 127.0.0.1 {{port}} {tag}'",
+        fixture().display()
+    );
+    let (code, archive, stderr) = matrix_with_server(
+        &dir.path().join("daemon.json"),
+        &command,
+        &[
+            "--protocols",
+            "tcp",
+            "--framing",
+            "raw",
+            "--server-name",
+            "daemon",
+            "--repetitions",
+            "1",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("process(es) behind; they were killed"),
+        "{stderr}"
+    );
+    let a = archive.unwrap();
+    for r in a["results"].as_array().unwrap() {
+        assert!(
+            r["server"]["left_behind"].as_u64() >= Some(1),
+            "{}",
+            r["server"]
+        );
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(processes_tagged(&tag), 0, "no daemon outlives the matrix");
+    assert_eq!(
+        processes_tagged("sleep\u{0}311"),
+        0,
+        "nor the daemon's own child"
+    );
+}

@@ -321,6 +321,13 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         }
         t.save()?;
     }
+    if targets
+        .iter()
+        .any(|t| t.archive.settings.external_server.is_some())
+    {
+        // A daemon a server forks comes back here when its parent dies, to be killed.
+        server::adopt_orphans();
+    }
     for target in targets.iter_mut() {
         if let Some(server) = target.archive.settings.external_server.clone() {
             external::verify_first(target, &server, &settings.protocols)?;
@@ -414,6 +421,9 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 None
             };
             let server = server.map(|(_, started)| started.stop());
+            if let Some(n) = server.as_ref().map(|p| p.left_behind).filter(|&n| n > 0) {
+                eprintln!("{label}: the server left {n} process(es) behind; they were killed");
+            }
             if signal.flag.load(Ordering::Relaxed) {
                 return Ok(interrupted(&targets, &progress, &signal));
             }

@@ -224,6 +224,7 @@ impl Started {
             peak_rss_bytes: usage.map(|u| u.ru_maxrss.max(0) as u64 * 1024),
             stderr_tail: text[from..].to_string(),
             separate_network_namespace: self.separate_network_namespace,
+            left_behind: kill_left_behind(),
         }
     }
 
@@ -238,6 +239,70 @@ impl Started {
         let r = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
         (r == pid).then_some((status, Some(usage)))
     }
+}
+
+/// Makes this process the reaper of every orphan among its descendants (Linux), so that a
+/// daemon an external server forks (`setsid`, a double fork) is reparented here, not to
+/// init, and [`kill_left_behind`] can find it.
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with an integer argument has no memory effects.
+    let adopted = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+    #[cfg(not(target_os = "linux"))]
+    let adopted = false;
+    ADOPTING.store(adopted, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Set once [`adopt_orphans`] made this process a subreaper: only then is every child found
+/// after a server stopped one it left behind (a test process has children of its own).
+static ADOPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Kills and reaps every process that is this process's child once the server is stopped,
+/// and theirs: the matrix has no other child then, so each is something the server left
+/// behind. Returns how many there were.
+fn kill_left_behind() -> u64 {
+    if !ADOPTING.load(std::sync::atomic::Ordering::Relaxed) {
+        return 0;
+    }
+    // Killing an orphan hands its own children to this process in turn: repeat until a pass
+    // finds none (bounded, in case something keeps forking).
+    let mut killed = 0;
+    for _ in 0..16 {
+        let found = kill_children();
+        if found == 0 {
+            break;
+        }
+        killed += found;
+    }
+    killed
+}
+
+/// One pass of [`kill_left_behind`]: kills and reaps this process's current children.
+fn kill_children() -> u64 {
+    let me = std::process::id() as i32;
+    let orphans: Vec<i32> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // "pid (comm) state ppid …": the comm may hold spaces and parentheses.
+                    let after = stat.rsplit_once(") ")?.1;
+                    after.split_whitespace().nth(1)?.parse::<i32>().ok()
+                })
+                == Some(me)
+        })
+        .collect();
+    for &pid in &orphans {
+        // SAFETY: signalling and reaping our own child.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+    orphans.len() as u64
 }
 
 fn seconds(t: libc::timeval) -> f64 {
