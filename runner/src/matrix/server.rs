@@ -243,7 +243,7 @@ impl Started {
 
 /// Makes this process the reaper of every orphan among its descendants (Linux), so that a
 /// daemon an external server forks (`setsid`, a double fork) is reparented here, not to
-/// init, and [`kill_left_behind`] can find it.
+/// init, and [`Started::stop`] can kill it.
 pub fn adopt_orphans() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with an integer argument has no memory effects.
