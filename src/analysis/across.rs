@@ -367,3 +367,67 @@ fn knees(datasets: &[Dataset], per_dataset: &[DatasetAnalysis]) -> Option<Answer
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Format;
+
+    /// A dataset of one archive: clean and complete or not, recorded at `at`, its runs
+    /// spanning `span`.
+    fn dataset(name: &str, sound: bool, at: &str, span: (&str, &str)) -> Dataset {
+        let mut file =
+            crate::read::file_record(std::path::Path::new("a.json"), Format::Echomark, None);
+        file.dirty = !sound;
+        file.complete = true;
+        file.recorded_at_utc = Some(at.to_string());
+        file.run_span = Some((span.0.to_string(), span.1.to_string()));
+        Dataset {
+            name: name.to_string(),
+            files: vec![file],
+            runs: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_witness_is_clean_before_it_is_big_then_interleaved_then_new() {
+        let d = vec![
+            dataset("dirty-but-big", false, "2026-12-03", ("a", "b")),
+            dataset("clean-old", true, "2026-12-01", ("a", "b")),
+            dataset("clean-new", true, "2026-12-02", ("a", "b")),
+        ];
+        // (index, evidence, extra): a dirty build loses however much evidence it has.
+        let chosen = best(&d, &[(0, 1000, false), (1, 10, false), (2, 10, false)]);
+        assert_eq!(chosen, Some(2), "clean, then the newest of equal evidence");
+        let chosen = best(&d, &[(0, 1000, true), (1, 10, true), (2, 10, false)]);
+        assert_eq!(chosen, Some(1), "interleaved before newer");
+        let chosen = best(&d, &[(1, 10, false), (2, 5, false)]);
+        assert_eq!(chosen, Some(1), "more evidence before newer");
+        assert_eq!(best::<bool>(&d, &[]), None);
+    }
+
+    #[test]
+    fn datasets_measured_minutes_apart_do_not_overlap_in_time() {
+        let veth = dataset(
+            "veth",
+            true,
+            "x",
+            ("2026-12-02T07:13:00Z", "2026-12-02T07:16:21Z"),
+        );
+        let loopback = dataset(
+            "loopback",
+            true,
+            "x",
+            ("2026-12-02T07:17:00Z", "2026-12-02T07:20:18Z"),
+        );
+        let interleaved = dataset(
+            "both",
+            true,
+            "x",
+            ("2026-12-02T07:15:00Z", "2026-12-02T07:18:00Z"),
+        );
+        assert!(!overlapping(&veth, &loopback));
+        assert!(overlapping(&veth, &interleaved) && overlapping(&interleaved, &loopback));
+    }
+}
