@@ -1783,4 +1783,15 @@ fn what_changed_opens_with_per_protocol_counts_that_equal_its_table() {
     // The long tables wait behind disclosures; the page shows the largest changes first.
     assert!(page.contains("<details><summary>Every configuration compared</summary>"));
     assert!(page.contains("The 20 largest of 210 changed configurations"));
+    // History opens with the same per-protocol counts for its newest step.
+    let history = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("site/en/epyc2-20261201-baseline-rerun/history.md"),
+    )
+    .unwrap();
+    assert_eq!(
+        md_section(&history, "The newest step, by protocol"),
+        summary,
+        "the same table as What changed"
+    );
 }

@@ -45,6 +45,8 @@ const CHANGED_SHOWN: usize = 20;
 struct HistoryPage {
     title: Markup,
     lead: Markup,
+    /// The newest step, per protocol.
+    latest: Option<Table>,
     steps: Table,
     trends_intro: Markup,
     images: Vec<Image>,
@@ -342,26 +344,7 @@ pub fn page(
             ("changed", &count(moved.len())),
         ],
     );
-    let mut summary = Table::new(
-        cat.list("changes.summary_columns", &[]),
-        &[L, R, R, R, R, R],
-    );
-    let mut protocols = c.by_protocol();
-    protocols.sort_by_key(|p| labels::protocol_rank(p.protocol));
-    for p in &protocols {
-        summary.push(vec![
-            labels::protocol(cat, p.protocol),
-            count(p.counts.regressed),
-            count(p.counts.improved),
-            count(p.counts.no_change),
-            count(p.counts.not_comparable),
-            p.largest_throughput_change
-                .map_or(Markup::trusted("—"), |x| {
-                    let sign = if x > 0.0 { "+" } else { "" };
-                    Markup::trusted(format!("{sign}{}%", format::grouped(x * 100.0, 1)))
-                }),
-        ]);
-    }
+    let summary = protocol_summary(cat, c);
     let model = ChangesPage {
         title: title.clone(),
         lead,
@@ -382,6 +365,34 @@ pub fn page(
         &model,
         Vec::new(),
     )
+}
+
+/// Per protocol, how a comparison's configurations moved: regressed, improved, no change,
+/// not comparable, and the largest throughput change (What changed, History).
+fn protocol_summary(cat: &Catalog, c: &Comparison) -> Table {
+    use Align::{Default as L, Right as R};
+    let count = |n: usize| labels::number(format::count(n as u64));
+    let mut summary = Table::new(
+        cat.list("changes.summary_columns", &[]),
+        &[L, R, R, R, R, R],
+    );
+    let mut protocols = c.by_protocol();
+    protocols.sort_by_key(|p| labels::protocol_rank(p.protocol));
+    for p in &protocols {
+        summary.push(vec![
+            labels::protocol(cat, p.protocol),
+            count(p.counts.regressed),
+            count(p.counts.improved),
+            count(p.counts.no_change),
+            count(p.counts.not_comparable),
+            p.largest_throughput_change
+                .map_or(Markup::trusted("—"), |x| {
+                    let sign = if x > 0.0 { "+" } else { "" };
+                    Markup::trusted(format!("{sign}{}%", format::grouped(x * 100.0, 1)))
+                }),
+        ]);
+    }
+    summary
 }
 
 /// The history page of a series, kept in the folder of its newest dataset.
@@ -439,6 +450,7 @@ pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<
         .map(|c| trend(cat, views, series, c, &mut files))
         .collect();
     let model = HistoryPage {
+        latest: series.steps.last().map(|c| protocol_summary(cat, c)),
         title: title.clone(),
         lead: cat.fill(
             "history.lead",
