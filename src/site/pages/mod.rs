@@ -2,6 +2,7 @@
 //! number and label the page shows, already in the page's language; its template only
 //! arranges it. [`DatasetView`] selects one dataset's share of the analysis.
 
+mod answers;
 pub mod changes;
 pub mod charts;
 pub mod dimensions;

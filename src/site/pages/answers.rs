@@ -1,0 +1,315 @@
+//! The answer a dataset's overview opens with, decided by what the dataset varies: each
+//! backend or server against the base one, the latest knee of an open-loop dataset, loss
+//! against the server's receive buffer, or (when that is all it varies) the IO model.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::overview::in_protocol_order;
+use super::DatasetView;
+use crate::analysis::backends;
+use crate::analysis::rank::Ranking;
+use crate::format;
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+/// Which backend's fastest model won each load.
+#[derive(Serialize)]
+pub(super) struct BackendsSection {
+    summary: Markup,
+    table: Table,
+}
+
+/// Loss against buffer size: one sentence and the table it summarises.
+#[derive(Serialize)]
+pub(super) struct BufferAnswer {
+    summary: Markup,
+    table: Table,
+}
+
+/// Every other backend (or external server) against the base one (tokio, or echomark's own
+/// server, when present), in name order.
+pub(super) fn backends_sections(cat: &Catalog, view: &DatasetView) -> Vec<BackendsSection> {
+    let present: BTreeSet<&str> = view
+        .rankings
+        .iter()
+        .map(|r| r.group.backend.as_str())
+        .collect();
+    let Some(base) = backends::base_backend(&present) else {
+        return Vec::new();
+    };
+    present
+        .iter()
+        .copied()
+        .filter(|b| *b != base)
+        .filter_map(|subject| backends_section(cat, view, subject, base))
+        .collect()
+}
+
+/// Per load, `subject`'s fastest model against `base`'s; a winner is named only where the
+/// two ranges do not overlap.
+fn backends_section(
+    cat: &Catalog,
+    view: &DatasetView,
+    subject: &str,
+    base: &str,
+) -> Option<BackendsSection> {
+    let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
+    let duels = backends::duels(&in_protocol_order(view), subject, base);
+    if duels.is_empty() {
+        return None;
+    }
+    let count = |v: backends::Verdict| {
+        let n = duels.iter().filter(|d| d.verdict == v).count() as u64;
+        labels::number(format::count(n))
+    };
+    let external = view.dataset.measures_external_servers();
+    let mut summary = cat.fill(
+        if external {
+            "overview.servers_summary"
+        } else {
+            "overview.backends_summary"
+        },
+        &[
+            ("subject", &s_label),
+            ("base", &b_label),
+            ("higher", &count(backends::Verdict::SubjectHigher)),
+            ("lower", &count(backends::Verdict::SubjectLower)),
+            ("same", &count(backends::Verdict::NotDistinguishable)),
+            ("total", &labels::number(format::count(duels.len() as u64))),
+        ],
+    );
+    if let Some(r) = backends::duel_ratios(&duels) {
+        let x = |v: f64| labels::number(format::ratio(v));
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.fill(
+            "overview.backends_ratio",
+            &[
+                ("subject", &s_label),
+                ("base", &b_label),
+                ("ratio", &x(r.median)),
+                ("min", &x(r.min)),
+                ("max", &x(r.max)),
+            ],
+        ));
+    }
+    // Whether the two were measured interleaved, as far as the archives' times tell.
+    let interleaved: Vec<Option<bool>> = view
+        .protocols()
+        .into_iter()
+        .map(|p| view.dataset.backends_interleaved(p))
+        .collect();
+    let timing = if interleaved.iter().all(|i| *i == Some(true)) {
+        Some("overview.backends_interleaved")
+    } else if interleaved.contains(&Some(false)) {
+        Some("overview.backends_sequential")
+    } else {
+        None
+    };
+    if let Some(key) = timing {
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.text(key));
+    }
+    // What else differs between the two sides, as every page that compares them says.
+    summary.push(&cat.text("site.sentence_sep"));
+    summary.push(&cat.text(if external {
+        "compare.backend_note_external"
+    } else {
+        "compare.backend_note"
+    }));
+    let names: [(&str, &dyn crate::site::markup::Fill); 2] =
+        [("subject", &s_label), ("base", &b_label)];
+    let mut table = Table::new(cat.list("overview.backends_columns", &names), &[]);
+    let model =
+        |r: &Ranking| labels::topology(cat, &r.group.backend, r.best.io_model, r.best.io_threads);
+    let best = |r: &Ranking| {
+        cat.fill(
+            "overview.backend_best",
+            &[
+                ("model", &model(r)),
+                (
+                    "rate",
+                    &labels::range(Some(r.best.roundtrips_per_second), 0),
+                ),
+            ],
+        )
+    };
+    for d in &duels {
+        let winner = |r: &Ranking, label: &Markup| {
+            cat.fill(
+                "overview.backend_winner",
+                &[("backend", label), ("model", &model(r))],
+            )
+        };
+        let faster = match d.verdict {
+            backends::Verdict::SubjectHigher => winner(d.subject, &s_label),
+            backends::Verdict::SubjectLower => winner(d.base, &b_label),
+            backends::Verdict::NotDistinguishable => cat.text("compare.not_distinguishable"),
+        };
+        let g = &d.base.group;
+        table.push(vec![
+            labels::program_protocol(cat, g.protocol, &g.implementation),
+            labels::load(cat, &d.base.best_key()),
+            best(d.base),
+            best(d.subject),
+            faster,
+        ]);
+    }
+    Some(BackendsSection { summary, table })
+}
+
+/// One sentence per knee finding: the curve that holds its p99 to the highest offered rate,
+/// or the candidates when the knees do not tell the curves apart.
+pub(super) fn knee_answers(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
+    use crate::analysis::load_curve::KNEE_MULTIPLE;
+    let link = Markup::trusted("load.md");
+    view.analysis
+        .knees
+        .iter()
+        .map(|f| {
+            let curve = |i: usize| view.curves[i];
+            let model = |i: usize| {
+                let k = &curve(i).key;
+                labels::topology(cat, &k.backend, k.io_model, k.io_threads)
+            };
+            let knee_of = |i: usize| {
+                let c = curve(i);
+                c.knee.map(|k| c.points[k].offered_rate)
+            };
+            let first = curve(f.curves[0]);
+            let what = cat.fill(
+                "overview.knee_group",
+                &[
+                    ("protocol", &labels::protocol(cat, f.protocol)),
+                    ("payload", &labels::number(format::count(f.payload_bytes))),
+                ],
+            );
+            let baseline = labels::number(first.baseline_p99.map_or("N/A".into(), format::latency));
+            let multiple = Markup::trusted(format::grouped(KNEE_MULTIPLE, 0));
+            let args = |key: &str, extra: &[(&str, &dyn crate::site::markup::Fill)]| {
+                let mut all: Vec<(&str, &dyn crate::site::markup::Fill)> = vec![
+                    ("what", &what),
+                    ("baseline", &baseline),
+                    ("multiple", &multiple),
+                    ("link", &link),
+                ];
+                all.extend_from_slice(extra);
+                cat.fill(key, &all)
+            };
+            let rate = |i: usize| labels::number(knee_of(i).map_or("N/A".into(), format::count));
+            match f.latest {
+                None => args("overview.knee_none", &[]),
+                Some(l) if f.distinguishable => args(
+                    "overview.knee_winner",
+                    &[("model", &model(l)), ("rate", &rate(l))],
+                ),
+                Some(l) => {
+                    let candidates: Vec<Markup> = std::iter::once(l)
+                        .chain(f.ties.iter().copied())
+                        .map(|i| {
+                            cat.fill(
+                                "overview.knee_candidate",
+                                &[("model", &model(i)), ("rate", &rate(i))],
+                            )
+                        })
+                        .collect();
+                    args(
+                        "overview.knee_no_winner",
+                        &[("candidates", &labels::join_list(cat, &candidates))],
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
+/// The answer of a dataset whose question is the IO model (one backend or server, several
+/// models, no open loop or buffer cases): in how many loads one model is distinguishably
+/// the fastest.
+pub(super) fn io_model_answer(cat: &Catalog, view: &DatasetView) -> Option<Markup> {
+    let findings = &view.analysis.io_models;
+    let backends: BTreeSet<&str> = view
+        .configs
+        .iter()
+        .map(|c| c.key.backend.as_str())
+        .collect();
+    let other_question = backends.len() > 1
+        || !view.analysis.knees.is_empty()
+        || view.analysis.udp_buffers.is_some();
+    if findings.is_empty() || other_question {
+        return None;
+    }
+    let winners: Vec<_> = findings.iter().filter(|f| f.crowns_a_winner()).collect();
+    let n = |x: usize| labels::number(format::count(x as u64));
+    Some(
+        cat.fill(
+            if winners.is_empty() {
+                "overview.io_model_answer_none"
+            } else {
+                "overview.io_model_answer"
+            },
+            &[
+                ("loads", &n(findings.len())),
+                ("winners", &n(winners.len())),
+                ("ties", &n(findings.len() - winners.len())),
+                (
+                    "oversubscribed",
+                    &n(winners
+                        .iter()
+                        .filter(|f| f.oversubscribed.is_some())
+                        .count()),
+                ),
+            ],
+        ),
+    )
+}
+
+/// The loss-against-buffer answer of a UDP buffer-isolation dataset.
+pub(super) fn buffer_answer(cat: &Catalog, view: &DatasetView) -> Option<BufferAnswer> {
+    let f = view.analysis.udp_buffers.as_ref()?;
+    let count = |n: usize| labels::number(format::count(n as u64));
+    let summary = cat.fill(
+        "overview.buffers_summary",
+        &[
+            ("loads", &count(f.rows.len())),
+            ("fixed", &count(f.fixed_by_a_larger_buffer())),
+            ("lossy", &count(f.lossy_at_largest())),
+            (
+                "largest",
+                &Markup::trusted(format::buffer_size(*f.requests.last()?)),
+            ),
+        ],
+    );
+    let mut columns = vec![cat.text("overview.buffers_load")];
+    columns.extend(f.requests.iter().map(|&r| {
+        cat.fill(
+            "overview.buffers_request",
+            &[("size", &Markup::trusted(format::buffer_size(r)))],
+        )
+    }));
+    let mut align = vec![Align::Left];
+    align.extend(f.requests.iter().map(|_| Align::Right));
+    let mut table = Table::new(columns, &align);
+    for row in &f.rows {
+        let mut cells = vec![labels::load(cat, &row.key)];
+        for &request in &f.requests {
+            cells.push(match row.cells.iter().find(|c| c.requested == request) {
+                Some(c) if c.min_lost == c.max_lost => labels::number(format::count(c.median_lost)),
+                Some(c) => cat.fill(
+                    "overview.buffers_lost_range",
+                    &[
+                        ("median", &labels::number(format::count(c.median_lost))),
+                        ("min", &labels::number(format::count(c.min_lost))),
+                        ("max", &labels::number(format::count(c.max_lost))),
+                    ],
+                ),
+                None => Markup::trusted("—"),
+            });
+        }
+        table.push(cells);
+    }
+    Some(BufferAnswer { summary, table })
+}
