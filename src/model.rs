@@ -237,6 +237,12 @@ pub struct SoakResult {
     pub failure: Option<String>,
 }
 
+/// Whether two time spans (first and last start, RFC 3339 text, which compares as time)
+/// share a moment.
+pub fn spans_overlap(a: (&str, &str), b: (&str, &str)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
+
 /// A folder of archives measured together.
 #[derive(Debug, Clone, Serialize)]
 pub struct Dataset {
@@ -292,7 +298,7 @@ impl Dataset {
         for (i, a) in spans.iter().enumerate() {
             for b in &spans[i + 1..] {
                 pairs += 1;
-                overlapping += usize::from(a.0 <= b.1 && b.0 <= a.1);
+                overlapping += usize::from(spans_overlap(*a, *b));
             }
         }
         match overlapping {
@@ -304,6 +310,21 @@ impl Dataset {
     }
 
     /// When the dataset was recorded: its earliest archive's time, if any archive says.
+    /// Whether every archive is complete and was measured by a build of a clean tree: the
+    /// better witness when datasets are chosen between.
+    pub fn is_sound(&self) -> bool {
+        self.files.iter().all(|f| f.complete && !f.dirty)
+    }
+
+    /// The first and last run start over every archive (RFC 3339 text), when recorded.
+    pub fn run_span(&self) -> Option<(&str, &str)> {
+        let spans = || self.files.iter().filter_map(|f| f.run_span.as_ref());
+        Some((
+            spans().map(|s| s.0.as_str()).min()?,
+            spans().map(|s| s.1.as_str()).max()?,
+        ))
+    }
+
     pub fn recorded_at(&self) -> Option<&str> {
         self.files
             .iter()

@@ -13,6 +13,8 @@ use echomark_archive::{
     CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS,
 };
 
+use echomark_archive::shell::quote as quoted;
+
 use crate::model::{ArchiveFile, Dataset};
 
 /// Where the README says how to build and install `echomark-runner`.
@@ -41,19 +43,10 @@ pub fn commands(d: &Dataset) -> Vec<String> {
     lines
 }
 
-/// The settings that define the matrix itself: what archives written together share.
-fn matrix_of(s: &Settings) -> Settings {
-    Settings {
-        unsupported_io_profiles: Vec::new(),
-        external_server: None,
-        ..s.clone()
-    }
-}
-
 /// Whether two files' runs overlap in time (each span is first and last start, RFC 3339).
 fn overlap(a: &ArchiveFile, b: &ArchiveFile) -> bool {
     match (&a.run_span, &b.run_span) {
-        (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
+        (Some((a0, a1)), Some((b0, b1))) => crate::model::spans_overlap((a0, a1), (b0, b1)),
         _ => false,
     }
 }
@@ -67,7 +60,8 @@ fn invocations(files: &[ArchiveFile]) -> Vec<Vec<&ArchiveFile>> {
         };
         let together = |g: &Vec<&ArchiveFile>| {
             g.iter().all(|other| {
-                other.matrix.as_deref().map(matrix_of) == Some(matrix_of(settings))
+                other.matrix.as_deref().map(Settings::shared_matrix)
+                    == Some(settings.shared_matrix())
                     && other.external_server.is_some() == file.external_server.is_some()
                     && other.backend != file.backend
             }) && g.iter().any(|other| overlap(other, file))
@@ -247,17 +241,6 @@ fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
         _ => {}
     }
     flags
-}
-
-/// One word as a POSIX shell reads it back: bare when it holds only characters no shell
-/// treats specially, else in single quotes (a quote inside written as `'\''`).
-fn quoted(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// The lines of one invocation: the matrix (inside a pair of network namespaces when its

@@ -206,6 +206,17 @@ pub struct UnsupportedProfile {
 }
 
 impl Settings {
+    /// The settings without what is particular to one archive of a matrix (the IO profiles
+    /// its backend cannot run, the external server it measured): what every archive one
+    /// `matrix` invocation wrote has in common.
+    pub fn shared_matrix(&self) -> Settings {
+        Settings {
+            unsupported_io_profiles: Vec::new(),
+            external_server: None,
+            ..self.clone()
+        }
+    }
+
     /// The matrix's IO profiles (or explicit cases' models) that `backend` cannot run, each
     /// once, in matrix order: what `unsupported_io_profiles` must say.
     pub fn unsupported_for(&self, backend: &str) -> Vec<UnsupportedProfile> {

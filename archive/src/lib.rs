@@ -19,6 +19,7 @@ pub mod key;
 pub mod metrics;
 pub mod open_loop;
 pub mod plan;
+pub mod shell;
 pub mod soak;
 pub mod target;
 

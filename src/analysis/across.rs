@@ -75,8 +75,7 @@ pub enum Body {
 
 /// How good a witness a dataset is: complete and clean first, then newest.
 fn soundness(d: &Dataset) -> (bool, &str) {
-    let sound = d.files.iter().all(|f| f.complete && !f.dirty);
-    (sound, d.recorded_at().unwrap_or(""))
+    (d.is_sound(), d.recorded_at().unwrap_or(""))
 }
 
 /// The configurations of dataset `d`.
@@ -281,11 +280,7 @@ fn path(datasets: &[Dataset], configs: &[Configuration]) -> Option<Answer> {
         d.files
             .first()
             .and_then(|f| f.matrix.as_deref())
-            .map(|s| echomark_archive::Settings {
-                external_server: None,
-                unsupported_io_profiles: Vec::new(),
-                ..s.clone()
-            })
+            .map(echomark_archive::Settings::shared_matrix)
     };
     let mut candidates = Vec::new();
     for (i, d) in datasets.iter().enumerate() {
@@ -328,25 +323,7 @@ fn path(datasets: &[Dataset], configs: &[Configuration]) -> Option<Answer> {
 
 /// Whether two datasets' runs overlap in time (first to last run start of each).
 fn overlapping(a: &Dataset, b: &Dataset) -> bool {
-    let span = |d: &Dataset| {
-        let first = d
-            .files
-            .iter()
-            .filter_map(|f| f.run_span.as_ref())
-            .map(|s| s.0.as_str())
-            .min()?;
-        let last = d
-            .files
-            .iter()
-            .filter_map(|f| f.run_span.as_ref())
-            .map(|s| s.1.as_str())
-            .max()?;
-        Some((first.to_string(), last.to_string()))
-    };
-    match (span(a), span(b)) {
-        (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
-        _ => false,
-    }
+    matches!((a.run_span(), b.run_span()), (Some(x), Some(y)) if crate::model::spans_overlap(x, y))
 }
 
 fn knees(datasets: &[Dataset], per_dataset: &[DatasetAnalysis]) -> Option<Answer> {

@@ -80,7 +80,7 @@ pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<Host
     let family = |i: usize| datasets[i].files.first().map(|f| f.address_family);
     let recorded = |i: usize| datasets[i].recorded_at().unwrap_or("");
     // A dirty build or an unfinished archive is a weaker witness than a clean, whole one.
-    let sound = |i: usize| datasets[i].files.iter().all(|f| !f.dirty && f.complete);
+    let sound = |i: usize| datasets[i].is_sound();
     others
         .iter()
         .filter_map(|host| {

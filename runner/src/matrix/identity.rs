@@ -22,9 +22,12 @@ const VERSION_BYTES: usize = 512;
 pub fn identify(command: &str, version_command: Option<&str>) -> ServerIdentity {
     let executable = executable_of(command);
     let version_command = version_command.map(str::to_string).or_else(|| {
-        executable
-            .as_ref()
-            .map(|exe| format!("{} --version", shell_word(&exe.display().to_string())))
+        executable.as_ref().map(|exe| {
+            format!(
+                "{} --version",
+                echomark_archive::shell::quote(&exe.display().to_string())
+            )
+        })
     });
     let version = version_command.as_deref().and_then(run_for_output);
     ServerIdentity {
@@ -62,18 +65,6 @@ fn executable_of(command: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
         .map(|found| found.canonicalize().unwrap_or(found))
-}
-
-/// `word` quoted for `sh` when it needs to be.
-fn shell_word(word: &str) -> String {
-    if word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// The trimmed output (stdout, else stderr: `nginx -v` writes there) of `command` run by

@@ -266,12 +266,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             ))
         })?;
         if let Some(first) = targets.first() {
-            let matrix = |s: &echomark_archive::Settings| echomark_archive::Settings {
-                unsupported_io_profiles: Vec::new(),
-                external_server: None,
-                ..s.clone()
-            };
-            if matrix(&first.archive.settings) != matrix(&archive.settings) {
+            if first.archive.settings.shared_matrix() != archive.settings.shared_matrix() {
                 return Err(MatrixError(format!(
                     "{} and {}: archives resumed together must have the same settings",
                     first.path.display(),
