@@ -1,6 +1,7 @@
 //! The normalised run model every format is read into: one [`Run`] per repetition, the
 //! [`ArchiveFile`] it came from and the [`Dataset`] that groups them.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use echomark_archive::{AddressFamily, CaseKey, Metric, Protocol};
@@ -76,6 +77,24 @@ pub struct Run {
     pub command: String,
     /// Open-loop runs: what the schedule achieved.
     pub open_loop: Option<RunOpenLoop>,
+    /// Where the run's client and server threads ran (echomark archives that record it).
+    pub placement: Option<RunPlacement>,
+}
+
+/// Where one run's threads ran, as the runner and the matrix read it back from the kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunPlacement {
+    /// The CPUs the client's threads were allowed on.
+    pub client: echomark_archive::cpus::CpuList,
+    /// Whether `--client-cpus` pinned them.
+    pub client_pinned: bool,
+    /// In process: each runtime thread ran clients and the server side of their connections.
+    pub server_in_process: bool,
+    /// The server's CPUs: the client's in process, an external server's as the matrix read
+    /// them; `None` where nobody recorded them.
+    pub server: Option<echomark_archive::cpus::CpuList>,
+    /// Whether the server was pinned (`--client-cpus` in process, `--server-cpus` apart).
+    pub server_pinned: bool,
 }
 
 /// The open-loop figures of one run that the pages show.
@@ -243,6 +262,26 @@ pub fn spans_overlap(a: (&str, &str), b: (&str, &str)) -> bool {
     a.0 <= b.1 && b.0 <= a.1
 }
 
+/// The runtime of an external server that is `echomark-runner serve` (its `--backend`,
+/// tokio when the command names none); `None` for any other server.
+pub fn serve_runtime(server: &echomark_archive::ExternalServer) -> Option<String> {
+    let words: Vec<&str> = server.command.split_whitespace().collect();
+    let at = words.iter().position(|w| {
+        std::path::Path::new(w).file_name() == Some(std::ffi::OsStr::new("echomark-runner"))
+    })?;
+    if words.get(at + 1) != Some(&"serve") {
+        return None;
+    }
+    let rest = &words[at..];
+    let backend = rest
+        .windows(2)
+        .find(|w| w[0] == "--backend")
+        .map(|w| w[1])
+        .or_else(|| rest.iter().find_map(|w| w.strip_prefix("--backend=")))
+        .unwrap_or("tokio");
+    Some(backend.to_string())
+}
+
 /// A folder of archives measured together.
 #[derive(Debug, Clone, Serialize)]
 pub struct Dataset {
@@ -264,6 +303,19 @@ impl Dataset {
     /// in its own process, only the client is echomark's.
     pub fn measures_external_servers(&self) -> bool {
         self.files.iter().any(|f| f.external_server.is_some())
+    }
+
+    /// Whether every server the dataset measured is echomark's own `serve`, each on a runtime
+    /// of its own (`--backend`), in its own process: the runtime comparison with one client
+    /// for every server. The runtimes, one per file, when so.
+    pub fn own_servers_apart(&self) -> Option<BTreeSet<String>> {
+        let runtimes: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| f.external_server.as_ref().and_then(serve_runtime))
+            .collect::<Option<_>>()?;
+        let distinct: BTreeSet<String> = runtimes.iter().cloned().collect();
+        (distinct.len() == runtimes.len() && distinct.len() >= 2).then_some(distinct)
     }
 
     /// The kind of path between clients and servers: the first file's that recorded one;
@@ -387,6 +439,7 @@ pub(crate) mod tests {
             udp_send_buffer_requested_bytes: None,
             command: String::new(),
             open_loop: None,
+            placement: None,
         }
     }
 }

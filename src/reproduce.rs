@@ -193,6 +193,14 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
     if let Some(seconds) = s.soak_seconds {
         flag("soak", number(seconds));
     }
+    for (name, list) in [
+        ("client-cpus", &s.client_cpus),
+        ("server-cpus", &s.server_cpus),
+    ] {
+        if let Some(list) = list {
+            flag(name, list.clone());
+        }
+    }
     if s.keep_going {
         flags.push("--keep-going".to_string());
     }

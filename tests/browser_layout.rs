@@ -188,7 +188,7 @@ d.querySelectorAll('main svg').forEach((svg, k) => {
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const scale = vb && vb.width ? box.width / vb.width : 1;
   const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
-  let small = 0, outside = 0, overlaps = 0;
+  let small = 0, outside = 0, overlaps = 0, pair = '';
   const rects = texts.map(t => t.getBoundingClientRect());
   texts.forEach((t, n) => {
     const size = parseFloat(t.getAttribute('font-size') || f.contentWindow.getComputedStyle(t).fontSize) * scale;
@@ -199,11 +199,14 @@ d.querySelectorAll('main svg').forEach((svg, k) => {
       const o = rects[m];
       const x = Math.min(r.right, o.right) - Math.max(r.left, o.left);
       const y = Math.min(r.bottom, o.bottom) - Math.max(r.top, o.top);
-      if (x > 1 && y > 1) overlaps++;
+      if (x > 1 && y > 1) {
+        overlaps++;
+        if (!pair) pair = ' ("' + t.textContent.trim().slice(0, 30) + '" and "' + texts[m].textContent.trim().slice(0, 30) + '")';
+      }
     }
   });
   if (small) note('chart-text-under-11px', 'chart ' + k + ': ' + small + ' texts');
-  if (overlaps) note('chart-text-overlaps', 'chart ' + k + ': ' + overlaps + ' pairs');
+  if (overlaps) note('chart-text-overlaps', 'chart ' + k + ': ' + overlaps + ' pairs' + pair);
   if (outside) note('chart-text-clipped', 'chart ' + k + ': ' + outside + ' texts');
 });
 let longest = 0;
@@ -271,7 +274,7 @@ fn every_page_is_legible_at_390_1280_and_1920_px() {
         );
         // Where the measures not yet asserted stand, for the reader of the log.
         for m in ["chart-text-overlaps"] {
-            for (page, what) in by_measure.get(m).into_iter().flatten().take(4) {
+            for (page, what) in by_measure.get(m).into_iter().flatten().take(40) {
                 eprintln!("  {m}: {page} {what}");
             }
         }

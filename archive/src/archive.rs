@@ -194,6 +194,14 @@ pub struct Settings {
     /// `--server-cmd`: the external server measured instead of echomark's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_server: Option<crate::target::ExternalServer>,
+    /// `--client-cpus`: the CPUs every run's client runtime threads were pinned to, one CPU
+    /// each, as `taskset -c` writes a list (absent when the scheduler placed them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpus: Option<String>,
+    /// `--server-cpus`: the CPUs every external server process was pinned to before it
+    /// started (absent when the scheduler placed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<String>,
 }
 
 /// An IO profile a backend cannot run, and why.

@@ -175,6 +175,27 @@ pub struct Metrics {
     /// server ran in the same process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<crate::target::TargetInfo>,
+    /// Where the client's threads ran (absent in older archives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+}
+
+/// Where one run's client threads ran, read back from the kernel at the end of the measured
+/// phase, and whether the server shared them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// The CPUs the client process's threads were allowed on (the union of every thread's
+    /// `Cpus_allowed_list`), written as `taskset -c` writes a list: `0`, `0-1`, `0,2-3`.
+    pub client_cpus: String,
+    /// Whether `--client-cpus` pinned them (each runtime thread to one CPU of the list);
+    /// false when the scheduler placed them.
+    pub client_pinned: bool,
+    /// In-process runs: every runtime thread ran clients and the server side of their
+    /// connections, so the server ran on the same threads and CPUs. False against a server
+    /// in another process (`once --target`), whose placement its [`crate::ServerProcess`]
+    /// records when the matrix started it.
+    pub server_in_process: bool,
 }
 
 impl Metrics {

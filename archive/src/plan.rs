@@ -254,6 +254,8 @@ mod tests {
             open_loop: None,
             unsupported_io_profiles: Vec::new(),
             external_server: None,
+            client_cpus: None,
+            server_cpus: None,
         }
     }
 

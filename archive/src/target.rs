@@ -205,6 +205,14 @@ pub struct ServerProcess {
     /// none were, and in older archives).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub left_behind: u64,
+    /// The CPUs the server's threads were allowed on once it was ready (the union of every
+    /// thread's `Cpus_allowed_list`), as `taskset -c` writes a list (absent in older
+    /// archives, or when it never was ready).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+    /// Whether `matrix --server-cpus` pinned the server process to them before it started.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

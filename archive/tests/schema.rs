@@ -120,6 +120,11 @@ fn sample_metrics() -> Metrics {
             }),
             server_machine: Some(sample_host()),
         }),
+        placement: Some(Placement {
+            client_cpus: "0,2-3".into(),
+            client_pinned: true,
+            server_in_process: false,
+        }),
         ..Metrics::default()
     }
 }
@@ -171,6 +176,8 @@ fn sample() -> Archive {
         wall_seconds: 1.5,
         server: Some(ServerProcess {
             left_behind: 1,
+            cpus: Some("1".into()),
+            pinned: true,
             command: "nginx-echo 9".into(),
             ready_seconds: Some(0.1),
             exit_code: Some(0),
@@ -280,6 +287,8 @@ fn sample() -> Archive {
                     package: Some("nginx-core 1.22.1-9".into()),
                 }),
             }),
+            client_cpus: Some("0".into()),
+            server_cpus: Some("1".into()),
         },
         results: vec![entry],
         complete: true,

@@ -150,6 +150,10 @@ pub struct Case {
     pub spin: Duration,
     /// An external server to measure instead of echomark's own (client side only).
     pub target: Option<Target>,
+    /// `--client-cpus`: the CPUs the client's runtime threads are pinned to, one CPU each
+    /// (in-process, the server side shares those threads); `None` leaves placement to the
+    /// scheduler.
+    pub client_cpus: Option<crate::placement::CpuList>,
 }
 
 /// The `once` defaults: tokio, TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
@@ -175,6 +179,7 @@ impl Default for Case {
             record_latency: true,
             fault: None,
             open_loop: None,
+            client_cpus: None,
             spin: crate::traffic::pacing::DEFAULT_SPIN,
             target: None,
         }
@@ -320,6 +325,10 @@ impl Case {
         }
         if !self.record_latency {
             a.push("--no-latency".into());
+        }
+        if let Some(cpus) = &self.client_cpus {
+            a.push("--client-cpus".into());
+            a.push(cpus.to_string());
         }
         if let Some(t) = &self.target {
             a.push("--target".into());

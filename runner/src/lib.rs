@@ -16,6 +16,7 @@ pub mod instruments;
 pub mod matrix;
 pub mod measure;
 pub mod message;
+pub mod placement;
 pub mod random;
 pub mod serve;
 pub mod soak;

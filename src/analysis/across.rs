@@ -118,11 +118,16 @@ fn best<T: Ord + Copy>(datasets: &[Dataset], candidates: &[(usize, usize, T)]) -
         .map(|c| c.0)
 }
 
-/// Runtimes (echomark's own backends) or external servers against the base one.
+/// Runtimes (echomark's own backends) or external servers against the base one. The
+/// runtime question prefers the datasets where one client measured echomark's `serve` on
+/// each runtime in a process of its own ([`Dataset::own_servers_apart`]): client and server
+/// no longer share a runtime, so only the server's differs.
 fn versus(datasets: &[Dataset], configs: &[Configuration], external: bool) -> Vec<Answer> {
     let mut candidates = Vec::new();
     for (i, d) in datasets.iter().enumerate() {
-        if d.measures_external_servers() != external {
+        let own_apart = d.own_servers_apart().is_some();
+        let question_is_runtime = !d.measures_external_servers() || own_apart;
+        if question_is_runtime == external {
             continue;
         }
         let backends: BTreeSet<&str> = d
@@ -138,7 +143,7 @@ fn versus(datasets: &[Dataset], configs: &[Configuration], external: bool) -> Ve
             .iter()
             .flat_map(|f| f.protocols.iter().copied())
             .any(|p| d.backends_interleaved(p) == Some(true));
-        candidates.push((i, of(configs, d).len(), interleaved));
+        candidates.push((i, of(configs, d).len(), (own_apart, interleaved)));
     }
     let Some(chosen) = best(datasets, &candidates) else {
         return Vec::new();

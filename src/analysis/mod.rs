@@ -1,7 +1,7 @@
 //! Analysis, computed once for every output: per configuration the aggregate of its runs
 //! ([`aggregate`]), per load the IO-model ranking ([`rank`]), protocol-against-protocol
 //! ratios ([`ratios`]), backend-against-backend pairs ([`backends`]), the UDP loss and invariant accounting ([`udp`]), the dimension
-//! findings ([`findings`]), hosts set against each other ([`hosts`]), latency against offered load ([`load_curve`]), and the
+//! findings ([`findings`]), hosts set against each other ([`hosts`]), where threads ran ([`placement`]), latency against offered load ([`load_curve`]), and the
 //! validation report. Pages and summaries only select and
 //! arrange what is here.
 
@@ -12,6 +12,7 @@ pub mod findings;
 pub mod history;
 pub mod hosts;
 pub mod load_curve;
+pub mod placement;
 pub mod rank;
 pub mod ratios;
 pub mod udp;
@@ -79,7 +80,7 @@ impl Analysis {
                     .iter()
                     .filter(|r| r.group.dataset == d.name)
                     .collect();
-                let cpus = d.files.first().and_then(|f| f.host.logical_cpus);
+                let cpus = placement::io_cpus(d);
                 let own_curves: Vec<&load_curve::LoadCurve> =
                     curves.iter().filter(|c| c.dataset == d.name).collect();
                 let udp = udp::analyse(d, &mine);

@@ -249,6 +249,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             runner_error: entry.error.as_deref(),
             request,
             command: std::mem::take(&mut entry.command),
+            placement: None,
         };
         out.add_run(&file, facts, metrics);
     }

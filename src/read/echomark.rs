@@ -5,6 +5,7 @@ use std::path::Path;
 
 use std::collections::BTreeSet;
 
+use echomark_archive::cpus::CpuList;
 use echomark_archive::{Archive, Entry, Host, RunId};
 
 use super::{check_file, file_record, requested, EntryFacts, FileRead};
@@ -359,8 +360,50 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             runner_error: entry.error.as_deref(),
             request,
             command: entry.command.join(" "),
+            placement: placement(out, &file, index, &entry),
         };
         out.add_run(&file, facts, measurement.as_ref());
     }
     out.finish(file);
+}
+
+/// Where entry `index` ran: its client's placement from the metrics, and the server's
+/// (the same threads in process, the external server's own record apart). A list that does
+/// not parse is a problem at its JSON path.
+fn placement(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    index: usize,
+    entry: &Entry,
+) -> Option<crate::model::RunPlacement> {
+    let recorded = entry.metrics.as_ref()?.placement.as_ref()?;
+    let mut list = |text: &str, json_path: String| match text.parse::<CpuList>() {
+        Ok(list) => Some(list),
+        Err(e) => {
+            out.problem(&file.path, json_path, e.to_string());
+            None
+        }
+    };
+    let client = list(
+        &recorded.client_cpus,
+        format!("results[{index}].metrics.placement.client_cpus"),
+    )?;
+    let (server, server_pinned) = match (&entry.server, recorded.server_in_process) {
+        (_, true) => (Some(client.clone()), recorded.client_pinned),
+        (Some(process), false) => (
+            process
+                .cpus
+                .as_deref()
+                .and_then(|text| list(text, format!("results[{index}].server.cpus"))),
+            process.pinned,
+        ),
+        (None, false) => (None, false),
+    };
+    Some(crate::model::RunPlacement {
+        client,
+        client_pinned: recorded.client_pinned,
+        server_in_process: recorded.server_in_process,
+        server,
+        server_pinned,
+    })
 }

@@ -294,6 +294,8 @@ pub struct EntryFacts<'a> {
     pub request: CaseParameters,
     /// The child's argv joined with spaces.
     pub command: String,
+    /// Where its threads ran, when the archive recorded it.
+    pub placement: Option<crate::model::RunPlacement>,
 }
 
 /// The file-level rules both formats share: a source hash (every archive names its measured
@@ -412,6 +414,7 @@ impl FileRead {
             udp_send_buffer_requested_bytes: metrics
                 .and_then(|m| m.udp_send_buffer_requested_bytes),
             command: facts.command,
+            placement: facts.placement,
             open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {
                 crate::model::RunOpenLoop {
                     achieved_rate: o.achieved_rate,

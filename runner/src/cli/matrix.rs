@@ -9,6 +9,7 @@ use echomark_runner::case::{
 };
 use echomark_runner::matrix::plan::Overrides;
 use echomark_runner::matrix::{ArchiveTarget, MatrixRequest, RunOptions};
+use echomark_runner::placement::CpuList;
 
 use super::target::{family_of, read_machine, tls_trust};
 use super::{
@@ -28,7 +29,7 @@ pub struct MatrixArgs {
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
         "udp_server_recv_buffer", "udp_timeout_ms", "soak", "shard", "rates", "rate_sweep",
-        "arrival", "arrival_seed", "backends",
+        "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus",
     ])]
     pub resume: Option<std::path::PathBuf>,
     /// Async runtimes to measure, each into its own archive; with more than one, --out is a
@@ -136,6 +137,14 @@ pub struct MatrixArgs {
     /// Open loop: the seed of every Poisson schedule (default 1).
     #[arg(long, value_name = "SEED")]
     pub arrival_seed: Option<u64>,
+    /// Pin every run's client runtime threads to these CPUs, one CPU each in turn (`0`,
+    /// `0-1`); recorded in the archive and in every run.
+    #[arg(long, value_name = "LIST", value_parser = super::available_cpus)]
+    pub client_cpus: Option<CpuList>,
+    /// Pin every --server-cmd server process to these CPUs before it starts (all its threads
+    /// inherit them); recorded in the archive and in every run's server record.
+    #[arg(long, value_name = "LIST", value_parser = super::available_cpus, requires = "server_cmd")]
+    pub server_cpus: Option<CpuList>,
     /// Workspace whose sources `source_sha256` covers (default: the one this binary was
     /// built from).
     #[arg(long, value_name = "DIR")]
@@ -271,6 +280,8 @@ impl MatrixArgs {
                 udp_timeout_ms: self.udp_timeout_ms,
                 soak: self.soak,
                 external_servers: self.external_servers()?,
+                client_cpus: self.client_cpus.clone(),
+                server_cpus: self.server_cpus.clone(),
             },
             backends: {
                 let mut list = self.backends.clone().unwrap_or(vec![Backend::Tokio]);

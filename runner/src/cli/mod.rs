@@ -23,6 +23,7 @@ use echomark_runner::case::{
     DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
 };
 use echomark_runner::message::{HEADER_LEN, MAX_PAYLOAD};
+use echomark_runner::placement::{CpuList, PlacementError};
 
 /// Payloads on the command line: a header, up to the largest UDP datagram.
 const PAYLOAD_RANGE: std::ops::RangeInclusive<u64> = HEADER_LEN as u64..=MAX_PAYLOAD as u64;
@@ -84,6 +85,12 @@ fn seconds(text: &str) -> Result<f64, case::SecondsError> {
 
 fn warmup_seconds(text: &str) -> Result<f64, case::SecondsError> {
     case::parse_seconds(text, true)
+}
+
+/// A CPU list this process may run on: naming a CPU the host (or its container) lacks is
+/// a usage error (exit 2).
+pub(crate) fn available_cpus(text: &str) -> Result<CpuList, PlacementError> {
+    echomark_runner::placement::available(text)
 }
 
 /// The flags of `once`.
@@ -152,6 +159,11 @@ pub struct OnceArgs {
     /// spins (yielding to the runtime); 0 sleeps on the timer alone.
     #[arg(long, default_value_t = 1000, requires = "rate", value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub spin_us: u64,
+    /// Pin the client's runtime threads to these CPUs, one CPU each in turn (`0`, `0-3`,
+    /// `0,2`). In-process, each runtime thread also runs the server side of its clients'
+    /// connections; to place the server apart, run `serve --server-cpus` and `--target` it.
+    #[arg(long, value_name = "LIST", value_parser = available_cpus)]
+    pub client_cpus: Option<CpuList>,
     /// Test only: make the server misbehave so the checks can be shown to catch it.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
@@ -214,6 +226,7 @@ impl OnceArgs {
                 seed: self.seed,
             }),
             spin: Duration::from_micros(self.spin_us),
+            client_cpus: self.client_cpus.clone(),
             ..self.traffic()
         };
         case.target = self.target.resolve(case.address_family)?;
@@ -258,6 +271,10 @@ pub struct ServeArgs {
     /// --tls-ca.
     #[arg(long, value_name = "FILE")]
     pub tls_certificate_out: Option<std::path::PathBuf>,
+    /// Pin the server's runtime threads to these CPUs, one CPU each in turn (`1`, `2-3`),
+    /// after narrowing the whole process to the list.
+    #[arg(long, value_name = "LIST", value_parser = available_cpus)]
+    pub server_cpus: Option<CpuList>,
 }
 
 impl ServeArgs {
@@ -274,6 +291,7 @@ impl ServeArgs {
             udp_send_buffer: self.udp_send_buffer,
             udp_recv_buffer: self.udp_recv_buffer,
             tls_certificate_out: self.tls_certificate_out.clone(),
+            server_cpus: self.server_cpus.clone(),
         };
         echomark_runner::serve::validate(&options).map_err(|e| UsageError(e.to_string()))?;
         Ok(options)

@@ -76,7 +76,8 @@ pub(super) fn verify_first(
         {
             continue;
         }
-        let started = server::start(server, protocol)
+        let cpus = server::pinned_cpus(&target.archive.settings)?;
+        let started = server::start(server, protocol, cpus.as_ref())
             .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?;
         let address = started.address;
         let ready = started.ready_seconds.is_some();

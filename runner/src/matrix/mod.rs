@@ -56,6 +56,10 @@ pub struct RunOptions {
     /// `--server-cmd`: measure these external servers instead of echomark's own, each into
     /// its own archive, their runs interleaved.
     pub external_servers: Vec<echomark_archive::ExternalServer>,
+    /// `--client-cpus`: where every run's client runtime threads are pinned.
+    pub client_cpus: Option<crate::placement::CpuList>,
+    /// `--server-cpus`: where every external server process is pinned before it starts.
+    pub server_cpus: Option<crate::placement::CpuList>,
 }
 
 /// Everything `matrix` is asked to do.
@@ -385,8 +389,12 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             let server = match &external {
                 Some(s) => Some((
                     s,
-                    server::start(s, run.protocol)
-                        .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?,
+                    server::start(
+                        s,
+                        run.protocol,
+                        server::pinned_cpus(&target.archive.settings)?.as_ref(),
+                    )
+                    .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?,
                 )),
                 None => None,
             };

@@ -298,6 +298,8 @@ impl MatrixSpec {
             open_loop: self.open_loop.clone(),
             unsupported_io_profiles: Vec::new(),
             external_server: None,
+            client_cpus: None,
+            server_cpus: None,
         }
     }
 
@@ -371,6 +373,13 @@ impl MatrixSpec {
             }),
             spin: crate::traffic::pacing::DEFAULT_SPIN,
             target: None,
+            client_cpus: match &settings.client_cpus {
+                Some(list) => Some(
+                    list.parse()
+                        .map_err(|e: crate::placement::CpuListError| UsageError(e.to_string()))?,
+                ),
+                None => None,
+            },
         }
         .validate()
     }
@@ -421,6 +430,16 @@ pub fn check_settings(s: &Settings) -> Result<(), PlanError> {
             "udp_timeout_ms",
             format!("must be 1 to 60000, got {}", s.udp_timeout_ms),
         );
+    }
+    for (field, list) in [
+        ("client_cpus", &s.client_cpus),
+        ("server_cpus", &s.server_cpus),
+    ] {
+        if let Some(list) = list {
+            if let Err(e) = crate::placement::available(list) {
+                return bad(field, e.to_string());
+            }
+        }
     }
     Ok(())
 }

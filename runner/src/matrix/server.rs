@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use echomark_archive::{ExternalServer, Protocol, ServerProcess};
 
+use crate::placement::CpuList;
+
 /// How long a started server may take to accept or echo.
 pub const READY_LIMIT: Duration = Duration::from_secs(10);
 /// How long a server gets to exit after SIGTERM.
@@ -32,11 +34,32 @@ pub struct Started {
     pub ready_seconds: Option<f64>,
     /// Whether it was in another network namespace than this process once ready.
     separate_network_namespace: Option<bool>,
+    /// Whether `--server-cpus` pinned it.
+    pinned: bool,
 }
 
-/// Starts `server` for `protocol` on a free port and waits until it is ready (or exited, or
-/// [`READY_LIMIT`] passed; see [`Started::ready_seconds`]).
-pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Started> {
+/// The CPUs `settings` pin every external server to (`--server-cpus`), if any.
+pub fn pinned_cpus(
+    settings: &echomark_archive::Settings,
+) -> Result<Option<CpuList>, super::MatrixError> {
+    settings
+        .server_cpus
+        .as_deref()
+        .map(|list| {
+            list.parse()
+                .map_err(|e| super::MatrixError(format!("settings.server_cpus: {e}")))
+        })
+        .transpose()
+}
+
+/// Starts `server` for `protocol` on a free port, pinned to `cpus` when given (before it
+/// execs, so every thread it makes inherits them), and waits until it is ready (or exited,
+/// or [`READY_LIMIT`] passed; see [`Started::ready_seconds`]).
+pub fn start(
+    server: &ExternalServer,
+    protocol: Protocol,
+    cpus: Option<&CpuList>,
+) -> std::io::Result<Started> {
     use std::os::unix::process::CommandExt;
     let ip: std::net::IpAddr = server
         .host
@@ -57,6 +80,7 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
         .replace("{protocol}", protocol.as_str())
         .replace("{framing}", server.framing_for(protocol).as_str());
     let parent = std::process::id() as i32;
+    let affinity = cpus.map(crate::placement::to_set);
     let mut c = Command::new("sh");
     c.arg("-c")
         .arg(format!("exec {command}"))
@@ -64,7 +88,8 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: only async-signal-safe calls between fork and exec (prctl, getppid, _exit).
+    // SAFETY: only async-signal-safe calls between fork and exec (prctl, getppid, _exit,
+    // sched_setaffinity on a set made before the fork).
     unsafe {
         c.pre_exec(move || {
             #[cfg(target_os = "linux")]
@@ -72,6 +97,12 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if libc::getppid() != parent {
                     libc::_exit(super::child::KILLED);
+                }
+                if let Some(set) = &affinity {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
             }
             Ok(())
@@ -96,6 +127,7 @@ pub fn start(server: &ExternalServer, protocol: Protocol) -> std::io::Result<Sta
         address,
         ready_seconds: None,
         separate_network_namespace: None,
+        pinned: cpus.is_some(),
     };
     while s.started.elapsed() < READY_LIMIT {
         // Looked at, not reaped: `stop` reads its status and resource usage with wait4.
@@ -181,6 +213,8 @@ impl Started {
     /// removes what is left of its group, and says how it went.
     pub fn stop(mut self) -> ServerProcess {
         let pid = self.child.id() as i32;
+        // Read while every thread it started is alive.
+        let cpus = crate::placement::threads_allowed(&pid.to_string()).map(|c| c.to_string());
         let mut killed = false;
         let mut outcome = self.wait(false);
         let exited_early = outcome.is_some();
@@ -225,6 +259,8 @@ impl Started {
             stderr_tail: text[from..].to_string(),
             separate_network_namespace: self.separate_network_namespace,
             left_behind: kill_left_behind(),
+            cpus,
+            pinned: self.pinned,
         }
     }
 

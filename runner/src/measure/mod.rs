@@ -32,6 +32,15 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// become `ok: false` with the reason in `error`.
 pub fn measure(case: &Case) -> Metrics {
     let mut metrics = report::empty(case);
+    // Narrow this (the orchestrator) thread first: the runtime threads it starts inherit
+    // the list and then take one CPU of it each.
+    if let Some(cpus) = &case.client_cpus {
+        if let Err(e) = crate::placement::pin_current_thread(cpus) {
+            metrics.error = Some(format!("setup failed: {e}"));
+            report::finish_verdict(&mut metrics);
+            return metrics;
+        }
+    }
     let started = match (&case.target, case.backend) {
         (Some(target), Backend::Tokio) => {
             rig::Rig::start_target(case, target).map(|rig| rig.run(case, &mut metrics))

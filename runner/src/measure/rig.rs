@@ -137,6 +137,14 @@ impl<R: Runtimes> Rig<R> {
             self.sleep_ringing(deadline);
             let cpu_end = resources::process_cpu_seconds();
             let cpu_elapsed = start.elapsed();
+            // Every runtime thread is still alive here: where they may run, as the kernel
+            // holds it.
+            m.placement =
+                crate::placement::threads_allowed("self").map(|cpus| echomark_archive::Placement {
+                    client_cpus: cpus.to_string(),
+                    client_pinned: case.client_cpus.is_some(),
+                    server_in_process: case.target.is_none(),
+                });
             let measured = self.collect(measured_plan, case.connections().0)?;
             let timing = Timing {
                 start,

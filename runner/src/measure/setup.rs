@@ -32,7 +32,8 @@ pub(super) const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 impl Rig<TokioRuntimes> {
     /// Builds the runtimes, sockets and tasks for `case`.
     pub(super) fn start(case: &Case) -> std::io::Result<Self> {
-        let runtimes = TokioRuntimes::start(case.io_model, case.io_threads)?;
+        let runtimes =
+            TokioRuntimes::start(case.io_model, case.io_threads, case.client_cpus.as_ref())?;
         let mut rig = Rig::empty(case, runtimes);
         // tokio's IO driver is mio, which is epoll on Linux.
         rig.io_driver = Some("epoll".to_string());

@@ -88,7 +88,8 @@ impl Rig<MonoioRuntimes> {
     /// on is recorded.
     pub(super) fn empty_uring(case: &Case) -> std::io::Result<Self> {
         let runtimes =
-            MonoioRuntimes::start(case.io_model, case.io_threads).map_err(std::io::Error::other)?;
+            MonoioRuntimes::start(case.io_model, case.io_threads, case.client_cpus.as_ref())
+                .map_err(std::io::Error::other)?;
         let driver = runtimes.ask(0, SETUP_LIMIT, || async {
             Ok(shards::current_driver().to_string())
         })?;

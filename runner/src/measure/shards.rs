@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use echomark_archive::IoModel;
 
 use super::rig::{Runtimes, CLIENT_STOP_GRACE, SERVER_STOP_GRACE};
+use crate::placement::{self, CpuList};
 
 /// Submission queue entries of each ring (monoio's default is 1,024).
 const RING_ENTRIES: u32 = 1024;
@@ -77,6 +78,8 @@ pub enum UringError {
     Unavailable { detail: String },
     #[error("cannot start a monoio runtime thread: {0}")]
     Thread(std::io::Error),
+    #[error(transparent)]
+    Pin(crate::placement::PlacementError),
 }
 
 /// The kernel's `kernel.io_uring_disabled` sysctl (0 allowed, 1 privileged only, 2 off);
@@ -126,7 +129,12 @@ pub struct MonoioRuntimes {
 
 impl MonoioRuntimes {
     /// The runtimes of `model` with `threads` threads, each on io_uring, no tasks yet.
-    pub fn start(model: IoModel, threads: usize) -> Result<Self, UringError> {
+    /// With `cpus`, runtime thread `i` is pinned to the list's `i mod len`-th CPU.
+    pub fn start(
+        model: IoModel,
+        threads: usize,
+        cpus: Option<&CpuList>,
+    ) -> Result<Self, UringError> {
         probe()?;
         let count = match model {
             IoModel::Shared => 1,
@@ -134,7 +142,7 @@ impl MonoioRuntimes {
         };
         let mut shards = Vec::with_capacity(count);
         for index in 0..count {
-            shards.push(Shard::start(index)?);
+            shards.push(Shard::start(index, cpus)?);
         }
         Ok(Self {
             shards,
@@ -286,12 +294,17 @@ pub fn current_driver() -> &'static str {
 }
 
 impl Shard {
-    fn start(index: usize) -> Result<Self, UringError> {
+    fn start(index: usize, cpus: Option<&CpuList>) -> Result<Self, UringError> {
         let (jobs, mut queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
-        let (built, build_result) = mpsc::channel::<std::io::Result<()>>();
+        let (built, build_result) = mpsc::channel::<Result<(), UringError>>();
+        let cpus = cpus.cloned();
         let thread = std::thread::Builder::new()
             .name(format!("echomark-uring-{index}"))
             .spawn(move || {
+                if let Err(e) = placement::pin_runtime_thread(cpus.as_ref(), index) {
+                    let _ = built.send(Err(UringError::Pin(e)));
+                    return;
+                }
                 let runtime = monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
                     .with_entries(RING_ENTRIES)
                     .enable_timer()
@@ -302,7 +315,9 @@ impl Shard {
                         rt
                     }
                     Err(e) => {
-                        let _ = built.send(Err(e));
+                        let _ = built.send(Err(UringError::Unavailable {
+                            detail: format!("building an io_uring runtime failed: {e}"),
+                        }));
                         return;
                     }
                 };
@@ -321,9 +336,7 @@ impl Shard {
             }),
             Ok(Err(e)) => {
                 let _ = thread.join();
-                Err(UringError::Unavailable {
-                    detail: format!("building an io_uring runtime failed: {e}"),
-                })
+                Err(e)
             }
             Err(_) => {
                 let _ = thread.join();

@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use echomark_archive::IoModel;
 
 use super::rig::{Runtimes, CLIENT_STOP_GRACE, RUNTIME_STOP_GRACE, SERVER_STOP_GRACE};
+use crate::placement::{self, CpuList};
 use crate::traffic::pacing::SendClock;
 
 /// tokio's runtimes for one measurement and the tasks spawned on them.
@@ -34,10 +35,11 @@ pub struct TokioRuntimes {
 }
 
 impl TokioRuntimes {
-    /// The runtimes of `model` with `threads` threads, no tasks yet.
-    pub fn start(model: IoModel, threads: usize) -> std::io::Result<Self> {
+    /// The runtimes of `model` with `threads` threads, each pinned to its CPU of `cpus`
+    /// when a list is given, no tasks yet.
+    pub fn start(model: IoModel, threads: usize, cpus: Option<&CpuList>) -> std::io::Result<Self> {
         Ok(Self {
-            topology: Topology::start(model, threads)?,
+            topology: Topology::start(model, threads, cpus)?,
             server_tasks: Vec::new(),
             client_tasks: Vec::new(),
             clocks: Vec::new(),
@@ -83,21 +85,35 @@ enum Shard {
 }
 
 impl Topology {
-    /// Builds the runtimes for `model` with `threads` threads.
-    pub fn start(model: IoModel, threads: usize) -> std::io::Result<Self> {
+    /// Builds the runtimes for `model` with `threads` threads; with `cpus`, runtime thread
+    /// `i` is pinned to the list's `i mod len`-th CPU (a pool's workers in the order they
+    /// start).
+    pub fn start(model: IoModel, threads: usize, cpus: Option<&CpuList>) -> std::io::Result<Self> {
         let shards = match (model, threads) {
-            (IoModel::Shared, 1) => vec![Shard::dedicated(0)?],
+            (IoModel::Shared, 1) => vec![Shard::dedicated(0, cpus)?],
             (IoModel::Shared, n) => {
-                let runtime = Builder::new_multi_thread()
+                let mut builder = Builder::new_multi_thread();
+                builder
                     .worker_threads(n)
                     .thread_name("echomark-shared")
-                    .enable_all()
-                    .build()?;
+                    .enable_all();
+                if let Some(cpus) = cpus.cloned() {
+                    let started = std::sync::atomic::AtomicUsize::new(0);
+                    builder.on_thread_start(move || {
+                        let index = started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        // The process is already narrowed to the list, so a worker that
+                        // cannot take its one CPU still runs inside it.
+                        let _ = placement::pin_runtime_thread(Some(&cpus), index);
+                    });
+                }
+                let runtime = builder.build()?;
                 vec![Shard::Pool {
                     runtime: Some(runtime),
                 }]
             }
-            (IoModel::Sharded, n) => (0..n).map(Shard::dedicated).collect::<Result<_, _>>()?,
+            (IoModel::Sharded, n) => (0..n)
+                .map(|i| Shard::dedicated(i, cpus))
+                .collect::<Result<_, _>>()?,
         };
         Ok(Self { shards })
     }
@@ -169,19 +185,31 @@ impl Drop for Topology {
 }
 
 impl Shard {
-    fn dedicated(index: usize) -> std::io::Result<Self> {
+    fn dedicated(index: usize, cpus: Option<&CpuList>) -> std::io::Result<Self> {
         let runtime = Builder::new_current_thread().enable_all().build()?;
         let handle = runtime.handle().clone();
         let (stop, stopped) = oneshot::channel::<()>();
+        let (pinned, pin_result) = std::sync::mpsc::channel();
+        let cpus = cpus.cloned();
         let thread = std::thread::Builder::new()
             .name(format!("echomark-shard-{index}"))
             .spawn(move || {
+                let pin = placement::pin_runtime_thread(cpus.as_ref(), index);
+                let failed = pin.is_err();
+                let _ = pinned.send(pin);
+                if failed {
+                    return;
+                }
                 runtime.block_on(async {
                     let _ = stopped.await;
                 });
                 // Dropping the runtime cancels whatever is still spawned on it.
                 runtime.shutdown_timeout(Duration::from_millis(500));
             })?;
+        pin_result
+            .recv()
+            .map_err(|_| std::io::Error::other("a runtime thread ended before it was pinned"))?
+            .map_err(std::io::Error::other)?;
         Ok(Shard::Dedicated {
             handle,
             stop: Some(stop),

@@ -53,6 +53,9 @@ pub struct ServeOptions {
     pub udp_recv_buffer: u64,
     /// TLS protocols: where to write the self-signed certificate (PEM) for clients' `--tls-ca`.
     pub tls_certificate_out: Option<PathBuf>,
+    /// `--server-cpus`: the CPUs the runtime threads are pinned to, one CPU each (the whole
+    /// process is narrowed to the list first); `None` leaves placement to the scheduler.
+    pub server_cpus: Option<crate::placement::CpuList>,
 }
 
 /// The first line `serve` prints.
@@ -66,6 +69,9 @@ pub struct Listening {
     pub io_model: IoModel,
     pub io_threads: usize,
     pub work: u64,
+    /// `--server-cpus` as pinned; absent when the scheduler places the threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_certificate: Option<String>,
     pub pid: u32,
@@ -259,6 +265,10 @@ pub fn run(
     validate(o)?;
     let registry = Arc::new(Registry::default());
     let closing = Arc::new(AtomicBool::new(false));
+    if let Some(cpus) = &o.server_cpus {
+        // Before any thread starts: they all inherit the list.
+        crate::placement::pin_current_thread(cpus).map_err(std::io::Error::other)?;
+    }
     let tls = tls_server(o)?;
     let started = match o.backend {
         Backend::Tokio => tokio::start(o, tls, &registry, &closing)?,
@@ -272,6 +282,7 @@ pub fn run(
         io_model: o.io_model,
         io_threads: o.io_threads,
         work: o.work,
+        cpus: o.server_cpus.as_ref().map(ToString::to_string),
         tls_certificate: o
             .tls_certificate_out
             .as_ref()

@@ -25,7 +25,7 @@ pub fn start(
     registry: &Arc<Registry>,
     closing: &Arc<AtomicBool>,
 ) -> std::io::Result<Started> {
-    let topology = Topology::start(o.io_model, o.io_threads)?;
+    let topology = Topology::start(o.io_model, o.io_threads, o.server_cpus.as_ref())?;
     let (address, tasks) = match o.protocol {
         Protocol::Udp => start_datagrams(o, &topology, registry, closing)?,
         _ => start_streams(o, &topology, registry, closing, tls)?,

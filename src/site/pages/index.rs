@@ -126,6 +126,10 @@ pub fn answer_line(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -
                     ("max", &x(ratios.max)),
                 ],
             );
+            if a.question == Question::Runtime && view.dataset.own_servers_apart().is_some() {
+                line.push(&cat.text("list.semicolon"));
+                line.push(&cat.text("index.own_servers_apart"));
+            }
             if let Some((c, overlapping)) = companion.and_then(|(c, o)| Some((views.get(c)?, o))) {
                 line.push(&cat.text("list.semicolon"));
                 let key = if overlapping {

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use echomark_archive::cpus::CpuList;
 use echomark_archive::{AddressFamily, Metric, Protocol};
 use serde::Serialize;
 
@@ -14,8 +15,10 @@ use super::provenance::{host_table, toolchain};
 use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
 use crate::analysis::findings::io_model::IoModelFinding;
+use crate::analysis::placement::{self, Placement};
 use crate::analysis::rank::Ranking;
 use crate::format;
+use crate::model::Dataset;
 use crate::output::safe_name;
 use crate::reproduce::commands;
 use crate::site::i18n::Catalog;
@@ -32,6 +35,8 @@ struct OverviewPage {
     host: Table,
     settings_line: Markup,
     main_load: Markup,
+    /// The CPUs client and server ran on, as the runs recorded them.
+    placement: Markup,
     cpu_share: Markup,
     key_results: Vec<Markup>,
     key_caveat: Markup,
@@ -146,6 +151,68 @@ fn windows_note(cat: &Catalog, view: &DatasetView, payload: u64, clients: u64) -
     }
     phrases.extend(others);
     Markup::join(&phrases, &cat.text("overview.phrase_sep"))
+}
+
+/// Where client and server ran: pinned or not, on which CPUs, sharing any.
+fn placement_line(cat: &Catalog, d: &Dataset) -> Markup {
+    let cpus = |list: &CpuList| {
+        let key = if list.len() == 1 {
+            "overview.placement_cpu"
+        } else {
+            "overview.placement_cpus"
+        };
+        cat.fill(key, &[("list", &Markup::text(&list.to_string()))])
+    };
+    let how = |pinned: bool| {
+        cat.text(if pinned {
+            "overview.placement_pinned"
+        } else {
+            "overview.placement_free"
+        })
+    };
+    let summary = placement::of(d);
+    match &summary {
+        Placement::NotRecorded => cat.text("overview.placement_unknown"),
+        Placement::Varied { placements } => cat.fill(
+            "overview.placement_varied",
+            &[("placements", &Markup::trusted(placements.to_string()))],
+        ),
+        Placement::Same(p) if p.server_in_process => cat.fill(
+            if p.client_pinned {
+                "overview.placement_in_process_pinned"
+            } else {
+                "overview.placement_in_process_free"
+            },
+            &[("cpus", &Markup::text(&p.client.to_string()))],
+        ),
+        Placement::Same(p) => match &p.server {
+            Some(server) => cat.fill(
+                "overview.placement_apart",
+                &[
+                    ("client", &cpus(&p.client)),
+                    ("client_how", &how(p.client_pinned)),
+                    ("server", &cpus(server)),
+                    ("server_how", &how(p.server_pinned)),
+                    (
+                        "overlap",
+                        &match summary.shared_cpus() {
+                            Some(shared) => {
+                                cat.fill("overview.placement_shared", &[("cpus", &cpus(&shared))])
+                            }
+                            None => cat.text("overview.placement_disjoint"),
+                        },
+                    ),
+                ],
+            ),
+            None => cat.fill(
+                "overview.placement_apart_unknown",
+                &[
+                    ("client", &cpus(&p.client)),
+                    ("client_how", &how(p.client_pinned)),
+                ],
+            ),
+        },
+    }
 }
 
 /// Key results and the main charts at the dataset's main load.
@@ -472,6 +539,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
         host: host_table(cat, d, &not_recorded),
         settings_line,
         main_load,
+        placement: placement_line(cat, d),
         cpu_share,
         key_results,
         key_caveat,
