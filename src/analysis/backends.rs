@@ -67,10 +67,12 @@ pub enum Row<'a> {
     },
 }
 
-/// The backend others are compared against: tokio when present, else the first by name.
+/// The backend others are compared against: tokio when present, then a server named for it
+/// (`serve-tokio`, echomark's `serve` on tokio), else the first by name.
 pub fn base_backend<'a>(backends: &BTreeSet<&'a str>) -> Option<&'a str> {
     backends
         .get("tokio")
+        .or_else(|| backends.iter().find(|b| b.ends_with("-tokio")))
         .or_else(|| backends.iter().next())
         .copied()
 }

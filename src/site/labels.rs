@@ -376,3 +376,16 @@ pub fn timing(d: &Dataset) -> [Markup; 3] {
         Markup::trusted(d.repetitions().to_string()),
     ]
 }
+
+/// The catalog key of the note under a backend comparison of `d`: what a backend is there
+/// (a runtime in the client's process, echomark's `serve` on each runtime apart, or any
+/// server).
+pub fn backend_note_key(d: &crate::model::Dataset) -> &'static str {
+    if d.own_servers_apart().is_some() {
+        "compare.backend_note_own_servers"
+    } else if d.measures_external_servers() {
+        "compare.backend_note_external"
+    } else {
+        "compare.backend_note"
+    }
+}

@@ -56,14 +56,17 @@ pub fn draw(chart: &LineChart) -> String {
                     }
                     Cell::Failed { tooltip } => {
                         runs.push(std::mem::take(&mut run));
+                        // Stacked one above the other when several series fail at one x,
+                        // a glyph and a gap apart.
                         let at = ctx.backend_coord(&(x as f64, 0.0));
+                        let up = 22 + (super::MARK_SIZE as i32 + 4) * s as i32;
                         root.draw(&Text::new(
                             "✕",
-                            (at.0 - 5, at.1 - 22 - 12 * s as i32),
+                            (at.0 - 5, at.1 - up),
                             font(super::MARK_SIZE).color(&FAILED),
                         ))
                         .expect("marker");
-                        tips.push((at.0 - 8, at.1 - 24 - 12 * s as i32, 16, 16, tooltip.clone()));
+                        tips.push((at.0 - 8, at.1 - up - 2, 16, 16, tooltip.clone()));
                     }
                     Cell::Missing => runs.push(std::mem::take(&mut run)),
                 }

@@ -115,11 +115,7 @@ fn backends_section(
     }
     // What else differs between the two sides, as every page that compares them says.
     summary.push(&cat.text("site.sentence_sep"));
-    summary.push(&cat.text(if external {
-        "compare.backend_note_external"
-    } else {
-        "compare.backend_note"
-    }));
+    summary.push(&cat.text(labels::backend_note_key(view.dataset)));
     let names: [(&str, &dyn crate::site::markup::Fill); 2] =
         [("subject", &s_label), ("base", &b_label)];
     let mut table = Table::new(cat.list("overview.backends_columns", &names), &[]);

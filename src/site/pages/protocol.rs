@@ -368,11 +368,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
 /// runs were interleaved or measured one after another (a drift of the machine between
 /// them would then read as a difference between backends).
 fn backend_note(cat: &Catalog, d: &Dataset, subject: Subject) -> Markup {
-    let mut note = cat.text(if d.measures_external_servers() {
-        "compare.backend_note_external"
-    } else {
-        "compare.backend_note"
-    });
+    let mut note = cat.text(labels::backend_note_key(d));
     let interleaved = match subject {
         Subject::Protocol(protocol) => d.backends_interleaved(protocol),
         Subject::NativeTcp => None,
