@@ -1235,6 +1235,12 @@ fn snapshot_of_the_latency_under_load_page() {
         let page = format!("{lang}/epyc2-20261201-latency-curve/load.md");
         insta::assert_snapshot!(page.replace('/', "__"), text(&files, &page));
     }
+    // The curve chart's layout: title above a gap, log axis, whiskers, knee, saturated ✕.
+    let chart = "en/epyc2-20261201-latency-curve/charts/load-tokio-echomark-http-1024-16x1-sharded2-work0-uniform.svg";
+    insta::assert_snapshot!(
+        "en__latency_curve__load_http_sharded2_svg",
+        text(&files, chart)
+    );
 }
 
 const BACKENDS: &str = concat!(

@@ -52,9 +52,10 @@ pub fn draw(chart: &CurveChart) -> String {
     };
     render_chart((CHART_WIDTH, HEIGHT), text, |root, tips| {
         let font = |size: u32| (FONT_STACK, size).into_font();
+        super::draw_title(root, &text.title);
         let mut ctx = ChartBuilder::on(root)
-            .caption(super::drawn_title(&text.title), font(super::TITLE_SIZE))
             .margin(12)
+            .margin_top(super::PLOT_TOP)
             .margin_right(super::LEGEND_WIDTH)
             .x_label_area_size(44)
             .y_label_area_size(84)
@@ -118,13 +119,18 @@ pub fn draw(chart: &CurveChart) -> String {
                     p.tooltip.clone(),
                 ));
                 if p.saturated {
-                    let at = ctx.backend_coord(&(p.x, p.y.median));
-                    root.draw(&Text::new(
-                        "✕",
-                        (at.0 - 5, at.1 - 8),
-                        font(super::MARK_SIZE).color(&FAILED),
-                    ))
-                    .expect("saturated mark");
+                    // A drawn cross, not a glyph: a saturated point's percentiles can lie
+                    // closer together than a glyph is tall, and their marks may then meet
+                    // as points do, without any text overlapping.
+                    let (x, y) = ctx.backend_coord(&(p.x, p.y.median));
+                    let arm = super::MARK_SIZE as i32 / 3;
+                    for (from, to) in [
+                        ((x - arm, y - arm), (x + arm, y + arm)),
+                        ((x - arm, y + arm), (x + arm, y - arm)),
+                    ] {
+                        root.draw(&PathElement::new(vec![from, to], FAILED.stroke_width(2)))
+                            .expect("saturated mark");
+                    }
                 }
             }
         }

@@ -33,6 +33,24 @@ pub(crate) const TEXT_SIZE: u32 = 14;
 pub(crate) const AXIS_SIZE: u32 = 15;
 pub(crate) const TITLE_SIZE: u32 = 20;
 pub(crate) const MARK_SIZE: u32 = 16;
+/// Where a chart's plot starts below its top edge: the title's line, then a gap as tall
+/// as an axis label, since the top y-axis label is centred on the plot's top edge and
+/// reaches half its height above it.
+pub(crate) const PLOT_TOP: u32 = 12 + TITLE_SIZE + TEXT_SIZE;
+
+/// Draws `title` (cut as [`drawn_title`] cuts it) along the top of `root`, centred over
+/// what lies left of the legend column, above a plot that starts [`PLOT_TOP`] px down.
+pub(crate) fn draw_title(root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>, title: &str) {
+    let width = root.dim_in_pixel().0 as i32;
+    let centre = (width - LEGEND_WIDTH as i32 + 12) / 2;
+    let drawn = drawn_title(title);
+    root.draw(&centered(
+        &drawn,
+        (centre, 12 + TITLE_SIZE as i32 / 2),
+        TITLE_SIZE,
+    ))
+    .expect("title");
+}
 /// The longest title drawn in a chart (at [`TITLE_SIZE`] about its width); the full title
 /// is the chart's accessible name and the figure's heading.
 const TITLE_CHARS: usize = 68;
@@ -229,9 +247,10 @@ pub(crate) fn plot_area<'a, 'b>(
 > {
     let (title, y_label, legend_width) = (&text.title, &text.y_label, LEGEND_WIDTH);
     let font = |size: u32| (FONT_STACK, size).into_font();
+    draw_title(root, title);
     let mut ctx = ChartBuilder::on(root)
-        .caption(drawn_title(title), font(TITLE_SIZE))
         .margin(12)
+        .margin_top(PLOT_TOP)
         .margin_right(legend_width)
         .x_label_area_size(x_label_area)
         .y_label_area_size(84)
