@@ -30,7 +30,7 @@ struct Server {
 impl Server {
     /// Starts `command` and waits for its first line, from which `address` takes the
     /// address.
-    fn start(mut command: Command, address: impl Fn(&str) -> String) -> Server {
+    fn start(mut command: Command, address: impl FnOnce(&str) -> String) -> Server {
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -1252,6 +1252,94 @@ fn serve_out_of_file_descriptors_waits_instead_of_spinning() {
         drop(held);
         server.stop();
     }
+}
+
+/// Whether the peer closes `stream` within `limit` (a read returns 0 or the connection
+/// resets), as opposed to the read timing out with the connection still open.
+fn closed_within(stream: &mut std::net::TcpStream, limit: Duration) -> bool {
+    use std::io::Read;
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    }
+}
+
+/// One exchange on a `serve` connection: a byte echo (`raw`) or an HTTP POST.
+fn exchange(stream: &mut std::net::TcpStream, protocol: &str) {
+    use std::io::{Read, Write};
+    let (request, answer_ends): (&[u8], &[u8]) = match protocol {
+        "http" => (
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+            b"hello",
+        ),
+        _ => (b"hello", b"hello"),
+    };
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 256];
+    while !answer.ends_with(answer_ends) {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "closed while busy: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        answer.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[test]
+fn serve_closes_silent_connections_after_its_idle_timeout_and_keeps_busy_ones() {
+    for backend in ["tokio", "monoio"] {
+        // A byte echo (the raw loop) and HTTP (the framed loop every framing shares).
+        for (protocol, framing) in [("tcp", "raw"), ("http", "prefix")] {
+            let server = Server::echomark(&[
+                "--protocol",
+                protocol,
+                "--framing",
+                framing,
+                "--backend",
+                backend,
+                "--idle-timeout",
+                "0.5",
+            ]);
+            let mut silent = std::net::TcpStream::connect(&server.address).unwrap();
+            let mut busy = std::net::TcpStream::connect(&server.address).unwrap();
+            busy.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            // An exchange every 100 ms for 1.5 s: three idle timeouts long, never idle.
+            for _ in 0..15 {
+                exchange(&mut busy, protocol);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            assert!(
+                closed_within(&mut silent, Duration::from_secs(3)),
+                "{backend} {protocol}: a silent connection outlived the idle timeout"
+            );
+            drop(busy);
+            let report = server.stop();
+            assert_eq!(report["idle_closed"], 1, "{backend} {protocol}: {report}");
+            assert_eq!(report["disconnect_errors"], 0, "{report}");
+        }
+    }
+    // 0 keeps silent connections open, and the listening line says which limit applies.
+    let mut c = Command::new(RUNNER);
+    c.args(["serve", "--protocol", "tcp", "--idle-timeout", "0"]);
+    let mut line = String::new();
+    let server = Server::start(c, |l| {
+        line = l.to_string();
+        listening_address(l)
+    });
+    let listening: Value = serde_json::from_str(&line).unwrap();
+    assert!(listening.get("idle_timeout_seconds").is_none(), "{line}");
+    let mut silent = std::net::TcpStream::connect(&server.address).unwrap();
+    assert!(!closed_within(&mut silent, Duration::from_millis(800)));
+    assert_eq!(server.stop()["idle_closed"], 0);
 }
 
 #[test]

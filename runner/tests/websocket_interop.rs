@@ -55,6 +55,7 @@ fn tungstenite_client_against_the_echomark_server() {
                 fault: None,
                 closing: Arc::new(AtomicBool::new(false)),
                 echo_foreign: false,
+                idle: None,
             };
             stream::serve(stream, duty, WebSocket::Server).await;
         });

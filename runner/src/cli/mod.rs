@@ -275,6 +275,10 @@ pub struct ServeArgs {
     /// after narrowing the whole process to the list.
     #[arg(long, value_name = "LIST", value_parser = available_cpus)]
     pub server_cpus: Option<CpuList>,
+    /// Close a TCP connection that sends nothing for this many seconds (counted in the
+    /// report as `idle_closed`); 0 keeps silent connections open.
+    #[arg(long, value_name = "S", default_value = "60", value_parser = warmup_seconds)]
+    pub idle_timeout: f64,
 }
 
 impl ServeArgs {
@@ -292,6 +296,8 @@ impl ServeArgs {
             udp_recv_buffer: self.udp_recv_buffer,
             tls_certificate_out: self.tls_certificate_out.clone(),
             server_cpus: self.server_cpus.clone(),
+            idle_timeout: (self.idle_timeout > 0.0)
+                .then(|| Duration::from_secs_f64(self.idle_timeout)),
         };
         echomark_runner::serve::validate(&options).map_err(|e| UsageError(e.to_string()))?;
         Ok(options)

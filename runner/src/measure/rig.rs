@@ -190,6 +190,7 @@ impl<R: Runtimes> Rig<R> {
             fault: case.fault,
             closing: self.closing.clone(),
             echo_foreign: false,
+            idle: None,
         }
     }
 

@@ -29,7 +29,7 @@ use crate::case::Backend;
 use crate::instruments::counters::ServerStats;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 use crate::traffic::connect::{self, ServerConn};
-use crate::traffic::stream::ServerDuty;
+use crate::traffic::stream::{IdleLimit, ServerDuty};
 use crate::traffic::tls::TlsServer;
 
 /// How long a stopping server waits for its tasks before it lets them go.
@@ -56,6 +56,9 @@ pub struct ServeOptions {
     /// `--server-cpus`: the CPUs the runtime threads are pinned to, one CPU each (the whole
     /// process is narrowed to the list first); `None` leaves placement to the scheduler.
     pub server_cpus: Option<crate::placement::CpuList>,
+    /// `--idle-timeout`: how long a TCP connection may send nothing before it is closed;
+    /// `None` keeps silent connections open.
+    pub idle_timeout: Option<Duration>,
 }
 
 /// The first line `serve` prints.
@@ -72,6 +75,9 @@ pub struct Listening {
     /// `--server-cpus` as pinned; absent when the scheduler places the threads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,
+    /// `--idle-timeout` in seconds; absent when silent connections stay open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_certificate: Option<String>,
     pub pid: u32,
@@ -99,6 +105,8 @@ pub struct ServeReport {
     pub disconnect_errors: u64,
     /// Connections whose TLS handshake or WebSocket upgrade failed.
     pub handshake_failures: u64,
+    /// Connections closed because they sent nothing for `--idle-timeout`.
+    pub idle_closed: u64,
 }
 
 /// Why `serve` could not start.
@@ -138,6 +146,9 @@ pub struct Registry {
     raw_bytes: AtomicU64,
     connections: AtomicU64,
     handshake_failures: AtomicU64,
+    idle_closed: Arc<AtomicU64>,
+    /// `--idle-timeout`, set before the first connection.
+    idle_after: Option<Duration>,
 }
 
 /// The open connections' counters and the closed ones' totals.
@@ -202,7 +213,16 @@ impl Registry {
             fault: None,
             closing: closing.clone(),
             echo_foreign: true,
+            idle: self.idle_limit(),
         }
+    }
+
+    /// The idle limit of every connection, sharing one count.
+    fn idle_limit(&self) -> Option<IdleLimit> {
+        self.idle_after.map(|after| IdleLimit {
+            after,
+            closed: self.idle_closed.clone(),
+        })
     }
 
     fn report(&self, seconds: f64) -> ServeReport {
@@ -216,6 +236,7 @@ impl Registry {
             connections: self.connections.load(Ordering::Relaxed),
             raw_bytes_echoed: self.raw_bytes.load(Ordering::Relaxed),
             handshake_failures: self.handshake_failures.load(Ordering::Relaxed),
+            idle_closed: self.idle_closed.load(Ordering::Relaxed),
             ..closed
         };
         for s in &open {
@@ -263,7 +284,10 @@ pub fn run(
     announce: impl FnOnce(&Listening),
 ) -> Result<ServeReport, ServeError> {
     validate(o)?;
-    let registry = Arc::new(Registry::default());
+    let registry = Arc::new(Registry {
+        idle_after: o.idle_timeout,
+        ..Registry::default()
+    });
     let closing = Arc::new(AtomicBool::new(false));
     if let Some(cpus) = &o.server_cpus {
         // Before any thread starts: they all inherit the list.
@@ -283,6 +307,7 @@ pub fn run(
         io_threads: o.io_threads,
         work: o.work,
         cpus: o.server_cpus.as_ref().map(ToString::to_string),
+        idle_timeout_seconds: o.idle_timeout.map(|d| d.as_secs_f64()),
         tls_certificate: o
             .tls_certificate_out
             .as_ref()

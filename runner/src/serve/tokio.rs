@@ -15,7 +15,7 @@ use crate::framing::websocket::WebSocket;
 use crate::measure::topology::Topology;
 use crate::traffic::connect::ServerConn;
 use crate::traffic::sockets;
-use crate::traffic::stream::{self, ServerDuty};
+use crate::traffic::stream::{self, within_idle, IdleLimit, ServerDuty};
 use crate::traffic::tls::TlsServer;
 
 /// Starts the listener (or UDP sockets) and the echo tasks on tokio runtimes.
@@ -102,20 +102,21 @@ where
         Echo::Http => stream::serve(stream, duty, Http1::Server).await,
         Echo::WebSocket => stream::serve(stream, duty, WebSocket::Server).await,
         Echo::Prefix => stream::serve(stream, duty, LengthPrefix).await,
-        Echo::Bytes => echo_bytes(stream, &registry.raw_bytes).await,
+        Echo::Bytes => echo_bytes(stream, &registry.raw_bytes, duty.idle.as_ref()).await,
     }
 }
 
-/// `--framing raw`: writes back whatever arrives, until the peer closes.
-async fn echo_bytes<S>(mut stream: S, echoed: &AtomicU64)
+/// `--framing raw`: writes back whatever arrives, until the peer closes or stays silent
+/// past `idle`.
+async fn echo_bytes<S>(mut stream: S, echoed: &AtomicU64, idle: Option<&IdleLimit>)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut buf = vec![0u8; RAW_CHUNK];
     loop {
-        let n = match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
+        let n = match within_idle(idle, stream.read(&mut buf), tokio::time::sleep).await {
+            None | Some(Ok(0) | Err(_)) => return,
+            Some(Ok(n)) => n,
         };
         if stream.write_all(&buf[..n]).await.is_err() || stream.flush().await.is_err() {
             return;

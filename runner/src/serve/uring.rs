@@ -18,7 +18,7 @@ use crate::framing::prefix::LengthPrefix;
 use crate::framing::websocket::WebSocket;
 use crate::measure::shards::{self, JobQueues, MonoioRuntimes, OpenSocket, TaskCount};
 use crate::traffic::sockets;
-use crate::traffic::stream::ServerDuty;
+use crate::traffic::stream::{within_idle, IdleLimit, ServerDuty};
 use crate::traffic::tls::TlsServer;
 use crate::traffic::uring::{datagram, stream};
 
@@ -156,20 +156,23 @@ where
         Echo::Http => stream::serve(socket, duty, Http1::Server).await,
         Echo::WebSocket => stream::serve(socket, duty, WebSocket::Server).await,
         Echo::Prefix => stream::serve(socket, duty, LengthPrefix).await,
-        Echo::Bytes => echo_bytes(socket, raw_bytes).await,
+        Echo::Bytes => echo_bytes(socket, raw_bytes, duty.idle.as_ref()).await,
     }
 }
 
 /// `--framing raw`: writes back whatever arrives (the buffer goes to the kernel and back,
-/// as io_uring wants), until the peer closes or the shard stops.
-async fn echo_bytes<S>(mut socket: S, echoed: &AtomicU64)
+/// as io_uring wants), until the peer closes, stays silent past `idle`, or the shard stops.
+async fn echo_bytes<S>(mut socket: S, echoed: &AtomicU64, idle: Option<&IdleLimit>)
 where
     S: AsyncReadRent + AsyncWriteRent,
 {
     let mut buf: Vec<u8> = Vec::with_capacity(RAW_CHUNK);
     loop {
         buf.clear();
-        let (read, filled) = socket.read(buf).await;
+        let Some((read, filled)) = within_idle(idle, socket.read(buf), monoio::time::sleep).await
+        else {
+            return;
+        };
         buf = filled;
         match read {
             Ok(n) if n > 0 && !shards::stopping() => {}

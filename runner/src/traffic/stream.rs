@@ -282,6 +282,47 @@ pub struct ServerDuty {
     pub closing: Arc<AtomicBool>,
     /// `serve`: echo messages without echomark's header too (counted as foreign).
     pub echo_foreign: bool,
+    /// `serve --idle-timeout`: connections that send nothing for this long are closed.
+    pub idle: Option<IdleLimit>,
+}
+
+/// How long a connection may stay silent before the server closes it, and how many it
+/// closed so (`serve` only: holding connections open must not be enough to exhaust it).
+#[derive(Debug, Clone)]
+pub struct IdleLimit {
+    pub after: std::time::Duration,
+    pub closed: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl IdleLimit {
+    /// Counts one connection closed for silence.
+    pub fn expired(&self) {
+        self.closed
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Awaits `read`; `None` once `idle` passes first on the runtime's timer (`sleep`), which
+/// counts as an idle close.
+pub async fn within_idle<T, Sleep>(
+    idle: Option<&IdleLimit>,
+    read: impl std::future::Future<Output = T>,
+    sleep: impl FnOnce(std::time::Duration) -> Sleep,
+) -> Option<T>
+where
+    Sleep: std::future::Future<Output = ()>,
+{
+    let Some(limit) = idle else {
+        return Some(read.await);
+    };
+    tokio::select! {
+        biased;
+        done = read => Some(done),
+        () = sleep(limit.after) => {
+            limit.expired();
+            None
+        }
+    }
 }
 
 impl ServerDuty {
@@ -303,12 +344,19 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
     F: Framing,
 {
+    let idle = duty.idle.clone();
     let mut server = ServerSide::new(duty, framing);
     loop {
-        let n = match stream.read(server.recv.spare()).await {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(_) => {
+        let read = within_idle(
+            idle.as_ref(),
+            stream.read(server.recv.spare()),
+            tokio::time::sleep,
+        )
+        .await;
+        let n = match read {
+            None | Some(Ok(0)) => break,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
                 server.disconnected();
                 break;
             }

@@ -24,7 +24,7 @@ use tokio::sync::Notify;
 use super::buf::ReadSpace;
 use crate::framing::Framing;
 use crate::measure::phase::{ClientReport, LocalPhaseClient, PhasePlan};
-use crate::traffic::stream::{ServerDuty, ServerSide, Session};
+use crate::traffic::stream::{within_idle, ServerDuty, ServerSide, Session};
 
 /// What a client's three tasks share.
 pub struct Link<F> {
@@ -174,10 +174,17 @@ where
     S: AsyncReadRent + AsyncWriteRent,
     F: Framing,
 {
+    let idle = duty.idle.clone();
     let mut server = ServerSide::new(duty, framing);
     loop {
         let space = ReadSpace::lend(&mut server.recv);
-        let (result, space) = stream.read(space).await;
+        // A read given up for silence keeps its buffer until the kernel cancels it; the
+        // connection closes then anyway.
+        let Some((result, space)) =
+            within_idle(idle.as_ref(), stream.read(space), monoio::time::sleep).await
+        else {
+            break;
+        };
         space.give_back(&mut server.recv);
         match result {
             Ok(0) => break,
