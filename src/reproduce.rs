@@ -185,6 +185,7 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
         ("udp-send-buffer", s.udp_send_buffer),
         ("udp-recv-buffer", s.udp_recv_buffer),
         ("udp-server-recv-buffer", s.udp_server_recv_buffer),
+        ("udp-batch", s.udp_batch),
     ] {
         if let Some(bytes) = value {
             flag(name, bytes.to_string());

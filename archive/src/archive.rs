@@ -202,6 +202,10 @@ pub struct Settings {
     /// started (absent when the scheduler placed it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<String>,
+    /// `--udp-batch`: every UDP run's sockets moved up to this many datagrams per system
+    /// call (absent for one per call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_batch: Option<u64>,
 }
 
 /// An IO profile a backend cannot run, and why.

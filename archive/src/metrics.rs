@@ -178,6 +178,10 @@ pub struct Metrics {
     /// Where the client's threads ran (absent in older archives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<Placement>,
+    /// UDP, `--udp-batch`: the client's and the server's sockets moved up to this many
+    /// datagrams per system call (`recvmmsg`/`sendmmsg`); absent for one per call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_batch: Option<u64>,
 }
 
 /// Where one run's client threads ran, read back from the kernel at the end of the measured

@@ -256,6 +256,7 @@ mod tests {
             external_server: None,
             client_cpus: None,
             server_cpus: None,
+            udp_batch: None,
         }
     }
 

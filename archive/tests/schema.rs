@@ -125,6 +125,7 @@ fn sample_metrics() -> Metrics {
             client_pinned: true,
             server_in_process: false,
         }),
+        udp_batch: Some(16),
         ..Metrics::default()
     }
 }
@@ -289,6 +290,7 @@ fn sample() -> Archive {
             }),
             client_cpus: Some("0".into()),
             server_cpus: Some("1".into()),
+            udp_batch: Some(16),
         },
         results: vec![entry],
         complete: true,

@@ -154,6 +154,9 @@ pub struct Case {
     /// (in-process, the server side shares those threads); `None` leaves placement to the
     /// scheduler.
     pub client_cpus: Option<crate::placement::CpuList>,
+    /// UDP, `--udp-batch N`: up to N datagrams per system call (`recvmmsg`/`sendmmsg`) on
+    /// every client socket and the server's; `None` for one per call.
+    pub udp_batch: Option<usize>,
 }
 
 /// The `once` defaults: tokio, TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
@@ -180,6 +183,7 @@ impl Default for Case {
             fault: None,
             open_loop: None,
             client_cpus: None,
+            udp_batch: None,
             spin: crate::traffic::pacing::DEFAULT_SPIN,
             target: None,
         }
@@ -222,6 +226,23 @@ impl Case {
                 "--rate (open loop) is measured on tokio only; --backend {} runs closed loop",
                 self.backend
             ));
+        }
+        if let Some(batch) = self.udp_batch {
+            if self.protocol != Protocol::Udp {
+                return err(format!("--udp-batch is for udp, not {}", self.protocol));
+            }
+            if self.backend != Backend::Tokio {
+                return err(format!(
+                    "--udp-batch is not supported by --backend {} (recvmmsg/sendmmsg run on tokio's sockets)",
+                    self.backend
+                ));
+            }
+            if !(2..=crate::traffic::mmsg::MAX_BATCH).contains(&batch) {
+                return err(format!(
+                    "--udp-batch must be 2 to {}, got {batch}",
+                    crate::traffic::mmsg::MAX_BATCH
+                ));
+            }
         }
         if let Some(target) = &self.target {
             self.validate_target(target)?;
@@ -311,6 +332,9 @@ impl Case {
             push("--udp-recv-buffer", self.udp_recv_buffer.to_string());
             if let Some(b) = self.udp_server_recv_buffer {
                 push("--udp-server-recv-buffer", b.to_string());
+            }
+            if let Some(batch) = self.udp_batch {
+                push("--udp-batch", batch.to_string());
             }
         }
         if let Some(open) = &self.open_loop {

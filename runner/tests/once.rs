@@ -311,3 +311,93 @@ fn calibrate_reports_both_floors() {
     }
     assert_eq!(v["payload_bytes"], 64);
 }
+
+/// `--udp-batch`: several datagrams per system call on both sides, the same per-datagram
+/// verification: a clean run loses nothing, and corruption, duplication and loss injected by
+/// the server are each still caught and counted.
+#[test]
+fn batched_udp_keeps_every_datagrams_checks() {
+    for (clients, window, model, threads) in
+        [("16", "1", "shared", "1"), ("16", "16", "sharded", "2")]
+    {
+        let shape = [
+            "--protocol",
+            "udp",
+            "--clients",
+            clients,
+            "--window",
+            window,
+            "--io-model",
+            model,
+            "--io-threads",
+            threads,
+            "--udp-batch",
+            "16",
+        ];
+        let (code, m) = once(&shape);
+        assert_eq!(code, 0, "{m:?}");
+        assert!(m.ok && m.messages > 0 && m.udp_lost_messages == 0, "{m:?}");
+        assert_eq!(m.udp_batch, Some(16));
+        assert_accounting(&m);
+        for (fault, caught) in [
+            ("corrupt", "content_errors"),
+            ("reorder", "unexpected_messages"),
+            ("drop", "udp_lost_messages"),
+        ] {
+            let mut args = shape.to_vec();
+            args.extend(["--inject-fault", fault]);
+            let (code, m) = once(&args);
+            assert_eq!(code, 1, "{fault}: {m:?}");
+            let counted = match caught {
+                "content_errors" => m.content_errors,
+                // A held-back echo arrives late, as a duplicate, or (window 1: the client
+                // waits for it) after its loss timeout.
+                "unexpected_messages" => {
+                    m.unexpected_messages
+                        + m.order_errors
+                        + m.duplicate_completions
+                        + m.udp_lost_messages
+                        + m.warmup_errors
+                }
+                _ => m.udp_lost_messages,
+            };
+            assert!(counted > 0, "{fault} at {clients} × {window}: {m:?}");
+            if fault == "drop" {
+                // A lost datagram is one sent and never received, whatever the batching.
+                assert_accounting(&m);
+            }
+        }
+    }
+}
+
+#[test]
+fn udp_batch_is_refused_where_it_cannot_run() {
+    for (args, says) in [
+        (&["--protocol", "tcp", "--udp-batch", "8"][..], "is for udp"),
+        (
+            &[
+                "--protocol",
+                "udp",
+                "--backend",
+                "monoio",
+                "--udp-batch",
+                "8",
+            ][..],
+            "not supported by --backend monoio",
+        ),
+        (
+            &["--protocol", "udp", "--udp-batch", "1"][..],
+            "must be 2 to 64",
+        ),
+    ] {
+        let mut all = vec!["once"];
+        all.extend_from_slice(args);
+        let out = runner(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -28,7 +28,7 @@ pub struct MatrixArgs {
         "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
-        "udp_server_recv_buffer", "udp_timeout_ms", "soak", "shard", "rates", "rate_sweep",
+        "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "soak", "shard", "rates", "rate_sweep",
         "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus",
     ])]
     pub resume: Option<std::path::PathBuf>,
@@ -86,6 +86,9 @@ pub struct MatrixArgs {
     pub udp_server_recv_buffer: Option<u64>,
     #[arg(long, value_parser = clap::value_parser!(u64).range(UDP_TIMEOUT_RANGE))]
     pub udp_timeout_ms: Option<u64>,
+    /// UDP on tokio: up to N datagrams per system call on every socket (2 to 64).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=64))]
+    pub udp_batch: Option<u64>,
     /// After the cases, run `soak` for this many seconds per protocol and record it.
     #[arg(long, value_name = "S", value_parser = seconds, conflicts_with = "server_cmd")]
     pub soak: Option<f64>,
@@ -278,6 +281,7 @@ impl MatrixArgs {
                 udp_recv_buffer: self.udp_recv_buffer,
                 udp_server_recv_buffer: self.udp_server_recv_buffer,
                 udp_timeout_ms: self.udp_timeout_ms,
+                udp_batch: self.udp_batch,
                 soak: self.soak,
                 external_servers: self.external_servers()?,
                 client_cpus: self.client_cpus.clone(),

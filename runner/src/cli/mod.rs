@@ -164,6 +164,10 @@ pub struct OnceArgs {
     /// connections; to place the server apart, run `serve --server-cpus` and `--target` it.
     #[arg(long, value_name = "LIST", value_parser = available_cpus)]
     pub client_cpus: Option<CpuList>,
+    /// UDP on tokio: send and receive up to N datagrams per system call (recvmmsg and
+    /// sendmmsg, 2 to 64) on every client socket and the server's; recorded in the metrics.
+    #[arg(long, value_name = "N")]
+    pub udp_batch: Option<u64>,
     /// Test only: make the server misbehave so the checks can be shown to catch it.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
@@ -227,6 +231,9 @@ impl OnceArgs {
             }),
             spin: Duration::from_micros(self.spin_us),
             client_cpus: self.client_cpus.clone(),
+            udp_batch: self
+                .udp_batch
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             ..self.traffic()
         };
         case.target = self.target.resolve(case.address_family)?;
@@ -275,6 +282,10 @@ pub struct ServeArgs {
     /// after narrowing the whole process to the list.
     #[arg(long, value_name = "LIST", value_parser = available_cpus)]
     pub server_cpus: Option<CpuList>,
+    /// UDP on tokio: receive and answer up to N datagrams per system call (recvmmsg and
+    /// sendmmsg, 2 to 64).
+    #[arg(long, value_name = "N")]
+    pub udp_batch: Option<u64>,
     /// Close a TCP connection that sends nothing for this many seconds (counted in the
     /// report as `idle_closed`); 0 keeps silent connections open.
     #[arg(long, value_name = "S", default_value = "60", value_parser = warmup_seconds)]
@@ -296,6 +307,9 @@ impl ServeArgs {
             udp_recv_buffer: self.udp_recv_buffer,
             tls_certificate_out: self.tls_certificate_out.clone(),
             server_cpus: self.server_cpus.clone(),
+            udp_batch: self
+                .udp_batch
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             idle_timeout: (self.idle_timeout > 0.0)
                 .then(|| Duration::from_secs_f64(self.idle_timeout)),
         };

@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub udp_recv_buffer: Option<u64>,
     pub udp_server_recv_buffer: Option<u64>,
     pub udp_timeout_ms: Option<u64>,
+    /// `--udp-batch`: datagrams per system call on every UDP run's sockets.
+    pub udp_batch: Option<u64>,
     pub soak: Option<f64>,
     /// `--server-cmd`: measure these external servers instead of echomark's own, each into
     /// its own archive, their runs interleaved.

@@ -300,6 +300,7 @@ impl MatrixSpec {
             external_server: None,
             client_cpus: None,
             server_cpus: None,
+            udp_batch: None,
         }
     }
 
@@ -373,6 +374,10 @@ impl MatrixSpec {
             }),
             spin: crate::traffic::pacing::DEFAULT_SPIN,
             target: None,
+            udp_batch: settings
+                .udp_batch
+                .filter(|_| udp)
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_cpus: match &settings.client_cpus {
                 Some(list) => Some(
                     list.parse()

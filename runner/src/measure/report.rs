@@ -80,6 +80,7 @@ pub fn empty(case: &Case) -> Metrics {
         schema_version: METRICS_SCHEMA_VERSION,
         backend: case.backend.name().to_string(),
         kernel_io_uring_disabled: crate::measure::shards::io_uring_disabled_sysctl(),
+        udp_batch: case.udp_batch.map(|n| n as u64),
         protocol: case.protocol,
         address_family: case.address_family,
         payload_bytes: case.payload as u64,

@@ -188,9 +188,14 @@ impl Rig<TokioRuntimes> {
             let _in_runtime = handle.enter();
             let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
             let duty = self.duty(case);
-            self.runtimes
-                .server_tasks
-                .push(handle.spawn(guarded(self.panics.clone(), datagram::serve(socket, duty))));
+            let task = match case.udp_batch {
+                Some(batch) => handle.spawn(guarded(
+                    self.panics.clone(),
+                    datagram::serve_batched(socket, duty, batch),
+                )),
+                None => handle.spawn(guarded(self.panics.clone(), datagram::serve(socket, duty))),
+            };
+            self.runtimes.server_tasks.push(task);
         }
         self.start_udp_clients(case, ip, |i| server_addrs[i % shards], buffers)
     }
@@ -218,6 +223,10 @@ impl Rig<TokioRuntimes> {
                 case.udp_timeout,
                 (self.alarm_for_new_client(), self.pacer_for(case, i)),
             );
+            let client = match case.udp_batch {
+                Some(batch) => client.batched(batch),
+                None => client,
+            };
             self.spawn_client(&handle, i, client);
         }
         self.udp = Some(buffers);

@@ -56,6 +56,8 @@ pub struct ServeOptions {
     /// `--server-cpus`: the CPUs the runtime threads are pinned to, one CPU each (the whole
     /// process is narrowed to the list first); `None` leaves placement to the scheduler.
     pub server_cpus: Option<crate::placement::CpuList>,
+    /// UDP, `--udp-batch N`: up to N datagrams per `recvmmsg`/`sendmmsg` (tokio only).
+    pub udp_batch: Option<usize>,
     /// `--idle-timeout`: how long a TCP connection may send nothing before it is closed;
     /// `None` keeps silent connections open.
     pub idle_timeout: Option<Duration>,
@@ -75,6 +77,9 @@ pub struct Listening {
     /// `--server-cpus` as pinned; absent when the scheduler places the threads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,
+    /// UDP: `--udp-batch`, when the server receives and answers several datagrams per call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp_batch: Option<usize>,
     /// `--idle-timeout` in seconds; absent when silent connections stay open.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_seconds: Option<f64>,
@@ -263,6 +268,17 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
             o.backend, o.io_model, o.io_threads
         )));
     }
+    if let Some(batch) = o.udp_batch {
+        if o.protocol != Protocol::Udp {
+            return usage("--udp-batch is for udp");
+        }
+        if o.backend != Backend::Tokio {
+            return usage("--udp-batch is not supported by --backend monoio (recvmmsg/sendmmsg run on tokio's sockets)");
+        }
+        if !(2..=crate::traffic::mmsg::MAX_BATCH).contains(&batch) {
+            return usage("--udp-batch must be 2 to 64");
+        }
+    }
     if o.io_model == IoModel::Shared && o.io_threads > 1 && o.protocol == Protocol::Udp {
         // One socket served by one task: more threads would only idle.
         return usage("UDP on a shared runtime serves one socket from one task; use --io-model sharded for more threads");
@@ -308,6 +324,7 @@ pub fn run(
         work: o.work,
         cpus: o.server_cpus.as_ref().map(ToString::to_string),
         idle_timeout_seconds: o.idle_timeout.map(|d| d.as_secs_f64()),
+        udp_batch: o.udp_batch,
         tls_certificate: o
             .tls_certificate_out
             .as_ref()

@@ -141,7 +141,12 @@ fn start_datagrams(
         let handle = topology.handle_for(k);
         let _in_runtime = handle.enter();
         let socket = tokio::net::UdpSocket::from_std(socket)?;
-        tasks.push(handle.spawn(crate::traffic::datagram::serve(socket, duty)));
+        tasks.push(match o.udp_batch {
+            Some(batch) => {
+                handle.spawn(crate::traffic::datagram::serve_batched(socket, duty, batch))
+            }
+            None => handle.spawn(crate::traffic::datagram::serve(socket, duty)),
+        });
     }
     Ok((address, tasks))
 }

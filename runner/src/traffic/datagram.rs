@@ -18,6 +18,7 @@ use crate::instruments::counters::{ServerEvent, ServerStats};
 use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
 use crate::traffic::fault::{Action, FaultInjector};
+use crate::traffic::mmsg::{self, RecvBatch};
 use crate::traffic::pacing::{self, Pacer};
 use crate::traffic::stream::ServerDuty;
 use crate::traffic::work;
@@ -31,6 +32,11 @@ pub struct UdpClient {
     core: ClientCore,
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
+    /// `--udp-batch N`: echoes are received N at a time, and the messages they free sent
+    /// together; `None` for one datagram per system call.
+    batch: Option<RecvBatch>,
+    /// The messages of one batched send.
+    batch_out: Vec<Vec<u8>>,
     timeout: Duration,
     alarm: Arc<Alarm>,
     /// Open loop: waits for the client's next due message.
@@ -52,10 +58,56 @@ impl UdpClient {
             core: shape.core(index, OrderRule::Increasing),
             send_buf: Vec::with_capacity(shape.payload),
             recv_buf: vec![0; RECV_BUF],
+            batch: None,
+            batch_out: Vec::new(),
             timeout,
             alarm,
             pacer,
             broken: false,
+        }
+    }
+
+    /// Receives and sends up to `batch` datagrams per system call (`--udp-batch`).
+    pub fn batched(mut self, batch: usize) -> Self {
+        self.batch = Some(RecvBatch::new(batch, RECV_BUF));
+        self
+    }
+
+    /// Closed loop, batched: the next `count` messages in one `sendmmsg` (or as few as the
+    /// kernel takes), each counted as [`Self::send_next`] counts one.
+    async fn send_many(&mut self, count: usize, now: Instant) {
+        if self.batch.is_none() || count == 1 {
+            for _ in 0..count {
+                self.send_next(now).await;
+            }
+            return;
+        }
+        self.batch_out.resize_with(count, Vec::new);
+        for buf in &mut self.batch_out[..count] {
+            buf.clear();
+            self.core.write_next(buf, now);
+        }
+        let out: Vec<(&[u8], Option<SocketAddr>)> = self.batch_out[..count]
+            .iter()
+            .map(|b| (b.as_slice(), None))
+            .collect();
+        let lens: Vec<usize> = out.iter().map(|(bytes, _)| bytes.len()).collect();
+        let outcomes = mmsg::send(&self.socket, &out).await;
+        for (outcome, len) in outcomes.into_iter().zip(lens) {
+            self.count_send(outcome, len);
+        }
+    }
+
+    /// Counts the outcome of sending one message of `len` bytes.
+    fn count_send(&mut self, outcome: std::io::Result<usize>, len: usize) {
+        match outcome {
+            Ok(n) if n == len => {}
+            Ok(_) => self.core.counters().client_send_completion_errors += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                self.core.counters().disconnect_errors += 1;
+                self.broken = true;
+            }
+            Err(_) => self.core.counters().client_send_rejections += 1,
         }
     }
 
@@ -70,15 +122,8 @@ impl UdpClient {
     async fn send_next(&mut self, now: Instant) {
         self.send_buf.clear();
         self.core.write_next(&mut self.send_buf, now);
-        match self.socket.send(&self.send_buf).await {
-            Ok(n) if n == self.send_buf.len() => {}
-            Ok(_) => self.core.counters().client_send_completion_errors += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                self.core.counters().disconnect_errors += 1;
-                self.broken = true;
-            }
-            Err(_) => self.core.counters().client_send_rejections += 1,
-        }
+        let outcome = self.socket.send(&self.send_buf).await;
+        self.count_send(outcome, self.send_buf.len());
     }
 }
 
@@ -94,9 +139,7 @@ impl PhaseClient for UdpClient {
         if open {
             self.send_pass(now).await;
         } else {
-            for _ in 0..self.core.window() {
-                self.send_next(now).await;
-            }
+            self.send_many(self.core.window(), now).await;
         }
         // Loss checks and the drain limit run when the orchestrator rings the alarm.
         let alarm = self.alarm.clone();
@@ -110,12 +153,22 @@ impl PhaseClient for UdpClient {
                 _ = pacing::until(self.pacer.as_mut(), wake), if wake.is_some() => {
                     self.send_pass(Instant::now()).await;
                 },
-                r = self.socket.recv(&mut self.recv_buf) => match r {
-                    Ok(n) => {
+                r = receive(&self.socket, &mut self.recv_buf, self.batch.as_mut()) => match r {
+                    Ok((count, len)) => {
                         alarm.progressed();
                         let now = Instant::now();
-                        if self.core.on_echo(&self.recv_buf[..n], now) == Next::Send {
-                            self.send_next(now).await;
+                        let mut freed = 0;
+                        for i in 0..count {
+                            let echo = match &self.batch {
+                                Some(batch) => batch.get(i).0,
+                                None => &self.recv_buf[..len],
+                            };
+                            if self.core.on_echo(echo, now) == Next::Send {
+                                freed += 1;
+                            }
+                        }
+                        if freed > 0 {
+                            self.send_many(freed, now).await;
                         } else if open {
                             self.send_pass(now).await;
                         }
@@ -145,6 +198,63 @@ impl PhaseClient for UdpClient {
             }
         }
         self.core.finish(true)
+    }
+}
+
+/// One echo into `one`, or as many as are queued into `batch`: how many arrived, and the
+/// length of the one in `one` (0 when batched).
+async fn receive(
+    socket: &UdpSocket,
+    one: &mut [u8],
+    batch: Option<&mut RecvBatch>,
+) -> std::io::Result<(usize, usize)> {
+    match batch {
+        Some(batch) => Ok((batch.recv(socket).await?, 0)),
+        None => Ok((1, socket.recv(one).await?)),
+    }
+}
+
+/// `--udp-batch N`: [`serve`] with the datagrams queued on the socket received up to N per
+/// `recvmmsg`, and their echoes (in arrival order, a held-back one right after the echo it
+/// follows) sent per `sendmmsg`.
+pub async fn serve_batched(socket: UdpSocket, duty: ServerDuty, batch: usize) {
+    let mut incoming = RecvBatch::new(batch, RECV_BUF);
+    let mut server = DatagramServer::new(duty);
+    loop {
+        let Ok(count) = incoming.recv(&socket).await else {
+            // ICMP errors from a client that already closed surface here; keep serving.
+            continue;
+        };
+        if let Some(stall) = server.stall() {
+            tokio::time::sleep(stall).await;
+        }
+        // What to send: (datagram index or a held-back message, peer, phase).
+        let mut replies: Vec<(Result<usize, Vec<u8>>, SocketAddr, u8)> = Vec::new();
+        for i in 0..count {
+            let (message, Some(peer)) = incoming.get_mut(i) else {
+                continue;
+            };
+            if let Reply::Echo { phase, then } = server.on_datagram(message, peer) {
+                replies.push((Ok(i), peer, phase));
+                if let Some((late, to)) = then {
+                    replies.push((Err(late), to, phase));
+                }
+            }
+        }
+        let out: Vec<(&[u8], Option<SocketAddr>)> = replies
+            .iter()
+            .map(|(what, to, _)| {
+                let bytes = match what {
+                    Ok(i) => incoming.get(*i).0,
+                    Err(late) => late.as_slice(),
+                };
+                (bytes, Some(*to))
+            })
+            .collect();
+        let outcomes = mmsg::send(&socket, &out).await;
+        for ((outcome, (bytes, _)), (_, _, phase)) in outcomes.into_iter().zip(&out).zip(&replies) {
+            server.sent(*phase, outcome, bytes.len());
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The traffic of one measurement: the protocol-independent client core ([`client`]), the
-//! stream and datagram client and server loops on tokio ([`stream`], [`datagram`]) and on
+//! stream and datagram client and server loops on tokio ([`stream`], [`datagram`], batched
+//! with [`mmsg`]) and on
 //! monoio ([`uring`]), connection setup ([`sockets`], [`connect`], [`tls`]), the server's
 //! synthetic work ([`work`]) and the test-only faults ([`fault`]).
 
@@ -7,6 +8,7 @@ pub mod client;
 pub mod connect;
 pub mod datagram;
 pub mod fault;
+pub mod mmsg;
 pub mod pacing;
 pub mod schedule;
 pub mod sockets;
