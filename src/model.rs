@@ -79,6 +79,8 @@ pub struct Run {
     pub open_loop: Option<RunOpenLoop>,
     /// Where the run's client and server threads ran (echomark archives that record it).
     pub placement: Option<RunPlacement>,
+    /// UDP, `--udp-batch`: datagrams per system call on both sides (absent for one).
+    pub udp_batch: Option<u64>,
 }
 
 /// Where one run's threads ran, as the runner and the matrix read it back from the kernel.
@@ -440,6 +442,7 @@ pub(crate) mod tests {
             command: String::new(),
             open_loop: None,
             placement: None,
+            udp_batch: None,
         }
     }
 }

@@ -210,6 +210,7 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
             "--server-cpus",
             &server,
         ])
+        .args(["--udp-batch", "8"])
         .args(["--server-name", "serve-tokio", "--server-cmd", &serve])
         .arg("--out")
         .arg(&out)
@@ -231,6 +232,14 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         assert_eq!(e["metrics"]["placement"]["server_in_process"], false);
         assert_eq!(e["server"]["cpus"], server.as_str(), "{}", e["server"]);
         assert_eq!(e["server"]["pinned"], true);
+        // The batch applies to UDP runs only, and each records it.
+        let batched = (e["protocol"] == "udp").then_some(8);
+        assert_eq!(
+            e["metrics"]["udp_batch"].as_u64(),
+            batched,
+            "{}",
+            e["protocol"]
+        );
         let argv: Vec<&str> = e["command"]
             .as_array()
             .unwrap()
@@ -253,4 +262,35 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         }
         other => panic!("{other:?}"),
     }
+    let batches: Vec<Option<u64>> = dataset.runs.iter().map(|r| r.udp_batch).collect();
+    assert!(
+        batches.contains(&Some(8)) && batches.contains(&None),
+        "{batches:?}"
+    );
+    // And the overview says both, in both languages.
+    let datasets = vec![dataset];
+    let analysis = echomark::analysis::Analysis::of(&datasets).unwrap();
+    let site = echomark::site::render(&datasets, &analysis, "https://example.test/").unwrap();
+    let page = |lang: &str| {
+        String::from_utf8(site.files[&format!("{lang}/apart/overview.md")].clone()).unwrap()
+    };
+    let shared = if client == server {
+        format!("they share CPU {client}")
+    } else {
+        "they share no CPU".to_string()
+    };
+    let en = page("en");
+    assert!(
+        en.contains(&format!(
+            "CPUs: the client ran on CPU {client} (pinned), the server on CPU {server} (pinned); {shared}"
+        )),
+        "{en}"
+    );
+    assert!(en.contains("up to 8 datagrams per system call"), "{en}");
+    let zh = page("zh");
+    assert!(
+        zh.contains(&format!("客户端运行在 CPU {client}（已绑核）")),
+        "{zh}"
+    );
+    assert!(zh.contains("`--udp-batch 8`"), "{zh}");
 }

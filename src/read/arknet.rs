@@ -250,6 +250,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             request,
             command: std::mem::take(&mut entry.command),
             placement: None,
+            udp_batch: None,
         };
         out.add_run(&file, facts, metrics);
     }

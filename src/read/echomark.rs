@@ -361,6 +361,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             request,
             command: entry.command.join(" "),
             placement: placement(out, &file, index, &entry),
+            udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
         };
         out.add_run(&file, facts, measurement.as_ref());
     }

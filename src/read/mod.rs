@@ -296,6 +296,8 @@ pub struct EntryFacts<'a> {
     pub command: String,
     /// Where its threads ran, when the archive recorded it.
     pub placement: Option<crate::model::RunPlacement>,
+    /// UDP, `--udp-batch`: datagrams per system call.
+    pub udp_batch: Option<u64>,
 }
 
 /// The file-level rules both formats share: a source hash (every archive names its measured
@@ -415,6 +417,7 @@ impl FileRead {
                 .and_then(|m| m.udp_send_buffer_requested_bytes),
             command: facts.command,
             placement: facts.placement,
+            udp_batch: facts.udp_batch,
             open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {
                 crate::model::RunOpenLoop {
                     achieved_rate: o.achieved_rate,

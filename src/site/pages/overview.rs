@@ -170,6 +170,25 @@ fn placement_line(cat: &Catalog, d: &Dataset) -> Markup {
             "overview.placement_free"
         })
     };
+    let mut line = where_threads_ran(cat, d, &cpus, &how);
+    let batches: BTreeSet<u64> = d.runs.iter().filter_map(|r| r.udp_batch).collect();
+    if let Some(largest) = batches.last() {
+        line.push(&cat.text("site.sentence_sep"));
+        line.push(&cat.fill(
+            "overview.udp_batch",
+            &[("n", &Markup::trusted(largest.to_string()))],
+        ));
+    }
+    line
+}
+
+/// The placement sentence proper: pinned or not, on which CPUs, sharing any.
+fn where_threads_ran(
+    cat: &Catalog,
+    d: &Dataset,
+    cpus: &dyn Fn(&CpuList) -> Markup,
+    how: &dyn Fn(bool) -> Markup,
+) -> Markup {
     let summary = placement::of(d);
     match &summary {
         Placement::NotRecorded => cat.text("overview.placement_unknown"),
