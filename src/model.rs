@@ -296,6 +296,12 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// The machine the dataset was measured on, as its first archive describes it (a
+    /// dataset is one campaign on one host); `None` for a dataset without archives.
+    pub fn host(&self) -> Option<&HostInfo> {
+        self.files.first().map(|f| &f.host)
+    }
+
     /// Repetitions per configuration, as the first archive's settings give them (0 without one).
     pub fn repetitions(&self) -> u64 {
         self.files.first().map_or(0, |f| f.repetitions)

@@ -156,7 +156,7 @@ impl SummaryDocument {
         Self {
             dataset: d.name.clone(),
             source_sha256: d.files.first().and_then(|f| f.source_sha256.clone()),
-            host: d.files.first().map(|f| f.host.clone()),
+            host: d.host().cloned(),
             runs: report.runs,
             runs_passed: report.runs_passed,
             configurations: report.configurations,

@@ -9,8 +9,10 @@
 //! (min–max over the rounds) of the seven-protocol rows. Then the two backends side by side
 //! (tokio on epoll, monoio on io_uring) on the models both can run: 1 × 1 on one runtime
 //! against the floor, 16 × 16 on two shards for TCP and UDP, and the seven protocols at
-//! 16 × 16 on two shards. Last, a fairness line: 1,024 TCP clients × window 1 on one thread,
-//! whose p99 / p50 shows whether any client starves.
+//! 16 × 16 on two shards. Then each switch against the same case without it: batched UDP
+//! (`--udp-batch 16`) and every runtime thread pinned to one CPU (`--client-cpus`). Last, a
+//! fairness line: 1,024 TCP clients × window 1 on one thread, whose p99 / p50 shows whether
+//! any client starves.
 //!
 //! Run with `scripts/bench-echo-core` (it builds the binaries first).
 //! Environment: `ROUNDS` (default 3), `SECONDS` (default 1).
@@ -142,6 +144,53 @@ fn main() {
             });
         }
     }
+    // Each switch against the same case without it, back to back: batched UDP
+    // (`--udp-batch 16`) and placement (every runtime thread pinned to the last CPU).
+    let last_cpu = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .and_then(|l| l.trim().parse::<echomark_archive::cpus::CpuList>().ok())
+        })
+        .and_then(|l| l.cpus().last().copied())
+        .unwrap_or(0)
+        .to_string();
+    let mut switch_cases = Vec::new();
+    for (protocol, clients, window, model, threads, switch) in [
+        ("udp", 16, 16, "sharded", 2, "--udp-batch 16"),
+        ("udp", 16, 1, "shared", 1, "--udp-batch 16"),
+        ("tcp", 1, 1, "shared", 1, "--client-cpus LAST"),
+        ("udp", 1, 1, "shared", 1, "--client-cpus LAST"),
+    ] {
+        for on in [false, true] {
+            let mut args: Vec<String> = format!(
+                "once --protocol {protocol} --payload 1024 --clients {clients} --window {window} \
+                 --io-model {model} --io-threads {threads} --seconds {seconds} --warmup 0.25"
+            )
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+            if on {
+                args.extend(
+                    switch
+                        .replace("LAST", &last_cpu)
+                        .split_whitespace()
+                        .map(String::from),
+                );
+            }
+            switch_cases.push(Case {
+                label: format!("{protocol} {clients}×{window} {model} {threads}: {switch}"),
+                backend: "tokio",
+                args,
+                protocol,
+                outstanding: (clients * window * 1024) as f64,
+                rates: vec![],
+                p99: vec![],
+                rss: vec![],
+            });
+        }
+    }
     let (mut floor, mut bare_rates) = ([vec![], vec![]], [vec![], vec![]]);
     // Fairness at scale: 1,024 TCP clients × window 1 on one thread; a starved client shows
     // as a p99 far above the p50 (rt/s, p50, p99, p99.9 per round).
@@ -201,8 +250,12 @@ fn main() {
         for i in order {
             measure(&runner, &mut cases[i]);
         }
-        // The two backends of a case run back to back, in alternate order each round.
-        for pair in backend_cases.chunks_mut(2) {
+        // The two backends of a case (a switch off and on) run back to back, in alternate
+        // order each round.
+        for pair in backend_cases
+            .chunks_mut(2)
+            .chain(switch_cases.chunks_mut(2))
+        {
             if round % 2 == 0 {
                 pair.reverse();
             }
@@ -271,6 +324,7 @@ fn main() {
     }
     print_protocols(&cases[..half]);
     print_backends(&backend_cases, floor);
+    print_switches(&switch_cases);
     let [rate, p50, p99, p999] = crowd.map(median);
     println!(
         "\n1,024 TCP clients × window 1, 1 KiB, sharded 1: {rate:.0} rt/s, p50 {p50:.0} µs, \
@@ -350,6 +404,36 @@ fn print_backends(cases: &[Case], floor: [f64; 2]) {
             vs(m),
             median(tokio.p99.clone()),
             median(monoio.p99.clone()),
+        );
+    }
+}
+
+/// Each switch against the same case without it: medians, ranges, and whether the ranges
+/// are apart (otherwise the switch made no distinguishable difference in this run).
+fn print_switches(cases: &[Case]) {
+    println!("\nswitches, 1 KiB, tokio, latency recorded: each case without and with the switch, back to back\n");
+    println!("| case | off rt/s (min–max) | on rt/s (min–max) | on / off | verdict |");
+    println!("| --- | ---: | ---: | ---: | --- |");
+    let range = |c: &Case| {
+        c.rates
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)))
+    };
+    for pair in cases.chunks(2) {
+        let [off, on] = pair else { continue };
+        let (a, b) = (median(off.rates.clone()), median(on.rates.clone()));
+        let ((alo, ahi), (blo, bhi)) = (range(off), range(on));
+        let verdict = if blo > ahi {
+            "faster"
+        } else if bhi < alo {
+            "slower"
+        } else {
+            "no distinguishable difference"
+        };
+        println!(
+            "| {} | {a:.0} ({alo:.0}–{ahi:.0}) | {b:.0} ({blo:.0}–{bhi:.0}) | {:.2} | {verdict} |",
+            off.label,
+            b / a
         );
     }
 }

@@ -192,9 +192,8 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         .iter()
         .map(|d| {
             let cpus = d
-                .files
-                .first()
-                .and_then(|f| f.host.logical_cpus)
+                .host()
+                .and_then(|h| h.logical_cpus)
                 .filter(|n| *n > 0)
                 .map(|n| n as f64);
             (d.name.as_str(), cpus)

@@ -15,7 +15,7 @@ use echomark_archive::CaseKey;
 /// records. Fields newer archives add (governor, SMT, CPU signature) are left out, so an
 /// older dataset of the same machine still counts as that machine.
 pub fn host_key(d: &Dataset) -> Option<String> {
-    let h = &d.files.first()?.host;
+    let h = d.host()?;
     serde_json::to_string(&(
         &h.cpu,
         h.logical_cpus,

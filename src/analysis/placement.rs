@@ -54,7 +54,7 @@ pub fn of(d: &Dataset) -> Placement {
 pub fn io_cpus(d: &Dataset) -> Option<u64> {
     match of(d) {
         Placement::Same(p) => Some(p.client.len() as u64),
-        _ => d.files.first().and_then(|f| f.host.logical_cpus),
+        _ => d.host().and_then(|h| h.logical_cpus),
     }
 }
 

@@ -135,19 +135,14 @@ pub fn spread(pairs: &[Pair]) -> Option<Spread> {
 
 /// Median (of an even count, the mean of the two middle values), minimum and maximum of
 /// `values`; `None` when there are none.
-pub fn median_range(mut values: Vec<f64>) -> Option<Stat> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let median = match n {
-        0 => return None,
-        _ if n % 2 == 1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    };
-    Some(Stat {
-        median,
-        min: values[0],
-        max: values[n - 1],
-    })
+pub fn median_range(values: Vec<f64>) -> Option<Stat> {
+    let median = echomark_archive::plan::median(&values)?;
+    let (min, max) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    Some(Stat { median, min, max })
 }
 
 #[cfg(test)]

@@ -119,7 +119,7 @@ pub(super) fn summary(d: &Dataset) -> SideSummary {
         dataset: d.name.clone(),
         files: d.files.len(),
         runs: d.runs.len(),
-        host: d.files.first().map(|f| f.host.clone()).unwrap_or_default(),
+        host: d.host().cloned().unwrap_or_default(),
         builds,
         revisions,
         first_recorded_utc: d.recorded_at().map(str::to_string),

@@ -271,7 +271,7 @@ pub fn dataset_kind(cat: &Catalog, d: &Dataset) -> Markup {
 
 /// "AMD EPYC, 2 logical CPUs" in the page's language; `missing` stands in for an absent value.
 pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
-    let h = d.files.first().map(|f| &f.host);
+    let h = d.host();
     let cpu = h
         .and_then(|h| h.cpu.as_deref())
         .map_or(missing.clone(), Markup::text);

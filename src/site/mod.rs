@@ -388,7 +388,7 @@ fn landing(
             .iter()
             .map(|v| {
                 let d = v.dataset;
-                let h = d.files.first().map(|f| f.host.clone()).unwrap_or_default();
+                let h = d.host().cloned().unwrap_or_default();
                 let recorded = d.recorded_at().unwrap_or("");
                 LandingDataset {
                     name: d.name.clone(),

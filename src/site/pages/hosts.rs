@@ -86,11 +86,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
     let missing = cat.text("overview.not_recorded");
     for (position, members) in groups.iter().enumerate() {
         let first = datasets[members[0]];
-        let h = first
-            .files
-            .first()
-            .map(|f| f.host.clone())
-            .unwrap_or_default();
+        let h = first.host().cloned().unwrap_or_default();
         let names: Vec<Markup> = members
             .iter()
             .map(|&i| {
@@ -149,7 +145,7 @@ fn comparison(
 ) -> HostComparison {
     let (base, subject) = (&views[pair.base], &views[pair.subject]);
     let cpu = |v: &DatasetView| {
-        let cpu = v.dataset.files.first().and_then(|f| f.host.cpu.as_deref());
+        let cpu = v.dataset.host().and_then(|h| h.cpu.as_deref());
         Markup::text(cpu.unwrap_or("?"))
     };
     let link = |v: &DatasetView| {

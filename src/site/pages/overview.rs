@@ -467,7 +467,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
         _ => "IPv4",
     };
     let not_recorded = cat.text("overview.not_recorded");
-    let cpus = first.and_then(|f| f.host.logical_cpus).filter(|n| *n > 0);
+    let cpus = d.host().and_then(|h| h.logical_cpus).filter(|n| *n > 0);
     let cpu_share = match cpus {
         Some(n) => cat.fill(
             "overview.cpu_share",

@@ -10,7 +10,7 @@ use crate::site::table::Table;
 
 /// The host table.
 pub fn host_table(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
-    let h = d.files.first().map(|f| f.host.clone()).unwrap_or_default();
+    let h = d.host().cloned().unwrap_or_default();
     let first_format = d.files.first().map(|f| f.format);
     let text = |v: &Option<String>| v.as_deref().map_or(not_recorded.clone(), Markup::text);
     let int = |v: Option<u64>| v.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string()));
