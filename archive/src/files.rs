@@ -1,5 +1,6 @@
-//! Writing a file so that a reader, or a crash, only ever sees the old content or the new:
-//! the one helper the runner (archives, certificates) and the generator (reports) share.
+//! Writing a file so that a reader, or a crash, only ever sees the old content or the new,
+//! and holding a file lock: the helpers the runner (archives, certificates) and the
+//! generator (reports, the site folder) share.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -46,6 +47,28 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Takes an exclusive `flock` on `file`: without waiting, `Ok(false)` when another holder
+/// has it; with `wait`, once it is free. The lock lasts as long as the descriptor (and any
+/// copy a child inherited).
+pub fn lock_exclusive(file: &File, wait: bool) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let how = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
+    // SAFETY: flock on a descriptor `file` owns for the whole call.
+    if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.kind() == io::ErrorKind::WouldBlock {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,6 +90,21 @@ mod tests {
         let left: Vec<_> = fs::read_dir(&dir).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file is left behind");
         assert!(write_atomically(&dir.join("missing/report.md"), b"x").is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_second_lock_on_one_file_waits_for_the_first() {
+        let dir = std::env::temp_dir().join(format!("emk-lock-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("lock");
+        let first = File::create(&path).unwrap();
+        let second = File::open(&path).unwrap();
+        assert!(super::lock_exclusive(&first, false).unwrap());
+        // flock locks belong to open file descriptions: another open of the file waits.
+        assert!(!super::lock_exclusive(&second, false).unwrap());
+        drop(first);
+        assert!(super::lock_exclusive(&second, false).unwrap());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -157,19 +157,14 @@ struct FolderLock {
 impl FolderLock {
     /// Locks `dir`, saying so when another build holds it and waiting for it.
     fn take(dir: &Path) -> Result<Self, WriteError> {
-        use std::os::fd::AsRawFd;
+        use echomark_archive::files::lock_exclusive;
         let file = File::open(dir).map_err(at(dir))?;
-        let fd = file.as_raw_fd();
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if !lock_exclusive(&file, false).map_err(at(dir))? {
             eprintln!(
                 "echomark: another build is writing into {}; waiting for it",
                 dir.display()
             );
-            // SAFETY: as above.
-            if unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
-                return Err(at(dir)(io::Error::last_os_error()));
-            }
+            lock_exclusive(&file, true).map_err(at(dir))?;
         }
         Ok(Self { _held: file })
     }

@@ -35,7 +35,6 @@ const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 impl ArchiveLock {
     /// Locks the archive at `archive`, waiting a few seconds for a previous holder.
     pub fn take(archive: &Path) -> io::Result<Self> {
-        use std::os::fd::AsRawFd;
         let name = archive
             .file_name()
             .ok_or_else(|| io::Error::other("archive path has no file name"))?;
@@ -47,8 +46,7 @@ impl ArchiveLock {
             .open(&path)?;
         let start = std::time::Instant::now();
         loop {
-            // SAFETY: flock on a descriptor this function owns.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            if echomark_archive::files::lock_exclusive(&file, false)? {
                 return Ok(Self { file, path });
             }
             if start.elapsed() >= LOCK_PATIENCE {
