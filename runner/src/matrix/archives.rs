@@ -98,7 +98,7 @@ pub(super) fn settings_for_backend(
     let mut settings = settings.clone();
     settings.unsupported_io_profiles = settings.unsupported_for(backend.name());
     if settings.planned_runs(backend.name(), &[]).is_empty() {
-        return Err(MatrixError(format!(
+        return Err(MatrixError::Refused(format!(
             "the matrix has no cases that --backend {backend} can run"
         )));
     }
@@ -142,12 +142,14 @@ pub(super) fn for_server(
 
 /// The settings must be runnable and every result one of their planned runs.
 pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixError> {
-    plan::check_settings(&archive.settings)
-        .map_err(|e| MatrixError(format!("{}: {e}", path.display())))?;
+    plan::check_settings(&archive.settings).map_err(|source| MatrixError::Settings {
+        what: path.display().to_string(),
+        source,
+    })?;
     if archive.settings.unsupported_io_profiles
         != archive.settings.unsupported_for(&archive.backend)
     {
-        return Err(MatrixError(format!(
+        return Err(MatrixError::Refused(format!(
             "{}: settings.unsupported_io_profiles does not match what backend {} cannot run",
             path.display(),
             archive.backend
@@ -165,7 +167,7 @@ pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixErr
         .find(|(_, e)| !planned.contains(&e.run_id()))
     {
         None => Ok(()),
-        Some((i, e)) => Err(MatrixError(format!(
+        Some((i, e)) => Err(MatrixError::Refused(format!(
             "{}: results[{i}]: {} {} B, {} × {}, {} {}, work {}, repetition {} is not a run the settings plan",
             path.display(),
             e.protocol,
@@ -184,9 +186,9 @@ pub(super) fn resume(
     path: &Path,
     hashes: impl FnOnce() -> Result<(String, String), MatrixError>,
 ) -> Result<Archive, MatrixError> {
-    let archive = store::read(path).map_err(|e| MatrixError(e.to_string()))?;
+    let archive = store::read(path)?;
     if archive.echomark.tool != TOOL_NAME || archive.echomark.format_version != FORMAT_VERSION {
-        return Err(MatrixError(format!(
+        return Err(MatrixError::Refused(format!(
             "{}: written by {} format {}, not {TOOL_NAME} format {FORMAT_VERSION}",
             path.display(),
             archive.echomark.tool,
@@ -194,7 +196,7 @@ pub(super) fn resume(
         )));
     }
     if archive.complete {
-        return Err(MatrixError(format!(
+        return Err(MatrixError::Refused(format!(
             "{}: already complete; nothing to resume",
             path.display()
         )));
@@ -202,7 +204,7 @@ pub(super) fn resume(
     check_plan(path, &archive)?;
     let (exe_sha, source_sha) = hashes()?;
     if archive.executable_sha256 != exe_sha || archive.source_sha256 != source_sha {
-        return Err(MatrixError(format!(
+        return Err(MatrixError::Refused(format!(
             "{}: measured with another build (executable or source hash differs); \
              one archive holds one build, so start a new archive",
             path.display()
@@ -221,14 +223,14 @@ pub(super) fn resume(
         here.cpu_governor = None;
     }
     if archive.host != here {
-        return Err(MatrixError(format!(
+        return Err(MatrixError::Refused(format!(
             "{}: measured on another host",
             path.display()
         )));
     }
     let failed = archive.results.iter().filter(|e| e.error.is_some()).count() as u64;
     if failed != archive.failed_measurements {
-        return Err(MatrixError(format!(
+        return Err(MatrixError::Refused(format!(
             "{}: failed_measurements is {} but {failed} entries carry an error",
             path.display(),
             archive.failed_measurements

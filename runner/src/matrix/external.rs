@@ -78,7 +78,7 @@ pub(super) fn verify_first(
         }
         let cpus = server::pinned_cpus(&target.archive.settings)?;
         let started = server::start(server, protocol, cpus.as_ref())
-            .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?;
+            .map_err(|e| MatrixError::system("cannot start the server", e))?;
         let address = started.address;
         let ready = started.ready_seconds.is_some();
         let verification = ready.then(|| {
@@ -122,7 +122,7 @@ pub(super) fn verify_first(
         target.archive.verification.push(record);
         target.save()?;
         if !passed {
-            return Err(MatrixError(format!(
+            return Err(MatrixError::Refused(format!(
                 "{} fails the echo contract for {protocol}, so it is not measured ({}); the verification is in {}",
                 server.name,
                 failed.join("; "),

@@ -29,8 +29,76 @@ use plan::{MatrixSpec, Overrides, PlannedRun};
 
 /// A problem that stops the matrix before (or instead of) measuring: exit 2.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct MatrixError(pub String);
+pub enum MatrixError {
+    /// The request, or the archive it resumes, asks for what cannot be measured.
+    #[error("{0}")]
+    Refused(String),
+    /// The system refused the matrix one of its own files, folders, processes or signals;
+    /// `what` says which and what was attempted.
+    #[error("{what}: {source}")]
+    System {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A planned case the runner cannot measure.
+    #[error("case {label}: {source}")]
+    Case {
+        label: String,
+        #[source]
+        source: crate::case::UsageError,
+    },
+    /// An archive to resume that cannot be read back.
+    #[error(transparent)]
+    Archive(#[from] store::ReadError),
+    /// Settings (an archive's, to resume) that plan no matrix; `what` says whose.
+    #[error("{what}: {source}")]
+    Settings {
+        what: String,
+        #[source]
+        source: plan::PlanError,
+    },
+    /// monoio was asked for, and this kernel's io_uring cannot run it.
+    #[error(transparent)]
+    Uring(#[from] crate::measure::shards::UringError),
+    /// The archive is being written by another matrix (or a run it started).
+    #[error(transparent)]
+    Locked(std::io::Error),
+}
+
+impl MatrixError {
+    /// `what` failed with `source`.
+    pub fn system(what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::System {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use std::error::Error as _;
+
+    use super::MatrixError;
+
+    #[test]
+    fn a_matrix_error_says_what_failed_and_keeps_the_cause() {
+        let e = MatrixError::system(
+            "cannot create out",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        assert_eq!(e.to_string(), "cannot create out: permission denied");
+        let cause = e.source().expect("the io error is kept as the source");
+        assert_eq!(cause.to_string(), "permission denied");
+        let case = MatrixError::Case {
+            label: "tcp 64 B".into(),
+            source: crate::case::UsageError("no".into()),
+        };
+        assert_eq!(case.to_string(), "case tcp 64 B: no");
+        assert!(case.source().is_some());
+    }
+}
 
 /// Which archive a matrix writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +171,7 @@ struct Target {
 impl Target {
     fn save(&self) -> Result<(), MatrixError> {
         store::write_atomically(&self.path, &self.archive)
-            .map_err(|e| MatrixError(format!("cannot write {}: {e}", self.path.display())))
+            .map_err(|e| MatrixError::system(format!("cannot write {}", self.path.display()), e))
     }
 }
 
@@ -148,7 +216,7 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
     match &request.archive {
         ArchiveTarget::New(path) if names.len() > 1 => {
             if path.exists() && !path.is_dir() {
-                return Err(MatrixError(format!(
+                return Err(MatrixError::Refused(format!(
                     "{}: with several backends or servers, --out names a folder (one archive each)",
                     path.display()
                 )));
@@ -161,13 +229,13 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
         ArchiveTarget::New(path) => Ok(vec![path.clone()]),
         ArchiveTarget::Resume(dir) if dir.is_dir() => {
             let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-                .map_err(|e| MatrixError(format!("{}: {e}", dir.display())))?
+                .map_err(|e| MatrixError::system(format!("{}", dir.display()), e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "json"))
                 .collect();
             paths.sort();
             if paths.is_empty() {
-                return Err(MatrixError(format!(
+                return Err(MatrixError::Refused(format!(
                     "{}: no archive to resume",
                     dir.display()
                 )));
@@ -180,8 +248,8 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
 
 /// Runs the matrix described by `request`.
 pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| MatrixError(format!("cannot locate own binary: {e}")))?;
+    let exe =
+        std::env::current_exe().map_err(|e| MatrixError::system("cannot locate own binary", e))?;
     let source_dir = request
         .source_dir
         .clone()
@@ -189,9 +257,9 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     // Hashing the binary and the sources takes a moment; it is done after the cheap checks.
     let hashes = || -> Result<(String, String), MatrixError> {
         let exe_sha = provenance::file_sha256(&exe)
-            .map_err(|e| MatrixError(format!("cannot hash {}: {e}", exe.display())))?;
+            .map_err(|e| MatrixError::system(format!("cannot hash {}", exe.display()), e))?;
         let source_sha = provenance::source_sha256(&source_dir).map_err(|e| {
-            MatrixError(format!(
+            MatrixError::Refused(format!(
                 "cannot hash the measured sources in {} ({e}); pass --source-dir WORKSPACE",
                 source_dir.display()
             ))
@@ -203,16 +271,19 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     if let ArchiveTarget::New(out) = &request.archive {
         if request.archive_names().len() > 1 && !out.exists() {
             std::fs::create_dir(out)
-                .map_err(|e| MatrixError(format!("cannot create {}: {e}", out.display())))?;
+                .map_err(|e| MatrixError::system(format!("cannot create {}", out.display()), e))?;
         }
     }
     let mut locks = Vec::with_capacity(paths.len());
     for path in &paths {
         let lock = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
             Some(dir) if !dir.is_dir() => {
-                return Err(MatrixError(format!("{}: no such folder", dir.display())))
+                return Err(MatrixError::Refused(format!(
+                    "{}: no such folder",
+                    dir.display()
+                )))
             }
-            _ => store::ArchiveLock::take(path).map_err(|e| MatrixError(e.to_string()))?,
+            _ => store::ArchiveLock::take(path).map_err(MatrixError::Locked)?,
         };
         locks.push(lock);
     }
@@ -228,7 +299,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let template = match &request.archive {
         ArchiveTarget::New(_) => {
             if let Some(path) = paths.iter().find(|p| p.exists()) {
-                return Err(MatrixError(format!(
+                return Err(MatrixError::Refused(format!(
                     "{} already exists; finish it with --resume {0} or choose another --out",
                     path.display()
                 )));
@@ -265,7 +336,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             None => archives::resume(&path, &mut hashes_once)?,
         };
         let backend = archives::runtime_of(&archive).ok_or_else(|| {
-            MatrixError(format!(
+            MatrixError::Refused(format!(
                 "{}: backend {:?} is not one this runner has",
                 path.display(),
                 archive.backend
@@ -273,7 +344,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         })?;
         if let Some(first) = targets.first() {
             if first.archive.settings.shared_matrix() != archive.settings.shared_matrix() {
-                return Err(MatrixError(format!(
+                return Err(MatrixError::Refused(format!(
                     "{} and {}: archives resumed together must have the same settings",
                     first.path.display(),
                     path.display()
@@ -288,12 +359,14 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         });
     }
     if targets.iter().any(|t| t.backend == Backend::Monoio) {
-        crate::measure::shards::probe().map_err(|e| MatrixError(e.to_string()))?;
+        crate::measure::shards::probe()?;
     }
     let first = &targets[0];
     let settings = first.archive.settings.clone();
-    let spec = MatrixSpec::from_settings(&settings)
-        .map_err(|e| MatrixError(format!("{}: settings: {e}", first.path.display())))?;
+    let spec = MatrixSpec::from_settings(&settings).map_err(|source| MatrixError::Settings {
+        what: format!("{}: settings", first.path.display()),
+        source,
+    })?;
     // Every case known before anything runs is checked first, so a bad matrix fails once
     // with exit 2, not once per run.
     let placeholder: std::net::SocketAddr = match settings.address_family {
@@ -305,17 +378,22 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     for t in &targets {
         for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
             let label = label(&run, &t.archive.backend);
-            let case = spec
-                .case(&run, &settings)
-                .map_err(|e| MatrixError(format!("case {label}: {e}")))?;
+            let case = spec.case(&run, &settings).map_err(|e| MatrixError::Case {
+                label: label.clone(),
+                source: e,
+            })?;
             if let Some(server) = &t.archive.settings.external_server {
-                external::against(case, server, placeholder, true)
-                    .map_err(|e| MatrixError(format!("case {label}: {e}")))?;
+                external::against(case, server, placeholder, true).map_err(|e| {
+                    MatrixError::Case {
+                        label: label.clone(),
+                        source: e,
+                    }
+                })?;
             }
         }
         let done: BTreeSet<_> = t.archive.results.iter().map(Entry::run_id).collect();
         if done.len() != t.archive.results.len() {
-            return Err(MatrixError(format!(
+            return Err(MatrixError::Refused(format!(
                 "{}: a (case, repetition) appears twice in results",
                 t.path.display()
             )));
@@ -345,7 +423,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let failed_before = targets.iter().map(|t| t.archive.failed_measurements).sum();
     let mut progress = progress::Progress::new(soaks_due as u64, failed_before);
     let timeout = Duration::try_from_secs_f64(settings.case_timeout_seconds)
-        .map_err(|e| MatrixError(format!("settings.case_timeout_seconds: {e}")))?;
+        .map_err(|e| MatrixError::Refused(format!("settings.case_timeout_seconds: {e}")))?;
     let keep_going = settings.keep_going;
     let mut stopped_early = false;
     // Stages: the plan as known now; a rate sweep's open-loop runs join it once their
@@ -381,9 +459,10 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             let order = target.archive.results.len();
             let label = label(&run, &target.archive.backend);
             progress.starting(&label);
-            let case = spec
-                .case(&run, &settings)
-                .map_err(|e| MatrixError(format!("case {label}: {e}")))?;
+            let case = spec.case(&run, &settings).map_err(|e| MatrixError::Case {
+                label: label.clone(),
+                source: e,
+            })?;
             let started_at_utc = provenance::utc_now();
             let lock_fd = Some(target.lock.fd());
             // An external server starts fresh for every run, as echomark's own does.
@@ -396,7 +475,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                         run.protocol,
                         server::pinned_cpus(&target.archive.settings)?.as_ref(),
                     )
-                    .map_err(|e| MatrixError(format!("cannot start the server: {e}")))?,
+                    .map_err(|e| MatrixError::system("cannot start the server", e))?,
                 )),
                 None => None,
             };
@@ -404,7 +483,10 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 Some((s, started)) => {
                     let pipelines = external::pipelines(&target.archive.verification, run.protocol);
                     external::against(case, s, started.address, pipelines)
-                        .map_err(|e| MatrixError(format!("case {label}: {e}")))?
+                        .map_err(|e| MatrixError::Case {
+                            label: label.clone(),
+                            source: e,
+                        })?
                         .to_args()
                 }
                 None => case.to_args(),
@@ -419,7 +501,10 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                         return Ok(interrupted(&targets, &progress, &signal))
                     }
                     Err(e) => {
-                        return Err(MatrixError(format!("cannot start {}: {e}", exe.display())))
+                        return Err(MatrixError::system(
+                            format!("cannot start {}", exe.display()),
+                            e,
+                        ))
                     }
                 }
             } else {
@@ -593,7 +678,12 @@ fn soak_child(
     let outcome = match child::run(exe, &args, timeout, interrupted, Some(lock_fd)) {
         Ok(Ok(o)) => o,
         Ok(Err(child::Interrupted)) => return Ok(None),
-        Err(e) => return Err(MatrixError(format!("cannot start {}: {e}", exe.display()))),
+        Err(e) => {
+            return Err(MatrixError::system(
+                format!("cannot start {}", exe.display()),
+                e,
+            ))
+        }
     };
     let report: Option<SoakReport> = serde_json::from_str(outcome.stdout.trim()).ok();
     let passed = outcome.returncode == 0 && report.as_ref().is_some_and(|r| r.passed);
@@ -659,7 +749,7 @@ fn install_signal_flags() -> Result<SignalFlag, MatrixError> {
             })
         };
         // Without the handler, Ctrl-C would kill the matrix before it saves the archive.
-        registered.map_err(|e| MatrixError(format!("cannot handle signal {sig}: {e}")))?;
+        registered.map_err(|e| MatrixError::system(format!("cannot handle signal {sig}"), e))?;
     }
     Ok(SignalFlag { flag, which })
 }

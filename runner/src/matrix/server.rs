@@ -46,8 +46,9 @@ pub fn pinned_cpus(
         .server_cpus
         .as_deref()
         .map(|list| {
-            list.parse()
-                .map_err(|e| super::MatrixError(format!("settings.server_cpus: {e}")))
+            list.parse().map_err(|e: crate::placement::CpuListError| {
+                super::MatrixError::Refused(format!("settings.server_cpus: {e}"))
+            })
         })
         .transpose()
 }
