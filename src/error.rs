@@ -60,9 +60,17 @@ impl fmt::Display for Problem {
 /// Why a command could not use its input.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Files or folders could not be read.
+    /// A file or folder could not be read; `path` as the user sees it (control characters
+    /// escaped).
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The paths given cannot be read as asked (not an archive, a folder of folders, …).
     #[error("{0}")]
-    Io(String),
+    Refused(String),
     /// The archives are malformed or inconsistent; every problem is listed (up to the cap).
     #[error("{}", render(.0))]
     Invalid(Vec<Problem>),

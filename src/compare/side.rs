@@ -64,7 +64,7 @@ pub fn load_dataset(path: &Path) -> Result<Dataset, Error> {
     let mut datasets = read::load(&[path.to_path_buf()])?;
     if datasets.len() != 1 {
         let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
-        return Err(Error::Io(format!(
+        return Err(Error::Refused(format!(
             "{} holds {} datasets ({}); compare takes one dataset folder or archive a side",
             printable(&path.display().to_string()),
             datasets.len(),
@@ -123,8 +123,10 @@ fn pooled_histograms(
             continue;
         }
         let shown = file.path.display().to_string();
-        let bytes = read::archive_bytes(&file.path)
-            .map_err(|e| Error::Io(format!("{}: {e}", printable(&shown))))?;
+        let bytes = read::archive_bytes(&file.path).map_err(|e| Error::Io {
+            path: printable(&shown),
+            source: e,
+        })?;
         let only: HistogramsOnly = serde_json::from_slice(&bytes)
             .map_err(|e| Error::Invalid(vec![Problem::new(&shown, "", e.to_string())]))?;
         for (index, result) in only.results.into_iter().enumerate() {

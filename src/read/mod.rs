@@ -28,10 +28,16 @@ pub type Layout = BTreeMap<String, Vec<PathBuf>>;
 
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
-    let entries = fs::read_dir(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    let entries = fs::read_dir(dir).map_err(|e| Error::Io {
+        path: dir.display().to_string(),
+        source: e,
+    })?;
     for entry in entries {
         let path = entry
-            .map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?
+            .map_err(|e| Error::Io {
+                path: dir.display().to_string(),
+                source: e,
+            })?
             .path();
         if path.is_file() && is_archive_name(&path) {
             refuse_escaping_link(dir, &path)?;
@@ -55,7 +61,7 @@ fn refuse_escaping_link(dir: &Path, path: &Path) -> Result<(), Error> {
     if target.parent() == Some(folder.as_path()) {
         return Ok(());
     }
-    Err(Error::Io(format!(
+    Err(Error::Refused(format!(
         "{} is a symbolic link to {}, outside its dataset's folder; copy the archive in instead",
         printable(&path.display().to_string()),
         printable(&target.display().to_string())
@@ -71,9 +77,10 @@ fn is_archive_name(path: &Path) -> bool {
     name.ends_with(".json") || name.ends_with(".json.gz")
 }
 
-/// The JSON text of an archive file, decompressed when its name ends in `.gz`.
-pub fn archive_bytes(path: &Path) -> Result<Vec<u8>, String> {
-    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+/// The JSON text of an archive file, decompressed when its name ends in `.gz`; a gzip
+/// stream that is broken or inflates past [`MAX_INFLATED_ARCHIVE`] is `InvalidData`.
+pub fn archive_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    let bytes = fs::read(path)?;
     if path.extension().is_none_or(|x| x != "gz") {
         return Ok(bytes);
     }
@@ -85,11 +92,19 @@ pub fn archive_bytes(path: &Path) -> Result<Vec<u8>, String> {
         ),
         &mut text,
     )
-    .map_err(|e| format!("not a readable gzip file: {e}"))?;
+    .map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not a readable gzip file: {e}"),
+        )
+    })?;
     if text.len() as u64 > MAX_INFLATED_ARCHIVE {
-        return Err(format!(
-            "inflates past {} MiB, more than any archive (a gzip bomb?)",
-            MAX_INFLATED_ARCHIVE >> 20
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "inflates past {} MiB, more than any archive (a gzip bomb?)",
+                MAX_INFLATED_ARCHIVE >> 20
+            ),
         ));
     }
     Ok(text)
@@ -123,7 +138,7 @@ impl Found {
             .entry(name.clone())
             .or_insert_with(|| (canonical.clone(), Vec::new()));
         if *known != canonical {
-            return Err(Error::Io(format!(
+            return Err(Error::Refused(format!(
                 "{} and {} are both datasets named {name:?}; a dataset is one folder, so rename one",
                 printable(&known.display().to_string()),
                 printable(&canonical.display().to_string())
@@ -139,8 +154,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
     let mut found = Found::default();
     for path in paths {
         // The real reason a path cannot be used (a symlink loop, a permission), not a guess.
-        let meta = fs::metadata(path)
-            .map_err(|e| Error::Io(format!("{}: {e}", printable(&path.display().to_string()))))?;
+        let meta = fs::metadata(path).map_err(|e| Error::Io {
+            path: printable(&path.display().to_string()),
+            source: e,
+        })?;
         if meta.is_file() {
             let dir = path
                 .parent()
@@ -154,7 +171,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
                 continue;
             }
             let mut subdirs: Vec<PathBuf> = fs::read_dir(path)
-                .map_err(|e| Error::Io(format!("{}: {e}", path.display())))?
+                .map_err(|e| Error::Io {
+                    path: path.display().to_string(),
+                    source: e,
+                })?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.is_dir())
                 .collect();
@@ -166,7 +186,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
                 }
             }
         } else {
-            return Err(Error::Io(format!(
+            return Err(Error::Refused(format!(
                 "{}: neither a file nor a folder",
                 printable(&path.display().to_string())
             )));
@@ -183,7 +203,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
     }
     if layout.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        return Err(Error::Io(format!(
+        return Err(Error::Refused(format!(
             "no archives (*.json, *.json.gz) found in {}",
             printable(&shown.join(", "))
         )));
@@ -511,7 +531,7 @@ fn read_file(path: &Path) -> FileRead {
     let bytes = match archive_bytes(path) {
         Ok(b) => b,
         Err(e) => {
-            out.problem(path, "", e);
+            out.problem(path, "", e.to_string());
             return out;
         }
     };
