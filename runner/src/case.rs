@@ -227,22 +227,11 @@ impl Case {
                 self.backend
             ));
         }
-        if let Some(batch) = self.udp_batch {
-            if self.protocol != Protocol::Udp {
-                return err(format!("--udp-batch is for udp, not {}", self.protocol));
-            }
-            if self.backend != Backend::Tokio {
-                return err(format!(
-                    "--udp-batch is not supported by --backend {} (recvmmsg/sendmmsg run on tokio's sockets)",
-                    self.backend
-                ));
-            }
-            if !(2..=crate::traffic::mmsg::MAX_BATCH).contains(&batch) {
-                return err(format!(
-                    "--udp-batch must be 2 to {}, got {batch}",
-                    crate::traffic::mmsg::MAX_BATCH
-                ));
-            }
+        if let Some(why) = self
+            .udp_batch
+            .and_then(|batch| crate::traffic::mmsg::refusal(self.protocol, self.backend, batch))
+        {
+            return err(why);
         }
         if let Some(target) = &self.target {
             self.validate_target(target)?;

@@ -67,6 +67,7 @@ pub(super) fn verify_first(
     server: &ExternalServer,
     protocols: &[Protocol],
 ) -> Result<(), MatrixError> {
+    let cpus = server::pinned_cpus(&target.archive.settings)?;
     for &protocol in protocols {
         if target
             .archive
@@ -76,7 +77,6 @@ pub(super) fn verify_first(
         {
             continue;
         }
-        let cpus = server::pinned_cpus(&target.archive.settings)?;
         let started = server::start(server, protocol, cpus.as_ref())
             .map_err(|e| MatrixError::system("cannot start the server", e))?;
         let address = started.address;

@@ -7,6 +7,7 @@
 
 mod archives;
 pub mod child;
+mod error;
 mod external;
 pub mod host;
 pub mod identity;
@@ -27,78 +28,7 @@ use echomark_archive::{Archive, Entry, Preset, Protocol, SoakReport};
 use crate::case::Backend;
 use plan::{MatrixSpec, Overrides, PlannedRun};
 
-/// A problem that stops the matrix before (or instead of) measuring: exit 2.
-#[derive(Debug, thiserror::Error)]
-pub enum MatrixError {
-    /// The request, or the archive it resumes, asks for what cannot be measured.
-    #[error("{0}")]
-    Refused(String),
-    /// The system refused the matrix one of its own files, folders, processes or signals;
-    /// `what` says which and what was attempted.
-    #[error("{what}: {source}")]
-    System {
-        what: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A planned case the runner cannot measure.
-    #[error("case {label}: {source}")]
-    Case {
-        label: String,
-        #[source]
-        source: crate::case::UsageError,
-    },
-    /// An archive to resume that cannot be read back.
-    #[error(transparent)]
-    Archive(#[from] store::ReadError),
-    /// Settings (an archive's, to resume) that plan no matrix; `what` says whose.
-    #[error("{what}: {source}")]
-    Settings {
-        what: String,
-        #[source]
-        source: plan::PlanError,
-    },
-    /// monoio was asked for, and this kernel's io_uring cannot run it.
-    #[error(transparent)]
-    Uring(#[from] crate::measure::shards::UringError),
-    /// The archive is being written by another matrix (or a run it started).
-    #[error(transparent)]
-    Locked(std::io::Error),
-}
-
-impl MatrixError {
-    /// `what` failed with `source`.
-    pub fn system(what: impl Into<String>, source: std::io::Error) -> Self {
-        Self::System {
-            what: what.into(),
-            source,
-        }
-    }
-}
-
-#[cfg(test)]
-mod error_tests {
-    use std::error::Error as _;
-
-    use super::MatrixError;
-
-    #[test]
-    fn a_matrix_error_says_what_failed_and_keeps_the_cause() {
-        let e = MatrixError::system(
-            "cannot create out",
-            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
-        );
-        assert_eq!(e.to_string(), "cannot create out: permission denied");
-        let cause = e.source().expect("the io error is kept as the source");
-        assert_eq!(cause.to_string(), "permission denied");
-        let case = MatrixError::Case {
-            label: "tcp 64 B".into(),
-            source: crate::case::UsageError("no".into()),
-        };
-        assert_eq!(case.to_string(), "case tcp 64 B: no");
-        assert!(case.source().is_some());
-    }
-}
+pub use error::MatrixError;
 
 /// Which archive a matrix writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,7 +159,7 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
         ArchiveTarget::New(path) => Ok(vec![path.clone()]),
         ArchiveTarget::Resume(dir) if dir.is_dir() => {
             let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-                .map_err(|e| MatrixError::system(format!("{}", dir.display()), e))?
+                .map_err(|e| MatrixError::system(dir.display().to_string(), e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "json"))
                 .collect();
@@ -378,17 +308,12 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     for t in &targets {
         for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
             let label = label(&run, &t.archive.backend);
-            let case = spec.case(&run, &settings).map_err(|e| MatrixError::Case {
-                label: label.clone(),
-                source: e,
-            })?;
+            let case = spec
+                .case(&run, &settings)
+                .map_err(MatrixError::case(&label))?;
             if let Some(server) = &t.archive.settings.external_server {
-                external::against(case, server, placeholder, true).map_err(|e| {
-                    MatrixError::Case {
-                        label: label.clone(),
-                        source: e,
-                    }
-                })?;
+                external::against(case, server, placeholder, true)
+                    .map_err(MatrixError::case(&label))?;
             }
         }
         let done: BTreeSet<_> = t.archive.results.iter().map(Entry::run_id).collect();
@@ -425,6 +350,8 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let timeout = Duration::try_from_secs_f64(settings.case_timeout_seconds)
         .map_err(|e| MatrixError::Refused(format!("settings.case_timeout_seconds: {e}")))?;
     let keep_going = settings.keep_going;
+    // Every archive of one matrix shares its settings, so its servers share one list.
+    let server_cpus = server::pinned_cpus(&settings)?;
     let mut stopped_early = false;
     // Stages: the plan as known now; a rate sweep's open-loop runs join it once their
     // closed-loop runs are in the archive, so a second stage runs them. Several backends'
@@ -459,10 +386,9 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             let order = target.archive.results.len();
             let label = label(&run, &target.archive.backend);
             progress.starting(&label);
-            let case = spec.case(&run, &settings).map_err(|e| MatrixError::Case {
-                label: label.clone(),
-                source: e,
-            })?;
+            let case = spec
+                .case(&run, &settings)
+                .map_err(MatrixError::case(&label))?;
             let started_at_utc = provenance::utc_now();
             let lock_fd = Some(target.lock.fd());
             // An external server starts fresh for every run, as echomark's own does.
@@ -470,12 +396,8 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             let server = match &external {
                 Some(s) => Some((
                     s,
-                    server::start(
-                        s,
-                        run.protocol,
-                        server::pinned_cpus(&target.archive.settings)?.as_ref(),
-                    )
-                    .map_err(|e| MatrixError::system("cannot start the server", e))?,
+                    server::start(s, run.protocol, server_cpus.as_ref())
+                        .map_err(|e| MatrixError::system("cannot start the server", e))?,
                 )),
                 None => None,
             };
@@ -483,10 +405,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
                 Some((s, started)) => {
                     let pipelines = external::pipelines(&target.archive.verification, run.protocol);
                     external::against(case, s, started.address, pipelines)
-                        .map_err(|e| MatrixError::Case {
-                            label: label.clone(),
-                            source: e,
-                        })?
+                        .map_err(MatrixError::case(&label))?
                         .to_args()
                 }
                 None => case.to_args(),

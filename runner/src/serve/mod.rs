@@ -268,16 +268,11 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
             o.backend, o.io_model, o.io_threads
         )));
     }
-    if let Some(batch) = o.udp_batch {
-        if o.protocol != Protocol::Udp {
-            return usage("--udp-batch is for udp");
-        }
-        if o.backend != Backend::Tokio {
-            return usage("--udp-batch is not supported by --backend monoio (recvmmsg/sendmmsg run on tokio's sockets)");
-        }
-        if !(2..=crate::traffic::mmsg::MAX_BATCH).contains(&batch) {
-            return usage("--udp-batch must be 2 to 64");
-        }
+    if let Some(why) = o
+        .udp_batch
+        .and_then(|batch| crate::traffic::mmsg::refusal(o.protocol, o.backend, batch))
+    {
+        return Err(ServeError::Usage(why));
     }
     if o.io_model == IoModel::Shared && o.io_threads > 1 && o.protocol == Protocol::Udp {
         // One socket served by one task: more threads would only idle.

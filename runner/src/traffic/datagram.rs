@@ -91,9 +91,9 @@ impl UdpClient {
             .iter()
             .map(|b| (b.as_slice(), None))
             .collect();
-        let lens: Vec<usize> = out.iter().map(|(bytes, _)| bytes.len()).collect();
         let outcomes = mmsg::send(&self.socket, &out).await;
-        for (outcome, len) in outcomes.into_iter().zip(lens) {
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let len = self.batch_out[i].len();
             self.count_send(outcome, len);
         }
     }

@@ -15,6 +15,25 @@ use tokio::net::UdpSocket;
 /// grow the buffers).
 pub const MAX_BATCH: usize = 64;
 
+/// Why `--udp-batch batch` cannot run for `protocol` on `backend` (`once` and `serve` alike);
+/// `None` when it can.
+pub fn refusal(
+    protocol: echomark_archive::Protocol,
+    backend: crate::case::Backend,
+    batch: usize,
+) -> Option<String> {
+    if protocol != echomark_archive::Protocol::Udp {
+        return Some(format!("--udp-batch is for udp, not {protocol}"));
+    }
+    if backend != crate::case::Backend::Tokio {
+        return Some(format!(
+            "--udp-batch is not supported by --backend {backend} (recvmmsg/sendmmsg run on tokio's sockets)"
+        ));
+    }
+    (!(2..=MAX_BATCH).contains(&batch))
+        .then(|| format!("--udp-batch must be 2 to {MAX_BATCH}, got {batch}"))
+}
+
 /// Received datagrams: `len[i]` bytes of `bufs[i]` from `peers[i]`, for `i < count`.
 pub struct RecvBatch {
     pub bufs: Vec<Vec<u8>>,
