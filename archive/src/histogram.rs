@@ -22,6 +22,12 @@ pub enum HistogramError {
     /// Larger than any histogram the runner writes.
     #[error("{0}")]
     TooLarge(String),
+    /// The histogram counts a different number of round trips than its run.
+    #[error("holds {holds} values but the run counted {counted} round trips")]
+    CountDiffers { holds: u64, counted: u64 },
+    /// The histogram's p99 is not the run's: it belongs to another run.
+    #[error("has a p99 of {held} µs but the run reports {reported} µs: another run's histogram?")]
+    P99Differs { held: f64, reported: f64 },
 }
 
 /// The longest `rtt_histogram` text accepted (the runner's are a few KiB).
@@ -120,12 +126,16 @@ pub fn decode(text: &str) -> Result<Histogram<u64>, HistogramError> {
 /// Whether `hist` (nanoseconds) is the histogram of a run that counted `observations`
 /// round trips with a p99 of `p99_us`: the same count, and the same p99 within the
 /// histogram's own precision.
-pub fn check_against(hist: &Histogram<u64>, observations: u64, p99_us: f64) -> Result<(), String> {
+pub fn check_against(
+    hist: &Histogram<u64>,
+    observations: u64,
+    p99_us: f64,
+) -> Result<(), HistogramError> {
     if hist.len() != observations {
-        return Err(format!(
-            "holds {} values but the run counted {observations} round trips",
-            hist.len()
-        ));
+        return Err(HistogramError::CountDiffers {
+            holds: hist.len(),
+            counted: observations,
+        });
     }
     if observations == 0 {
         return Ok(());
@@ -134,9 +144,10 @@ pub fn check_against(hist: &Histogram<u64>, observations: u64, p99_us: f64) -> R
     // Three significant digits: 0.1% of the value, plus a nanosecond of rounding.
     let tolerance = p99.abs().max(p99_us.abs()) * 0.002 + 0.002;
     if (p99 - p99_us).abs() > tolerance {
-        return Err(format!(
-            "has a p99 of {p99} µs but the run reports {p99_us} µs: another run's histogram?"
-        ));
+        return Err(HistogramError::P99Differs {
+            held: p99,
+            reported: p99_us,
+        });
     }
     Ok(())
 }
@@ -195,9 +206,13 @@ mod tests {
         }
         let p99 = h.value_at_quantile(0.99) as f64 / 1000.0;
         assert!(check_against(&h, 1000, p99).is_ok());
-        assert!(check_against(&h, 999, p99).unwrap_err().contains("999"));
+        assert!(check_against(&h, 999, p99)
+            .unwrap_err()
+            .to_string()
+            .contains("999"));
         assert!(check_against(&h, 1000, p99 * 2.0)
             .unwrap_err()
+            .to_string()
             .contains("another run"));
     }
 

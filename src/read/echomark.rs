@@ -162,20 +162,18 @@ fn check_histograms(out: &mut FileRead, file: &ArchiveFile, results: &[Entry]) {
         let Some(text) = &metrics.rtt_histogram else {
             continue;
         };
-        let verdict = echomark_archive::histogram::decode(text)
-            .map_err(|e| e.to_string())
-            .and_then(|h| {
-                echomark_archive::histogram::check_against(
-                    &h,
-                    metrics.rtt_observations,
-                    metrics.rtt_p99_us,
-                )
-            });
+        let verdict = echomark_archive::histogram::decode(text).and_then(|h| {
+            echomark_archive::histogram::check_against(
+                &h,
+                metrics.rtt_observations,
+                metrics.rtt_p99_us,
+            )
+        });
         if let Err(why) = verdict {
             out.problem(
                 &file.path,
                 format!("results[{index}].metrics.rtt_histogram"),
-                why,
+                why.to_string(),
             );
         }
     }

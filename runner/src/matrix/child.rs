@@ -176,6 +176,27 @@ pub struct Judged {
     pub error: Option<String>,
 }
 
+/// Why a run's standard output is not the metrics it owes.
+#[derive(Debug, thiserror::Error)]
+enum MetricsError {
+    /// Not one JSON object (also: a number JSON cannot hold, such as NaN).
+    #[error("benchmark did not return valid finite JSON")]
+    NotJson,
+    /// A JSON object that is not the metrics record.
+    #[error("benchmark returned malformed metrics: {0}")]
+    Malformed(#[source] serde_json::Error),
+}
+
+/// The metrics a run printed on its standard output.
+fn parse_metrics(stdout: &str) -> Result<Metrics, MetricsError> {
+    let value: serde_json::Value =
+        serde_json::from_str(stdout.trim()).map_err(|_| MetricsError::NotJson)?;
+    if !value.is_object() {
+        return Err(MetricsError::NotJson);
+    }
+    serde_json::from_value(value).map_err(MetricsError::Malformed)
+}
+
 /// Judges a child's outcome against its request. Error texts are arknet's schema-2 texts;
 /// a process-level failure (timeout, signal, exit code) names itself first, as in arknet.
 pub fn judge(
@@ -199,19 +220,10 @@ pub fn judge(
         requested_seconds: Some(seconds),
         warmup_seconds: Some(warmup),
     };
-    let parsed: Result<Metrics, String> =
-        serde_json::from_str::<serde_json::Value>(out.stdout.trim())
-            .map_err(|_| "benchmark did not return valid finite JSON".to_string())
-            .and_then(|v| {
-                if !v.is_object() {
-                    return Err("benchmark did not return valid finite JSON".to_string());
-                }
-                serde_json::from_value(v)
-                    .map_err(|e| format!("benchmark returned malformed metrics: {e}"))
-            });
+    let parsed = parse_metrics(&out.stdout);
     let (metrics, stdout, parse_error) = match parsed {
         Ok(m) => (Some(m), None, None),
-        Err(e) => (None, Some(out.stdout.clone()), Some(e)),
+        Err(e) => (None, Some(out.stdout.clone()), Some(e.to_string())),
     };
     let metrics_error = metrics.as_ref().and_then(|m| {
         let differs = check_echo(&request, &m.parameters());

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use echomark_archive::{Protocol, StreamFraming};
 
+use super::failure::Failure;
 use super::{HANDSHAKE_LIMIT, IO_LIMIT};
 use crate::case::Target;
 use crate::framing::http1::Http1;
@@ -76,29 +77,20 @@ pub(super) struct Conn {
     pub(super) negotiated: Option<String>,
 }
 
-fn io_error(what: &str, e: io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            format!("{what}: no answer within {} s", IO_LIMIT.as_secs())
-        }
-        _ => format!("{what}: {e}"),
-    }
-}
-
 impl Conn {
     pub(super) fn open(
         protocol: Protocol,
         target: &Target,
-        tls: Option<&Result<TlsClient, String>>,
-    ) -> Result<Conn, String> {
+        tls: Option<&TlsClient>,
+    ) -> Result<Conn, Failure> {
         let addr: SocketAddr = target.addr;
         if protocol == Protocol::Udp {
             let any = SocketAddr::new(crate::traffic::sockets::unspecified_for(&addr), 0);
-            let socket = UdpSocket::bind(any).map_err(|e| io_error("bind", e))?;
-            socket.connect(addr).map_err(|e| io_error("connect", e))?;
+            let socket = UdpSocket::bind(any).map_err(Failure::io_in("bind"))?;
+            socket.connect(addr).map_err(Failure::io_in("connect"))?;
             socket
                 .set_read_timeout(Some(IO_LIMIT))
-                .map_err(|e| io_error("socket", e))?;
+                .map_err(Failure::io_in("socket"))?;
             return Ok(Conn {
                 wire: Wire::Datagram(socket),
                 framing: AnyFraming::Raw(Raw { payload: 0 }),
@@ -107,34 +99,31 @@ impl Conn {
             });
         }
         let stream = TcpStream::connect_timeout(&addr, IO_LIMIT)
-            .map_err(|e| io_error(&format!("connecting to {addr}"), e))?;
-        stream
-            .set_nodelay(true)
-            .map_err(|e| io_error("socket", e))?;
+            .map_err(|e| Failure::io(format!("connecting to {addr}"), e))?;
+        stream.set_nodelay(true).map_err(Failure::io_in("socket"))?;
         stream
             .set_read_timeout(Some(IO_LIMIT))
-            .map_err(|e| io_error("socket", e))?;
+            .map_err(Failure::io_in("socket"))?;
         stream
             .set_write_timeout(Some(IO_LIMIT))
-            .map_err(|e| io_error("socket", e))?;
+            .map_err(Failure::io_in("socket"))?;
         let (wire, negotiated) = match tls {
             None => (Wire::Plain(stream), None),
-            Some(Err(e)) => return Err(e.clone()),
-            Some(Ok(client)) => {
-                let session = client.blocking().map_err(|e| format!("TLS: {e}"))?;
+            Some(client) => {
+                let session = client.blocking().map_err(Failure::TlsSession)?;
                 let mut tls = rustls::StreamOwned::new(session, stream);
                 // A read timeout bounds each read, not a server that drips a byte at a time.
                 let deadline = Instant::now() + HANDSHAKE_LIMIT;
                 while tls.conn.is_handshaking() {
                     if Instant::now() > deadline {
-                        return Err(format!(
-                            "TLS handshake not complete within {} s",
-                            HANDSHAKE_LIMIT.as_secs()
-                        ));
+                        return Err(Failure::Deadline {
+                            what: "TLS handshake not complete".into(),
+                            seconds: HANDSHAKE_LIMIT.as_secs(),
+                        });
                     }
                     tls.conn
                         .complete_io(&mut tls.sock)
-                        .map_err(|e| io_error("TLS handshake", e))?;
+                        .map_err(Failure::io_in("TLS handshake"))?;
                 }
                 let negotiated = format!(
                     "{:?}, {:?}",
@@ -154,7 +143,7 @@ impl Conn {
                 host: target.authority.clone(),
             }),
             Protocol::Websocket | Protocol::Wss => AnyFraming::WebSocket(WebSocket::Client(
-                MaskKeys::from_os().map_err(|e| format!("random source: {e}"))?,
+                MaskKeys::from_os().map_err(Failure::io_in("random source"))?,
             )),
             _ => match target.framing {
                 StreamFraming::Prefix => AnyFraming::Prefix(LengthPrefix),
@@ -173,8 +162,8 @@ impl Conn {
         Ok(conn)
     }
 
-    fn upgrade(&mut self, host: &str) -> Result<(), String> {
-        let key = websocket::new_key().map_err(|e| e.to_string())?;
+    fn upgrade(&mut self, host: &str) -> Result<(), Failure> {
+        let key = websocket::new_key().map_err(Failure::Upgrade)?;
         self.write(websocket::client_request(host, &key).as_bytes())?;
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
@@ -182,22 +171,22 @@ impl Conn {
         let deadline = Instant::now() + HANDSHAKE_LIMIT;
         while !head.ends_with(b"\r\n\r\n") {
             if Instant::now() > deadline {
-                return Err(format!(
-                    "WebSocket upgrade not answered within {} s",
-                    HANDSHAKE_LIMIT.as_secs()
-                ));
+                return Err(Failure::Deadline {
+                    what: "WebSocket upgrade not answered".into(),
+                    seconds: HANDSHAKE_LIMIT.as_secs(),
+                });
             }
             if head.len() > websocket::MAX_HANDSHAKE {
-                return Err("upgrade answer too long".into());
+                return Err(Failure::contract("upgrade answer too long"));
             }
             match self.read(&mut byte) {
-                Ok(0) => return Err("closed during the WebSocket upgrade".into()),
+                Ok(0) => return Err(Failure::contract("closed during the WebSocket upgrade")),
                 Ok(_) => head.push(byte[0]),
-                Err(e) => return Err(io_error("WebSocket upgrade", e)),
+                Err(e) => return Err(Failure::io("WebSocket upgrade", e)),
             }
         }
         let text = String::from_utf8_lossy(&head[..head.len() - 4]).to_string();
-        websocket::check_server_response(&text, &key).map_err(|e| format!("WebSocket upgrade: {e}"))
+        websocket::check_server_response(&text, &key).map_err(Failure::Upgrade)
     }
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -208,13 +197,13 @@ impl Conn {
         }
     }
 
-    pub(super) fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub(super) fn write(&mut self, bytes: &[u8]) -> Result<(), Failure> {
         let r = match &mut self.wire {
             Wire::Plain(s) => s.write_all(bytes).and_then(|_| s.flush()),
             Wire::Tls(s) => s.write_all(bytes).and_then(|_| s.flush()),
             Wire::Datagram(s) => s.send(bytes).map(|_| ()),
         };
-        r.map_err(|e| io_error("write", e))
+        r.map_err(Failure::io_in("write"))
     }
 
     /// The messages framed back to back, as one write would carry them.
@@ -228,7 +217,7 @@ impl Conn {
     }
 
     /// Sends `messages`: in one write on a stream, one datagram each otherwise.
-    pub(super) fn send(&mut self, messages: &[Vec<u8>]) -> Result<(), String> {
+    pub(super) fn send(&mut self, messages: &[Vec<u8>]) -> Result<(), Failure> {
         if let Wire::Datagram(_) = self.wire {
             messages.iter().try_for_each(|m| self.write(m))
         } else {
@@ -238,26 +227,26 @@ impl Conn {
     }
 
     /// Sends `messages` and expects their echoes in order.
-    pub(super) fn round_trips(&mut self, messages: &[Vec<u8>]) -> Result<(), String> {
+    pub(super) fn round_trips(&mut self, messages: &[Vec<u8>]) -> Result<(), Failure> {
         self.send(messages)?;
         self.expect(messages)
     }
 
     /// Reads one echo per message and compares it byte for byte.
-    pub(super) fn expect(&mut self, messages: &[Vec<u8>]) -> Result<(), String> {
+    pub(super) fn expect(&mut self, messages: &[Vec<u8>]) -> Result<(), Failure> {
         for (i, m) in messages.iter().enumerate() {
             let echo = self.next_echo(m.len())?;
             if echo != *m {
-                return Err(describe_mismatch(i, m, &echo));
+                return Err(Failure::Contract(describe_mismatch(i, m, &echo)));
             }
         }
         Ok(())
     }
 
-    fn next_echo(&mut self, expected: usize) -> Result<Vec<u8>, String> {
+    fn next_echo(&mut self, expected: usize) -> Result<Vec<u8>, Failure> {
         if let Wire::Datagram(s) = &self.wire {
             let mut buf = vec![0u8; MAX_PAYLOAD + 1];
-            let n = s.recv(&mut buf).map_err(|e| io_error("echo", e))?;
+            let n = s.recv(&mut buf).map_err(Failure::io_in("echo"))?;
             buf.truncate(n);
             return Ok(buf);
         }
@@ -269,29 +258,39 @@ impl Conn {
             match self.recv.next_frame(&self.framing) {
                 Ok(Some(range)) => return Ok(self.recv.bytes_mut()[range].to_vec()),
                 Ok(None) => self.answer_controls()?,
-                Err(e) => return Err(format!("the answer is not a framed echo: {e}")),
+                Err(source) => {
+                    return Err(Failure::Framing {
+                        expected: "the answer is not a framed echo",
+                        source,
+                    })
+                }
             }
             self.read_more(deadline, "echo")?;
         }
     }
 
     /// Waits for the pong to a ping that carried `payload`.
-    pub(super) fn await_pong(&mut self, payload: &[u8]) -> Result<(), String> {
+    pub(super) fn await_pong(&mut self, payload: &[u8]) -> Result<(), Failure> {
         let deadline = Instant::now() + IO_LIMIT;
         loop {
             match self.recv.next_frame(&self.framing) {
-                Ok(Some(_)) => return Err("a message came instead of the pong".into()),
+                Ok(Some(_)) => return Err(Failure::contract("a message came instead of the pong")),
                 Ok(None) => self.answer_controls()?,
-                Err(e) => return Err(format!("not a WebSocket frame: {e}")),
+                Err(source) => {
+                    return Err(Failure::Framing {
+                        expected: "not a WebSocket frame",
+                        source,
+                    })
+                }
             }
             if let Some(pong) = self.recv.controls().last_pong.take() {
                 return if pong == payload {
                     Ok(())
                 } else {
-                    Err(format!(
+                    Err(Failure::contract(format!(
                         "the pong carries {} bytes that are not the ping's payload",
                         pong.len()
-                    ))
+                    )))
                 };
             }
             self.read_more(deadline, "pong")?;
@@ -300,26 +299,28 @@ impl Conn {
 
     /// Reads more of the stream into the receive buffer; an error after `deadline`, on a
     /// close, or when the read fails.
-    fn read_more(&mut self, deadline: Instant, awaited: &str) -> Result<(), String> {
+    fn read_more(&mut self, deadline: Instant, awaited: &str) -> Result<(), Failure> {
         if Instant::now() > deadline {
-            return Err(format!(
-                "no whole {awaited} within {} s",
-                IO_LIMIT.as_secs()
-            ));
+            return Err(Failure::Deadline {
+                what: format!("no whole {awaited}"),
+                seconds: IO_LIMIT.as_secs(),
+            });
         }
         let spare = self.recv.spare();
         let n = match &mut self.wire {
             Wire::Plain(s) => s.read(spare),
             Wire::Tls(s) => s.read(spare),
-            Wire::Datagram(_) => return Err("a datagram socket has no stream to read".into()),
+            Wire::Datagram(_) => {
+                return Err(Failure::contract("a datagram socket has no stream to read"))
+            }
         };
         match n {
-            Ok(0) => Err("the server closed the connection".into()),
+            Ok(0) => Err(Failure::contract("the server closed the connection")),
             Ok(n) => {
                 self.recv.filled(n);
                 Ok(())
             }
-            Err(e) => Err(io_error(awaited, e)),
+            Err(e) => Err(Failure::io(awaited, e)),
         }
     }
 
@@ -349,7 +350,7 @@ impl Conn {
     }
 
     /// Sends the pongs owed to the server's pings; an error once the server sent a close.
-    fn answer_controls(&mut self) -> Result<(), String> {
+    fn answer_controls(&mut self) -> Result<(), Failure> {
         let controls = self.recv.controls();
         if !controls.owed() {
             return Ok(());
@@ -359,13 +360,13 @@ impl Conn {
         self.framing.answer_controls(&mut answers, controls);
         self.write(&answers)?;
         if closed {
-            return Err("the server sent a WebSocket close frame".into());
+            return Err(Failure::contract("the server sent a WebSocket close frame"));
         }
         Ok(())
     }
 
     /// Whatever arrives until the server closes or goes quiet for the read limit.
-    pub(super) fn read_some_until_close(&mut self) -> Result<Vec<u8>, String> {
+    pub(super) fn read_some_until_close(&mut self) -> Result<Vec<u8>, Failure> {
         let mut got = Vec::new();
         let mut buf = [0u8; 4096];
         loop {
@@ -379,10 +380,10 @@ impl Conn {
                     ) =>
                 {
                     return if got.is_empty() {
-                        Err(format!(
-                            "neither answered nor closed within {} s",
-                            IO_LIMIT.as_secs()
-                        ))
+                        Err(Failure::Deadline {
+                            what: "neither answered nor closed".into(),
+                            seconds: IO_LIMIT.as_secs(),
+                        })
                     } else {
                         Ok(got)
                     };

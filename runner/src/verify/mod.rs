@@ -14,18 +14,21 @@
 //! contract lets it be measured with one request in flight per connection).
 
 mod conn;
+mod failure;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use echomark_archive::{Protocol, StreamFraming};
 use serde::Serialize;
 
 use conn::Conn;
+use failure::Failure;
 
 use crate::case::Target;
 use crate::framing::websocket;
 use crate::message::{self, Header, MAX_PAYLOAD, PHASE_WARMUP};
-use crate::traffic::tls::TlsClient;
+use crate::traffic::tls::{TlsClient, TlsError};
 
 /// How long one read or connect may take before the check fails.
 const IO_LIMIT: Duration = Duration::from_secs(3);
@@ -110,7 +113,7 @@ pub fn verify(protocol: Protocol, target: &Target) -> Verification {
         tls: target
             .tls
             .as_ref()
-            .map(|(trust, name)| TlsClient::for_target(trust, name).map_err(|e| e.to_string())),
+            .map(|(trust, name)| TlsClient::for_target(trust, name).map_err(Arc::new)),
     };
     let mut checks = vec![v.check("connect", || v.connect_check())];
     if checks[0].outcome == Outcome::Passed {
@@ -145,16 +148,18 @@ enum Found {
 struct Verifier<'a> {
     protocol: Protocol,
     target: &'a Target,
-    tls: Option<Result<TlsClient, String>>,
+    /// The TLS client, or why none could be set up (every check that connects then fails
+    /// with it).
+    tls: Option<Result<TlsClient, Arc<TlsError>>>,
 }
 
 impl Verifier<'_> {
-    fn check(&self, name: &'static str, run: impl FnOnce() -> Result<Found, String>) -> Check {
+    fn check(&self, name: &'static str, run: impl FnOnce() -> Result<Found, Failure>) -> Check {
         let (outcome, detail) = match run() {
             Ok(Found::Pass(d)) => (Outcome::Passed, d),
             Ok(Found::Skip(d)) => (Outcome::Skipped, d),
             Ok(Found::Unsupported(d)) => (Outcome::Unsupported, d),
-            Err(d) => (Outcome::Failed, d),
+            Err(failure) => (Outcome::Failed, failure.to_string()),
         };
         Check {
             name,
@@ -167,11 +172,16 @@ impl Verifier<'_> {
         self.protocol != Protocol::Udp
     }
 
-    fn open(&self) -> Result<Conn, String> {
-        Conn::open(self.protocol, self.target, self.tls.as_ref())
+    fn open(&self) -> Result<Conn, Failure> {
+        let tls = match &self.tls {
+            None => None,
+            Some(Ok(client)) => Some(client),
+            Some(Err(e)) => return Err(Failure::TlsSetup(e.clone())),
+        };
+        Conn::open(self.protocol, self.target, tls)
     }
 
-    fn connect_check(&self) -> Result<Found, String> {
+    fn connect_check(&self) -> Result<Found, Failure> {
         let conn = self.open()?;
         Ok(Found::Pass(format!(
             "{}{}",
@@ -183,7 +193,7 @@ impl Verifier<'_> {
         )))
     }
 
-    fn sizes(&self) -> Result<Found, String> {
+    fn sizes(&self) -> Result<Found, Failure> {
         let mut conn = self.open()?;
         for (seq, &size) in SIZES.iter().enumerate() {
             conn.round_trips(&[msg(0, seq as u64, size)])?;
@@ -195,7 +205,7 @@ impl Verifier<'_> {
         )))
     }
 
-    fn split_write(&self) -> Result<Found, String> {
+    fn split_write(&self) -> Result<Found, Failure> {
         if !self.is_stream() {
             return Ok(Found::Skip("a datagram cannot be split".into()));
         }
@@ -212,7 +222,7 @@ impl Verifier<'_> {
         ))
     }
 
-    fn coalesced(&self, pipelines: bool) -> Result<Found, String> {
+    fn coalesced(&self, pipelines: bool) -> Result<Found, Failure> {
         if !self.is_stream() {
             return Ok(Found::Skip("each datagram is one message".into()));
         }
@@ -229,7 +239,7 @@ impl Verifier<'_> {
         ))
     }
 
-    fn pipelined(&self) -> Result<Found, String> {
+    fn pipelined(&self) -> Result<Found, Failure> {
         let mut conn = self.open()?;
         let batch: Vec<Vec<u8>> = (0..WINDOW as u64).map(|s| msg(0, s, 1024)).collect();
         if let Err(e) = conn.round_trips(&batch) {
@@ -250,7 +260,7 @@ impl Verifier<'_> {
 
     /// Eight connections at once, four messages in flight on each (one where the server
     /// does not pipeline).
-    fn concurrent(&self, pipelines: bool) -> Result<Found, String> {
+    fn concurrent(&self, pipelines: bool) -> Result<Found, Failure> {
         let per_connection = if pipelines { 4 } else { 1 };
         let mut conns: Vec<Conn> = (0..CONNECTIONS)
             .map(|_| self.open())
@@ -263,7 +273,7 @@ impl Verifier<'_> {
         }
         for (i, (conn, batch)) in conns.iter_mut().zip(&batches).enumerate() {
             conn.expect(batch)
-                .map_err(|e| format!("connection {i}: {e}"))?;
+                .map_err(Failure::within(format!("connection {i}")))?;
         }
         Ok(Found::Pass(format!(
             "{CONNECTIONS} connections open at once, {per_connection} message{} each, every echo on its own connection",
@@ -271,19 +281,19 @@ impl Verifier<'_> {
         )))
     }
 
-    fn idle(&self) -> Result<Found, String> {
+    fn idle(&self) -> Result<Found, Failure> {
         let mut conn = self.open()?;
         conn.round_trips(&[msg(0, 0, 64)])?;
         std::thread::sleep(IDLE);
         conn.round_trips(&[msg(0, 1, 64)])
-            .map_err(|e| format!("after {} s idle: {e}", IDLE.as_secs()))?;
+            .map_err(Failure::within(format!("after {} s idle", IDLE.as_secs())))?;
         Ok(Found::Pass(format!(
             "the same connection echoes again after {} s idle",
             IDLE.as_secs()
         )))
     }
 
-    fn fragments_and_ping(&self) -> Result<Found, String> {
+    fn fragments_and_ping(&self) -> Result<Found, Failure> {
         if !matches!(self.protocol, Protocol::Websocket | Protocol::Wss) {
             return Ok(Found::Skip(
                 "only WebSocket has fragments and control frames".into(),
@@ -296,14 +306,14 @@ impl Verifier<'_> {
         conn.write(&wire)?;
         conn.expect(&[m])?;
         conn.await_pong(ping)
-            .map_err(|e| format!("echoed the message, but the ping: {e}"))?;
+            .map_err(Failure::within("echoed the message, but the ping"))?;
         Ok(Found::Pass(
             "3,000 B in three fragments with a ping between the first two: one whole echo, and a pong with the ping's payload"
                 .into(),
         ))
     }
 
-    fn malformed(&self) -> Result<Found, String> {
+    fn malformed(&self) -> Result<Found, Failure> {
         let garbage: &[u8] = match self.protocol {
             // A well-formed request line with a length that is no number: the server must not
             // guess a body.
@@ -334,12 +344,12 @@ impl Verifier<'_> {
             {
                 Ok(Found::Pass(format!("answered {first_line:?}")))
             }
-            Protocol::Http | Protocol::Https => Err(format!(
+            Protocol::Http | Protocol::Https => Err(Failure::contract(format!(
                 "answered a malformed request with {first_line:?} instead of an error or a close"
+            ))),
+            _ if echoes_data(&answer) => Err(Failure::contract(
+                "echoed an unmasked client frame instead of closing",
             )),
-            _ if echoes_data(&answer) => {
-                Err("echoed an unmasked client frame instead of closing".into())
-            }
             _ => Ok(Found::Pass(
                 "closed the connection on an unmasked client frame".into(),
             )),

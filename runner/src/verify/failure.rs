@@ -1,0 +1,118 @@
+//! Why a verification check failed: the server broke the contract, went quiet, or the
+//! socket under it failed, each with its cause kept as the error's source.
+
+use std::io;
+use std::sync::Arc;
+
+use super::IO_LIMIT;
+use crate::framing::websocket::HandshakeError;
+use crate::framing::FrameError;
+use crate::traffic::tls::TlsError;
+
+/// A failed check. The message is the check's detail line; the cause, where there is one,
+/// is also the error's [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Failure {
+    /// A connect, read or write failed; `what` names which. A read that timed out says
+    /// there was no answer within the read limit.
+    #[error("{what}: {}", io_words(source))]
+    Io {
+        what: String,
+        #[source]
+        source: io::Error,
+    },
+    /// The server kept answering but never finished `what` within `seconds`.
+    #[error("{what} within {seconds} s")]
+    Deadline { what: String, seconds: u64 },
+    /// The client's TLS could not be set up (trust file, server name).
+    #[error(transparent)]
+    TlsSetup(Arc<TlsError>),
+    /// A TLS session could not be started with the configuration.
+    #[error("TLS: {0}")]
+    TlsSession(#[source] rustls::Error),
+    /// The WebSocket upgrade was refused or answered wrongly.
+    #[error("WebSocket upgrade: {0}")]
+    Upgrade(#[source] HandshakeError),
+    /// What arrived is not a frame of the protocol; `expected` says what was awaited.
+    #[error("{expected}: {source}")]
+    Framing {
+        expected: &'static str,
+        #[source]
+        source: FrameError,
+    },
+    /// The server did something the echo contract does not allow.
+    #[error("{0}")]
+    Contract(String),
+    /// `failure`, seen in `context` (a connection, a pause, a step of the check).
+    #[error("{context}: {failure}")]
+    In {
+        context: String,
+        #[source]
+        failure: Box<Failure>,
+    },
+}
+
+impl Failure {
+    /// `what` failed with `source`.
+    pub(super) fn io(what: impl Into<String>, source: io::Error) -> Self {
+        Self::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// The closure that wraps a failure of `what` as an [`io`](Self::io) failure.
+    pub(super) fn io_in(what: &str) -> impl FnOnce(io::Error) -> Self + '_ {
+        move |source| Self::io(what, source)
+    }
+
+    /// A breach of the contract, worded as the detail line says it.
+    pub(super) fn contract(words: impl Into<String>) -> Self {
+        Self::Contract(words.into())
+    }
+
+    /// The closure that places a failure in `context`.
+    pub(super) fn within(context: impl Into<String>) -> impl FnOnce(Failure) -> Self {
+        let context = context.into();
+        move |failure| Self::In {
+            context,
+            failure: Box::new(failure),
+        }
+    }
+}
+
+/// A socket error in the words of a detail line: a timeout is the server's silence.
+fn io_words(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            format!("no answer within {} s", IO_LIMIT.as_secs())
+        }
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    #[test]
+    fn a_timed_out_read_says_the_server_was_silent_and_keeps_the_cause() {
+        let f = Failure::io("echo", io::Error::from(io::ErrorKind::WouldBlock));
+        assert_eq!(f.to_string(), "echo: no answer within 3 s");
+        let source = f.source().expect("the io::Error is the source");
+        assert!(source.downcast_ref::<io::Error>().is_some());
+    }
+
+    #[test]
+    fn a_failure_in_context_names_both_and_chains_to_the_inner_one() {
+        let inner = Failure::contract("echo 0 has 3 bytes, 4 were sent");
+        let f = Failure::within("connection 2")(inner);
+        assert_eq!(
+            f.to_string(),
+            "connection 2: echo 0 has 3 bytes, 4 were sent"
+        );
+        let source = f.source().expect("the inner failure is the source");
+        assert_eq!(source.to_string(), "echo 0 has 3 bytes, 4 were sent");
+    }
+}
