@@ -115,6 +115,21 @@ impl Markup {
         Markup(out)
     }
 
+    /// This Markup as a table cell holds it: every pipe escaped, also inside code spans,
+    /// where a table still splits cells at a bare pipe (GFM tables, "escaping pipes").
+    pub fn in_table_cell(&self) -> Markup {
+        let mut out = String::with_capacity(self.0.len());
+        let mut backslashes = 0;
+        for c in self.0.chars() {
+            if c == '|' && backslashes % 2 == 0 {
+                out.push('\\');
+            }
+            backslashes = if c == '\\' { backslashes + 1 } else { 0 };
+            out.push(c);
+        }
+        Markup(out)
+    }
+
     /// The Markdown text.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -71,6 +71,10 @@ pub fn environment() -> Environment<'static> {
             "history.md",
             include_str!("../../templates/pages/history.md"),
         ),
+        (
+            "compare.md",
+            include_str!("../../templates/pages/compare.md"),
+        ),
         ("layout.html", include_str!("../../templates/layout.html")),
         ("landing.html", include_str!("../../templates/landing.html")),
     ] {

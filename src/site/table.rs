@@ -58,9 +58,12 @@ impl Table {
         }
     }
 
-    /// Adds a row; missing cells are empty, extra cells are a bug.
-    pub fn push(&mut self, mut cells: Vec<Markup>) {
+    /// Adds a row; missing cells are empty, extra cells are a bug. A pipe a cell holds
+    /// unescaped (inside a code span, where text escaping does not reach) is escaped here,
+    /// so no cell can end early.
+    pub fn push(&mut self, cells: Vec<Markup>) {
         debug_assert!(cells.len() <= self.columns.len(), "more cells than columns");
+        let mut cells: Vec<Markup> = cells.iter().map(Markup::in_table_cell).collect();
         cells.resize(self.columns.len(), Markup::default());
         self.rows.push(cells);
     }
@@ -110,5 +113,20 @@ mod tests {
             html.contains("<td data-label=\"x\">a|b `c` &lt;d&gt; e</td>"),
             "{html}"
         );
+    }
+
+    #[test]
+    fn a_pipe_inside_a_code_span_stays_in_its_cell() {
+        let mut t = Table::new(
+            vec![Markup::text("x"), Markup::text("y")],
+            &[Align::Default, Align::Default],
+        );
+        t.push(vec![Markup::code("sh -c 'a | b'"), Markup::text("after")]);
+        let html = crate::site::markdown::to_html(&render(&t), &Default::default());
+        assert!(
+            html.contains("<td data-label=\"x\"><code>sh -c 'a | b'</code></td>"),
+            "{html}"
+        );
+        assert!(html.contains("<td data-label=\"y\">after</td>"), "{html}");
     }
 }
