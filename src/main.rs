@@ -362,10 +362,12 @@ fn run_summary(paths: &[PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn render_site(paths: &[PathBuf], base_url: &str) -> anyhow::Result<site::Site> {
+/// The datasets under `paths`, validated, analysed and with their history: what a site is
+/// rendered from.
+fn site_data(paths: &[PathBuf]) -> anyhow::Result<(Vec<Dataset>, Analysis)> {
     let (datasets, analysis) = analyse(paths)?;
     let analysis = analysis.with_history(&datasets)?;
-    Ok(site::render(&datasets, &analysis, base_url)?)
+    Ok((datasets, analysis))
 }
 
 fn run_build(
@@ -380,22 +382,22 @@ fn run_build(
     };
     // Refuse a bad --out before reading anything.
     site::write::check_target(out, &options.inputs)?;
-    let rendered = render_site(paths, base_url)?;
-    site::write(&rendered, out, &options)?;
-    println!("{}: {} files", out.display(), rendered.files.len());
+    let (datasets, analysis) = site_data(paths)?;
+    let written = site::write(out, &options, |sink| {
+        site::render_into(&datasets, &analysis, base_url, sink)
+    })?;
+    println!("{}: {written} files", out.display());
     Ok(())
 }
 
 fn run_check(paths: &[PathBuf], out: &std::path::Path, base_url: &str) -> anyhow::Result<()> {
-    let rendered = render_site(paths, base_url)?;
-    let diffs =
-        site::differences(&rendered, out).with_context(|| format!("reading {}", out.display()))?;
+    let (datasets, analysis) = site_data(paths)?;
+    let reading = || format!("reading {}", out.display());
+    let mut check = site::write::Differences::with(out).with_context(reading)?;
+    let rendered = site::render_into(&datasets, &analysis, base_url, &mut check)?;
+    let diffs = check.finish();
     if diffs.is_empty() {
-        println!(
-            "{} is up to date ({} files)",
-            out.display(),
-            rendered.files.len()
-        );
+        println!("{} is up to date ({rendered} files)", out.display());
         return Ok(());
     }
     for d in diffs.iter().take(50) {

@@ -4,7 +4,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// FNV-1a over `text`: a short, stable fingerprint (not a security hash).
-fn fingerprint(text: &str) -> u32 {
+pub fn fingerprint(text: &str) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= u64::from(b);
@@ -65,7 +65,10 @@ pub fn dataset_folder(raw: &str) -> String {
     let site_file = [".html", ".md", ".svg", ".css", ".json", ".gz", ".csv"]
         .iter()
         .any(|ext| lower.ends_with(ext));
-    let site_folder = matches!(lower.as_str(), "charts" | "assets" | "data" | "en" | "zh");
+    let site_folder = matches!(
+        lower.as_str(),
+        "charts" | "assets" | "data" | "en" | "zh" | "datasets"
+    );
     if site_file || site_folder {
         format!("{name}-{:08x}", fingerprint(raw))
     } else {

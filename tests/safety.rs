@@ -435,6 +435,7 @@ fn dataset_names_never_stand_where_a_site_page_does_nor_smuggle_control_characte
         "index.html",
         "methodology.md",
         "udp-report.html",
+        "datasets",
         "bad\u{1b}[31m\u{7}name",
     ] {
         std::fs::create_dir_all(raw.join(name)).unwrap();
@@ -450,8 +451,13 @@ fn dataset_names_never_stand_where_a_site_page_does_nor_smuggle_control_characte
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir() && e.file_name() != "charts")
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "datasets")
         .collect();
-    assert_eq!(folders.len(), 4, "{folders:?}");
+    assert_eq!(folders.len(), 5, "{folders:?}");
+    assert!(
+        out.join("en/datasets/index.html").is_file(),
+        "the site's own dataset lists"
+    );
     for page in ["en/index.html", "zh/index.html"] {
         let html = std::fs::read_to_string(out.join(page)).unwrap();
         assert!(

@@ -236,16 +236,17 @@ pub fn number(text: String) -> Markup {
     Markup::trusted(text)
 }
 
-/// What kind of dataset `d` is, for the menu: its preset (or the flags' matrix), the
-/// backends it set against each other, external servers, the path.
-pub fn dataset_kind(cat: &Catalog, d: &Dataset) -> Markup {
+/// What a dataset measures, as catalog keys (`nav_kind.*`, `path.*`) or fixed words: the
+/// preset (or an arknet import, or a plain matrix), then other servers or several backends,
+/// a path other than loopback, IPv6.
+fn kind_parts(d: &Dataset) -> Vec<String> {
     let first = d.files.first();
     let mut parts = vec![match first.and_then(|f| f.preset) {
-        Some(preset) => cat.text(&format!("nav_kind.{}", preset.as_str())),
+        Some(preset) => format!("nav_kind.{}", preset.as_str()),
         None if first.is_some_and(|f| f.format != crate::model::Format::Echomark) => {
-            cat.text("nav_kind.arknet")
+            "nav_kind.arknet".to_string()
         }
-        None => cat.text("nav_kind.matrix"),
+        None => "nav_kind.matrix".to_string(),
     }];
     let backends: std::collections::BTreeSet<&str> = d
         .files
@@ -253,20 +254,42 @@ pub fn dataset_kind(cat: &Catalog, d: &Dataset) -> Markup {
         .filter_map(|f| f.backend.as_deref())
         .collect();
     if d.measures_external_servers() {
-        parts.push(cat.text("nav_kind.servers"));
+        parts.push("nav_kind.servers".into());
     } else if backends.len() > 1 {
-        parts.push(cat.text("nav_kind.backends"));
+        parts.push("nav_kind.backends".into());
     }
     if d.path_kind() != echomark_archive::PathKind::Loopback {
-        parts.push(path_kind(cat, d.path_kind()));
+        parts.push(format!("path.{}", d.path_kind().as_str()));
     }
-    if d.files
-        .first()
-        .is_some_and(|f| f.address_family == echomark_archive::AddressFamily::Ipv6)
-    {
-        parts.push(Markup::trusted("IPv6"));
+    if first.is_some_and(|f| f.address_family == echomark_archive::AddressFamily::Ipv6) {
+        parts.push("IPv6".into());
     }
+    parts
+}
+
+/// What a dataset measures, in a few words: its preset, other servers or backends, a path
+/// other than loopback, IPv6.
+pub fn dataset_kind(cat: &Catalog, d: &Dataset) -> Markup {
+    let parts: Vec<Markup> = kind_parts(d)
+        .iter()
+        .map(|p| {
+            if p.contains('.') {
+                cat.text(p)
+            } else {
+                Markup::trusted(p.clone())
+            }
+        })
+        .collect();
     Markup::join(&parts, &Markup::trusted(" · "))
+}
+
+/// The kind of a dataset as a file name, the same in every language (`baseline-servers`).
+pub fn dataset_kind_id(d: &Dataset) -> String {
+    kind_parts(d)
+        .iter()
+        .map(|p| p.rsplit('.').next().unwrap_or(p).to_ascii_lowercase())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// "AMD EPYC, 2 logical CPUs" in the page's language; `missing` stands in for an absent value.

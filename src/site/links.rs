@@ -1,6 +1,7 @@
 //! The link check of a rendered site: every relative link and image in the Markdown pages
 //! must point at a generated file.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use pulldown_cmark::{Event, Options, Parser, Tag};
@@ -15,15 +16,21 @@ fn has_scheme(target: &str) -> bool {
         .is_some_and(|(scheme, _)| !scheme.is_empty() && !scheme.contains(['/', '.', '#']))
 }
 
-/// Every relative link and image in the Markdown pages must point at a generated file.
-/// Links are found by parsing the Markdown, as a renderer does, so text that only looks like
-/// a link (escaped, or inside code) is not one.
-pub fn broken_links(site: &Site) -> Vec<String> {
-    let mut broken = Vec::new();
-    for (path, bytes) in site.files.iter().filter(|(p, _)| p.ends_with(".md")) {
-        let text = String::from_utf8_lossy(bytes);
+/// The links of the pages rendered so far, checked once every file is known: each target
+/// the site must hold, with the first page that links it. Its size grows with the number of
+/// distinct targets, not with the number of links.
+#[derive(Debug, Default)]
+pub struct Pending {
+    wanted: BTreeMap<String, (String, String)>,
+}
+
+impl Pending {
+    /// Notes every relative link and image of the Markdown page `path`. Links are found by
+    /// parsing the Markdown, as a renderer does, so text that only looks like a link
+    /// (escaped, or inside code) is not one.
+    pub fn scan(&mut self, path: &str, markdown: &str) {
         let dir = Path::new(path).parent().unwrap_or(Path::new(""));
-        for event in Parser::new_ext(&text, Options::ENABLE_TABLES) {
+        for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
             let (Event::Start(Tag::Link { dest_url, .. })
             | Event::Start(Tag::Image { dest_url, .. })) = event
             else {
@@ -33,13 +40,30 @@ pub fn broken_links(site: &Site) -> Vec<String> {
             if target.is_empty() || has_scheme(target) {
                 continue;
             }
-            let joined = normalise(&dir.join(target));
-            if !site.files.contains_key(&joined) {
-                broken.push(format!("{path}: {target}"));
-            }
+            self.wanted
+                .entry(normalise(&dir.join(target)))
+                .or_insert_with(|| (path.to_string(), target.to_string()));
         }
     }
-    broken
+
+    /// The links whose target is not among `files`, as "page: target".
+    pub fn broken(&self, files: &BTreeSet<String>) -> Vec<String> {
+        self.wanted
+            .iter()
+            .filter(|(target, _)| !files.contains(*target))
+            .map(|(_, (page, link))| format!("{page}: {link}"))
+            .collect()
+    }
+}
+
+/// Every relative link and image in the Markdown pages of `site` must point at one of its
+/// files: the links that do not.
+pub fn broken_links(site: &Site) -> Vec<String> {
+    let mut pending = Pending::default();
+    for (path, bytes) in site.files.iter().filter(|(p, _)| p.ends_with(".md")) {
+        pending.scan(path, &String::from_utf8_lossy(bytes));
+    }
+    pending.broken(&site.files.keys().cloned().collect())
 }
 
 fn normalise(path: &Path) -> String {

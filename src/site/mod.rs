@@ -1,7 +1,9 @@
 //! The site: page models ([`pages`]) → Markdown (minijinja, escaped at one boundary:
 //! [`markup`]) → HTML (pulldown-cmark in the layout, [`render`](mod@render)), SVG charts ([`charts`]),
-//! summary JSON/CSV and the raw archives, all rendered in memory first. Writing swaps a
-//! complete new tree in; checking compares the tree on disk byte for byte ([`write`](mod@write)).
+//! summary JSON/CSV and the raw archives. Each file goes to a [`Sink`] as soon as it is
+//! rendered: a staging tree that is swapped in once complete, or a byte-for-byte comparison
+//! with the tree on disk ([`write`](mod@write)); no page lists every dataset ([`menu`],
+//! [`pages::lists`]), so the cost of a build is linear in the datasets.
 //!
 //! Layout (identical file names in both languages):
 //!
@@ -12,6 +14,7 @@
 //! {en,zh}/methodology.{md,html}
 //! {en,zh}/udp-report.{md,html}
 //! {en,zh}/hosts.{md,html}        the same configurations on different hosts
+//! {en,zh}/datasets/index, host-*, kind-*   every dataset, by host and by kind
 //! {en,zh}/<dataset>/overview.{md,html}, <protocol>.{md,html}, charts/*.svg
 //! data/<dataset>/summary.json, summary.csv, <archive>.json
 //! ```
@@ -22,13 +25,14 @@ pub mod labels;
 pub mod links;
 pub mod markdown;
 pub mod markup;
+pub mod menu;
 pub mod pages;
 pub mod render;
 pub mod subject;
 pub mod table;
 pub mod write;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 
@@ -38,10 +42,10 @@ use crate::model::Dataset;
 use crate::summary::SummaryDocument;
 use i18n::Catalog;
 use markup::Markup;
+use menu::{HostMenu, Menu, SidebarEntry};
 use pages::{DatasetView, PageSpec};
-use render::SidebarEntry;
 
-pub use write::{differences, write, WriteError, WriteOptions};
+pub use write::{write, WriteError, WriteOptions};
 
 /// Where the published site lives, for absolute `hreflang` links.
 pub const DEFAULT_BASE_URL: &str = "https://echomark.github.io/echomark/";
@@ -55,6 +59,9 @@ pub enum SiteError {
     BrokenLinks(Vec<String>),
     #[error("reading {0}: {1}")]
     Io(String, io::Error),
+    /// A rendered file could not be passed on (written, or read back to compare).
+    #[error("{0}: {1}")]
+    Write(String, #[source] io::Error),
     /// Two names that would share one file of the site.
     #[error("{0:?} and {1:?} would share the site's file name {2:?}; rename one of them")]
     Collision(String, String, String),
@@ -86,147 +93,149 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap_or_default()
 }
 
-fn pages_of(
+/// The site-wide pages of one language (index, methodology, the UDP report, the hosts page,
+/// the dataset lists) and their sidebar entries.
+fn top_pages(
     cat: &Catalog,
     views: &[DatasetView],
     analysis: &Analysis,
+    groups: &pages::lists::Groups,
 ) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
-    let history = &analysis.history;
-    let mut specs = vec![
-        pages::index::page(cat, views, &analysis.answers),
-        pages::methodology::page(cat),
-    ];
-    let top = |key: &str, stem: String| SidebarEntry {
-        kind: "top",
+    let top = |key: &str, stem: &str| SidebarEntry {
         label: cat.raw(key).to_string(),
         note: String::new(),
-        stem,
+        stem: stem.to_string(),
     };
-    let mut sidebar = vec![
-        top("nav.index", format!("{}/index", cat.code)),
-        top("nav.methodology", format!("{}/methodology", cat.code)),
+    let index = pages::index::page(cat, views, &analysis.answers);
+    let methodology = pages::methodology::page(cat);
+    let mut entries = vec![
+        top("nav.index", &index.stem),
+        top("nav.methodology", &methodology.stem),
     ];
+    let mut specs = vec![index, methodology];
     if let Some(report) = pages::udp_report::page(cat, views) {
-        sidebar.push(top("udp.nav", report.stem.clone()));
+        entries.push(top("udp.nav", &report.stem));
         specs.push(report);
     }
     if let Some(hosts) = pages::hosts::page(cat, views, &analysis.hosts) {
-        sidebar.push(top("hosts.nav", hosts.stem.clone()));
+        entries.push(top("hosts.nav", &hosts.stem));
         specs.push(hosts);
     }
-    // The menu lists datasets by host (in the order of each host's first dataset).
-    let groups = crate::analysis::hosts::hosts(views.iter().map(|v| v.dataset));
-    let mut order: Vec<usize> = groups.iter().flatten().copied().collect();
-    let ungrouped: Vec<usize> = (0..views.len()).filter(|i| !order.contains(i)).collect();
-    order.extend(ungrouped);
-    let mut host_of_previous: Option<usize> = None;
-    for index in order {
-        let view = &views[index];
-        let group = groups.iter().position(|g| g.contains(&index));
-        if group != host_of_previous || group.is_none() {
-            sidebar.push(SidebarEntry {
-                kind: "host",
-                label: labels::host(cat, view.dataset, &cat.text("overview.not_recorded")).plain(),
-                // What tells two hosts of one CPU apart: the kernel they ran.
-                note: view
-                    .dataset
-                    .files
-                    .first()
-                    .and_then(|f| {
-                        let release = f.host.release.as_deref()?;
-                        Some(match f.host.system.as_deref() {
-                            Some(system) => format!("{system} {release}"),
-                            None => release.to_string(),
-                        })
-                    })
-                    .unwrap_or_default(),
-                stem: String::new(),
-            });
-            host_of_previous = group;
-        }
-        // The cross-dataset answers this dataset is the witness of (its path, say).
-        let own: Vec<Markup> = analysis
-            .answers
+    let lists = pages::lists::pages(cat, views, groups);
+    if let Some(all) = lists.first() {
+        entries.push(top("lists.nav", &all.stem));
+    }
+    specs.extend(lists);
+    (specs, entries)
+}
+
+/// The sidebar's material for one language: the site-wide entries, the hosts with their
+/// datasets, each dataset's overview.
+fn menu_of(
+    cat: &Catalog,
+    views: &[DatasetView],
+    groups: &pages::lists::Groups,
+    top: Vec<SidebarEntry>,
+) -> Menu {
+    Menu {
+        top,
+        hosts: groups
+            .hosts
             .iter()
-            .filter(|a| a.dataset == index && a.question == Question::Path)
-            .filter_map(|a| pages::index::answer_line(cat, views, a, "../"))
-            .collect();
-        let overview = pages::overview::page(cat, view, own);
-        sidebar.push(SidebarEntry {
-            kind: "dataset",
-            // Control characters (ESC, BEL) from a folder name never reach a page.
-            label: view
-                .dataset
-                .name
-                .chars()
-                .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-                .collect(),
-            note: labels::dataset_kind(cat, view.dataset).plain(),
-            stem: overview.stem.clone(),
-        });
-        specs.push(overview);
-        for series in history {
-            if let Some((previous, step)) = series.step_into(index) {
-                let page = pages::changes::page(cat, &views[previous], view, step);
-                sidebar.push(SidebarEntry {
-                    kind: "page",
-                    note: String::new(),
-                    label: cat.raw("changes.nav").to_string(),
-                    stem: page.stem.clone(),
-                });
-                specs.push(page);
-            }
-            if series.datasets.last() == Some(&index) {
-                if let Some(page) = pages::changes::history(cat, views, series) {
-                    sidebar.push(SidebarEntry {
-                        kind: "page",
-                        note: String::new(),
-                        label: cat.raw("history.nav").to_string(),
-                        stem: page.stem.clone(),
-                    });
-                    specs.push(page);
-                }
-            }
-        }
-        if let Some(page) = pages::load::page(cat, view) {
-            sidebar.push(SidebarEntry {
-                kind: "page",
-                note: String::new(),
-                label: cat.raw("load.nav").to_string(),
-                stem: page.stem.clone(),
-            });
+            .map(|h| HostMenu {
+                entry: SidebarEntry {
+                    label: pages::lists::host_label(cat, views, h).plain(),
+                    note: pages::lists::kernel(&views[h.datasets[0]]),
+                    stem: h.stem(cat.code),
+                },
+                datasets: h.datasets.clone(),
+                newest: h.newest.clone(),
+                all_label: cat
+                    .fill(
+                        "lists.all_of_host",
+                        &[(
+                            "n",
+                            &labels::number(crate::format::count(h.datasets.len() as u64)),
+                        )],
+                    )
+                    .plain(),
+            })
+            .collect(),
+        datasets: views
+            .iter()
+            .map(|v| SidebarEntry {
+                // Control characters (ESC, BEL) from a folder name never reach a page.
+                label: v
+                    .dataset
+                    .name
+                    .chars()
+                    .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+                    .collect(),
+                note: labels::dataset_kind(cat, v.dataset).plain(),
+                stem: pages::overview::stem(cat, v),
+            })
+            .collect(),
+    }
+}
+
+/// The pages of dataset `index` in one language (its overview first) and the sidebar
+/// entries of all but the overview, which the dataset's own entry links.
+fn dataset_pages(
+    cat: &Catalog,
+    views: &[DatasetView],
+    analysis: &Analysis,
+    index: usize,
+) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
+    let view = &views[index];
+    let entry = |label: String, spec: &PageSpec| SidebarEntry {
+        label,
+        note: String::new(),
+        stem: spec.stem.clone(),
+    };
+    // The cross-dataset answers this dataset is the witness of (its path, say).
+    let own: Vec<Markup> = analysis
+        .answers
+        .iter()
+        .filter(|a| a.dataset == index && a.question == Question::Path)
+        .filter_map(|a| pages::index::answer_line(cat, views, a, "../"))
+        .collect();
+    let mut specs = vec![pages::overview::page(cat, view, own)];
+    let mut entries = Vec::new();
+    for series in &analysis.history {
+        if let Some((previous, step)) = series.step_into(index) {
+            let page = pages::changes::page(cat, &views[previous], view, step);
+            entries.push(entry(cat.raw("changes.nav").to_string(), &page));
             specs.push(page);
         }
-        for subject in view.subjects() {
-            let page = pages::protocol::page(cat, view, subject);
-            sidebar.push(SidebarEntry {
-                kind: "page",
-                note: String::new(),
-                label: labels::subject(cat, subject).to_string(),
-                stem: page.stem.clone(),
-            });
-            specs.push(page);
-            let pages::Subject::Protocol(protocol) = subject else {
-                continue;
-            };
-            if pages::dimensions::applies(view, protocol) {
-                let page = pages::dimensions::page(cat, view, protocol);
-                sidebar.push(SidebarEntry {
-                    kind: "page",
-                    note: String::new(),
-                    label: cat
-                        .fill(
-                            "dimensions.nav",
-                            &[("protocol", &labels::protocol(cat, protocol))],
-                        )
-                        .to_string(),
-                    stem: page.stem.clone(),
-                });
+        if series.datasets.last() == Some(&index) {
+            if let Some(page) = pages::changes::history(cat, views, series) {
+                entries.push(entry(cat.raw("history.nav").to_string(), &page));
                 specs.push(page);
             }
         }
     }
-    (specs, sidebar)
+    if let Some(page) = pages::load::page(cat, view) {
+        entries.push(entry(cat.raw("load.nav").to_string(), &page));
+        specs.push(page);
+    }
+    for subject in view.subjects() {
+        let page = pages::protocol::page(cat, view, subject);
+        entries.push(entry(labels::subject(cat, subject).to_string(), &page));
+        specs.push(page);
+        let pages::Subject::Protocol(protocol) = subject else {
+            continue;
+        };
+        if pages::dimensions::applies(view, protocol) {
+            let page = pages::dimensions::page(cat, view, protocol);
+            let label = cat.fill(
+                "dimensions.nav",
+                &[("protocol", &labels::protocol(cat, protocol))],
+            );
+            entries.push(entry(label.to_string(), &page));
+            specs.push(page);
+        }
+    }
+    (specs, entries)
 }
 
 /// Refuses datasets (or archive files of one dataset) whose sanitised names coincide, so that
@@ -258,12 +267,69 @@ fn unique_names(datasets: &[Dataset]) -> Result<(), SiteError> {
     Ok(())
 }
 
-/// Renders the whole site from validated, analysed data.
+/// Where a build's files go as they are rendered: memory ([`Site`]), a staging folder, or a
+/// comparison with the folder on disk ([`write`](mod@write)).
+pub trait Sink {
+    /// Takes the file at the site-relative path `rel`.
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()>;
+}
+
+impl Sink for Site {
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        self.files.insert(rel.to_string(), bytes.to_vec());
+        Ok(())
+    }
+}
+
+/// A sink with what the build must know of every file it passed on: the names (for the
+/// marker and the link check) and the links of its pages.
+pub struct Out<'a> {
+    sink: &'a mut dyn Sink,
+    files: BTreeSet<String>,
+    links: links::Pending,
+}
+
+impl<'a> Out<'a> {
+    fn new(sink: &'a mut dyn Sink) -> Self {
+        Self {
+            sink,
+            files: BTreeSet::new(),
+            links: links::Pending::default(),
+        }
+    }
+
+    /// Passes the file `rel` on to the sink; a page's links are noted for the check.
+    pub fn put(&mut self, rel: String, bytes: &[u8]) -> Result<(), SiteError> {
+        if rel.ends_with(".md") {
+            self.links.scan(&rel, &String::from_utf8_lossy(bytes));
+        }
+        self.sink
+            .put(&rel, bytes)
+            .map_err(|e| SiteError::Write(rel.clone(), e))?;
+        self.files.insert(rel);
+        Ok(())
+    }
+}
+
+/// Renders the whole site from validated, analysed data into memory.
 pub fn render(
     datasets: &[Dataset],
     analysis: &Analysis,
     base_url: &str,
 ) -> Result<Site, SiteError> {
+    let mut site = Site::default();
+    render_into(datasets, analysis, base_url, &mut site)?;
+    Ok(site)
+}
+
+/// Renders the whole site into `sink`, page by page: no more of it is held than one
+/// dataset's pages. Returns how many files it wrote.
+pub fn render_into(
+    datasets: &[Dataset],
+    analysis: &Analysis,
+    base_url: &str,
+    sink: &mut dyn Sink,
+) -> Result<usize, SiteError> {
     let plain = !base_url
         .contains(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'));
     let absolute = base_url.starts_with("https://") || base_url.starts_with("http://");
@@ -272,56 +338,63 @@ pub fn render(
     }
     unique_names(datasets)?;
     let env = render::environment();
-    let mut site = Site::default();
+    let mut out = Out::new(sink);
     let catalogs = i18n::catalogs();
     let views: Vec<DatasetView> = datasets
         .iter()
         .enumerate()
         .map(|(i, d)| DatasetView::new(d, analysis, i))
         .collect();
+    let groups = pages::lists::Groups::of(&views);
     for cat in &catalogs {
-        let (specs, sidebar) = pages_of(cat, &views, analysis);
-        for spec in specs {
-            render::page(&env, cat, &catalogs, &spec, &sidebar, base_url, &mut site)?;
+        let (specs, top) = top_pages(cat, &views, analysis, &groups);
+        let menu = menu_of(cat, &views, &groups, top);
+        for spec in &specs {
+            let sidebar = menu.items(&spec.stem, None, &[]);
+            render::page(&env, cat, &catalogs, spec, sidebar, base_url, &mut out)?;
+        }
+        for index in 0..views.len() {
+            let (specs, entries) = dataset_pages(cat, &views, analysis, index);
+            for spec in &specs {
+                let sidebar = menu.items(&spec.stem, Some(index), &entries);
+                render::page(&env, cat, &catalogs, spec, sidebar, base_url, &mut out)?;
+            }
         }
     }
     for (d, own) in datasets.iter().zip(&analysis.datasets) {
         let slug = crate::output::dataset_folder(&d.name);
         let doc = SummaryDocument::of(d, analysis, own);
-        site.files
-            .insert(format!("data/{slug}/summary.json"), doc.json());
-        site.files
-            .insert(format!("data/{slug}/summary.csv"), doc.csv().into_bytes());
+        out.put(format!("data/{slug}/summary.json"), &doc.json())?;
+        out.put(format!("data/{slug}/summary.csv"), doc.csv().as_bytes())?;
         for f in &d.files {
             let bytes =
                 fs::read(&f.path).map_err(|e| SiteError::Io(f.path.display().to_string(), e))?;
-            site.files.insert(
+            out.put(
                 format!("data/{slug}/{}", published_archive_name(&f.name)),
-                gzip(&bytes),
-            );
+                &gzip(&bytes),
+            )?;
         }
     }
-    site.files.insert(
+    out.put(
         "assets/style.css".into(),
-        include_bytes!("../../templates/style.css").to_vec(),
-    );
-    site.files.insert(
+        include_bytes!("../../templates/style.css"),
+    )?;
+    out.put(
         "assets/favicon.svg".into(),
-        include_bytes!("../../assets/favicon.svg").to_vec(),
-    );
-    site.files.insert(".nojekyll".into(), Vec::new());
-    site.files.insert(
+        include_bytes!("../../assets/favicon.svg"),
+    )?;
+    out.put(".nojekyll".into(), &[])?;
+    out.put(
         "index.html".into(),
-        landing(&env, &catalogs, &views)?.into_bytes(),
-    );
-    let listed: Vec<String> = site.files.keys().cloned().collect();
-    site.files
-        .insert(write::MARKER.into(), write::marker(listed));
-    let broken = links::broken_links(&site);
+        landing(&env, &catalogs, &views)?.as_bytes(),
+    )?;
+    let broken = out.links.broken(&out.files);
     if !broken.is_empty() {
         return Err(SiteError::BrokenLinks(broken));
     }
-    Ok(site)
+    let marker = write::marker(out.files.iter().cloned());
+    out.put(write::MARKER.into(), &marker)?;
+    Ok(out.files.len())
 }
 
 #[derive(serde::Serialize)]
@@ -352,15 +425,24 @@ struct Landing {
     languages: Vec<LandingLanguage>,
     columns: Vec<String>,
     datasets: Vec<LandingDataset>,
+    /// "The 20 newest of 1,000 datasets." in each language, when some are left out.
+    more: Vec<String>,
 }
 
-/// The root page: what echomark is, in both languages, and every dataset with its host and
-/// date, linked to its overview in each language (plain links: no redirect, no script).
+/// The root page: what echomark is, in both languages, and the newest datasets with their
+/// host and date, linked to their overview in each language (plain links: no redirect, no
+/// script); each language's index links the rest.
 fn landing(
     env: &minijinja::Environment,
     catalogs: &[Catalog],
     views: &[DatasetView],
 ) -> Result<String, SiteError> {
+    let all: Vec<usize> = (0..views.len()).collect();
+    let mut shown: Vec<usize> = pages::lists::newest_first(views, &all)
+        .into_iter()
+        .take(pages::index::INDEX_DATASETS)
+        .collect();
+    shown.sort_unstable();
     let model = Landing {
         languages: catalogs
             .iter()
@@ -384,9 +466,33 @@ fn landing(
                         .collect()
                 }
             }),
-        datasets: views
+        more: if shown.len() < views.len() {
+            catalogs
+                .iter()
+                .map(|c| {
+                    c.fill(
+                        "landing.more",
+                        &[
+                            (
+                                "shown",
+                                &labels::number(crate::format::count(shown.len() as u64)),
+                            ),
+                            (
+                                "n",
+                                &labels::number(crate::format::count(views.len() as u64)),
+                            ),
+                        ],
+                    )
+                    .plain()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+        datasets: shown
             .iter()
-            .map(|v| {
+            .map(|&i| {
+                let v = &views[i];
                 let d = v.dataset;
                 let h = d.host().cloned().unwrap_or_default();
                 let recorded = d.recorded_at().unwrap_or("");

@@ -9,8 +9,9 @@ use serde::Serialize;
 use super::i18n::Catalog;
 use super::markdown;
 use super::markup::escape;
+use super::menu::SidebarItem;
 use super::pages::PageSpec;
-use super::{Site, SiteError};
+use super::{Out, SiteError};
 
 /// The auto-escape mode of Markdown templates.
 const MARKDOWN: AutoEscape = AutoEscape::Custom("markdown");
@@ -71,6 +72,8 @@ pub fn environment() -> Environment<'static> {
             "history.md",
             include_str!("../../templates/pages/history.md"),
         ),
+        ("lists.md", include_str!("../../templates/pages/lists.md")),
+        ("list.md", include_str!("../../templates/pages/list.md")),
         (
             "compare.md",
             include_str!("../../templates/pages/compare.md"),
@@ -94,73 +97,10 @@ pub fn relative(from: &str, to: &str) -> String {
     format!("{}{to}", depth_prefix(from))
 }
 
-/// One sidebar link.
-#[derive(Debug, Clone, Serialize)]
-pub struct SidebarEntry {
-    /// `top` (a site-wide page), `host` (a group heading, no page), `dataset` (its
-    /// overview) or `page` (a page of the dataset above).
-    pub kind: &'static str,
-    /// Plain text (the layout escapes it).
-    pub label: String,
-    /// A second line: a host's kernel, a dataset's kind; plain text.
-    pub note: String,
-    pub stem: String,
-}
-
 #[derive(Serialize)]
 struct Alternate {
     hreflang: String,
     href: String,
-}
-
-#[derive(Serialize)]
-struct SidebarItem<'a> {
-    kind: &'static str,
-    label: &'a str,
-    note: &'a str,
-    href: String,
-    current: bool,
-    /// A host's datasets, a dataset's pages.
-    children: Vec<SidebarItem<'a>>,
-    /// Unfolded: it is, or holds, the current page.
-    open: bool,
-}
-
-/// The menu as the layout nests it: site-wide pages, then hosts holding datasets holding
-/// their pages; the branch of the current page unfolded.
-fn menu<'a>(entries: &'a [SidebarEntry], stem: &str) -> Vec<SidebarItem<'a>> {
-    let mut out: Vec<SidebarItem<'a>> = Vec::new();
-    for e in entries {
-        let item = SidebarItem {
-            kind: e.kind,
-            label: &e.label,
-            note: &e.note,
-            href: if e.stem.is_empty() {
-                String::new()
-            } else {
-                relative(stem, &format!("{}.html", e.stem))
-            },
-            current: e.stem == stem,
-            children: Vec::new(),
-            open: e.stem == stem,
-        };
-        let host = out.last_mut().filter(|h| h.kind == "host");
-        match (e.kind, host) {
-            ("dataset", Some(host)) => {
-                host.open |= item.open;
-                host.children.push(item);
-            }
-            ("page", Some(host)) => {
-                if let Some(dataset) = host.children.last_mut() {
-                    dataset.open |= item.open;
-                    host.open |= item.open;
-                    dataset.children.push(item);
-                }
-            }
-            _ => out.push(item),
-        }
-    }
-    out
 }
 
 #[derive(Serialize)]
@@ -175,16 +115,16 @@ struct Layout<'a> {
     body: minijinja::Value,
 }
 
-/// Renders `spec` in the language of `cat` into `site`: its Markdown, its HTML in the
-/// layout, and its charts.
+/// Renders `spec` in the language of `cat` with the sidebar `sidebar` into `out`: its
+/// Markdown, its HTML in the layout, and its charts.
 pub fn page(
     env: &Environment,
     cat: &Catalog,
     catalogs: &[Catalog],
     spec: &PageSpec,
-    sidebar: &[SidebarEntry],
+    sidebar: Vec<SidebarItem<'_>>,
     base_url: &str,
-    site: &mut Site,
+    out: &mut Out<'_>,
 ) -> Result<(), SiteError> {
     let stem = &spec.stem;
     let ctx = minijinja::context! { t => cat.tree(), ..spec.context.clone() };
@@ -197,14 +137,11 @@ pub fn page(
     let dir = stem.rsplit_once('/').map_or("", |(d, _)| d);
     let mut svgs = BTreeMap::new();
     for chart in &spec.charts {
-        site.files.insert(
-            format!("{dir}/{}", chart.rel),
-            chart.svg.clone().into_bytes(),
-        );
+        out.put(format!("{dir}/{}", chart.rel), chart.svg.as_bytes())?;
         svgs.insert(chart.rel.clone(), chart.svg.clone());
     }
     let body = markdown::to_html(&md, &svgs);
-    site.files.insert(format!("{stem}.md"), md.into_bytes());
+    out.put(format!("{stem}.md"), md.as_bytes())?;
 
     // The same page in the other language(s): identical path after the language folder.
     let rest = stem.split_once('/').map_or(stem.as_str(), |(_, r)| r);
@@ -228,13 +165,12 @@ pub fn page(
         alternates,
         other_href: relative(stem, &format!("{}/{rest}.html", other.code)),
         other_hreflang: other.raw("lang.html"),
-        sidebar: menu(sidebar, stem),
+        sidebar,
         body: minijinja::Value::from_safe_string(body),
     };
     let html = env
         .get_template("layout.html")
         .and_then(|t| t.render(&layout))
         .map_err(|e| SiteError::Template("layout.html".into(), format!("{e:#}")))?;
-    site.files.insert(format!("{stem}.html"), html.into_bytes());
-    Ok(())
+    out.put(format!("{stem}.html"), html.as_bytes())
 }

@@ -1,7 +1,8 @@
 //! Writing a rendered site to disk without losing anything that is there, and comparing it
 //! with what is there.
 //!
-//! A build writes a complete sibling tree (`.NAME.new-*`) and swaps it in with one atomic
+//! A build writes each file into a sibling tree (`.NAME.new-*`) as it is rendered, so the
+//! site is never held in memory, and once the tree is complete swaps it in with one atomic
 //! exchange (Linux `renameat2(RENAME_EXCHANGE)`; elsewhere two renames, which a kill between
 //! them can leave with nothing at `--out`). Only a folder an earlier build wrote is replaced:
 //! the build leaves [`MARKER`], the list of the files it wrote, and a folder that holds
@@ -15,7 +16,7 @@ use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::Site;
+use super::{Sink, SiteError};
 
 /// The file every build writes at the root of its site: the list of the files it wrote.
 pub const MARKER: &str = ".echomark-site";
@@ -43,12 +44,15 @@ pub enum WriteError {
         #[source]
         source: io::Error,
     },
+    /// The site could not be rendered (or a rendered file not staged).
+    #[error(transparent)]
+    Render(Box<SiteError>),
 }
 
 impl WriteError {
     /// Whether the request itself is wrong (exit 2) rather than the disk failing.
     pub fn is_refusal(&self) -> bool {
-        !matches!(self, WriteError::Io { .. })
+        !matches!(self, WriteError::Io { .. } | WriteError::Render(_))
     }
 }
 
@@ -229,8 +233,34 @@ fn exchange(a: &Path, b: &Path) -> io::Result<()> {
     }
 }
 
-/// Writes `site` to `out` (see the module notes for what is refused and why).
-pub fn write(site: &Site, out: &Path, options: &WriteOptions) -> Result<(), WriteError> {
+/// Writes each file into a staging folder as it is rendered.
+struct Staging {
+    root: PathBuf,
+    /// Folders made so far, so each is made once.
+    made: BTreeSet<PathBuf>,
+}
+
+impl Sink for Staging {
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        let path = self.root.join(rel);
+        if let Some(dir) = path.parent() {
+            if !self.made.contains(dir) {
+                fs::create_dir_all(dir)?;
+                self.made.insert(dir.to_path_buf());
+            }
+        }
+        fs::write(&path, bytes)
+    }
+}
+
+/// Renders a site into `out` with `render`, which passes each file to the sink it is given
+/// as soon as it is made (see the module notes for what is refused and why). Nothing at
+/// `out` changes unless every file was rendered. Returns how many files were written.
+pub fn write(
+    out: &Path,
+    options: &WriteOptions,
+    render: impl FnOnce(&mut dyn Sink) -> Result<usize, SiteError>,
+) -> Result<usize, WriteError> {
     check_target(out, &options.inputs)?;
     let parent = out
         .parent()
@@ -248,13 +278,12 @@ pub fn write(site: &Site, out: &Path, options: &WriteOptions) -> Result<(), Writ
         .prefix(&format!(".{name}.new-"))
         .tempdir_in(parent)
         .map_err(at(parent))?;
-    for (rel, bytes) in &site.files {
-        let path = staging.path().join(rel);
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(at(dir))?;
-        }
-        fs::write(&path, bytes).map_err(at(&out.join(rel)))?;
-    }
+    let mut sink = Staging {
+        root: staging.path().to_path_buf(),
+        made: BTreeSet::new(),
+    };
+    // A failed render drops `staging`, and the folder with it.
+    let written = render(&mut sink).map_err(|e| WriteError::Render(Box::new(e)))?;
     let staged = staging.keep();
     crash_point("staged");
     if out.exists() {
@@ -265,24 +294,47 @@ pub fn write(site: &Site, out: &Path, options: &WriteOptions) -> Result<(), Writ
     } else {
         fs::rename(&staged, out).map_err(at(out))?;
     }
-    Ok(())
+    Ok(written)
 }
 
-/// Differences between `site` and the tree at `out`: missing, extra and changed files.
-pub fn differences(site: &Site, out: &Path) -> io::Result<Vec<String>> {
-    let on_disk = files_under(out)?;
-    let mut diffs = Vec::new();
-    for (rel, bytes) in &site.files {
-        match on_disk.get(rel) {
-            None => diffs.push(format!("missing: {rel}")),
-            Some(path) if &fs::read(path)? != bytes => diffs.push(format!("changed: {rel}")),
+/// Compares each rendered file with the tree at a folder as it comes, and keeps only the
+/// differences: missing, extra and changed files.
+pub struct Differences {
+    on_disk: BTreeMap<String, PathBuf>,
+    seen: BTreeSet<String>,
+    found: Vec<String>,
+}
+
+impl Differences {
+    /// A comparison with the tree at `out` (empty when there is none).
+    pub fn with(out: &Path) -> io::Result<Self> {
+        Ok(Self {
+            on_disk: files_under(out)?,
+            seen: BTreeSet::new(),
+            found: Vec::new(),
+        })
+    }
+
+    /// The differences: what was rendered and is missing or changed, in the order rendered,
+    /// then what is on disk and was not rendered.
+    pub fn finish(mut self) -> Vec<String> {
+        for rel in self.on_disk.keys().filter(|r| !self.seen.contains(*r)) {
+            self.found.push(format!("not generated: {rel}"));
+        }
+        self.found
+    }
+}
+
+impl Sink for Differences {
+    fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        match self.on_disk.get(rel) {
+            None => self.found.push(format!("missing: {rel}")),
+            Some(path) if fs::read(path)? != bytes => self.found.push(format!("changed: {rel}")),
             _ => {}
         }
+        self.seen.insert(rel.to_string());
+        Ok(())
     }
-    for rel in on_disk.keys().filter(|r| !site.files.contains_key(*r)) {
-        diffs.push(format!("not generated: {rel}"));
-    }
-    Ok(diffs)
 }
 
 fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<String, PathBuf>) -> io::Result<()> {

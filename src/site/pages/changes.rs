@@ -80,22 +80,21 @@ fn trend(
     cat: &Catalog,
     views: &[DatasetView],
     series: &Series,
+    start: usize,
     headline: &Configuration,
     files: &mut Vec<ChartFile>,
 ) -> Image {
     let key = &headline.key;
     // The legend names the topology; the title carries the protocol and load.
     let name = labels::topology(cat, &key.backend, key.io_model, key.io_threads);
-    let ticks: Vec<String> = series
-        .datasets
+    let ticks: Vec<String> = series.datasets[start..]
         .iter()
         .map(|&i| {
             let t = views[i].dataset.recorded_at().unwrap_or("");
             t.get(..16).unwrap_or(t).replace('T', " ")
         })
         .collect();
-    let points = series
-        .datasets
+    let points = series.datasets[start..]
         .iter()
         .zip(&ticks)
         .map(|(&i, tick)| {
@@ -115,7 +114,7 @@ fn trend(
                     })
             })
         })
-        .map(|(p, _)| (0, p + 1))
+        .filter_map(|(p, _)| Some((0, (p + 1).checked_sub(start)?)))
         .collect();
     let title = cat.fill(
         "history.chart_title",
@@ -395,13 +394,18 @@ fn protocol_summary(cat: &Catalog, c: &Comparison) -> Table {
     summary
 }
 
+/// The most datasets a history page shows, the newest: its table and its charts.
+pub const HISTORY_WINDOW: usize = 60;
+
 /// The history page of a series, kept in the folder of its newest dataset.
 pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<PageSpec> {
     use Align::{Default as L, Right as R};
     let newest = views.get(*series.datasets.last()?)?;
     let count = |n: usize| labels::number(format::count(n as u64));
+    // The newest datasets only, so the page keeps its size however long the series grows.
+    let start = series.datasets.len().saturating_sub(HISTORY_WINDOW);
     let mut steps = Table::new(cat.list("history.columns", &[]), &[L, L, L, R, R, L]);
-    for (position, &index) in series.datasets.iter().enumerate() {
+    for (position, &index) in series.datasets.iter().enumerate().skip(start) {
         let view = views.get(index)?;
         let d = view.dataset;
         let recorded = d.recorded_at().unwrap_or("");
@@ -447,15 +451,25 @@ pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<
     let mut files = Vec::new();
     let images = headlines(newest)
         .into_iter()
-        .map(|c| trend(cat, views, series, c, &mut files))
+        .map(|c| trend(cat, views, series, start, c, &mut files))
         .collect();
     let model = HistoryPage {
         latest: series.steps.last().map(|c| protocol_summary(cat, c)),
         title: title.clone(),
-        lead: cat.fill(
-            "history.lead",
-            &[("datasets", &count(series.datasets.len()))],
-        ),
+        lead: if start == 0 {
+            cat.fill(
+                "history.lead",
+                &[("datasets", &count(series.datasets.len()))],
+            )
+        } else {
+            cat.fill(
+                "history.lead_window",
+                &[
+                    ("datasets", &count(series.datasets.len())),
+                    ("shown", &count(HISTORY_WINDOW)),
+                ],
+            )
+        },
         steps,
         trends_intro: cat.text("history.trends_intro"),
         images,

@@ -1,55 +1,59 @@
 //! The index page of one language: what the datasets answer (one line per question, each
-//! from its best witness, with its host and a link to the evidence), then every dataset with
-//! its protocols, host, pass counts and recording time.
+//! from its best witness, with its host and a link to the evidence), then the newest datasets
+//! with their protocols, host, pass counts and recording time, and a link to all of them.
 
 use serde::Serialize;
 
-use super::{DatasetView, PageSpec};
+use super::{lists, DatasetView, PageSpec};
 use crate::analysis::across::{Answer, Body, Question};
 use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
 use crate::site::markup::Markup;
-use crate::site::table::{Align, Table};
+use crate::site::table::Table;
+
+/// The most datasets the index lists; [`super::lists`] has every one.
+pub const INDEX_DATASETS: usize = 20;
 
 #[derive(Serialize)]
 struct IndexPage {
     /// One line per question the data answers.
     answers: Vec<Markup>,
+    /// The newest datasets.
     datasets: Table,
+    /// Where every dataset is listed, and how many the table leaves out.
+    all: Markup,
     methodology: Markup,
 }
 
 /// The index page of one language.
 pub fn page(cat: &Catalog, views: &[DatasetView], answers: &[Answer]) -> PageSpec {
-    use Align::{Default as L, Right as R};
-    let mut datasets = Table::new(cat.list("index.columns", &[]), &[L, L, L, R, R, L]);
-    for v in views {
-        let d = v.dataset;
-        let r = &v.analysis.report;
-        let protocols: Vec<Markup> = v
-            .subjects()
-            .into_iter()
-            .map(|s| labels::subject(cat, s))
-            .collect();
-        let recorded = d.recorded_at().unwrap_or("");
-        let count = |n: usize| labels::number(format::count(n as u64));
-        let of = |a: usize, b: usize| Markup::trusted(format!("{} / {}", count(a), count(b)));
-        datasets.push(vec![
-            labels::dataset_link(&d.name, &v.slug(), ""),
-            Markup::join(&protocols, &cat.text("list.sep")),
-            labels::host(cat, d, &Markup::default()),
-            of(r.runs_passed, r.runs),
-            of(r.configurations_valid, r.configurations),
-            Markup::text(recorded.get(..19).unwrap_or(recorded)),
-        ]);
-    }
+    let all: Vec<usize> = (0..views.len()).collect();
+    let mut shown: Vec<usize> = lists::newest_first(views, &all)
+        .into_iter()
+        .take(INDEX_DATASETS)
+        .collect();
+    shown.sort_unstable();
+    let link = Markup::trusted(format!("{}/index.md", lists::FOLDER));
+    let all = if shown.len() < views.len() {
+        cat.fill(
+            "index.more",
+            &[
+                ("shown", &labels::number(format::count(shown.len() as u64))),
+                ("n", &labels::number(format::count(views.len() as u64))),
+                ("link", &link),
+            ],
+        )
+    } else {
+        cat.fill("index.all", &[("link", &link)])
+    };
     let model = IndexPage {
         answers: answers
             .iter()
             .filter_map(|a| answer_line(cat, views, a, ""))
             .collect(),
-        datasets,
+        datasets: lists::dataset_table(cat, views, &shown, ""),
+        all,
         methodology: cat.fill(
             "index.methodology",
             &[("link", &Markup::trusted("methodology.md"))],

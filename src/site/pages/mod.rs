@@ -10,6 +10,7 @@ pub mod failures;
 pub mod hosts;
 pub mod index;
 pub mod key_results;
+pub mod lists;
 pub mod load;
 pub mod methodology;
 pub mod overview;

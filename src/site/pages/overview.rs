@@ -456,6 +456,11 @@ fn guide(cat: &Catalog) -> Table {
     table
 }
 
+/// The overview page's stem: where a link to the dataset leads.
+pub fn stem(cat: &Catalog, view: &DatasetView) -> String {
+    format!("{}/{}/overview", cat.code, view.slug())
+}
+
 /// A dataset's overview page.
 pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec {
     let d = view.dataset;
@@ -627,11 +632,5 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
             )],
         ),
     };
-    PageSpec::new(
-        format!("{}/{slug}/overview", cat.code),
-        "overview.md",
-        title,
-        &model,
-        charts,
-    )
+    PageSpec::new(stem(cat, view), "overview.md", title, &model, charts)
 }
