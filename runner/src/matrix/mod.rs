@@ -11,19 +11,20 @@ mod error;
 mod external;
 pub mod host;
 pub mod identity;
+mod open;
 pub mod plan;
 pub mod progress;
 pub mod provenance;
+mod runs;
 pub mod server;
 pub mod store;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use echomark_archive::{Archive, Entry, Preset, Protocol, SoakReport};
+use echomark_archive::{Archive, Preset, Protocol, SoakReport};
 
 use crate::case::Backend;
 use plan::{MatrixSpec, Overrides, PlannedRun};
@@ -176,118 +177,12 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
     }
 }
 
-/// Runs the matrix described by `request`.
+/// Runs the matrix described by `request`: opens its archives, checks every case, verifies
+/// external servers, then measures each run and the soaks, saving after each.
 pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let exe =
         std::env::current_exe().map_err(|e| MatrixError::system("cannot locate own binary", e))?;
-    let source_dir = request
-        .source_dir
-        .clone()
-        .unwrap_or_else(provenance::default_source_dir);
-    // Hashing the binary and the sources takes a moment; it is done after the cheap checks.
-    let hashes = || -> Result<(String, String), MatrixError> {
-        let exe_sha = provenance::file_sha256(&exe)
-            .map_err(|e| MatrixError::system(format!("cannot hash {}", exe.display()), e))?;
-        let source_sha = provenance::source_sha256(&source_dir).map_err(|e| {
-            MatrixError::Refused(format!(
-                "cannot hash the measured sources in {} ({e}); pass --source-dir WORKSPACE",
-                source_dir.display()
-            ))
-        })?;
-        Ok((exe_sha, source_sha))
-    };
-
-    let paths = target_paths(request)?;
-    if let ArchiveTarget::New(out) = &request.archive {
-        if request.archive_names().len() > 1 && !out.exists() {
-            std::fs::create_dir(out)
-                .map_err(|e| MatrixError::system(format!("cannot create {}", out.display()), e))?;
-        }
-    }
-    let mut locks = Vec::with_capacity(paths.len());
-    for path in &paths {
-        let lock = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            Some(dir) if !dir.is_dir() => {
-                return Err(MatrixError::Refused(format!(
-                    "{}: no such folder",
-                    dir.display()
-                )))
-            }
-            _ => store::ArchiveLock::take(path).map_err(MatrixError::Locked)?,
-        };
-        locks.push(lock);
-    }
-    // The sources and the binary are hashed once, however many archives there are.
-    let mut hashed: Option<(String, String)> = None;
-    let mut hashes_once = || -> Result<(String, String), MatrixError> {
-        if let Some(h) = &hashed {
-            return Ok(h.clone());
-        }
-        Ok(hashed.insert(hashes()?).clone())
-    };
-    // A new matrix: every archive is the same but for its backend, so it is made once.
-    let template = match &request.archive {
-        ArchiveTarget::New(_) => {
-            if let Some(path) = paths.iter().find(|p| p.exists()) {
-                return Err(MatrixError::Refused(format!(
-                    "{} already exists; finish it with --resume {0} or choose another --out",
-                    path.display()
-                )));
-            }
-            let (exe_sha, source_sha) = hashes_once()?;
-            Some(archives::new_archive(
-                request,
-                (&exe_sha, &source_sha),
-                (&source_dir, &paths[0]),
-            ))
-        }
-        ArchiveTarget::Resume(_) => None,
-    };
-    let mut targets: Vec<Target> = Vec::with_capacity(paths.len());
-    for ((path, lock), index) in paths.into_iter().zip(locks).zip(0..) {
-        let archive = match &template {
-            Some(template) => {
-                let archive = match request.options.external_servers.get(index) {
-                    Some(server) => {
-                        // What the server is, found once, before anything is measured.
-                        let identity =
-                            identity::identify(&server.command, server.version_command.as_deref());
-                        let server = echomark_archive::ExternalServer {
-                            identity: Some(identity),
-                            ..server.clone()
-                        };
-                        archives::for_server(template, &server)?
-                    }
-                    None => archives::for_backend(template, request.backends[index])?,
-                };
-                archives::check_plan(&path, &archive)?;
-                archive
-            }
-            None => archives::resume(&path, &mut hashes_once)?,
-        };
-        let backend = archives::runtime_of(&archive).ok_or_else(|| {
-            MatrixError::Refused(format!(
-                "{}: backend {:?} is not one this runner has",
-                path.display(),
-                archive.backend
-            ))
-        })?;
-        if let Some(first) = targets.first() {
-            if first.archive.settings.shared_matrix() != archive.settings.shared_matrix() {
-                return Err(MatrixError::Refused(format!(
-                    "{} and {}: archives resumed together must have the same settings",
-                    first.path.display(),
-                    path.display()
-                )));
-            }
-        }
-        targets.push(Target {
-            path,
-            archive,
-            backend,
-            lock,
-        });
-    }
+    let mut targets = open::targets(request, &exe)?;
     if targets.iter().any(|t| t.backend == Backend::Monoio) {
         crate::measure::shards::probe()?;
     }
@@ -297,34 +192,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         what: format!("{}: settings", first.path.display()),
         source,
     })?;
-    // Every case known before anything runs is checked first, so a bad matrix fails once
-    // with exit 2, not once per run.
-    let placeholder: std::net::SocketAddr = match settings.address_family {
-        echomark_archive::AddressFamily::Ipv4 => "127.0.0.1:9",
-        echomark_archive::AddressFamily::Ipv6 => "[::1]:9",
-    }
-    .parse()
-    .expect("an address");
-    for t in &targets {
-        for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
-            let label = label(&run, &t.archive.backend);
-            let case = spec
-                .case(&run, &settings)
-                .map_err(MatrixError::case(&label))?;
-            if let Some(server) = &t.archive.settings.external_server {
-                external::against(case, server, placeholder, true)
-                    .map_err(MatrixError::case(&label))?;
-            }
-        }
-        let done: BTreeSet<_> = t.archive.results.iter().map(Entry::run_id).collect();
-        if done.len() != t.archive.results.len() {
-            return Err(MatrixError::Refused(format!(
-                "{}: a (case, repetition) appears twice in results",
-                t.path.display()
-            )));
-        }
-        t.save()?;
-    }
+    runs::check_cases(&targets, &spec, &settings)?;
     if targets
         .iter()
         .any(|t| t.archive.settings.external_server.is_some())
@@ -347,206 +215,37 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         .sum();
     let failed_before = targets.iter().map(|t| t.archive.failed_measurements).sum();
     let mut progress = progress::Progress::new(soaks_due as u64, failed_before);
-    let timeout = Duration::try_from_secs_f64(settings.case_timeout_seconds)
-        .map_err(|e| MatrixError::Refused(format!("settings.case_timeout_seconds: {e}")))?;
-    let keep_going = settings.keep_going;
-    // Every archive of one matrix shares its settings, so its servers share one list.
-    let server_cpus = server::pinned_cpus(&settings)?;
-    let mut stopped_early = false;
-    // Stages: the plan as known now; a rate sweep's open-loop runs join it once their
-    // closed-loop runs are in the archive, so a second stage runs them. Several backends'
-    // runs are shuffled together, so that no backend always runs first.
-    'stages: loop {
-        let mut runs: Vec<PlannedRun> = targets
-            .iter()
-            .enumerate()
-            .flat_map(|(i, t)| {
-                plan::planned(&t.archive.settings, &t.archive.results, t.backend)
-                    .into_iter()
-                    .map(move |r| PlannedRun { target: i, ..r })
-            })
-            .collect();
-        if let Some(seed) = settings.shuffle_seed {
-            plan::shuffle(&mut runs, seed);
-        }
-        let done: BTreeSet<_> = targets
-            .iter()
-            .flat_map(|t| t.archive.results.iter().map(Entry::run_id))
-            .collect();
-        let todo: Vec<PlannedRun> = runs
-            .into_iter()
-            .filter(|r| !done.contains(&r.key_as(&targets[r.target].archive.backend)))
-            .collect();
-        if todo.is_empty() {
-            break;
-        }
-        progress.add_planned(todo.len() as u64);
-        for run in todo {
-            let target = &mut targets[run.target];
-            let order = target.archive.results.len();
-            let label = label(&run, &target.archive.backend);
-            progress.starting(&label);
-            let case = spec
-                .case(&run, &settings)
-                .map_err(MatrixError::case(&label))?;
-            let started_at_utc = provenance::utc_now();
-            let lock_fd = Some(target.lock.fd());
-            // An external server starts fresh for every run, as echomark's own does.
-            let external = target.archive.settings.external_server.clone();
-            let server = match &external {
-                Some(s) => Some((
-                    s,
-                    server::start(s, run.protocol, server_cpus.as_ref())
-                        .map_err(|e| MatrixError::system("cannot start the server", e))?,
-                )),
-                None => None,
-            };
-            let case_args = match &server {
-                Some((s, started)) => {
-                    let pipelines = external::pipelines(&target.archive.verification, run.protocol);
-                    external::against(case, s, started.address, pipelines)
-                        .map_err(MatrixError::case(&label))?
-                        .to_args()
-                }
-                None => case.to_args(),
-            };
-            let ready = server
-                .as_ref()
-                .is_none_or(|(_, s)| s.ready_seconds.is_some());
-            let outcome = if ready {
-                match child::run(&exe, &case_args, timeout, &signal.flag, lock_fd) {
-                    Ok(Ok(outcome)) => Some(outcome),
-                    Ok(Err(child::Interrupted)) => {
-                        return Ok(interrupted(&targets, &progress, &signal))
-                    }
-                    Err(e) => {
-                        return Err(MatrixError::system(
-                            format!("cannot start {}", exe.display()),
-                            e,
-                        ))
-                    }
-                }
-            } else {
-                None
-            };
-            let server = server.map(|(_, started)| started.stop());
-            if let Some(n) = server.as_ref().map(|p| p.left_behind).filter(|&n| n > 0) {
-                eprintln!("{label}: the server left {n} process(es) behind; they were killed");
-            }
-            if signal.flag.load(Ordering::Relaxed) {
+    let session = runs::Session {
+        exe: &exe,
+        timeout: Duration::try_from_secs_f64(settings.case_timeout_seconds)
+            .map_err(|e| MatrixError::Refused(format!("settings.case_timeout_seconds: {e}")))?,
+        server_cpus: server::pinned_cpus(&settings)?,
+        spec,
+        settings,
+        signal: &signal,
+    };
+    match session.stages(&mut targets, &mut progress)? {
+        runs::Flow::Interrupted => return Ok(interrupted(&targets, &progress, &signal)),
+        runs::Flow::Done {
+            stopped_early: true,
+        } => {}
+        runs::Flow::Done {
+            stopped_early: false,
+        } => {
+            if let runs::Flow::Interrupted = session.soaks(&mut targets, &mut progress)? {
                 return Ok(interrupted(&targets, &progress, &signal));
             }
-            let mut judged = match &outcome {
-                Some(outcome) => child::judge(
-                    &run,
-                    &target.archive.backend,
-                    spec.seconds,
-                    spec.warmup,
-                    spec.address_family,
-                    outcome,
-                ),
-                None => child::Judged {
-                    metrics: None,
-                    stdout: None,
-                    error: None,
-                },
-            };
-            // The server's own failure is the cause when there is one.
-            if let Some(reason) = server
-                .as_ref()
-                .and_then(|p| server::failure(p, outcome.is_some()))
-            {
-                judged.error = Some(reason);
-            }
-            let summary = match (&judged.error, &judged.metrics) {
-                (Some(e), _) => e.clone(),
-                (None, Some(m)) => match &m.open_loop {
-                    Some(o) => format!(
-                        "{} msg/s offered, {:.0} sent/s{}, corrected p99 {:.1} µs, lag p99 {:.1} µs",
-                        o.offered_rate,
-                        o.achieved_rate,
-                        if o.saturated { " (saturated)" } else { "" },
-                        m.rtt_p99_us,
-                        o.schedule_lag_p99_us
-                    ),
-                    None => format!(
-                        "{:.0} rt/s, p99 {:.1} µs",
-                        m.roundtrips_per_second, m.rtt_p99_us
-                    ),
-                },
-                (None, None) => String::new(),
-            };
-            let failed = judged.error.is_some();
-            let mut command = vec![exe.display().to_string()];
-            command.extend(case_args);
-            let archive = &mut target.archive;
-            archive.results.push(Entry {
-                repetition: run.repetition,
-                protocol: run.protocol,
-                payload_bytes: run.payload,
-                clients: run.clients,
-                window: run.window,
-                io_model: run.io_model,
-                io_threads: run.io_threads,
-                handler_work: run.handler_work,
-                udp_server_recv_buffer: run.udp_server_recv_buffer,
-                load: run.load,
-                backend: archive.backend.clone(),
-                address_family: archive.settings.address_family,
-                command,
-                // No child ran when the server never got ready.
-                returncode: outcome.as_ref().map(|o| o.returncode),
-                wall_seconds: outcome.as_ref().map_or(0.0, |o| o.wall.as_secs_f64()),
-                stderr: outcome.map(|o| o.stderr).unwrap_or_default(),
-                metrics: judged.metrics,
-                stdout: judged.stdout,
-                error: judged.error,
-                order: order as u64,
-                started_at_utc,
-                server,
-            });
-            archive.failed_measurements += u64::from(failed);
-            target.save()?;
-            progress.finished(&label, failed, &summary);
-            if failed && !keep_going {
-                stopped_early = true;
-                break 'stages;
+            for target in &mut targets {
+                target.archive.complete = true;
+                target.save()?;
             }
         }
     }
-    if !stopped_early {
-        for index in 0..targets.len() {
-            let Some(seconds) = settings
-                .soak_seconds
-                .filter(|_| targets[index].archive.soak.is_empty())
-            else {
-                continue;
-            };
-            for protocol in settings.protocols.clone() {
-                let target = &targets[index];
-                let name = format!("soak {} {protocol} {seconds} s", target.backend);
-                progress.starting(&name);
-                let record = soak_child(
-                    &exe,
-                    (target.backend, protocol),
-                    seconds,
-                    settings.address_family,
-                    (&signal.flag, target.lock.fd()),
-                )?;
-                let Some(record) = record else {
-                    return Ok(interrupted(&targets, &progress, &signal));
-                };
-                let summary = if record.passed { "passed" } else { "FAILED" };
-                progress.finished(&name, !record.passed, summary);
-                targets[index].archive.soak.push(record);
-                targets[index].save()?;
-            }
-        }
-        for target in &mut targets {
-            target.archive.complete = true;
-            target.save()?;
-        }
-    }
+    Ok(finished(&targets, &progress))
+}
+
+/// The last progress line and the outcome, once every run that will run has.
+fn finished(targets: &[Target], progress: &progress::Progress) -> MatrixOutcome {
     let failed: u64 = targets.iter().map(|t| t.archive.failed_measurements).sum();
     let complete = targets.iter().all(|t| t.archive.complete);
     let written: Vec<String> = targets
@@ -562,12 +261,12 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             ", stopped at the first failure (complete: false)"
         }
     ));
-    Ok(MatrixOutcome::Finished {
+    MatrixOutcome::Finished {
         failed_runs: failed,
         soak_failed: targets
             .iter()
             .any(|t| t.archive.soak.iter().any(|s| !s.passed)),
-    })
+    }
 }
 
 /// Runs `echomark-runner soak` as a child and records it; `None` when interrupted.
