@@ -255,6 +255,48 @@ fn loss_of(runs: &[&Run]) -> Loss {
     }
 }
 
+/// The UDP runs of several datasets taken together, as the site-wide report counts them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Datasets with at least one UDP run.
+    pub datasets: usize,
+    pub runs: u64,
+    pub runs_passed: u64,
+    /// Configurations that failed, over every backend of every dataset.
+    pub configurations_failed: u64,
+}
+
+impl Totals {
+    /// The sums over `each` dataset's UDP analysis.
+    pub fn of<'a>(each: impl IntoIterator<Item = &'a UdpAnalysis>) -> Self {
+        each.into_iter().fold(Totals::default(), |t, u| Totals {
+            datasets: t.datasets + usize::from(u.runs > 0),
+            runs: t.runs + u.runs,
+            runs_passed: t.runs_passed + u.runs_passed,
+            configurations_failed: t.configurations_failed
+                + u.backends
+                    .iter()
+                    .map(|b| b.configurations_failed)
+                    .sum::<u64>(),
+        })
+    }
+}
+
+/// The lossy run that best explains a loss among `each` dataset's: one with a passing
+/// partner (it shows the fix) before one without, then one whose kernel counters were read
+/// (they show where the datagrams went); the first among equals.
+pub fn best_reproduction<'a>(
+    each: impl IntoIterator<Item = &'a UdpAnalysis>,
+) -> Option<&'a Reproduction> {
+    let rank = |r: &Reproduction| (r.passing.is_some(), r.readings.is_some());
+    each.into_iter()
+        .filter_map(|u| u.reproduction.as_ref())
+        .fold(None, |best: Option<&Reproduction>, r| match best {
+            Some(b) if rank(r) <= rank(b) => Some(b),
+            _ => Some(r),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,5 +376,46 @@ mod tests {
         let r = reproduction(&[&lossy_plain, &small]).unwrap();
         assert_eq!((r.command.as_str(), r.passing), ("plain", None));
         assert_eq!(reproduction(&[&large]), None);
+    }
+
+    fn lossy(passing: bool, readings: bool, lost: u64) -> UdpAnalysis {
+        UdpAnalysis {
+            runs: 3,
+            runs_passed: 2,
+            reproduction: Some(Reproduction {
+                command: format!("lost {lost}"),
+                lost,
+                kernel_delta: None,
+                readings: readings.then_some(crate::model::KernelReadings {
+                    rcvbuf_errors_before: 0,
+                    rcvbuf_errors_after: lost,
+                    frag_creates: None,
+                    reasm_reqds: None,
+                    reasm_oks: None,
+                    reasm_fails: None,
+                }),
+                server_buffer: None,
+                passing: passing.then(|| PassingPartner {
+                    command: String::new(),
+                    server_buffer: 1 << 22,
+                }),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_best_reproduction_shows_the_fix_then_the_counters_and_the_first_wins_ties() {
+        let each = [
+            lossy(false, true, 1),
+            lossy(true, false, 2),
+            lossy(true, true, 3),
+            lossy(true, true, 4),
+        ];
+        assert_eq!(best_reproduction(&each).map(|r| r.lost), Some(3));
+        assert_eq!(best_reproduction(&each[..2]).map(|r| r.lost), Some(2));
+        assert_eq!(best_reproduction(&[UdpAnalysis::default()]), None);
+        let t = Totals::of(&each);
+        assert_eq!((t.datasets, t.runs, t.runs_passed), (4, 12, 8));
     }
 }

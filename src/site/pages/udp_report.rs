@@ -6,9 +6,9 @@ use echomark_archive::{Metric, PathKind, Protocol};
 use serde::Serialize;
 
 use super::charts as chart_model;
-use super::{once_command, DatasetView, Image, PageSpec};
+use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::{Configuration, Status};
-use crate::analysis::udp::{Broken, Reproduction};
+use crate::analysis::udp::{self, Broken, Reproduction};
 use crate::format;
 use crate::output::safe_name;
 use crate::site::i18n::Catalog;
@@ -199,6 +199,393 @@ fn scope(cat: &Catalog, views: &[&DatasetView]) -> Markup {
     )
 }
 
+/// A dataset's row of the test conditions: its name, date, host, timing, buffers and hashes.
+fn conditions_row(cat: &Catalog, view: &DatasetView, not_recorded: &Markup) -> Vec<Markup> {
+    let d = view.dataset;
+    let f = d.files.first();
+    let [seconds, warmup, repetitions] = labels::timing(d);
+    let measurement = cat.fill(
+        "udp.measurement",
+        &[
+            ("seconds", &seconds),
+            ("warmup", &warmup),
+            ("repetitions", &repetitions),
+            (
+                "timeout",
+                &f.and_then(|f| f.udp_timeout_ms)
+                    .map_or(not_recorded.clone(), |t| Markup::trusted(format!("{t} ms"))),
+            ),
+        ],
+    );
+    let size = |v: Option<u64>| {
+        v.map_or(not_recorded.clone(), |b| {
+            Markup::trusted(format::whole_mib_or_kib(b))
+        })
+    };
+    let buffers = view.analysis.udp.buffers.map_or(not_recorded.clone(), |b| {
+        cat.fill(
+            "udp.buffers",
+            &[
+                ("send", &size(b.send_requested)),
+                ("recv", &size(b.server_receive_requested)),
+                ("actual", &size(b.server_receive_actual)),
+            ],
+        )
+    });
+    let recorded = f
+        .and_then(|f| f.recorded_at_utc.as_deref())
+        .map_or(not_recorded.clone(), |r| {
+            Markup::text(r.get(..10).unwrap_or(r))
+        });
+    let short = |h: Option<&str>| {
+        h.map_or(not_recorded.clone(), |h| {
+            Markup::trusted(format!("`{}`", Markup::text(format::short_hash(h))))
+        })
+    };
+    let hashes = cat.fill(
+        "udp.hashes",
+        &[
+            ("source", &short(f.and_then(|f| f.source_sha256.as_deref()))),
+            (
+                "executable",
+                &short(f.and_then(|f| f.executable_sha256.as_deref())),
+            ),
+        ],
+    );
+    vec![
+        Markup::trusted(format!(
+            "[{}]({}/overview.md)",
+            Markup::text(&d.name),
+            view.slug()
+        )),
+        recorded,
+        labels::host(cat, d, not_recorded),
+        measurement,
+        buffers,
+        hashes,
+    ]
+}
+
+/// A dataset's line of links: its UDP page, heat maps and summary.json.
+fn links_line(cat: &Catalog, view: &DatasetView) -> Markup {
+    let slug = view.slug();
+    let mut own = vec![Markup::trusted(format!(
+        "[{}]({slug}/udp.md)",
+        labels::protocol(cat, Protocol::Udp)
+    ))];
+    if super::dimensions::applies(view, Protocol::Udp) {
+        own.push(Markup::trusted(format!(
+            "[{}]({slug}/dimensions-udp.md)",
+            cat.text("udp.heatmaps")
+        )));
+    }
+    own.push(Markup::trusted(format!(
+        "[summary.json](../data/{slug}/summary.json)"
+    )));
+    let mut line = Markup::text(&view.dataset.name);
+    line.push(&Markup::trusted(": "));
+    line.push(&Markup::join(&own, &Markup::trusted(" · ")));
+    line
+}
+
+/// A dataset's rows of the correctness table: its UDP soaks, then each backend's passes.
+fn correctness_rows(cat: &Catalog, view: &DatasetView) -> Vec<Vec<Markup>> {
+    let d = view.dataset;
+    let name = Markup::text(&d.name);
+    let mut rows = Vec::new();
+    for soak in d
+        .files
+        .iter()
+        .flat_map(|f| f.soak.iter())
+        .filter(|s| s.protocol == Protocol::Udp)
+    {
+        let secs = labels::number(format::grouped(soak.seconds, 0));
+        let result = if soak.passed {
+            cat.fill(
+                "udp.soak_passed",
+                &[
+                    ("seconds", &secs),
+                    (
+                        "echoes",
+                        &labels::number(format::count(soak.verified_echoes)),
+                    ),
+                    ("rounds", &Markup::trusted(soak.rounds.to_string())),
+                ],
+            )
+        } else {
+            cat.fill(
+                "udp.soak_failed",
+                &[
+                    ("seconds", &secs),
+                    ("reason", &soak.failure.clone().unwrap_or_default()),
+                ],
+            )
+        };
+        rows.push(vec![
+            name.clone(),
+            cat.fill(
+                "udp.soak_row",
+                &[("protocol", &labels::protocol(cat, soak.protocol))],
+            ),
+            Markup::default(),
+            Markup::default(),
+            result,
+        ]);
+    }
+    let of =
+        |a: u64, b: u64| Markup::trusted(format!("{} / {}", format::count(a), format::count(b)));
+    for passes in &view.analysis.udp.backends {
+        let result = if passes.configurations_failed == 0 {
+            cat.text("udp.all_passed")
+        } else {
+            cat.fill(
+                "udp.some_failed",
+                &[
+                    (
+                        "n",
+                        &Markup::trusted(passes.configurations_failed.to_string()),
+                    ),
+                    ("loss", &labels::number(format::count(passes.worst_loss))),
+                ],
+            )
+        };
+        rows.push(vec![
+            name.clone(),
+            labels::backend(cat, &passes.backend),
+            of(passes.runs_passed, passes.runs),
+            of(
+                passes.configurations - passes.configurations_failed,
+                passes.configurations,
+            ),
+            result,
+        ]);
+    }
+    rows
+}
+
+/// A backend's UDP configurations at the report's load.
+fn at_load<'a>(view: &DatasetView<'a>, backend: &str) -> Vec<&'a Configuration> {
+    view.configs
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.key.protocol == Protocol::Udp
+                && c.key.backend == backend
+                && c.key.payload_bytes == PAYLOAD
+                && c.key.clients == CLIENTS
+                && c.key.window == WINDOW
+                && c.key.handler_work == 0
+                && c.key.udp_server_recv_buffer.is_none()
+        })
+        .collect()
+}
+
+/// A throughput row at the report's load: the range, the p99 and the CPU, or why the
+/// configuration is excluded.
+fn throughput_row(cat: &Catalog, who: Markup, backend: &str, c: &Configuration) -> Vec<Markup> {
+    let topology = labels::topology(cat, backend, c.key.io_model, c.key.io_threads);
+    if c.status == Status::Failed {
+        return vec![
+            who,
+            topology,
+            cat.fill(
+                "page.excluded",
+                &[
+                    ("passed", &Markup::trusted(c.runs_passed.to_string())),
+                    ("runs", &Markup::trusted(c.runs.to_string())),
+                ],
+            ),
+        ];
+    }
+    vec![
+        who,
+        topology,
+        labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
+        labels::median(c.stat(Metric::RttP99Us), format::latency),
+        labels::median(c.stat(Metric::CpuPercent), format::cpu_percent),
+    ]
+}
+
+/// The throughput and p99 charts of one backend of a dataset at the report's load.
+fn load_charts(
+    cat: &Catalog,
+    view: &DatasetView,
+    backend: &str,
+    configs: &[&Configuration],
+) -> Vec<(Image, ChartFile)> {
+    let name = Markup::text(&view.dataset.name);
+    let group = format!(
+        "{} · {}",
+        name.as_str()
+            .replace('\\', "")
+            .chars()
+            .take(40)
+            .collect::<String>(),
+        labels::backend(cat, backend)
+    );
+    let group_of = |_: &Configuration| group.clone();
+    [
+        (Metric::RoundtripsPerSecond, "chart.overview_throughput"),
+        (Metric::RttP99Us, "chart.overview_p99"),
+    ]
+    .into_iter()
+    .map(|(metric, key)| {
+        let mut title = name.clone();
+        title.push(&Markup::trusted(" · UDP · "));
+        title.push(&cat.fill(
+            key,
+            &[
+                ("payload", &labels::number(format::count(PAYLOAD))),
+                ("clients", &labels::clients(cat, CLIENTS)),
+            ],
+        ));
+        let chart = chart_model::bars(cat, &title, metric, configs, &group_of);
+        let rel = format!(
+            "charts/udp-{}-{}-{}.svg",
+            view.slug(),
+            safe_name(backend),
+            chart_model::suffix(metric)
+        );
+        (Image::new(title, &rel), chart_model::bar_file(rel, &chart))
+    })
+    .collect()
+}
+
+/// The throughput table at the report's load, and the charts of its first backends.
+fn throughput_section(
+    cat: &Catalog,
+    views: &[&DatasetView],
+) -> (Table, Vec<Image>, Vec<ChartFile>) {
+    use Align::{Default as L, Right as R};
+    let mut throughput = Table::new(cat.list("udp.throughput_columns", &[]), &[L, L, R, R, R]);
+    let (mut images, mut charts) = (Vec::new(), Vec::new());
+    for view in views {
+        for passes in &view.analysis.udp.backends {
+            let backend = passes.backend.as_str();
+            let configs = at_load(view, backend);
+            for c in &configs {
+                let mut who = Markup::text(&view.dataset.name);
+                who.push(&Markup::trusted(" / "));
+                who.push(&labels::backend(cat, backend));
+                throughput.push(throughput_row(cat, who, backend, c));
+            }
+            if !configs.is_empty() && images.len() < IMAGES_SHOWN {
+                for (image, chart) in load_charts(cat, view, backend, &configs) {
+                    images.push(image);
+                    charts.push(chart);
+                }
+            }
+        }
+    }
+    (throughput, images, charts)
+}
+
+/// The receive-buffer isolation table and its introduction (from the first dataset that has
+/// isolation runs).
+fn isolation_section(
+    cat: &Catalog,
+    views: &[&DatasetView],
+    not_recorded: &Markup,
+) -> (Table, Markup) {
+    use Align::{Default as L, Right as R};
+    let mut isolation = Table::new(
+        cat.list("udp.isolation_columns", &[]),
+        &[R, R, R, R, L, L, L],
+    );
+    let mut intro = Markup::default();
+    for view in views {
+        let isolated: Vec<&&Configuration> = view
+            .configs
+            .iter()
+            .filter(|c| c.key.protocol == Protocol::Udp && c.key.udp_server_recv_buffer.is_some())
+            .collect();
+        if !isolated.is_empty() && intro.is_empty() {
+            intro = cat.fill(
+                "udp.isolation_intro",
+                &[
+                    ("dataset", &view.dataset.name),
+                    ("clients", &labels::clients(cat, isolated[0].key.clients)),
+                    (
+                        "repetitions",
+                        &Markup::trusted(view.dataset.repetitions().to_string()),
+                    ),
+                ],
+            );
+        }
+        for c in isolated {
+            isolation.push(isolation_row(cat, view, c, not_recorded));
+        }
+    }
+    (isolation, intro)
+}
+
+/// The reproduction: the lossy run's command, the callout of what its loss means, the fix
+/// and the passing run's command (or, without a passing partner, the first passing run's).
+struct ReproductionSection {
+    failed_command: Option<Markup>,
+    overflow_callout: Option<Markup>,
+    fix: Option<Markup>,
+    passed_command: Option<Markup>,
+}
+
+fn reproduction_section(
+    cat: &Catalog,
+    views: &[&DatasetView],
+    not_recorded: &Markup,
+) -> ReproductionSection {
+    let code = |c: &str| once_command(c).map(|c| Markup::code_block("sh", &[c]));
+    let mut out = ReproductionSection {
+        failed_command: None,
+        overflow_callout: None,
+        fix: None,
+        passed_command: None,
+    };
+    if let Some(repro) = udp::best_reproduction(views.iter().map(|v| &v.analysis.udp)) {
+        out.failed_command = code(&repro.command);
+        out.overflow_callout = Some(callout(cat, repro));
+        if let Some(partner) = &repro.passing {
+            let buffer = |b: Option<u64>| {
+                b.map_or(not_recorded.clone(), |b| {
+                    Markup::trusted(format::buffer_size(b))
+                })
+            };
+            out.fix = Some(cat.fill(
+                "udp.fix",
+                &[
+                    ("from", &buffer(repro.server_buffer)),
+                    ("to", &buffer(Some(partner.server_buffer))),
+                ],
+            ));
+            out.passed_command = code(&partner.command);
+        }
+    }
+    if out.passed_command.is_none() {
+        out.passed_command = views
+            .iter()
+            .find_map(|v| v.analysis.udp.passed_command.as_deref())
+            .and_then(code);
+    }
+    out
+}
+
+/// Links to every raw archive of the datasets.
+fn evidence(views: &[&DatasetView]) -> Vec<Markup> {
+    views
+        .iter()
+        .flat_map(|view| {
+            let name = Markup::text(&view.dataset.name);
+            let slug = view.slug();
+            view.dataset.files.iter().map(move |f| {
+                let published = crate::site::published_archive_name(&f.name);
+                Markup::trusted(format!(
+                    "[{name}/{}](../data/{slug}/{published})",
+                    Markup::text(&published),
+                ))
+            })
+        })
+        .collect()
+}
+
 /// The site-wide UDP report, when any dataset measured UDP.
 pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     use Align::{Default as L, Right as R};
@@ -207,329 +594,35 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         return None;
     }
     let not_recorded = cat.text("overview.not_recorded");
-    let (mut runs, mut passed, mut failed) = (0u64, 0u64, 0u64);
     let mut conditions = Table::new(cat.list("udp.conditions_columns", &[]), &[]);
     let mut correctness = Table::new(cat.list("udp.correctness_columns", &[]), &[L, L, R, R, L]);
-    let mut throughput = Table::new(cat.list("udp.throughput_columns", &[]), &[L, L, R, R, R]);
-    let mut isolation = Table::new(
-        cat.list("udp.isolation_columns", &[]),
-        &[R, R, R, R, L, L, L],
-    );
     let mut readbacks = Table::new(cat.list("udp.readback_columns", &[]), &[L, R, R]);
-    let mut links = Vec::new();
-    let (mut overflow_callout, mut fix) = (None, None);
-    let mut chosen: Option<&Reproduction> = None;
-    let mut first_passed: Option<String> = None;
-    let code = |c: &str| once_command(c).map(|c| Markup::code_block("sh", &[c]));
-    let mut images = Vec::new();
-    let mut charts = Vec::new();
-    let mut evidence = Vec::new();
-    let (mut failed_command, mut passed_command) = (None, None);
-    let mut isolation_intro = Markup::default();
     for view in &with_udp {
-        let d = view.dataset;
-        let udp = &view.analysis.udp;
-        let slug = view.slug();
-        runs += udp.runs;
-        passed += udp.runs_passed;
-        let f = d.files.first();
-        let [seconds, warmup, repetitions] = labels::timing(d);
-        let measurement = cat.fill(
-            "udp.measurement",
-            &[
-                ("seconds", &seconds),
-                ("warmup", &warmup),
-                ("repetitions", &repetitions),
-                (
-                    "timeout",
-                    &f.and_then(|f| f.udp_timeout_ms)
-                        .map_or(not_recorded.clone(), |t| Markup::trusted(format!("{t} ms"))),
-                ),
-            ],
-        );
-        let size = |v: Option<u64>| {
-            v.map_or(not_recorded.clone(), |b| {
-                Markup::trusted(format::whole_mib_or_kib(b))
-            })
-        };
-        let buffers = udp.buffers.map_or(not_recorded.clone(), |b| {
-            cat.fill(
-                "udp.buffers",
-                &[
-                    ("send", &size(b.send_requested)),
-                    ("recv", &size(b.server_receive_requested)),
-                    ("actual", &size(b.server_receive_actual)),
-                ],
-            )
-        });
-        let name = Markup::text(&d.name);
-        let recorded = f
-            .and_then(|f| f.recorded_at_utc.as_deref())
-            .map_or(not_recorded.clone(), |r| {
-                Markup::text(r.get(..10).unwrap_or(r))
-            });
-        let short = |h: Option<&str>| {
-            h.map_or(not_recorded.clone(), |h| {
-                Markup::trusted(format!("`{}`", Markup::text(format::short_hash(h))))
-            })
-        };
-        let hashes = cat.fill(
-            "udp.hashes",
-            &[
-                ("source", &short(f.and_then(|f| f.source_sha256.as_deref()))),
-                (
-                    "executable",
-                    &short(f.and_then(|f| f.executable_sha256.as_deref())),
-                ),
-            ],
-        );
-        conditions.push(vec![
-            Markup::trusted(format!("[{name}]({slug}/overview.md)")),
-            recorded,
-            labels::host(cat, d, &not_recorded),
-            measurement,
-            buffers,
-            hashes,
-        ]);
-        for (request, actual) in &udp.readbacks {
+        conditions.push(conditions_row(cat, view, &not_recorded));
+        for (request, actual) in &view.analysis.udp.readbacks {
             readbacks.push(vec![
-                name.clone(),
+                Markup::text(&view.dataset.name),
                 Markup::trusted(format::whole_mib_or_kib(*request)),
                 Markup::trusted(format::whole_mib_or_kib(*actual)),
             ]);
         }
-        let mut own = vec![Markup::trusted(format!(
-            "[{}]({slug}/udp.md)",
-            labels::protocol(cat, Protocol::Udp)
-        ))];
-        if super::dimensions::applies(view, Protocol::Udp) {
-            own.push(Markup::trusted(format!(
-                "[{}]({slug}/dimensions-udp.md)",
-                cat.text("udp.heatmaps")
-            )));
-        }
-        own.push(Markup::trusted(format!(
-            "[summary.json](../data/{slug}/summary.json)"
-        )));
-        let mut line = name.clone();
-        line.push(&Markup::trusted(": "));
-        line.push(&Markup::join(&own, &Markup::trusted(" · ")));
-        links.push(line);
-        for soak in d
-            .files
-            .iter()
-            .flat_map(|f| f.soak.iter())
-            .filter(|s| s.protocol == Protocol::Udp)
-        {
-            let secs = labels::number(format::grouped(soak.seconds, 0));
-            let result = if soak.passed {
-                cat.fill(
-                    "udp.soak_passed",
-                    &[
-                        ("seconds", &secs),
-                        (
-                            "echoes",
-                            &labels::number(format::count(soak.verified_echoes)),
-                        ),
-                        ("rounds", &Markup::trusted(soak.rounds.to_string())),
-                    ],
-                )
-            } else {
-                cat.fill(
-                    "udp.soak_failed",
-                    &[
-                        ("seconds", &secs),
-                        ("reason", &soak.failure.clone().unwrap_or_default()),
-                    ],
-                )
-            };
-            correctness.push(vec![
-                name.clone(),
-                cat.fill(
-                    "udp.soak_row",
-                    &[("protocol", &labels::protocol(cat, soak.protocol))],
-                ),
-                Markup::default(),
-                Markup::default(),
-                result,
-            ]);
-        }
-        let isolated: Vec<&&Configuration> = view
-            .configs
-            .iter()
-            .filter(|c| c.key.protocol == Protocol::Udp && c.key.udp_server_recv_buffer.is_some())
-            .collect();
-        if !isolated.is_empty() && isolation_intro.is_empty() {
-            isolation_intro = cat.fill(
-                "udp.isolation_intro",
-                &[
-                    ("dataset", &d.name),
-                    ("clients", &labels::clients(cat, isolated[0].key.clients)),
-                    ("repetitions", &Markup::trusted(d.repetitions().to_string())),
-                ],
-            );
-        }
-        for c in isolated {
-            isolation.push(isolation_row(cat, view, c, &not_recorded));
-        }
-        for passes in &udp.backends {
-            let backend = passes.backend.as_str();
-            failed += passes.configurations_failed;
-            let result = if passes.configurations_failed == 0 {
-                cat.text("udp.all_passed")
-            } else {
-                cat.fill(
-                    "udp.some_failed",
-                    &[
-                        (
-                            "n",
-                            &Markup::trusted(passes.configurations_failed.to_string()),
-                        ),
-                        ("loss", &labels::number(format::count(passes.worst_loss))),
-                    ],
-                )
-            };
-            let of = |a: u64, b: u64| {
-                Markup::trusted(format!("{} / {}", format::count(a), format::count(b)))
-            };
-            correctness.push(vec![
-                name.clone(),
-                labels::backend(cat, backend),
-                of(passes.runs_passed, passes.runs),
-                of(
-                    passes.configurations - passes.configurations_failed,
-                    passes.configurations,
-                ),
-                result,
-            ]);
-            let at_load: Vec<&Configuration> = view
-                .configs
-                .iter()
-                .copied()
-                .filter(|c| {
-                    c.key.protocol == Protocol::Udp
-                        && c.key.backend == backend
-                        && c.key.payload_bytes == PAYLOAD
-                        && c.key.clients == CLIENTS
-                        && c.key.window == WINDOW
-                        && c.key.handler_work == 0
-                        && c.key.udp_server_recv_buffer.is_none()
-                })
-                .collect();
-            for c in &at_load {
-                let mut who = name.clone();
-                who.push(&Markup::trusted(" / "));
-                who.push(&labels::backend(cat, backend));
-                let topology = labels::topology(cat, backend, c.key.io_model, c.key.io_threads);
-                let row = if c.status == Status::Failed {
-                    vec![
-                        who,
-                        topology,
-                        cat.fill(
-                            "page.excluded",
-                            &[
-                                ("passed", &Markup::trusted(c.runs_passed.to_string())),
-                                ("runs", &Markup::trusted(c.runs.to_string())),
-                            ],
-                        ),
-                    ]
-                } else {
-                    vec![
-                        who,
-                        topology,
-                        labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
-                        labels::median(c.stat(Metric::RttP99Us), format::latency),
-                        labels::median(c.stat(Metric::CpuPercent), format::cpu_percent),
-                    ]
-                };
-                throughput.push(row);
-            }
-            if !at_load.is_empty() && images.len() < IMAGES_SHOWN {
-                let group = format!(
-                    "{} · {}",
-                    name.as_str()
-                        .replace('\\', "")
-                        .chars()
-                        .take(40)
-                        .collect::<String>(),
-                    labels::backend(cat, backend)
-                );
-                let group_of = |_: &Configuration| group.clone();
-                for (metric, key) in [
-                    (Metric::RoundtripsPerSecond, "chart.overview_throughput"),
-                    (Metric::RttP99Us, "chart.overview_p99"),
-                ] {
-                    let mut title = name.clone();
-                    title.push(&Markup::trusted(" · UDP · "));
-                    title.push(&cat.fill(
-                        key,
-                        &[
-                            ("payload", &labels::number(format::count(PAYLOAD))),
-                            ("clients", &labels::clients(cat, CLIENTS)),
-                        ],
-                    ));
-                    let chart = chart_model::bars(cat, &title, metric, &at_load, &group_of);
-                    let rel = format!(
-                        "charts/udp-{slug}-{}-{}.svg",
-                        safe_name(backend),
-                        chart_model::suffix(metric)
-                    );
-                    images.push(Image::new(title, &rel));
-                    charts.push(chart_model::bar_file(rel, &chart));
-                }
-            }
-        }
-        // The isolation dataset's lossy run with a passing partner shows the fix; among
-        // those, the first whose kernel counter readings were recorded shows the evidence.
-        if let Some(repro) = &udp.reproduction {
-            let rank = |r: &Reproduction| (r.passing.is_some(), r.readings.is_some());
-            if chosen.is_none_or(|c: &Reproduction| rank(repro) > rank(c)) {
-                chosen = Some(repro);
-            }
-        }
-        if first_passed.is_none() {
-            first_passed.clone_from(&udp.passed_command);
-        }
-        for f in &d.files {
-            let published = crate::site::published_archive_name(&f.name);
-            evidence.push(Markup::trusted(format!(
-                "[{name}/{}](../data/{slug}/{published})",
-                Markup::text(&published),
-            )));
+        for row in correctness_rows(cat, view) {
+            correctness.push(row);
         }
     }
-    if let Some(repro) = chosen {
-        failed_command = code(&repro.command);
-        overflow_callout = Some(callout(cat, repro));
-        if let Some(partner) = &repro.passing {
-            let buffer = |b: Option<u64>| {
-                b.map_or(not_recorded.clone(), |b| {
-                    Markup::trusted(format::buffer_size(b))
-                })
-            };
-            fix = Some(cat.fill(
-                "udp.fix",
-                &[
-                    ("from", &buffer(repro.server_buffer)),
-                    ("to", &buffer(Some(partner.server_buffer))),
-                ],
-            ));
-            passed_command = code(&partner.command);
-        }
-    }
-    if passed_command.is_none() {
-        passed_command = first_passed.as_deref().and_then(code);
-    }
-    let code = cat.code;
+    let (throughput, images, charts) = throughput_section(cat, &with_udp);
+    let (isolation, isolation_intro) = isolation_section(cat, &with_udp, &not_recorded);
+    let repro = reproduction_section(cat, &with_udp, &not_recorded);
+    let totals = udp::Totals::of(with_udp.iter().map(|v| &v.analysis.udp));
     let count = |n: u64| labels::number(format::count(n));
     let model = UdpPage {
         lead: cat.fill(
             "udp.lead",
             &[
-                ("runs", &count(runs)),
-                ("datasets", &Markup::trusted(with_udp.len().to_string())),
-                ("passed", &count(passed)),
-                ("failed", &count(failed)),
+                ("runs", &count(totals.runs)),
+                ("datasets", &Markup::trusted(totals.datasets.to_string())),
+                ("passed", &count(totals.runs_passed)),
+                ("failed", &count(totals.configurations_failed)),
             ],
         ),
         conditions,
@@ -547,19 +640,22 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         readbacks,
         isolation,
         isolation_intro,
-        failed_command,
-        overflow_callout,
-        fix,
-        passed_command,
-        links,
+        failed_command: repro.failed_command,
+        overflow_callout: repro.overflow_callout,
+        fix: repro.fix,
+        passed_command: repro.passed_command,
+        links: with_udp.iter().map(|v| links_line(cat, v)).collect(),
         evidence: cat.fill(
             "udp.evidence",
-            &[("links", &Markup::join(&evidence, &Markup::trusted(" · ")))],
+            &[(
+                "links",
+                &Markup::join(&evidence(&with_udp), &Markup::trusted(" · ")),
+            )],
         ),
         scope: scope(cat, &with_udp),
     };
     Some(PageSpec::new(
-        format!("{code}/udp-report"),
+        format!("{}/udp-report", cat.code),
         "udp.md",
         cat.text("udp.title"),
         &model,
