@@ -4,24 +4,18 @@ use polars::prelude::*;
 
 use crate::model::Dataset;
 
-use echomark_archive::Metric;
+use std::collections::HashMap;
 
-/// Key columns that identify a configuration within the table.
-pub const KEY: [&str; 13] = [
-    "dataset",
-    "backend",
-    "implementation",
-    "protocol",
-    "payload_bytes",
-    "clients",
-    "window",
-    "io_model",
-    "io_threads",
-    "handler_work",
-    "udp_server_recv_buffer",
-    "offered_rate",
-    "arrival",
-];
+use echomark_archive::{CaseKey, Metric};
+
+/// The configurations of a run table: `of[n]` is the dataset (an index into the datasets)
+/// and the case key of the runs whose `configuration` column holds `n`, numbered in the
+/// order the runs first name them. The key stays typed here; the table only groups by its
+/// number.
+#[derive(Debug, Clone, Default)]
+pub struct Configurations {
+    pub of: Vec<(usize, CaseKey)>,
+}
 
 /// Open-loop columns (null for closed-loop runs), aggregated beside the metrics.
 pub const OPEN_LOOP: [&str; 4] = [
@@ -31,25 +25,25 @@ pub const OPEN_LOOP: [&str; 4] = [
     "late_sends",
 ];
 
-/// Builds the table: one row per run, key columns, `passed`, and the metrics (null where a
-/// run did not report one).
-pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
-    let rows: Vec<(&str, &crate::model::Run)> = datasets
+/// Builds the table: one row per run, its `configuration` number, `passed`, and the
+/// metrics (null where a run did not report one).
+pub fn runs(datasets: &[Dataset]) -> PolarsResult<(DataFrame, Configurations)> {
+    let rows: Vec<(usize, &crate::model::Run)> = datasets
         .iter()
-        .flat_map(|d| d.runs.iter().map(move |r| (d.name.as_str(), r)))
+        .enumerate()
+        .flat_map(|(d, set)| set.runs.iter().map(move |r| (d, r)))
         .collect();
-    let text = |name: &str, f: &dyn Fn(&crate::model::Run) -> &str| {
-        Column::new(
-            name.into(),
-            rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>(),
-        )
-    };
-    let int = |name: &str, f: &dyn Fn(&crate::model::Run) -> u64| {
-        Column::new(
-            name.into(),
-            rows.iter().map(|(_, r)| f(r)).collect::<Vec<_>>(),
-        )
-    };
+    let mut numbers: HashMap<(usize, &CaseKey), u32> = HashMap::new();
+    let mut configurations = Configurations::default();
+    let configuration: Vec<u32> = rows
+        .iter()
+        .map(|&(d, r)| {
+            *numbers.entry((d, &r.key)).or_insert_with(|| {
+                configurations.of.push((d, r.key.clone()));
+                (configurations.of.len() - 1) as u32
+            })
+        })
+        .collect();
     let num = |name: &str, f: &dyn Fn(&crate::model::Run) -> Option<f64>| {
         Column::new(
             name.into(),
@@ -58,37 +52,7 @@ pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
     };
     let metric = |m: Metric| num(m.name(), &move |r| r.metric(m));
     let columns = vec![
-        Column::new(
-            "dataset".into(),
-            rows.iter().map(|(d, _)| *d).collect::<Vec<_>>(),
-        ),
-        text("backend", &|r| &r.key.backend),
-        text("implementation", &|r| &r.key.implementation),
-        text("protocol", &|r| r.key.protocol.as_str()),
-        int("payload_bytes", &|r| r.key.payload_bytes),
-        int("clients", &|r| r.key.clients),
-        int("window", &|r| r.key.window),
-        text("io_model", &|r| r.key.io_model.as_str()),
-        int("io_threads", &|r| r.key.io_threads),
-        int("handler_work", &|r| r.key.handler_work),
-        Column::new(
-            "udp_server_recv_buffer".into(),
-            rows.iter()
-                .map(|(_, r)| r.key.udp_server_recv_buffer)
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "offered_rate".into(),
-            rows.iter()
-                .map(|(_, r)| r.key.load.map(|l| l.rate))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "arrival".into(),
-            rows.iter()
-                .map(|(_, r)| r.key.load.map(|l| l.arrival.as_str()))
-                .collect::<Vec<_>>(),
-        ),
+        Column::new("configuration".into(), configuration),
         num("achieved_rate", &|r| r.open_loop.map(|o| o.achieved_rate)),
         num("service_p99_us", &|r| r.open_loop.map(|o| o.service_p99_us)),
         num("schedule_lag_p99_us", &|r| {
@@ -115,5 +79,5 @@ pub fn runs(datasets: &[Dataset]) -> PolarsResult<DataFrame> {
     ];
     let mut columns = columns;
     columns.extend(Metric::ALL.into_iter().map(metric));
-    DataFrame::new(rows.len(), columns)
+    Ok((DataFrame::new(rows.len(), columns)?, configurations))
 }

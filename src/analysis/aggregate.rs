@@ -9,10 +9,10 @@ use polars::prelude::*;
 use serde::Serialize;
 
 use crate::model::Dataset;
+use echomark_archive::CaseKey;
 use echomark_archive::Metric;
-use echomark_archive::{CaseKey, OfferedLoad};
 
-use crate::table::{self, KEY};
+use crate::table;
 
 /// Median, min and max over a configuration's runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -181,33 +181,21 @@ fn agg_exprs() -> Vec<Expr> {
 /// implementation, protocol, payload, clients, window, topology (1×1, 1×2, 1×4, 2×1, 4×1),
 /// work.
 pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> {
-    let runs = table::runs(datasets)?;
-    let keys: Vec<Expr> = KEY.iter().map(|k| col(*k)).collect();
+    let (runs, numbered) = table::runs(datasets)?;
     let df = runs
         .lazy()
-        .group_by_stable(keys)
+        .group_by_stable([col("configuration")])
         .agg(agg_exprs())
         .collect()?;
-    let logical_cpus: BTreeMap<&str, Option<f64>> = datasets
+    let logical_cpus: Vec<Option<f64>> = datasets
         .iter()
         .map(|d| {
-            let cpus = d
-                .host()
+            d.host()
                 .and_then(|h| h.logical_cpus)
                 .filter(|n| *n > 0)
-                .map(|n| n as f64);
-            (d.name.as_str(), cpus)
+                .map(|n| n as f64)
         })
         .collect();
-
-    let s = |name: &str| -> PolarsResult<Vec<Option<String>>> {
-        Ok(df
-            .column(name)?
-            .str()?
-            .iter()
-            .map(|v| v.map(str::to_string))
-            .collect())
-    };
     let u = |name: &str| -> PolarsResult<Vec<Option<u64>>> {
         let c = df.column(name)?.cast(&DataType::UInt64)?;
         Ok(c.u64()?.iter().collect())
@@ -216,22 +204,8 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         let c = df.column(name)?.cast(&DataType::Float64)?;
         Ok(c.f64()?.iter().collect())
     };
-    let (dataset, backend, implementation, protocol, io_model) = (
-        s("dataset")?,
-        s("backend")?,
-        s("implementation")?,
-        s("protocol")?,
-        s("io_model")?,
-    );
-    let (payload, clients, window, threads, work) = (
-        u("payload_bytes")?,
-        u("clients")?,
-        u("window")?,
-        u("io_threads")?,
-        u("handler_work")?,
-    );
-    let server_buffer = u("udp_server_recv_buffer")?;
-    let (offered, arrival, saturated) = (u("offered_rate")?, s("arrival")?, u("saturated_runs")?);
+    let configuration: Vec<Option<u32>> = df.column("configuration")?.u32()?.iter().collect();
+    let saturated = u("saturated_runs")?;
     let stat_columns = |name: &str| -> PolarsResult<[Vec<Option<f64>>; 3]> {
         Ok([
             f(&format!("{name}_median"))?,
@@ -255,19 +229,13 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         stats.push((m, stat_columns(m.name())?));
     }
 
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
-    // The table's protocol and IO-model columns were written from the enums' own names.
-    fn typed<T: std::str::FromStr>(v: &Option<String>) -> T
-    where
-        T::Err: std::fmt::Debug,
-    {
-        v.as_deref()
-            .unwrap_or_default()
-            .parse()
-            .expect("the run table holds the enums' names")
-    }
     let mut out = Vec::with_capacity(df.height());
     for i in 0..df.height() {
+        // Every group is one configuration the table numbered.
+        let Some((dataset, key)) = configuration[i].and_then(|n| numbered.of.get(n as usize))
+        else {
+            continue;
+        };
         let runs = runs_n[i].unwrap_or(0);
         let runs_passed = passed[i].unwrap_or(0);
         let mut by_metric = BTreeMap::new();
@@ -288,13 +256,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
                 max: max[i]?,
             })
         };
-        let load = offered[i]
-            .zip(arrival[i].as_deref())
-            .map(|(rate, a)| OfferedLoad {
-                rate,
-                arrival: a.parse().expect("the run table holds the enum's names"),
-            });
-        let open_loop = load.and_then(|_| {
+        let open_loop = key.load.and_then(|_| {
             Some(OpenLoopStats {
                 achieved_rate: stat_at(&open_columns[0])?,
                 service_p99_us: stat_at(&open_columns[1])?,
@@ -303,26 +265,13 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
                 saturated_runs: saturated[i].unwrap_or(0),
             })
         });
-        let name = text(&dataset[i]);
         let cpu = by_metric.get(&Metric::CpuPercent).copied();
         let machine = cpu
-            .zip(logical_cpus.get(name.as_str()).copied().flatten())
+            .zip(logical_cpus.get(*dataset).copied().flatten())
             .map(|(c, n)| c.scaled(n));
         out.push(Configuration {
-            key: CaseKey {
-                backend: text(&backend[i]),
-                implementation: text(&implementation[i]),
-                protocol: typed(&protocol[i]),
-                payload_bytes: payload[i].unwrap_or(0),
-                clients: clients[i].unwrap_or(0),
-                window: window[i].unwrap_or(0),
-                io_model: typed(&io_model[i]),
-                io_threads: threads[i].unwrap_or(0),
-                handler_work: work[i].unwrap_or(0),
-                udp_server_recv_buffer: server_buffer[i],
-                load,
-            },
-            dataset: name,
+            key: key.clone(),
+            dataset: datasets[*dataset].name.clone(),
             status: if runs_passed == runs {
                 Status::Valid
             } else {
