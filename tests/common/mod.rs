@@ -2,6 +2,8 @@
 //! then breaks in one specific way.
 #![allow(dead_code)]
 
+pub mod site;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
