@@ -270,35 +270,73 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         keep_going: settings.keep_going,
         soak_seconds: settings.soak_seconds,
         udp_timeout_ms: Some(settings.udp_timeout_ms),
-        soak: soak
-            .iter()
-            .map(|s| SoakResult {
-                protocol: s.protocol,
-                seconds: s.seconds,
-                passed: s.passed,
-                verified_echoes: s.report.as_ref().map_or(0, |r| r.verified_echoes),
-                rounds: s.report.as_ref().map_or(0, |r| r.rounds.len() as u64),
-                failure: s
-                    .report
-                    .as_ref()
-                    .and_then(|r| r.first_failure())
-                    .map(str::to_string),
-            })
-            .collect(),
+        soak: soak_results(&soak),
         toolchain,
         shard: settings.shard,
         external_server: settings.external_server.clone(),
         reach: reach(&settings, &results),
-        run_span: results
-            .iter()
-            .map(|e| e.started_at_utc.as_str())
-            .min()
-            .zip(results.iter().map(|e| e.started_at_utc.as_str()).max())
-            .map(|(a, b)| (a.to_string(), b.to_string())),
+        run_span: run_span(&results),
         matrix: Some(Box::new(settings.clone())),
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
     check_paths(out, &file, &results);
+    check_settings(
+        out,
+        &file,
+        (&settings, &backend_name),
+        &verification,
+        &results,
+    );
+    check_file(out, &file, Some(Some(failed_measurements)), with_error);
+    check_histograms(out, &file, &results);
+    check_plan(
+        out,
+        &file,
+        &settings.planned_runs(&backend_name, &results),
+        &results,
+    );
+    add_runs(out, &file, &settings, results);
+    out.finish(file);
+}
+
+/// The soaks as the site reads them: each one's protocol, length, verdict and first failure.
+fn soak_results(soak: &[echomark_archive::SoakRecord]) -> Vec<SoakResult> {
+    soak.iter()
+        .map(|s| SoakResult {
+            protocol: s.protocol,
+            seconds: s.seconds,
+            passed: s.passed,
+            verified_echoes: s.report.as_ref().map_or(0, |r| r.verified_echoes),
+            rounds: s.report.as_ref().map_or(0, |r| r.rounds.len() as u64),
+            failure: s
+                .report
+                .as_ref()
+                .and_then(|r| r.first_failure())
+                .map(str::to_string),
+        })
+        .collect()
+}
+
+/// The earliest and latest start of the archive's runs.
+fn run_span(results: &[Entry]) -> Option<(String, String)> {
+    results
+        .iter()
+        .map(|e| e.started_at_utc.as_str())
+        .min()
+        .zip(results.iter().map(|e| e.started_at_utc.as_str()).max())
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+}
+
+/// Settings that contradict themselves or the archive: a shard outside its count, an
+/// external server without its verification ([`check_external`]), unsupported IO profiles
+/// that are not the backend's.
+fn check_settings(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    (settings, backend_name): (&echomark_archive::Settings, &str),
+    verification: &[echomark_archive::VerificationRecord],
+    results: &[Entry],
+) {
     if let Some(shard) = settings.shard.filter(|s| !s.is_valid()) {
         out.problem(
             &file.path,
@@ -309,14 +347,8 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             ),
         );
     }
-    check_external(
-        out,
-        &file,
-        (&settings, &backend_name),
-        &verification,
-        &results,
-    );
-    let unsupported = settings.unsupported_for(&backend_name);
+    check_external(out, file, (settings, backend_name), verification, results);
+    let unsupported = settings.unsupported_for(backend_name);
     if settings.unsupported_io_profiles != unsupported {
         let names: Vec<String> = unsupported
             .iter()
@@ -331,14 +363,15 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             ),
         );
     }
-    check_file(out, &file, Some(Some(failed_measurements)), with_error);
-    check_histograms(out, &file, &results);
-    check_plan(
-        out,
-        &file,
-        &settings.planned_runs(&backend_name, &results),
-        &results,
-    );
+}
+
+/// Each entry as a run of the file, with what it was asked to measure and where it ran.
+fn add_runs(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    settings: &echomark_archive::Settings,
+    results: Vec<Entry>,
+) {
     for (index, entry) in results.into_iter().enumerate() {
         let measurement = entry.metrics.as_ref().map(Measurement::from);
         let key = entry.case_key();
@@ -358,12 +391,11 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
             runner_error: entry.error.as_deref(),
             request,
             command: entry.command.join(" "),
-            placement: placement(out, &file, index, &entry),
+            placement: placement(out, file, index, &entry),
             udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
         };
-        out.add_run(&file, facts, measurement.as_ref());
+        out.add_run(file, facts, measurement.as_ref());
     }
-    out.finish(file);
 }
 
 /// Where entry `index` ran: its client's placement from the metrics, and the server's

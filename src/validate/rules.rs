@@ -107,6 +107,17 @@ fn invariants(e: &EntryFacts, m: &Measurement, reasons: &mut Vec<String>) {
             broken("E3", format!("returncode {code} but ok is {ok}"));
         }
     }
+    rates(e, m, &mut broken);
+    accounting(e, m, &mut broken);
+    if e.program == Program::ArknetCoroutine {
+        coroutine(e, m, &mut broken);
+    }
+    open_loop(e, m, &mut broken);
+    usable(m, &mut broken);
+}
+
+/// L1–L3: the byte count and the rates follow from the messages and the time.
+fn rates(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, String)) {
     let messages = m.messages;
     let payload = e.key.payload_bytes;
     if let (Some(bytes), Some(n)) = (m.payload_roundtrip_bytes, messages) {
@@ -133,6 +144,11 @@ fn invariants(e: &EntryFacts, m: &Measurement, reasons: &mut Vec<String>) {
             }
         }
     }
+}
+
+/// L10, L12, L13, S1: the warmup verdict, the message accounting (sent − received = lost + unfinished), loss only on UDP and unfinished messages only on streams, samples within observations.
+fn accounting(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, String)) {
+    let messages = m.messages;
     if let (Some(ok), Some(errors)) = (m.warmup_ok, m.warmup_errors) {
         if ok != (errors == 0) {
             broken("L10", format!("warmup_ok {ok} with warmup_errors {errors}"));
@@ -173,30 +189,36 @@ fn invariants(e: &EntryFacts, m: &Measurement, reasons: &mut Vec<String>) {
             );
         }
     }
-    if e.program == Program::ArknetCoroutine {
-        let window = e.key.window;
-        let message_mode = window == 1;
-        match m.latency_mode.as_deref() {
-            Some("message") if message_mode => {}
-            Some("batch") if !message_mode => {}
-            other => broken("C1", format!("latency_mode {other:?} at window {window}")),
-        }
-        if let (Some(obs), Some(n)) = (m.rtt_observations, messages) {
-            let expected_ok = if message_mode {
-                obs == n
-            } else {
-                obs * window == n
-            };
-            if !expected_ok {
-                broken(
-                    "C2",
-                    format!("rtt_observations {obs} does not fit {n} messages at window {window}"),
-                );
-            }
+}
+
+/// C1, C2: arknet's coroutine program times a message at window 1 and a batch above it.
+fn coroutine(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, String)) {
+    let messages = m.messages;
+    let window = e.key.window;
+    let message_mode = window == 1;
+    match m.latency_mode.as_deref() {
+        Some("message") if message_mode => {}
+        Some("batch") if !message_mode => {}
+        other => broken("C1", format!("latency_mode {other:?} at window {window}")),
+    }
+    if let (Some(obs), Some(n)) = (m.rtt_observations, messages) {
+        let expected_ok = if message_mode {
+            obs == n
+        } else {
+            obs * window == n
+        };
+        if !expected_ok {
+            broken(
+                "C2",
+                format!("rtt_observations {obs} does not fit {n} messages at window {window}"),
+            );
         }
     }
-    open_loop(e, m, &mut broken);
-    // V1: a run that claims success has usable numbers.
+}
+
+/// V1: a run that claims success has usable numbers.
+fn usable(m: &Measurement, broken: &mut impl FnMut(&str, String)) {
+    let messages = m.messages;
     if m.ok == Some(true) {
         let finite_nonneg = |v: Option<f64>| v.is_some_and(|x| x.is_finite() && x >= 0.0);
         if !m

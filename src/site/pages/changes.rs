@@ -228,7 +228,6 @@ pub fn page(
     current: &DatasetView,
     c: &Comparison,
 ) -> PageSpec {
-    use Align::{Default as L, Right as R};
     let count = |n: usize| labels::number(format::count(n as u64));
     let previous_link = labels::dataset_link(&previous.dataset.name, &previous.slug(), "../");
     let title = cat.fill(
@@ -269,6 +268,47 @@ pub fn page(
             ],
         )
     });
+    let sides = sides_table(cat, previous, current, c);
+    let findings = findings_table(cat, c);
+    let (all, changed, moved) = change_tables(cat, c);
+    let changed_note = cat.fill(
+        "changes.changed_note",
+        &[
+            ("shown", &count(moved.min(CHANGED_SHOWN))),
+            ("changed", &count(moved)),
+        ],
+    );
+    let summary = protocol_summary(cat, c);
+    let model = ChangesPage {
+        title: title.clone(),
+        lead,
+        hosts,
+        uniform,
+        sides,
+        summary,
+        changed,
+        changed_note,
+        findings,
+        all,
+        rule: cat.text("changes.rule"),
+    };
+    PageSpec::new(
+        format!("{}/{}/changes", cat.code, current.slug()),
+        "changes.md",
+        title,
+        &model,
+        Vec::new(),
+    )
+}
+
+/// The two datasets side by side: name, host, build, recording.
+fn sides_table(
+    cat: &Catalog,
+    previous: &DatasetView,
+    current: &DatasetView,
+    c: &Comparison,
+) -> Table {
+    use Align::Default as L;
     let mut sides = Table::new(cat.list("changes.side_columns", &[]), &[L, L, L]);
     let rows = cat.list("changes.side_rows", &[]);
     let (before, after) = (
@@ -278,6 +318,12 @@ pub fn page(
     for (i, label) in rows.into_iter().enumerate() {
         sides.push(vec![label, before[i].clone(), after[i].clone()]);
     }
+    sides
+}
+
+/// Every metric with a verdict, regressions first, with its evidence.
+fn findings_table(cat: &Catalog, c: &Comparison) -> Table {
+    use Align::{Default as L, Right as R};
     let mut findings = Table::new(
         cat.list("changes.finding_columns", &[]),
         &[L, L, L, R, R, R, L],
@@ -296,6 +342,13 @@ pub fn page(
             ]);
         }
     }
+    findings
+}
+
+/// Every configuration's changes, the changed ones (largest change of any metric with a
+/// verdict first, at most [`CHANGED_SHOWN`]), and how many changed.
+fn change_tables(cat: &Catalog, c: &Comparison) -> (Table, Table, usize) {
+    use Align::{Default as L, Right as R};
     let mut columns = vec![
         cat.text("changes.configuration"),
         cat.text("changes.verdict_column"),
@@ -336,34 +389,7 @@ pub fn page(
     for config in moved.iter().take(CHANGED_SHOWN) {
         changed.push(row(config));
     }
-    let changed_note = cat.fill(
-        "changes.changed_note",
-        &[
-            ("shown", &count(moved.len().min(CHANGED_SHOWN))),
-            ("changed", &count(moved.len())),
-        ],
-    );
-    let summary = protocol_summary(cat, c);
-    let model = ChangesPage {
-        title: title.clone(),
-        lead,
-        hosts,
-        uniform,
-        sides,
-        summary,
-        changed,
-        changed_note,
-        findings,
-        all,
-        rule: cat.text("changes.rule"),
-    };
-    PageSpec::new(
-        format!("{}/{}/changes", cat.code, current.slug()),
-        "changes.md",
-        title,
-        &model,
-        Vec::new(),
-    )
+    (all, changed, moved.len())
 }
 
 /// Per protocol, how a comparison's configurations moved: regressed, improved, no change,

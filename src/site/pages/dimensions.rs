@@ -226,74 +226,10 @@ fn loss_maps(
     images
 }
 
-/// A dataset's payload × window × IO model page for one protocol.
-pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
-    let d = view.dataset;
-    let label_p = labels::protocol(cat, protocol);
-    let mine = view.configs_of_protocol(protocol);
-    let windows: Vec<u64> = mine
-        .iter()
-        .map(|c| c.key.window)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let clients: BTreeSet<u64> = mine.iter().map(|c| c.key.clients).collect();
-    let topologies: BTreeSet<(u8, u64)> = mine.iter().map(|c| c.key.topology_rank()).collect();
-    let mut charts = Vec::new();
-    let (mut sections, mut loss) = (Vec::new(), Vec::new());
-    let groups: BTreeSet<(&str, u64)> = mine
-        .iter()
-        .map(|c| (c.key.backend.as_str(), c.key.handler_work))
-        .collect();
-    for (backend, work) in groups {
-        let configs: Vec<&Configuration> = mine
-            .iter()
-            .copied()
-            .filter(|c| c.key.backend == backend && c.key.handler_work == work)
-            .collect();
-        let payloads: BTreeSet<u64> = configs.iter().map(|c| c.key.payload_bytes).collect();
-        let mut topo: Vec<(IoModel, u64)> = configs
-            .iter()
-            .map(|c| (c.key.io_model, c.key.io_threads))
-            .collect();
-        topo.sort_by_key(|(m, t)| (u8::from(*m != IoModel::Shared), *t));
-        topo.dedup();
-        let group = Group {
-            backend,
-            work,
-            series: topo
-                .iter()
-                .map(|(m, t)| labels::topology(cat, backend, *m, *t))
-                .collect(),
-            topologies: topo,
-            configs,
-        };
-        let images = line_charts(
-            cat,
-            &d.name,
-            protocol,
-            &group,
-            &windows,
-            &payloads,
-            &mut charts,
-        );
-        let mut heading = labels::backend(cat, backend);
-        heading.push(&Markup::trusted(" / "));
-        heading.push(&labels::work(cat, work));
-        sections.push(Section { heading, images });
-        if protocol == Protocol::Udp {
-            loss.extend(loss_maps(
-                cat,
-                view,
-                &group,
-                &windows,
-                &payloads,
-                &mut charts,
-            ));
-        }
-    }
-    let findings = view
-        .analysis
+/// One sentence per finding of the protocol: the best throughput and the lowest p99, each
+/// with the model and window that reached it.
+fn findings(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Markup> {
+    view.analysis
         .findings
         .iter()
         .filter(|f| f.protocol == protocol)
@@ -321,7 +257,87 @@ pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
                 ],
             )
         })
+        .collect()
+}
+
+/// The configurations of one backend and handler work, with their topologies in chart
+/// order (shared first, then by threads) and each topology's label.
+fn group<'a>(
+    cat: &Catalog,
+    backend: &'a str,
+    work: u64,
+    configs: Vec<&'a Configuration>,
+) -> Group<'a> {
+    let mut topo: Vec<(IoModel, u64)> = configs
+        .iter()
+        .map(|c| (c.key.io_model, c.key.io_threads))
         .collect();
+    topo.sort_by_key(|(m, t)| (u8::from(*m != IoModel::Shared), *t));
+    topo.dedup();
+    Group {
+        backend,
+        work,
+        series: topo
+            .iter()
+            .map(|(m, t)| labels::topology(cat, backend, *m, *t))
+            .collect(),
+        topologies: topo,
+        configs,
+    }
+}
+
+/// A dataset's payload × window × IO model page for one protocol.
+pub fn page(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> PageSpec {
+    let d = view.dataset;
+    let label_p = labels::protocol(cat, protocol);
+    let mine = view.configs_of_protocol(protocol);
+    let windows: Vec<u64> = mine
+        .iter()
+        .map(|c| c.key.window)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let clients: BTreeSet<u64> = mine.iter().map(|c| c.key.clients).collect();
+    let topologies: BTreeSet<(u8, u64)> = mine.iter().map(|c| c.key.topology_rank()).collect();
+    let mut charts = Vec::new();
+    let (mut sections, mut loss) = (Vec::new(), Vec::new());
+    let groups: BTreeSet<(&str, u64)> = mine
+        .iter()
+        .map(|c| (c.key.backend.as_str(), c.key.handler_work))
+        .collect();
+    for (backend, work) in groups {
+        let configs: Vec<&Configuration> = mine
+            .iter()
+            .copied()
+            .filter(|c| c.key.backend == backend && c.key.handler_work == work)
+            .collect();
+        let payloads: BTreeSet<u64> = configs.iter().map(|c| c.key.payload_bytes).collect();
+        let group = group(cat, backend, work, configs);
+        let images = line_charts(
+            cat,
+            &d.name,
+            protocol,
+            &group,
+            &windows,
+            &payloads,
+            &mut charts,
+        );
+        let mut heading = labels::backend(cat, backend);
+        heading.push(&Markup::trusted(" / "));
+        heading.push(&labels::work(cat, work));
+        sections.push(Section { heading, images });
+        if protocol == Protocol::Udp {
+            loss.extend(loss_maps(
+                cat,
+                view,
+                &group,
+                &windows,
+                &payloads,
+                &mut charts,
+            ));
+        }
+    }
+    let findings = findings(cat, view, protocol);
     let list = |v: &mut dyn Iterator<Item = u64>| {
         Markup::trusted(v.map(|n| n.to_string()).collect::<Vec<_>>().join("/"))
     };

@@ -461,19 +461,31 @@ pub fn stem(cat: &Catalog, view: &DatasetView) -> String {
     format!("{}/{}/overview", cat.code, view.slug())
 }
 
-/// A dataset's overview page.
-pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec {
+/// The opening sentence: how many runs and configurations, over which address family, and
+/// how many passed.
+fn lead(cat: &Catalog, view: &DatasetView) -> Markup {
     let d = view.dataset;
-    let slug = view.slug();
     let r = &view.analysis.report;
-    let first = d.files.first();
-    let family = match first.map(|f| f.address_family) {
+    let family = match d.files.first().map(|f| f.address_family) {
         Some(AddressFamily::Ipv6) => "IPv6",
         _ => "IPv4",
     };
-    let not_recorded = cat.text("overview.not_recorded");
-    let cpus = d.host().and_then(|h| h.logical_cpus).filter(|n| *n > 0);
-    let cpu_share = match cpus {
+    let count = |n: usize| labels::number(format::count(n as u64));
+    cat.fill(
+        &labels::for_path("overview.lead", d),
+        &[
+            ("runs", &count(r.runs)),
+            ("family", &Markup::trusted(family)),
+            ("passed", &count(r.runs_passed)),
+            ("configs", &count(r.configurations)),
+            ("valid", &count(r.configurations_valid)),
+        ],
+    )
+}
+
+/// What one CPU is of the machine (100 % = one of `cpus` logical CPUs).
+fn cpu_share(cat: &Catalog, cpus: Option<u64>) -> Markup {
+    match cpus {
         Some(n) => cat.fill(
             "overview.cpu_share",
             &[
@@ -485,19 +497,14 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
             ],
         ),
         None => cat.text("overview.cpu_share_unknown"),
-    };
-    let [seconds, warmup, repetitions] = labels::timing(d);
-    let settings_line = cat.fill(
-        "overview.settings_line",
-        &[
-            ("seconds", &seconds),
-            ("warmup", &warmup),
-            ("repetitions", &repetitions),
-        ],
-    );
-    let main = main_load_section(cat, view);
-    let raw_files = d
-        .files
+    }
+}
+
+/// One line per raw archive: its published file, runs, recording time and build hash.
+fn raw_files(cat: &Catalog, view: &DatasetView, not_recorded: &Markup) -> Vec<Markup> {
+    let d = view.dataset;
+    let slug = view.slug();
+    d.files
         .iter()
         .map(|f| {
             cat.fill(
@@ -530,9 +537,38 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
                 ],
             )
         })
-        .collect();
+        .collect()
+}
+
+/// A link to each protocol page of the dataset.
+fn protocol_links(cat: &Catalog, view: &DatasetView) -> Vec<ProtocolLink> {
+    view.subjects()
+        .into_iter()
+        .map(|s| ProtocolLink {
+            label: labels::subject(cat, s),
+            link: Markup::trusted(format!("{}.md", s.slug())),
+        })
+        .collect()
+}
+
+/// A dataset's overview page.
+pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec {
+    let d = view.dataset;
+    let slug = view.slug();
+    let first = d.files.first();
+    let not_recorded = cat.text("overview.not_recorded");
+    let cpus = d.host().and_then(|h| h.logical_cpus).filter(|n| *n > 0);
+    let [seconds, warmup, repetitions] = labels::timing(d);
+    let settings_line = cat.fill(
+        "overview.settings_line",
+        &[
+            ("seconds", &seconds),
+            ("warmup", &warmup),
+            ("repetitions", &repetitions),
+        ],
+    );
+    let main = main_load_section(cat, view);
     let commands = commands(d);
-    let count = |n: usize| labels::number(format::count(n as u64));
     let title = cat.fill(
         &labels::for_path("overview.title", d),
         &[("dataset", &d.name)],
@@ -550,21 +586,12 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
     let model = OverviewPage {
         cpu_note: labels::cpu_note(cat, d),
         title: title.clone(),
-        lead: cat.fill(
-            &labels::for_path("overview.lead", d),
-            &[
-                ("runs", &count(r.runs)),
-                ("family", &Markup::trusted(family)),
-                ("passed", &count(r.runs_passed)),
-                ("configs", &count(r.configurations)),
-                ("valid", &count(r.configurations_valid)),
-            ],
-        ),
+        lead: lead(cat, view),
         host: host_table(cat, d, &not_recorded),
         settings_line,
         main_load,
         placement: placement_line(cat, d),
-        cpu_share,
+        cpu_share: cpu_share(cat, cpus),
         key_results,
         key_caveat,
         throughput_charts,
@@ -577,14 +604,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
         across,
         buffer_answer: answers::buffer_answer(cat, view),
         guide: guide(cat),
-        protocols: view
-            .subjects()
-            .into_iter()
-            .map(|s| ProtocolLink {
-                label: labels::subject(cat, s),
-                link: Markup::trusted(format!("{}.md", s.slug())),
-            })
-            .collect(),
+        protocols: protocol_links(cat, view),
         batch_rtt_caveat: view
             .subjects()
             .contains(&super::Subject::NativeTcp)
@@ -607,7 +627,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
                     .map_or(not_recorded.clone(), Markup::text),
             )],
         ),
-        raw_files,
+        raw_files: raw_files(cat, view, &not_recorded),
         commands: (!commands.is_empty()).then(|| Markup::code_block("sh", &commands)),
         commands_intro: cat.fill(
             "overview.commands",
