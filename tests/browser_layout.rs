@@ -2,21 +2,15 @@
 //! scrolls sideways, and at 1280 px no table of the index or the baseline's protocol pages is
 //! wider than its wrapper. One browser run measures every page: a harness page (served by the
 //! test, not part of the site) loads each page in an iframe of the given width.
+#![recursion_limit = "256"]
+
+mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
-fn chromium() -> Option<PathBuf> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.exists())
-}
+use common::site::chromium;
 
 /// The harness: loads `pages` one by one in an iframe `width` px wide, runs `check` on each
 /// document, and writes the failures as JSON into `<pre id="out">`.

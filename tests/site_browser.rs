@@ -45,17 +45,6 @@ fn serve(root: PathBuf, requests: usize) -> u16 {
     port
 }
 
-fn chromium() -> Option<PathBuf> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.exists())
-}
-
 #[test]
 fn the_site_works_in_headless_chromium() {
     let Some(browser) = chromium() else {

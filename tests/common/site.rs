@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -100,4 +100,17 @@ pub fn across_veth(interface: &str) -> serde_json::Value {
         });
     }
     a
+}
+
+/// The headless browser the site tests drive: Debian's Chromium, or Google Chrome where a
+/// runner has it.
+pub fn chromium() -> Option<PathBuf> {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
 }
