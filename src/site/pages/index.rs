@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{lists, DatasetView, PageSpec};
 use crate::analysis::across::{Answer, Body, Question};
+use crate::analysis::ratios::Spread;
 use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
@@ -96,55 +97,95 @@ fn witness(cat: &Catalog, v: &DatasetView, up: &str) -> Markup {
     )
 }
 
+/// A versus answer's text: the subject against its base, the tally and ratios, and for the
+/// path question its loopback companion.
+fn versus_text(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -> Option<Markup> {
+    let Body::Versus {
+        subject,
+        base,
+        tally,
+        companion,
+    } = &a.body
+    else {
+        return None;
+    };
+    let view = views.get(a.dataset)?;
+    let n = |x: usize| labels::number(format::count(x as u64));
+    let x = |r: f64| labels::number(format::ratio(r));
+    let ratios = tally.ratios?;
+    let (s, b) = match companion {
+        // The path: the datasets are the sides, named by their path.
+        Some(_) => (cat.text("index.veth"), cat.text("index.loopback")),
+        None => (labels::backend(cat, subject), labels::backend(cat, base)),
+    };
+    let mut line = cat.fill(
+        "index.versus",
+        &[
+            ("subject", &s),
+            ("base", &b),
+            ("pairs", &n(tally.pairs)),
+            ("higher", &n(tally.subject_higher)),
+            ("lower", &n(tally.subject_lower)),
+            ("same", &n(tally.not_distinguishable)),
+            ("median", &x(ratios.median)),
+            ("min", &x(ratios.min)),
+            ("max", &x(ratios.max)),
+        ],
+    );
+    if a.question == Question::Runtime && view.dataset.own_servers_apart().is_some() {
+        line.push(&cat.text("list.semicolon"));
+        line.push(&cat.text("index.own_servers_apart"));
+    }
+    if let Some((c, overlapping)) = companion.and_then(|(c, o)| Some((views.get(c)?, o))) {
+        line.push(&cat.text("list.semicolon"));
+        let key = if overlapping {
+            "index.companion_interleaved"
+        } else {
+            "index.companion"
+        };
+        line.push(&cat.fill(key, &[("companion", &witness(cat, c, up))]));
+    }
+    Some(line)
+}
+
+/// Each protocol's throughput against its base protocol's, in one line.
+fn overheads_text(
+    cat: &Catalog,
+    spreads: &[(
+        echomark_archive::Protocol,
+        echomark_archive::Protocol,
+        Spread,
+    )],
+) -> Markup {
+    let n = |x: usize| labels::number(format::count(x as u64));
+    let x = |r: f64| labels::number(format::ratio(r));
+    let parts: Vec<Markup> = spreads
+        .iter()
+        .map(|(s, b, spread)| {
+            cat.fill(
+                "index.overhead",
+                &[
+                    ("subject", &labels::protocol(cat, *s)),
+                    ("base", &labels::protocol(cat, *b)),
+                    ("median", &x(spread.median)),
+                    ("min", &x(spread.min)),
+                    ("max", &x(spread.max)),
+                    ("count", &n(spread.count)),
+                ],
+            )
+        })
+        .collect();
+    Markup::join(&parts, &cat.text("list.semicolon"))
+}
+
 /// One answer as a line of the index (and of its witness's overview): the question in bold,
 /// what the data says, where.
 /// `up` leads from the page to the language's folder (`""` on the index, `"../"` below it).
 pub fn answer_line(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -> Option<Markup> {
     let view = views.get(a.dataset)?;
     let n = |x: usize| labels::number(format::count(x as u64));
-    let x = |r: f64| labels::number(format::ratio(r));
     let text = match &a.body {
-        Body::Versus {
-            subject,
-            base,
-            tally,
-            companion,
-        } => {
-            let ratios = tally.ratios?;
-            let (s, b) = match companion {
-                // The path: the datasets are the sides, named by their path.
-                Some(_) => (cat.text("index.veth"), cat.text("index.loopback")),
-                None => (labels::backend(cat, subject), labels::backend(cat, base)),
-            };
-            let mut line = cat.fill(
-                "index.versus",
-                &[
-                    ("subject", &s),
-                    ("base", &b),
-                    ("pairs", &n(tally.pairs)),
-                    ("higher", &n(tally.subject_higher)),
-                    ("lower", &n(tally.subject_lower)),
-                    ("same", &n(tally.not_distinguishable)),
-                    ("median", &x(ratios.median)),
-                    ("min", &x(ratios.min)),
-                    ("max", &x(ratios.max)),
-                ],
-            );
-            if a.question == Question::Runtime && view.dataset.own_servers_apart().is_some() {
-                line.push(&cat.text("list.semicolon"));
-                line.push(&cat.text("index.own_servers_apart"));
-            }
-            if let Some((c, overlapping)) = companion.and_then(|(c, o)| Some((views.get(c)?, o))) {
-                line.push(&cat.text("list.semicolon"));
-                let key = if overlapping {
-                    "index.companion_interleaved"
-                } else {
-                    "index.companion"
-                };
-                line.push(&cat.fill(key, &[("companion", &witness(cat, c, up))]));
-            }
-            line
-        }
+        Body::Versus { .. } => versus_text(cat, views, a, up)?,
         Body::IoModels {
             loads,
             winners,
@@ -158,25 +199,7 @@ pub fn answer_line(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -
                 ("oversubscribed", &n(*oversubscribed)),
             ],
         ),
-        Body::Overheads(spreads) => {
-            let parts: Vec<Markup> = spreads
-                .iter()
-                .map(|(s, b, spread)| {
-                    cat.fill(
-                        "index.overhead",
-                        &[
-                            ("subject", &labels::protocol(cat, *s)),
-                            ("base", &labels::protocol(cat, *b)),
-                            ("median", &x(spread.median)),
-                            ("min", &x(spread.min)),
-                            ("max", &x(spread.max)),
-                            ("count", &n(spread.count)),
-                        ],
-                    )
-                })
-                .collect();
-            Markup::join(&parts, &cat.text("list.semicolon"))
-        }
+        Body::Overheads(spreads) => overheads_text(cat, spreads),
         Body::Buffers {
             loads,
             fixed,
