@@ -280,7 +280,7 @@ fn run_validate(paths: &[PathBuf], json: bool) -> anyhow::Result<()> {
             let k = &f.key;
             println!(
                 "  failed: {} {} {} {} B, {} client{} × window {}, {} {}, work {} ({} of {} runs passed)",
-                p(&k.backend), p(&k.implementation), k.protocol, k.payload_bytes, k.clients,
+                p(k.backend.as_str()), p(&k.implementation), k.protocol, k.payload_bytes, k.clients,
                 if k.clients == 1 { "" } else { "s" }, k.window,
                 k.io_model, k.io_threads, k.handler_work, f.runs_passed, f.runs
             );

@@ -206,7 +206,10 @@ impl Measurement {
             io_model: self.io_model,
             io_threads: self.io_threads,
             handler_work: self.handler_work,
-            backend: self.backend.clone(),
+            backend: self
+                .backend
+                .as_deref()
+                .map(echomark_archive::Backend::named),
             address_family: self.address_family,
             requested_seconds: self.requested_seconds,
             warmup_seconds: self.warmup_seconds,
@@ -219,7 +222,7 @@ impl From<&Metrics> for Measurement {
         let c = m.error_counters();
         Self {
             schema_version: Some(u64::from(m.schema_version)),
-            backend: Some(m.backend.clone()),
+            backend: Some(m.backend.to_string()),
             implementation: None,
             execution: None,
             protocol: Some(m.protocol),

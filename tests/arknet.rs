@@ -46,7 +46,7 @@ fn baseline_counts_and_every_published_statistic_match() {
             .iter()
             .find(|c| {
                 let k = &c.key;
-                k.backend == p["backend"]
+                k.backend.as_str() == p["backend"]
                     && k.implementation == p["implementation"]
                     && k.protocol.as_str() == p["protocol"]
                     && k.payload_bytes == p["payload_bytes"]

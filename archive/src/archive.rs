@@ -372,7 +372,7 @@ pub struct Entry {
     /// Open loop: the offered load this run was measured at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<OfferedLoad>,
-    pub backend: String,
+    pub backend: crate::Backend,
     pub address_family: AddressFamily,
     /// Full argv of the child process.
     pub command: Vec<String>,
@@ -438,7 +438,7 @@ pub struct Archive {
     pub echomark: EchomarkInfo,
     /// When the matrix started, ISO-8601 UTC with microseconds.
     pub recorded_at_utc: String,
-    pub backend: String,
+    pub backend: crate::Backend,
     pub git_head: Option<String>,
     pub git_status: Option<String>,
     pub source_sha256: String,

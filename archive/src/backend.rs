@@ -6,7 +6,101 @@
 //! `shared 1` and `sharded N` do. Backends this crate does not know (arknet's stacks, an
 //! external server) are not restricted.
 
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
 use crate::key::IoModel;
+
+/// What measured a run (an archive's `backend`, a case key's, a metrics record's): one of
+/// echomark's runtimes, or a stack or server known only by its name. In JSON it is that
+/// name, so archives read and write as before.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// echomark-runner on tokio (epoll).
+    #[default]
+    Tokio,
+    /// echomark-runner on monoio (io_uring).
+    Monoio,
+    /// An external server, by its `--server-name`, or another program's stack (arknet's
+    /// `standalone`, `boost`).
+    Named(String),
+}
+
+impl Backend {
+    /// The backend a name stands for: a runtime's own name is that runtime.
+    pub fn named(name: &str) -> Self {
+        match name {
+            "tokio" => Backend::Tokio,
+            "monoio" => Backend::Monoio,
+            other => Backend::Named(other.to_string()),
+        }
+    }
+
+    /// The name, as archives spell it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Backend::Tokio => "tokio",
+            Backend::Monoio => "monoio",
+            Backend::Named(name) => name,
+        }
+    }
+
+    /// Whether it is one of echomark's own runtimes.
+    pub fn is_runtime(&self) -> bool {
+        !matches!(self, Backend::Named(_))
+    }
+}
+
+// Ordered by name, as the strings were: listings and sorted sets keep their order.
+impl Ord for Backend {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for Backend {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq<str> for Backend {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Backend {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for Backend {
+    fn from(name: &str) -> Self {
+        Backend::named(name)
+    }
+}
+
+impl Serialize for Backend {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Backend {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Ok(Backend::named(&name))
+    }
+}
 
 /// Why `backend` cannot run `io_model` with `io_threads` threads, or `None` when it can.
 pub fn unsupported(backend: &str, io_model: IoModel, io_threads: u64) -> Option<&'static str> {
@@ -22,6 +116,19 @@ pub fn unsupported(backend: &str, io_model: IoModel, io_threads: u64) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backend_is_its_name_in_json_and_sorts_by_it() {
+        for name in ["tokio", "monoio", "nginx", "standalone"] {
+            let b = Backend::named(name);
+            assert_eq!(serde_json::to_string(&b).unwrap(), format!("\"{name}\""));
+            let back: Backend = serde_json::from_str(&format!("\"{name}\"")).unwrap();
+            assert_eq!(back, b);
+        }
+        assert_eq!(Backend::named("monoio"), Backend::Monoio);
+        assert!(Backend::named("nginx") < Backend::Tokio && Backend::Monoio < Backend::Tokio);
+        assert!(!Backend::named("socat").is_runtime());
+    }
 
     #[test]
     fn only_monoio_shared_with_several_threads_is_dropped() {

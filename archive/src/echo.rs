@@ -15,7 +15,7 @@ pub struct CaseParameters {
     pub io_model: Option<IoModel>,
     pub io_threads: Option<u64>,
     pub handler_work: Option<u64>,
-    pub backend: Option<String>,
+    pub backend: Option<crate::Backend>,
     pub address_family: Option<AddressFamily>,
     pub requested_seconds: Option<f64>,
     pub warmup_seconds: Option<f64>,

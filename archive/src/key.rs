@@ -151,7 +151,7 @@ impl fmt::Display for OfferedLoad {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CaseKey {
     /// The measured stack (`tokio`; arknet's `standalone` and `boost`).
-    pub backend: String,
+    pub backend: crate::Backend,
     /// The program variant: `echomark`, or arknet's `arknet-callback`, `asio-coroutine`, …
     pub implementation: String,
     pub protocol: Protocol,

@@ -29,7 +29,7 @@ pub use archive::{
     Shard, SoakRecord, Toolchain, TrafficProfile, UnsupportedProfile, ARCHIVE_SCHEMA_VERSION,
     CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
-pub use backend::unsupported;
+pub use backend::{unsupported, Backend};
 pub use echo::{check_echo, CaseParameters};
 pub use key::{
     AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,

@@ -26,7 +26,7 @@ pub struct Metrics {
     /// Metrics layout version; 1 as in arknet (echomark's additions are new keys).
     pub schema_version: u32,
     /// The async runtime: `"tokio"` or `"monoio"` for echomark-runner.
-    pub backend: String,
+    pub backend: crate::Backend,
     pub protocol: Protocol,
     pub address_family: AddressFamily,
     pub payload_bytes: u64,

@@ -103,7 +103,7 @@ impl Settings {
     /// Every run of the whole matrix, ignoring any shard.
     fn whole_plan(&self, backend: &str) -> Vec<RunId> {
         let key = |protocol, payload_bytes, clients, window, io: &crate::IoProfile| CaseKey {
-            backend: backend.to_string(),
+            backend: crate::Backend::named(backend),
             implementation: IMPLEMENTATION.to_string(),
             protocol,
             payload_bytes,
@@ -123,7 +123,7 @@ impl Settings {
                     .filter(|c| crate::unsupported(backend, c.io_model, c.io_threads).is_none());
                 out.extend(runnable.map(|c| RunId {
                     case: CaseKey {
-                        backend: backend.to_string(),
+                        backend: crate::Backend::named(backend),
                         implementation: IMPLEMENTATION.to_string(),
                         protocol: c.protocol,
                         payload_bytes: c.payload_bytes,

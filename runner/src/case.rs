@@ -110,11 +110,22 @@ impl Backend {
         }
     }
 
-    /// The backend an archive's `backend` names, if this runner has it.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Backend::Tokio, Backend::Monoio]
-            .into_iter()
-            .find(|b| b.name() == name)
+    /// The runtime an archive's `backend` is, if it is one of this runner's.
+    pub fn of(recorded: &echomark_archive::Backend) -> Option<Self> {
+        match recorded {
+            echomark_archive::Backend::Tokio => Some(Backend::Tokio),
+            echomark_archive::Backend::Monoio => Some(Backend::Monoio),
+            echomark_archive::Backend::Named(_) => None,
+        }
+    }
+}
+
+impl From<Backend> for echomark_archive::Backend {
+    fn from(runtime: Backend) -> Self {
+        match runtime {
+            Backend::Tokio => echomark_archive::Backend::Tokio,
+            Backend::Monoio => echomark_archive::Backend::Monoio,
+        }
     }
 }
 

@@ -79,7 +79,7 @@ pub fn base_backend<'a>(backends: &BTreeSet<&'a str>) -> Option<&'a str> {
 
 fn without_backend(key: &CaseKey) -> CaseKey {
     CaseKey {
-        backend: String::new(),
+        backend: echomark_archive::Backend::Named(String::new()),
         ..key.clone()
     }
 }

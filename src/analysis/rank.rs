@@ -62,7 +62,7 @@ impl Ranking {
     pub fn best_key(&self) -> echomark_archive::CaseKey {
         let g = &self.group;
         echomark_archive::CaseKey {
-            backend: g.backend.clone(),
+            backend: echomark_archive::Backend::named(&g.backend),
             implementation: g.implementation.clone(),
             protocol: g.protocol,
             payload_bytes: g.payload_bytes,
@@ -81,7 +81,7 @@ impl Ranking {
 pub(crate) fn group_of(c: &Configuration) -> GroupKey {
     GroupKey {
         dataset: c.dataset.clone(),
-        backend: c.key.backend.clone(),
+        backend: c.key.backend.to_string(),
         implementation: c.key.implementation.clone(),
         protocol: c.key.protocol,
         payload_bytes: c.key.payload_bytes,

@@ -225,7 +225,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             .or(entry.address_family)
             .unwrap_or(settings_family);
         let key = CaseKey {
-            backend,
+            backend: echomark_archive::Backend::named(&backend),
             implementation,
             protocol: entry.protocol,
             payload_bytes: entry.payload_bytes,

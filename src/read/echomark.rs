@@ -251,7 +251,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
     let with_error = results.iter().filter(|e| e.error.is_some()).count() as u64;
     let backend_name = backend.clone();
     let file = ArchiveFile {
-        backend: Some(backend),
+        backend: Some(backend.to_string()),
         recorded_at_utc: Some(recorded_at_utc),
         git_head,
         source_sha256: Some(source_sha256),
@@ -283,7 +283,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
     check_settings(
         out,
         &file,
-        (&settings, &backend_name),
+        (&settings, backend_name.as_str()),
         &verification,
         &results,
     );
@@ -292,7 +292,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
     check_plan(
         out,
         &file,
-        &settings.planned_runs(&backend_name, &results),
+        &settings.planned_runs(backend_name.as_str(), &results),
         &results,
     );
     add_runs(out, &file, &settings, results);
@@ -377,7 +377,7 @@ fn add_runs(
         let key = entry.case_key();
         let request = requested(
             &key,
-            Some(entry.backend.clone()),
+            Some(entry.backend.to_string()),
             Some(entry.address_family),
             Some((settings.seconds, settings.warmup)),
         );

@@ -386,7 +386,7 @@ impl FileRead {
                 format!("{} is outside 1..={}", facts.repetition, file.repetitions),
             );
         }
-        self.backends.insert(facts.key.backend.clone());
+        self.backends.insert(facts.key.backend.to_string());
         self.backends
             .extend(metrics.and_then(|m| m.backend.clone()));
         let verdict = rules::classify(&facts, metrics);
@@ -519,7 +519,7 @@ pub fn requested(
         io_model: Some(key.io_model),
         io_threads: Some(key.io_threads),
         handler_work: Some(key.handler_work),
-        backend,
+        backend: backend.as_deref().map(echomark_archive::Backend::named),
         address_family,
         requested_seconds: timing.map(|t| t.0),
         warmup_seconds: timing.map(|t| t.1),

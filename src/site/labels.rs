@@ -105,9 +105,9 @@ pub fn topology(cat: &Catalog, backend: &str, io_model: IoModel, threads: u64) -
 
 /// "tokio / 1 runtime / 2 threads", with the implementation when it is not the default.
 pub fn model(cat: &Catalog, k: &CaseKey) -> Markup {
-    let mut out = backend(cat, &k.backend);
+    let mut out = backend(cat, k.backend.as_str());
     out.push(&Markup::trusted(" / "));
-    out.push(&topology(cat, &k.backend, k.io_model, k.io_threads));
+    out.push(&topology(cat, k.backend.as_str(), k.io_model, k.io_threads));
     if is_default_program(&k.implementation) {
         return out;
     }
@@ -122,9 +122,9 @@ pub fn configuration(cat: &Catalog, k: &CaseKey) -> Markup {
     Markup::join(
         &[
             protocol(cat, k.protocol),
-            backend(cat, &k.backend),
+            backend(cat, k.backend.as_str()),
             load(cat, k),
-            topology(cat, &k.backend, k.io_model, k.io_threads),
+            topology(cat, k.backend.as_str(), k.io_model, k.io_threads),
         ],
         &Markup::trusted(" / "),
     )

@@ -64,7 +64,10 @@ fn every_published_matrix_command_plans_its_datasets_archives() {
                 "raw-results/{name}/{}",
                 path.file_name().unwrap().to_string_lossy()
             );
-            recorded.insert(key, (archive.backend, comparable(archive.settings)));
+            recorded.insert(
+                key,
+                (archive.backend.to_string(), comparable(archive.settings)),
+            );
         }
         let lines = published_commands(&slug);
         let renames: BTreeMap<String, String> = lines

@@ -55,7 +55,7 @@ pub(super) fn new_archive(
             source_hash_rule: provenance::SOURCE_HASH_RULE.to_string(),
         },
         recorded_at_utc: provenance::utc_now(),
-        backend: String::new(),
+        backend: echomark_archive::Backend::Named(String::new()),
         git_head,
         git_status,
         source_sha256: source_sha.to_string(),
@@ -85,7 +85,7 @@ pub(super) fn archive_backend(settings: &echomark_archive::Settings, runtime: Ba
 pub(super) fn runtime_of(archive: &Archive) -> Option<Backend> {
     match archive.settings.external_server {
         Some(_) => Some(Backend::Tokio),
-        None => Backend::from_name(&archive.backend),
+        None => Backend::of(&archive.backend),
     }
 }
 
@@ -120,7 +120,7 @@ pub(super) fn settings_for_server(
 pub(super) fn for_backend(template: &Archive, backend: Backend) -> Result<Archive, MatrixError> {
     let (name, settings) = settings_for_backend(&template.settings, backend)?;
     Ok(Archive {
-        backend: name,
+        backend: echomark_archive::Backend::named(&name),
         settings,
         ..template.clone()
     })
@@ -134,7 +134,7 @@ pub(super) fn for_server(
 ) -> Result<Archive, MatrixError> {
     let (name, settings) = settings_for_server(&template.settings, server)?;
     Ok(Archive {
-        backend: name,
+        backend: echomark_archive::Backend::named(&name),
         settings,
         ..template.clone()
     })
@@ -147,7 +147,7 @@ pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixErr
         source,
     })?;
     if archive.settings.unsupported_io_profiles
-        != archive.settings.unsupported_for(&archive.backend)
+        != archive.settings.unsupported_for(archive.backend.as_str())
     {
         return Err(MatrixError::Refused(format!(
             "{}: settings.unsupported_io_profiles does not match what backend {} cannot run",
@@ -157,7 +157,7 @@ pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixErr
     }
     let planned: BTreeSet<_> = archive
         .settings
-        .planned_runs(&archive.backend, &archive.results)
+        .planned_runs(archive.backend.as_str(), &archive.results)
         .into_iter()
         .collect();
     match archive

@@ -215,7 +215,7 @@ pub fn judge(
         io_model: Some(run.io_model),
         io_threads: Some(run.io_threads),
         handler_work: Some(run.handler_work),
-        backend: Some(backend.to_string()),
+        backend: Some(echomark_archive::Backend::named(backend)),
         address_family: Some(address_family),
         requested_seconds: Some(seconds),
         warmup_seconds: Some(warmup),

@@ -525,7 +525,7 @@ impl PlannedRun {
     pub fn key_as(&self, backend: &str) -> RunId {
         RunId {
             case: CaseKey {
-                backend: backend.to_string(),
+                backend: echomark_archive::Backend::named(backend),
                 implementation: IMPLEMENTATION.to_string(),
                 protocol: self.protocol,
                 payload_bytes: self.payload,

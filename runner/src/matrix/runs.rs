@@ -49,7 +49,7 @@ pub(super) fn check_cases(
     .expect("an address");
     for t in targets {
         for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
-            let label = label(&run, &t.archive.backend);
+            let label = label(&run, t.archive.backend.as_str());
             let case = spec
                 .case(&run, settings)
                 .map_err(MatrixError::case(&label))?;
@@ -120,7 +120,7 @@ impl Session<'_> {
             .flat_map(|t| t.archive.results.iter().map(Entry::run_id))
             .collect();
         runs.into_iter()
-            .filter(|r| !done.contains(&r.key_as(&targets[r.target].archive.backend)))
+            .filter(|r| !done.contains(&r.key_as(targets[r.target].archive.backend.as_str())))
             .collect()
     }
 
@@ -133,7 +133,7 @@ impl Session<'_> {
         progress: &mut progress::Progress,
     ) -> Result<Option<bool>, MatrixError> {
         let order = target.archive.results.len();
-        let label = label(run, &target.archive.backend);
+        let label = label(run, target.archive.backend.as_str());
         progress.starting(&label);
         let case = self
             .spec
@@ -172,7 +172,7 @@ impl Session<'_> {
         }
         let judged = self.judge(
             run,
-            &target.archive.backend,
+            target.archive.backend.as_str(),
             outcome.as_ref(),
             server.as_ref(),
         );

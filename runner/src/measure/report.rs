@@ -78,7 +78,7 @@ pub fn empty(case: &Case) -> Metrics {
     let udp_only = |v: u64| udp.then_some(v);
     Metrics {
         schema_version: METRICS_SCHEMA_VERSION,
-        backend: case.backend.name().to_string(),
+        backend: case.backend.into(),
         kernel_io_uring_disabled: crate::measure::shards::io_uring_disabled_sysctl(),
         udp_batch: case.udp_batch.map(|n| n as u64),
         protocol: case.protocol,
@@ -283,7 +283,7 @@ pub fn external_server(m: &mut Metrics, case: &Case, target: &crate::case::Targe
     info.path = crate::instruments::path::describe(target.addr);
     m.target = Some(info);
     if let Some(name) = &target.server_name {
-        m.backend = name.clone();
+        m.backend = echomark_archive::Backend::named(name);
     }
 }
 

@@ -169,7 +169,7 @@ pub(super) fn knee_answers(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
             let curve = |i: usize| view.curves[i];
             let model = |i: usize| {
                 let k = &curve(i).key;
-                labels::topology(cat, &k.backend, k.io_model, k.io_threads)
+                labels::topology(cat, k.backend.as_str(), k.io_model, k.io_threads)
             };
             let knee_of = |i: usize| {
                 let c = curve(i);

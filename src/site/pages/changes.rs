@@ -86,7 +86,7 @@ fn trend(
 ) -> Image {
     let key = &headline.key;
     // The legend names the topology; the title carries the protocol and load.
-    let name = labels::topology(cat, &key.backend, key.io_model, key.io_threads);
+    let name = labels::topology(cat, key.backend.as_str(), key.io_model, key.io_threads);
     let ticks: Vec<String> = series.datasets[start..]
         .iter()
         .map(|&i| {
@@ -140,7 +140,7 @@ fn trend(
     let rel = format!(
         "charts/history-{}-{}-{}-{}x{}-{}-{}.svg",
         key.protocol.as_str(),
-        safe_name(&key.backend),
+        safe_name(key.backend.as_str()),
         key.payload_bytes,
         key.clients,
         key.window,

@@ -117,8 +117,14 @@ fn tables(cat: &Catalog, rows: &[backends::Row], sides: &Sides) -> Vec<LoadTable
     let rate = |c: &Configuration| labels::range(c.stat(Metric::RoundtripsPerSecond), 0);
     // p99 as medians: the verdict beside them comes from the ranges.
     let p99 = |c: &Configuration| labels::median(c.stat(Metric::RttP99Us), format::latency);
-    let topology =
-        |c: &Configuration| labels::topology(cat, &c.key.backend, c.key.io_model, c.key.io_threads);
+    let topology = |c: &Configuration| {
+        labels::topology(
+            cat,
+            c.key.backend.as_str(),
+            c.key.io_model,
+            c.key.io_threads,
+        )
+    };
     let dash = || Markup::trusted("—");
     for row in rows {
         let base = match *row {
