@@ -77,6 +77,13 @@ fn a_datasets_pages_keep_their_size_however_many_datasets_there_are() {
     for page in ["en/index.html", "zh/index.md", "index.html"] {
         assert_eq!(few[page], many[page], "{page} grew with the datasets");
     }
+    // The landing page says, in each language, how many it names of how many.
+    let landing = text(dir.path(), 60, "index.html");
+    assert!(
+        landing.contains("<p lang=\"en\">The 20 newest of 60 datasets.</p>"),
+        "{landing}"
+    );
+    assert!(landing.contains("60 个数据集中最新的 20 个"), "{landing}");
     // The sidebar of a dataset's page: the 12 newest datasets of its host, itself, the list.
     let overview = text(dir.path(), 60, "en/d01/overview.html");
     let sidebar = &overview[overview.find("<nav").unwrap()..overview.find("</nav>").unwrap()];

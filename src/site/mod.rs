@@ -420,13 +420,20 @@ struct LandingDataset {
     links: Vec<LandingLink>,
 }
 
+/// A sentence of the landing page in one language.
+#[derive(serde::Serialize)]
+struct LandingNote {
+    lang: String,
+    text: String,
+}
+
 #[derive(serde::Serialize)]
 struct Landing {
     languages: Vec<LandingLanguage>,
     columns: Vec<String>,
     datasets: Vec<LandingDataset>,
     /// "The 20 newest of 1,000 datasets." in each language, when some are left out.
-    more: Vec<String>,
+    more: Vec<LandingNote>,
 }
 
 /// The root page: what echomark is, in both languages, and the newest datasets with their
@@ -470,20 +477,16 @@ fn landing(
             catalogs
                 .iter()
                 .map(|c| {
-                    c.fill(
-                        "landing.more",
-                        &[
-                            (
-                                "shown",
-                                &labels::number(crate::format::count(shown.len() as u64)),
-                            ),
-                            (
-                                "n",
-                                &labels::number(crate::format::count(views.len() as u64)),
-                            ),
-                        ],
-                    )
-                    .plain()
+                    let n = |v: usize| labels::number(crate::format::count(v as u64));
+                    LandingNote {
+                        lang: c.raw("lang.html").to_string(),
+                        text: c
+                            .fill(
+                                "landing.more",
+                                &[("shown", &n(shown.len())), ("n", &n(views.len()))],
+                            )
+                            .plain(),
+                    }
                 })
                 .collect()
         } else {
