@@ -378,13 +378,13 @@ fn label(run: &PlannedRun, backend: &str) -> String {
     format!(
         "{} {} {} B {}×{} {} {} work {} rep {}",
         backend,
-        run.protocol,
-        run.payload,
-        run.clients,
-        run.window,
-        run.io_model,
-        run.io_threads,
-        run.handler_work,
-        run.repetition
+        run.case().protocol,
+        run.case().payload_bytes,
+        run.case().clients,
+        run.case().window,
+        run.case().io_model,
+        run.case().io_threads,
+        run.case().handler_work,
+        run.repetition()
     )
 }

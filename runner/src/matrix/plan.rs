@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use echomark_archive::{
-    Arrival, CaseKey, Entry, ExplicitCase, IoProfile, OfferedLoad, OpenLoopPlan, Preset, RunId,
-    Settings, Shard, TrafficProfile, IMPLEMENTATION,
+    Arrival, CaseKey, Entry, ExplicitCase, IoProfile, OpenLoopPlan, Preset, RunId, Settings, Shard,
+    TrafficProfile,
 };
 
 use crate::case::{
@@ -332,8 +332,8 @@ impl MatrixSpec {
     /// The validated case one planned run measures; a UDP case takes the matrix's UDP
     /// options, any other case keeps the `once` defaults (it has no use for them).
     pub fn case(&self, run: &PlannedRun, settings: &Settings) -> Result<Case, UsageError> {
-        let payload = usize::try_from(run.payload).unwrap_or(usize::MAX);
-        let udp = run.protocol == Protocol::Udp;
+        let payload = usize::try_from(run.case().payload_bytes).unwrap_or(usize::MAX);
+        let udp = run.case().protocol == Protocol::Udp;
         let s = if udp {
             settings.clone()
         } else {
@@ -346,28 +346,29 @@ impl MatrixSpec {
             }
         };
         let udp_server_recv_buffer = run
+            .case()
             .udp_server_recv_buffer
             .filter(|_| udp)
             .or(s.udp_server_recv_buffer);
         Case {
             backend: run.backend,
-            protocol: run.protocol,
+            protocol: run.case().protocol,
             address_family: self.address_family,
             payload,
-            clients: usize::try_from(run.clients).unwrap_or(usize::MAX),
-            window: usize::try_from(run.window).unwrap_or(usize::MAX),
+            clients: usize::try_from(run.case().clients).unwrap_or(usize::MAX),
+            window: usize::try_from(run.case().window).unwrap_or(usize::MAX),
             seconds: self.seconds,
             warmup: self.warmup,
-            io_model: run.io_model,
-            io_threads: usize::try_from(run.io_threads).unwrap_or(usize::MAX),
-            work: run.handler_work,
+            io_model: run.case().io_model,
+            io_threads: usize::try_from(run.case().io_threads).unwrap_or(usize::MAX),
+            work: run.case().handler_work,
             udp_send_buffer: s.udp_send_buffer.unwrap_or(DEFAULT_UDP_SEND_BUFFER),
             udp_recv_buffer: s.udp_recv_buffer.unwrap_or(DEFAULT_UDP_RECV_BUFFER),
             udp_server_recv_buffer,
             udp_timeout: Duration::from_millis(s.udp_timeout_ms),
             record_latency: true,
             fault: None,
-            open_loop: run.load.map(|load| OpenLoop {
+            open_loop: run.case().load.map(|load| OpenLoop {
                 rate: load.rate,
                 arrival: load.arrival,
                 seed: settings.open_loop.as_ref().map_or(1, |o| o.seed),
@@ -465,24 +466,16 @@ pub struct SettingsExtra {
     pub shard: Option<Shard>,
 }
 
-/// One planned child process.
+/// One planned child process: the run an archive will hold (its case key and repetition),
+/// the runtime that measures it, and which of the matrix's archives it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedRun {
     /// Which of the matrix's archives it belongs to (set when several are measured at once).
     pub target: usize,
+    /// The runtime that measures it (the client's, against an external server).
     pub backend: Backend,
-    pub repetition: u64,
-    pub protocol: Protocol,
-    pub payload: u64,
-    pub clients: u64,
-    pub window: u64,
-    pub io_model: IoModel,
-    pub io_threads: u64,
-    pub handler_work: u64,
-    /// UDP: this case's own server receive-buffer request.
-    pub udp_server_recv_buffer: Option<u64>,
-    /// Open loop: the offered load.
-    pub load: Option<OfferedLoad>,
+    /// The run as the contract plans it; its key's backend is the runtime's name.
+    pub id: RunId,
 }
 
 /// The runs `settings` plan given the results so far, in execution order before any
@@ -498,47 +491,34 @@ pub fn planned(settings: &Settings, results: &[Entry], backend: Backend) -> Vec<
 impl PlannedRun {
     /// The run `r` of an archive of `backend`.
     fn of(r: RunId, backend: Backend) -> Self {
-        let c = r.case;
         Self {
             target: 0,
             backend,
-            repetition: r.repetition,
-            protocol: c.protocol,
-            payload: c.payload_bytes,
-            clients: c.clients,
-            window: c.window,
-            io_model: c.io_model,
-            io_threads: c.io_threads,
-            handler_work: c.handler_work,
-            udp_server_recv_buffer: c.udp_server_recv_buffer,
-            load: c.load,
+            id: r,
         }
+    }
+
+    /// The configuration measured: protocol, load, topology, work.
+    pub fn case(&self) -> &CaseKey {
+        &self.id.case
+    }
+
+    /// Which repetition of its case it is.
+    pub fn repetition(&self) -> u64 {
+        self.id.repetition
     }
 
     /// Same as [`echomark_archive::Entry::run_id`] of the entry this run will write.
     pub fn key(&self) -> RunId {
-        self.key_as(self.backend.name())
+        self.id.clone()
     }
 
     /// The run's identity in an archive whose `backend` is `backend` (an external server's
     /// name, where the runtime only drives the client).
     pub fn key_as(&self, backend: &str) -> RunId {
-        RunId {
-            case: CaseKey {
-                backend: echomark_archive::Backend::named(backend),
-                implementation: IMPLEMENTATION.to_string(),
-                protocol: self.protocol,
-                payload_bytes: self.payload,
-                clients: self.clients,
-                window: self.window,
-                io_model: self.io_model,
-                io_threads: self.io_threads,
-                handler_work: self.handler_work,
-                udp_server_recv_buffer: self.udp_server_recv_buffer,
-                load: self.load,
-            },
-            repetition: self.repetition,
-        }
+        let mut id = self.id.clone();
+        id.case.backend = echomark_archive::Backend::named(backend);
+        id
     }
 }
 
@@ -583,11 +563,11 @@ mod tests {
         assert_eq!(runs.len(), 7 * 90);
         assert!(runs
             .iter()
-            .filter(|r| r.protocol == Protocol::Udp)
-            .all(|r| r.window == 1));
+            .filter(|r| r.case().protocol == Protocol::Udp)
+            .all(|r| r.case().window == 1));
         assert_eq!(
             runs.iter()
-                .filter(|r| r.protocol == Protocol::Udp && r.clients == 16)
+                .filter(|r| r.case().protocol == Protocol::Udp && r.case().clients == 16)
                 .count(),
             45
         );
@@ -598,14 +578,16 @@ mod tests {
         let spec = MatrixSpec::preset(Some(Preset::UdpBuffers));
         let runs = spec.runs(None, Backend::Tokio);
         assert_eq!(runs.len(), 11 * 3);
-        assert!(runs
-            .iter()
-            .all(|r| r.protocol == Protocol::Udp && r.clients == 16 && r.io_threads == 1));
+        assert!(runs.iter().all(|r| r.case().protocol == Protocol::Udp
+            && r.case().clients == 16
+            && r.case().io_threads == 1));
         let keys: std::collections::BTreeSet<_> = runs.iter().map(PlannedRun::key).collect();
         assert_eq!(keys.len(), runs.len(), "the buffer is part of the key");
-        assert!(runs.iter().any(
-            |r| (r.payload, r.window, r.udp_server_recv_buffer) == (1024, 1024, Some(4 << 20))
-        ));
+        assert!(runs.iter().any(|r| (
+            r.case().payload_bytes,
+            r.case().window,
+            r.case().udp_server_recv_buffer
+        ) == (1024, 1024, Some(4 << 20))));
         assert_eq!(spec.warmup, 0.0);
     }
 
@@ -630,7 +612,7 @@ mod tests {
         let windows: Vec<_> = spec
             .runs(None, Backend::Tokio)
             .iter()
-            .map(|r| r.window)
+            .map(|r| r.case().window)
             .collect();
         assert!(windows.contains(&8));
         assert_eq!(spec.runs(None, Backend::Tokio).len(), 5 * 3 * 2);
@@ -649,7 +631,9 @@ mod tests {
     fn order_is_repetition_major_and_shuffle_is_seeded() {
         let spec = MatrixSpec::preset(Some(Preset::Quick));
         let runs = spec.runs(None, Backend::Tokio);
-        assert!(runs.windows(2).all(|w| w[0].repetition <= w[1].repetition));
+        assert!(runs
+            .windows(2)
+            .all(|w| w[0].repetition() <= w[1].repetition()));
         let (mut a, mut b) = (runs.clone(), runs.clone());
         shuffle(&mut a, 7);
         shuffle(&mut b, 7);

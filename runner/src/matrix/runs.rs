@@ -182,16 +182,16 @@ impl Session<'_> {
         command.extend(case_args);
         let archive = &mut target.archive;
         archive.results.push(Entry {
-            repetition: run.repetition,
-            protocol: run.protocol,
-            payload_bytes: run.payload,
-            clients: run.clients,
-            window: run.window,
-            io_model: run.io_model,
-            io_threads: run.io_threads,
-            handler_work: run.handler_work,
-            udp_server_recv_buffer: run.udp_server_recv_buffer,
-            load: run.load,
+            repetition: run.repetition(),
+            protocol: run.case().protocol,
+            payload_bytes: run.case().payload_bytes,
+            clients: run.case().clients,
+            window: run.case().window,
+            io_model: run.case().io_model,
+            io_threads: run.case().io_threads,
+            handler_work: run.case().handler_work,
+            udp_server_recv_buffer: run.case().udp_server_recv_buffer,
+            load: run.case().load,
             backend: archive.backend.clone(),
             address_family: archive.settings.address_family,
             command,
@@ -224,9 +224,9 @@ impl Session<'_> {
         let Some(external) = &target.archive.settings.external_server else {
             return Ok((None, case.to_args()));
         };
-        let started = server::start(external, run.protocol, self.server_cpus.as_ref())
+        let started = server::start(external, run.case().protocol, self.server_cpus.as_ref())
             .map_err(|e| MatrixError::system("cannot start the server", e))?;
-        let pipelines = external::pipelines(&target.archive.verification, run.protocol);
+        let pipelines = external::pipelines(&target.archive.verification, run.case().protocol);
         let args = external::against(case, external, started.address, pipelines)
             .map_err(MatrixError::case(label))?
             .to_args();
