@@ -42,11 +42,13 @@ pub struct HostMenu {
 #[derive(Debug, Clone, Default)]
 pub struct Menu {
     /// The site-wide pages.
-    pub top: Vec<SidebarEntry>,
+    top: Vec<SidebarEntry>,
     /// The hosts, in the site's order.
-    pub hosts: Vec<HostMenu>,
+    hosts: Vec<HostMenu>,
     /// Each dataset's overview link, by dataset index.
-    pub datasets: Vec<SidebarEntry>,
+    datasets: Vec<SidebarEntry>,
+    /// Each dataset's host (an index into `hosts`), found once for every page.
+    host_of: Vec<Option<usize>>,
 }
 
 /// One item as the layout nests it.
@@ -66,6 +68,24 @@ pub struct SidebarItem<'a> {
 }
 
 impl Menu {
+    /// The menu of these site-wide pages, hosts and dataset entries (by dataset index).
+    pub fn new(top: Vec<SidebarEntry>, hosts: Vec<HostMenu>, datasets: Vec<SidebarEntry>) -> Self {
+        let mut host_of = vec![None; datasets.len()];
+        for (h, host) in hosts.iter().enumerate() {
+            for &d in &host.datasets {
+                if let Some(slot) = host_of.get_mut(d) {
+                    *slot = Some(h);
+                }
+            }
+        }
+        Self {
+            top,
+            hosts,
+            datasets,
+            host_of,
+        }
+    }
+
     /// The sidebar of the page at `stem`, which belongs to dataset `dataset` (whose own pages
     /// are `pages`), or to none.
     pub fn items<'a>(
@@ -88,8 +108,7 @@ impl Menu {
             open: e.stem == stem,
         };
         let mut out: Vec<SidebarItem<'a>> = self.top.iter().map(|e| item("top", e)).collect();
-        let current_host =
-            dataset.and_then(|d| self.hosts.iter().position(|h| h.datasets.contains(&d)));
+        let current_host = dataset.and_then(|d| self.host_of.get(d).copied().flatten());
         let shown_hosts =
             (0..self.hosts.len()).filter(|&h| h < MENU_HOSTS || Some(h) == current_host);
         for h in shown_hosts {
@@ -97,7 +116,7 @@ impl Menu {
             let mut group = item("host", &host.entry);
             group.href = String::new();
             let mut shown: Vec<usize> = host.newest.iter().take(MENU_DATASETS).copied().collect();
-            if let Some(d) = dataset.filter(|d| host.datasets.contains(d) && !shown.contains(d)) {
+            if let Some(d) = dataset.filter(|d| current_host == Some(h) && !shown.contains(d)) {
                 shown.push(d);
             }
             // In the site's order, as the pages list them.
@@ -141,19 +160,18 @@ mod tests {
 
     fn menu(datasets: usize) -> Menu {
         let all: Vec<usize> = (0..datasets).collect();
-        Menu {
-            top: vec![entry("Index", "en/index")],
-            hosts: vec![HostMenu {
+        Menu::new(
+            vec![entry("Index", "en/index")],
+            vec![HostMenu {
                 entry: entry("Host", "en/datasets/host-1"),
                 datasets: all.clone(),
                 newest: all.iter().rev().copied().collect(),
                 all_label: "All".into(),
             }],
-            datasets: all
-                .iter()
+            all.iter()
                 .map(|i| entry(&format!("d{i}"), &format!("en/d{i}/overview")))
                 .collect(),
-        }
+        )
     }
 
     #[test]

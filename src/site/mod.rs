@@ -137,9 +137,9 @@ fn menu_of(
     groups: &pages::lists::Groups,
     top: Vec<SidebarEntry>,
 ) -> Menu {
-    Menu {
+    Menu::new(
         top,
-        hosts: groups
+        groups
             .hosts
             .iter()
             .map(|h| HostMenu {
@@ -161,7 +161,7 @@ fn menu_of(
                     .plain(),
             })
             .collect(),
-        datasets: views
+        views
             .iter()
             .map(|v| SidebarEntry {
                 // Control characters (ESC, BEL) from a folder name never reach a page.
@@ -175,7 +175,7 @@ fn menu_of(
                 stem: pages::overview::stem(cat, v),
             })
             .collect(),
-    }
+    )
 }
 
 /// The pages of dataset `index` in one language (its overview first) and the sidebar
@@ -444,12 +444,7 @@ fn landing(
     catalogs: &[Catalog],
     views: &[DatasetView],
 ) -> Result<String, SiteError> {
-    let all: Vec<usize> = (0..views.len()).collect();
-    let mut shown: Vec<usize> = pages::lists::newest_first(views, &all)
-        .into_iter()
-        .take(pages::index::INDEX_DATASETS)
-        .collect();
-    shown.sort_unstable();
+    let shown = pages::lists::newest(views, pages::index::INDEX_DATASETS);
     let model = Landing {
         languages: catalogs
             .iter()

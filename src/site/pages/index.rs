@@ -29,12 +29,7 @@ struct IndexPage {
 
 /// The index page of one language.
 pub fn page(cat: &Catalog, views: &[DatasetView], answers: &[Answer]) -> PageSpec {
-    let all: Vec<usize> = (0..views.len()).collect();
-    let mut shown: Vec<usize> = lists::newest_first(views, &all)
-        .into_iter()
-        .take(INDEX_DATASETS)
-        .collect();
-    shown.sort_unstable();
+    let shown = lists::newest(views, INDEX_DATASETS);
     let link = Markup::trusted(format!("{}/index.md", lists::FOLDER));
     let all = if shown.len() < views.len() {
         cat.fill(

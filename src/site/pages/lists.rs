@@ -61,6 +61,15 @@ pub fn newest_first(views: &[DatasetView], members: &[usize]) -> Vec<usize> {
     out
 }
 
+/// The `n` newest of all datasets, in the site's order: what the index and the landing page
+/// name.
+pub fn newest(views: &[DatasetView], n: usize) -> Vec<usize> {
+    let all: Vec<usize> = (0..views.len()).collect();
+    let mut shown: Vec<usize> = newest_first(views, &all).into_iter().take(n).collect();
+    shown.sort_unstable();
+    shown
+}
+
 impl Groups {
     /// Groups `views` by host and by kind.
     pub fn of(views: &[DatasetView]) -> Self {
