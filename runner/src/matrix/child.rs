@@ -201,7 +201,7 @@ fn parse_metrics(stdout: &str) -> Result<Metrics, MetricsError> {
 /// a process-level failure (timeout, signal, exit code) names itself first, as in arknet.
 pub fn judge(
     run: &PlannedRun,
-    backend: &str,
+    backend: &echomark_archive::Backend,
     seconds: f64,
     warmup: f64,
     address_family: AddressFamily,
@@ -215,7 +215,7 @@ pub fn judge(
         io_model: Some(run.case().io_model),
         io_threads: Some(run.case().io_threads),
         handler_work: Some(run.case().handler_work),
-        backend: Some(echomark_archive::Backend::named(backend)),
+        backend: Some(backend.clone()),
         address_family: Some(address_family),
         requested_seconds: Some(seconds),
         warmup_seconds: Some(warmup),

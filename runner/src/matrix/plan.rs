@@ -515,9 +515,9 @@ impl PlannedRun {
 
     /// The run's identity in an archive whose `backend` is `backend` (an external server's
     /// name, where the runtime only drives the client).
-    pub fn key_as(&self, backend: &str) -> RunId {
+    pub fn key_as(&self, backend: &echomark_archive::Backend) -> RunId {
         let mut id = self.id.clone();
-        id.case.backend = echomark_archive::Backend::named(backend);
+        id.case.backend = backend.clone();
         id
     }
 }

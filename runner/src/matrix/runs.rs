@@ -120,7 +120,7 @@ impl Session<'_> {
             .flat_map(|t| t.archive.results.iter().map(Entry::run_id))
             .collect();
         runs.into_iter()
-            .filter(|r| !done.contains(&r.key_as(targets[r.target].archive.backend.as_str())))
+            .filter(|r| !done.contains(&r.key_as(&targets[r.target].archive.backend)))
             .collect()
     }
 
@@ -172,7 +172,7 @@ impl Session<'_> {
         }
         let judged = self.judge(
             run,
-            target.archive.backend.as_str(),
+            &target.archive.backend,
             outcome.as_ref(),
             server.as_ref(),
         );
@@ -237,7 +237,7 @@ impl Session<'_> {
     fn judge(
         &self,
         run: &PlannedRun,
-        backend: &str,
+        backend: &echomark_archive::Backend,
         outcome: Option<&child::ChildOutcome>,
         server: Option<&echomark_archive::ServerProcess>,
     ) -> child::Judged {
