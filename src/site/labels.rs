@@ -236,17 +236,39 @@ pub fn number(text: String) -> Markup {
     Markup::trusted(text)
 }
 
-/// What a dataset measures, as catalog keys (`nav_kind.*`, `path.*`) or fixed words: the
-/// preset (or an arknet import, or a plain matrix), then other servers or several backends,
-/// a path other than loopback, IPv6.
-fn kind_parts(d: &Dataset) -> Vec<String> {
+/// One word of a dataset's kind: a catalog entry, or a name written the same in every
+/// language.
+enum KindPart {
+    /// `nav_kind.<id>` or `path.<id>`.
+    Catalog(&'static str, String),
+    Fixed(&'static str),
+}
+
+impl KindPart {
+    fn label(&self, cat: &Catalog) -> Markup {
+        match self {
+            KindPart::Catalog(section, id) => cat.text(&format!("{section}.{id}")),
+            KindPart::Fixed(word) => Markup::trusted(*word),
+        }
+    }
+
+    fn id(&self) -> String {
+        match self {
+            KindPart::Catalog(_, id) => id.clone(),
+            KindPart::Fixed(word) => word.to_ascii_lowercase(),
+        }
+    }
+}
+
+/// What a dataset measures: the preset (or an arknet import, or a plain matrix), then other
+/// servers or several backends, a path other than loopback, IPv6.
+fn kind_parts(d: &Dataset) -> Vec<KindPart> {
+    let kind = |id: &str| KindPart::Catalog("nav_kind", id.to_string());
     let first = d.files.first();
     let mut parts = vec![match first.and_then(|f| f.preset) {
-        Some(preset) => format!("nav_kind.{}", preset.as_str()),
-        None if first.is_some_and(|f| f.format != crate::model::Format::Echomark) => {
-            "nav_kind.arknet".to_string()
-        }
-        None => "nav_kind.matrix".to_string(),
+        Some(preset) => kind(preset.as_str()),
+        None if first.is_some_and(|f| f.format != crate::model::Format::Echomark) => kind("arknet"),
+        None => kind("matrix"),
     }];
     let backends: std::collections::BTreeSet<&str> = d
         .files
@@ -254,15 +276,18 @@ fn kind_parts(d: &Dataset) -> Vec<String> {
         .filter_map(|f| f.backend.as_deref())
         .collect();
     if d.measures_external_servers() {
-        parts.push("nav_kind.servers".into());
+        parts.push(kind("servers"));
     } else if backends.len() > 1 {
-        parts.push("nav_kind.backends".into());
+        parts.push(kind("backends"));
     }
     if d.path_kind() != echomark_archive::PathKind::Loopback {
-        parts.push(format!("path.{}", d.path_kind().as_str()));
+        parts.push(KindPart::Catalog(
+            "path",
+            d.path_kind().as_str().to_string(),
+        ));
     }
     if first.is_some_and(|f| f.address_family == echomark_archive::AddressFamily::Ipv6) {
-        parts.push("IPv6".into());
+        parts.push(KindPart::Fixed("IPv6"));
     }
     parts
 }
@@ -270,16 +295,7 @@ fn kind_parts(d: &Dataset) -> Vec<String> {
 /// What a dataset measures, in a few words: its preset, other servers or backends, a path
 /// other than loopback, IPv6.
 pub fn dataset_kind(cat: &Catalog, d: &Dataset) -> Markup {
-    let parts: Vec<Markup> = kind_parts(d)
-        .iter()
-        .map(|p| {
-            if p.contains('.') {
-                cat.text(p)
-            } else {
-                Markup::trusted(p.clone())
-            }
-        })
-        .collect();
+    let parts: Vec<Markup> = kind_parts(d).iter().map(|p| p.label(cat)).collect();
     Markup::join(&parts, &Markup::trusted(" · "))
 }
 
@@ -287,7 +303,7 @@ pub fn dataset_kind(cat: &Catalog, d: &Dataset) -> Markup {
 pub fn dataset_kind_id(d: &Dataset) -> String {
     kind_parts(d)
         .iter()
-        .map(|p| p.rsplit('.').next().unwrap_or(p).to_ascii_lowercase())
+        .map(KindPart::id)
         .collect::<Vec<_>>()
         .join("-")
 }
