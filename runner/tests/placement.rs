@@ -8,7 +8,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-const RUNNER: &str = env!("CARGO_BIN_EXE_echomark-runner");
+mod common;
+
+use common::{threads, RUNNER};
 
 /// The CPUs this test may run on, as the kernel lists them for it.
 fn allowed() -> Vec<usize> {
@@ -23,29 +25,6 @@ fn allowed() -> Vec<usize> {
         .unwrap()
         .cpus()
         .to_vec()
-}
-
-/// Each thread of `pid` with its name and `Cpus_allowed_list`.
-fn threads(pid: u32) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .flatten()
-    {
-        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
-            continue;
-        };
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .unwrap_or("")
-                .trim()
-                .to_string()
-        };
-        out.push((field("Name:"), field("Cpus_allowed_list:")));
-    }
-    out
 }
 
 fn once(args: &[&str]) -> (i32, Value, String) {

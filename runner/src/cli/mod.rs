@@ -24,6 +24,7 @@ use echomark_runner::case::{
 };
 use echomark_runner::message::{HEADER_LEN, MAX_PAYLOAD};
 use echomark_runner::placement::{CpuList, PlacementError};
+use echomark_runner::serve::ServeBackend;
 
 /// Payloads on the command line: a header, up to the largest UDP datagram.
 const PAYLOAD_RANGE: std::ops::RangeInclusive<u64> = HEADER_LEN as u64..=MAX_PAYLOAD as u64;
@@ -253,9 +254,31 @@ pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free one (printed on the first line).
     #[arg(long, default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,
-    /// Async runtime: tokio (epoll) or monoio (io_uring; shared 1 or sharded N).
+    /// tokio (epoll), monoio (io_uring through a runtime; shared 1 or sharded N) or
+    /// io-uring (an io_uring event loop of its own; tcp, udp, http, websocket; shared 1 or
+    /// sharded N).
     #[arg(long, value_enum, default_value = "tokio")]
-    pub backend: Backend,
+    pub backend: ServeBackend,
+    /// --backend io-uring: multishot receive into a provided-buffer ring (off: a single-shot
+    /// receive per read into the connection's buffer).
+    #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    pub uring_multishot: bool,
+    /// --backend io-uring: IO through registered file slots (off: plain descriptors).
+    #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    pub uring_fixed_files: bool,
+    /// --backend io-uring: a turn's submissions entered together with its wait (off: one
+    /// io_uring_enter per submission).
+    #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    pub uring_batched_submit: bool,
+    /// --backend io-uring: completions' task work deferred until the loop waits for them
+    /// (DEFER_TASKRUN; off: the kernel interrupts the thread to run it). Always off with
+    /// --uring-sqpoll, which the kernel does not combine with it.
+    #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    pub uring_defer_taskrun: bool,
+    /// --backend io-uring: a kernel thread polls each ring's submission queue (SQPOLL), on
+    /// its shard's CPU when --server-cpus pins them; its CPU time counts as the server's.
+    #[arg(long)]
+    pub uring_sqpoll: bool,
     /// tcp, tcps: `prefix` (echomark's framing) or `raw` (a plain byte echo).
     #[arg(long, value_enum, default_value = "prefix")]
     pub framing: StreamFraming,
@@ -290,6 +313,9 @@ pub struct ServeArgs {
     /// report as `idle_closed`); 0 keeps silent connections open.
     #[arg(long, value_name = "S", default_value = "60", value_parser = warmup_seconds)]
     pub idle_timeout: f64,
+    /// Test only: make the server misbehave, to show clients catch it.
+    #[arg(long, value_enum, hide = true)]
+    pub inject_fault: Option<Fault>,
 }
 
 impl ServeArgs {
@@ -297,6 +323,14 @@ impl ServeArgs {
     pub fn to_options(&self) -> Result<echomark_runner::serve::ServeOptions, UsageError> {
         let options = echomark_runner::serve::ServeOptions {
             backend: self.backend,
+            ring: echomark_runner::serve::ring::Tuning {
+                multishot: self.uring_multishot,
+                fixed_files: self.uring_fixed_files,
+                batched_submit: self.uring_batched_submit,
+                defer_taskrun: self.uring_defer_taskrun && !self.uring_sqpoll,
+                sqpoll: self.uring_sqpoll,
+            },
+            fault: self.inject_fault,
             protocol: self.protocol,
             listen: self.listen,
             framing: self.framing,

@@ -11,8 +11,9 @@
 //! This module holds what both backends share: the options, the lines printed, the
 //! counters, the TLS certificate and each connection's handshakes (on tokio, as for an
 //! in-process measurement); [`tokio`] and [`uring`] (monoio) start the listeners and the
-//! echo tasks on their runtimes.
+//! echo tasks on their runtimes, and [`ring`] serves on io_uring directly, without a runtime.
 
+pub mod ring;
 pub mod tokio;
 pub mod uring;
 
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 use echomark_archive::{IoModel, Protocol, StreamFraming};
 use serde::Serialize;
 
-use crate::case::Backend;
+use crate::case::{Backend, Fault};
 use crate::instruments::counters::ServerStats;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 use crate::traffic::connect::{self, ServerConn};
@@ -39,10 +40,53 @@ const POLL: Duration = Duration::from_millis(20);
 /// Bytes a raw echo reads at a time.
 const RAW_CHUNK: usize = 64 * 1024;
 
+/// The backends `serve` runs on: the two runtimes of in-process measurements, and the
+/// io_uring event loop that only serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServeBackend {
+    /// tokio (epoll).
+    Tokio,
+    /// monoio (io_uring through a runtime).
+    Monoio,
+    /// io_uring directly, tuned with the `--uring-*` switches ([`ring`]).
+    #[value(name = "io-uring")]
+    IoUring,
+}
+
+impl ServeBackend {
+    /// The name the listening line and the server's `--server-name` convention use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServeBackend::Tokio => "tokio",
+            ServeBackend::Monoio => "monoio",
+            ServeBackend::IoUring => "io-uring",
+        }
+    }
+
+    /// The in-process runtime of the same name, if there is one.
+    pub fn runtime(self) -> Option<Backend> {
+        match self {
+            ServeBackend::Tokio => Some(Backend::Tokio),
+            ServeBackend::Monoio => Some(Backend::Monoio),
+            ServeBackend::IoUring => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ServeBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What `serve` runs.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    pub backend: Backend,
+    pub backend: ServeBackend,
+    /// `--backend io-uring`: which of its techniques are on.
+    pub ring: ring::Tuning,
+    /// Test only (`--inject-fault`): make the server misbehave, to show clients catch it.
+    pub fault: Option<Fault>,
     pub protocol: Protocol,
     pub listen: SocketAddr,
     pub framing: StreamFraming,
@@ -74,6 +118,9 @@ pub struct Listening {
     pub io_model: IoModel,
     pub io_threads: usize,
     pub work: u64,
+    /// `--backend io-uring`: its techniques, each on or off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uring: Option<ring::Tuning>,
     /// `--server-cpus` as pinned; absent when the scheduler places the threads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,
@@ -112,6 +159,10 @@ pub struct ServeReport {
     pub handshake_failures: u64,
     /// Connections closed because they sent nothing for `--idle-timeout`.
     pub idle_closed: u64,
+    /// `--backend io-uring`: what its rings did (system calls, multishot completions, buffers
+    /// taken from the ring), summed over the shards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ring: Option<ring::RingStats>,
 }
 
 /// Why `serve` could not start.
@@ -154,6 +205,10 @@ pub struct Registry {
     idle_closed: Arc<AtomicU64>,
     /// `--idle-timeout`, set before the first connection.
     idle_after: Option<Duration>,
+    /// `--backend io-uring`: its shards' figures, once they stopped.
+    ring: Mutex<Option<ring::RingStats>>,
+    /// `--inject-fault`, given to every connection and socket.
+    fault: Option<Fault>,
 }
 
 /// The open connections' counters and the closed ones' totals.
@@ -215,7 +270,7 @@ impl Registry {
         ServerDuty {
             work_rounds: work,
             stats,
-            fault: None,
+            fault: self.fault,
             closing: closing.clone(),
             echo_foreign: true,
             idle: self.idle_limit(),
@@ -230,6 +285,13 @@ impl Registry {
         })
     }
 
+    /// Records what the io_uring shards counted.
+    fn set_ring_stats(&self, stats: ring::RingStats) {
+        if let Ok(mut slot) = self.ring.lock() {
+            *slot = Some(stats);
+        }
+    }
+
     fn report(&self, seconds: f64) -> ServeReport {
         let (closed, open) = self
             .stats
@@ -242,6 +304,7 @@ impl Registry {
             raw_bytes_echoed: self.raw_bytes.load(Ordering::Relaxed),
             handshake_failures: self.handshake_failures.load(Ordering::Relaxed),
             idle_closed: self.idle_closed.load(Ordering::Relaxed),
+            ring: self.ring.lock().ok().and_then(|r| r.clone()),
             ..closed
         };
         for s in &open {
@@ -268,11 +331,23 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
             o.backend, o.io_model, o.io_threads
         )));
     }
-    if let Some(why) = o
-        .udp_batch
-        .and_then(|batch| crate::traffic::mmsg::refusal(o.protocol, o.backend, batch))
-    {
-        return Err(ServeError::Usage(why));
+    match o.backend.runtime() {
+        None => {
+            if let Some(why) = ring::refusal(o) {
+                return Err(ServeError::Usage(why));
+            }
+        }
+        Some(runtime) => {
+            if o.ring != ring::Tuning::default() {
+                return usage("the --uring-* switches are for --backend io-uring");
+            }
+            if let Some(why) = o
+                .udp_batch
+                .and_then(|batch| crate::traffic::mmsg::refusal(o.protocol, runtime, batch))
+            {
+                return Err(ServeError::Usage(why));
+            }
+        }
     }
     if o.io_model == IoModel::Shared && o.io_threads > 1 && o.protocol == Protocol::Udp {
         // One socket served by one task: more threads would only idle.
@@ -297,6 +372,7 @@ pub fn run(
     validate(o)?;
     let registry = Arc::new(Registry {
         idle_after: o.idle_timeout,
+        fault: o.fault,
         ..Registry::default()
     });
     let closing = Arc::new(AtomicBool::new(false));
@@ -306,8 +382,9 @@ pub fn run(
     }
     let tls = tls_server(o)?;
     let started = match o.backend {
-        Backend::Tokio => tokio::start(o, tls, &registry, &closing)?,
-        Backend::Monoio => uring::start(o, tls, &registry, &closing)?,
+        ServeBackend::Tokio => tokio::start(o, tls, &registry, &closing)?,
+        ServeBackend::Monoio => uring::start(o, tls, &registry, &closing)?,
+        ServeBackend::IoUring => ring::start(o, &registry, &closing)?,
     };
     announce(&Listening {
         listening: started.address.to_string(),
@@ -317,6 +394,7 @@ pub fn run(
         io_model: o.io_model,
         io_threads: o.io_threads,
         work: o.work,
+        uring: (o.backend == ServeBackend::IoUring).then_some(o.ring),
         cpus: o.server_cpus.as_ref().map(ToString::to_string),
         idle_timeout_seconds: o.idle_timeout.map(|d| d.as_secs_f64()),
         udp_batch: o.udp_batch,

@@ -74,6 +74,17 @@ pub fn udp_listener(
     Ok(socket.into())
 }
 
+/// A TCP listener on `addr` for `serve`, with `SO_REUSEPORT`, so that one listener per
+/// shard can share a port (the kernel spreads connections over them).
+pub fn tcp_listener(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.set_reuse_port(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
 /// The unspecified address of `peer`'s family (`0.0.0.0` or `::`): where a client socket that
 /// talks to `peer` binds, so that the kernel picks the route and the source address.
 pub fn unspecified_for(peer: &SocketAddr) -> IpAddr {

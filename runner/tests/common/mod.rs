@@ -434,3 +434,26 @@ pub fn exchange(stream: &mut std::net::TcpStream, protocol: &str) {
         answer.extend_from_slice(&buf[..n]);
     }
 }
+
+/// Each thread of `pid` with its name and `Cpus_allowed_list`.
+pub fn threads(pid: u32) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        out.push((field("Name:"), field("Cpus_allowed_list:")));
+    }
+    out
+}

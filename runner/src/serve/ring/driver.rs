@@ -1,0 +1,245 @@
+//! One shard's io_uring and what it counts: submissions are queued and entered once per
+//! event-loop turn (or one by one, with batching switched off), completions are drained in
+//! one pass, and registered file slots stand in for descriptors when asked.
+
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+use io_uring::{cqueue, squeue, types, IoUring};
+use serde::Serialize;
+
+use super::Tuning;
+
+/// Submission queue entries per shard; completions get the kernel's default (twice as many).
+const ENTRIES: u32 = 1024;
+/// How long the SQPOLL kernel thread spins without work before it sleeps.
+const SQPOLL_IDLE_MS: u32 = 50;
+
+/// What the shards' rings did: the figures that prove each technique was used, and the
+/// system calls the event loop made for them.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct RingStats {
+    /// `io_uring_enter` calls made by the event loops (submitting, waiting or both).
+    pub enters: u64,
+    /// Submission queue entries handed to the kernel.
+    pub submissions: u64,
+    /// Completion queue entries reaped.
+    pub completions: u64,
+    /// Receive completions of a multishot receive that stays armed (`IORING_CQE_F_MORE`).
+    pub multishot_receives: u64,
+    /// Receive completions whose bytes came in a buffer the kernel took from the provided
+    /// buffer ring (`IORING_CQE_F_BUFFER`).
+    pub ring_buffers_used: u64,
+    /// Receives that found the buffer ring empty (`ENOBUFS`) and were armed again.
+    pub ring_buffers_exhausted: u64,
+    /// Receives armed again after their multishot ended, or single-shot receives re-armed.
+    pub receives_armed: u64,
+    /// Connections whose IO went through a registered file slot.
+    pub registered_files: u64,
+    /// Other system calls the loop made per connection: `setsockopt`, slot updates, `shutdown`.
+    pub other_syscalls: u64,
+}
+
+impl RingStats {
+    /// Adds another shard's figures.
+    pub fn add(&mut self, o: &RingStats) {
+        self.enters += o.enters;
+        self.submissions += o.submissions;
+        self.completions += o.completions;
+        self.multishot_receives += o.multishot_receives;
+        self.ring_buffers_used += o.ring_buffers_used;
+        self.ring_buffers_exhausted += o.ring_buffers_exhausted;
+        self.receives_armed += o.receives_armed;
+        self.registered_files += o.registered_files;
+        self.other_syscalls += o.other_syscalls;
+    }
+}
+
+/// A completion, copied out of the queue so handlers may submit while they run.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    pub user_data: u64,
+    pub result: i32,
+    pub flags: u32,
+}
+
+impl Completion {
+    /// Whether a multishot request stays armed after this completion.
+    pub fn more(&self) -> bool {
+        cqueue::more(self.flags)
+    }
+
+    /// The provided buffer this completion filled, if it took one.
+    pub fn buffer(&self) -> Option<u16> {
+        cqueue::buffer_select(self.flags)
+    }
+}
+
+/// Where an operation's socket is: its descriptor, or a registered file slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Fd(RawFd),
+    Fixed(u32),
+}
+
+/// Builds an entry for `target` with either kind of file (the opcodes take both, as types).
+macro_rules! on_target {
+    ($target:expr, |$file:ident| $build:expr) => {
+        match $target {
+            $crate::serve::ring::driver::Target::Fd(fd) => {
+                let $file = io_uring::types::Fd(fd);
+                $build
+            }
+            $crate::serve::ring::driver::Target::Fixed(slot) => {
+                let $file = io_uring::types::Fixed(slot);
+                $build
+            }
+        }
+    };
+}
+pub(crate) use on_target;
+
+/// One shard's ring.
+pub struct Driver {
+    ring: IoUring,
+    tuning: Tuning,
+    /// Registered file slots, when `tuning.fixed_files`.
+    slots: u32,
+    pub stats: RingStats,
+    /// Sends queued since the last wait: their completions alone are no reason to wake.
+    quiet: u32,
+}
+
+impl Driver {
+    /// A ring tuned as asked; with SQPOLL, its kernel thread is pinned to `sqpoll_cpu`.
+    pub fn new(tuning: Tuning, slots: u32, sqpoll_cpu: Option<usize>) -> std::io::Result<Self> {
+        let mut builder = IoUring::builder();
+        if tuning.defer_taskrun && !tuning.sqpoll {
+            builder.setup_single_issuer().setup_defer_taskrun();
+        }
+        if tuning.sqpoll {
+            builder.setup_sqpoll(SQPOLL_IDLE_MS);
+            if let Some(cpu) = sqpoll_cpu.and_then(|c| u32::try_from(c).ok()) {
+                builder.setup_sqpoll_cpu(cpu);
+            }
+        }
+        let ring = builder.build(ENTRIES)?;
+        let slots = if tuning.fixed_files {
+            ring.submitter().register_files_sparse(slots)?;
+            slots
+        } else {
+            0
+        };
+        Ok(Self {
+            ring,
+            tuning,
+            slots,
+            stats: RingStats::default(),
+            quiet: 0,
+        })
+    }
+
+    /// The ring, to register a buffer ring with.
+    pub fn ring(&self) -> &IoUring {
+        &self.ring
+    }
+
+    /// Queues `entry`; entered with the turn's wait, or at once when batching is off (or the
+    /// queue is full).
+    ///
+    /// # Safety
+    ///
+    /// Every buffer and structure `entry` points to must stay valid and unmoved until its
+    /// completion is reaped.
+    pub unsafe fn push(&mut self, entry: squeue::Entry) -> std::io::Result<()> {
+        // SAFETY: the caller keeps the entry's memory alive until its completion.
+        while unsafe { self.ring.submission().push(&entry) }.is_err() {
+            self.enter_now()?;
+        }
+        self.stats.submissions += 1;
+        if !self.tuning.batched_submit {
+            self.enter_now()?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::push`] for an echo's send: the turn's wait also waits for its completion,
+    /// so that a send completing at once does not end the wait by itself and cost a second
+    /// `io_uring_enter` before the next request arrives.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::push`].
+    pub unsafe fn push_quiet(&mut self, entry: squeue::Entry) -> std::io::Result<()> {
+        // SAFETY: as the caller promised.
+        unsafe { self.push(entry) }?;
+        if self.tuning.batched_submit {
+            self.quiet += 1;
+        }
+        Ok(())
+    }
+
+    fn enter_now(&mut self) -> std::io::Result<()> {
+        // With SQPOLL the kernel thread takes submissions itself; `submit` enters only to
+        // wake it.
+        let needs_enter = !self.tuning.sqpoll || self.ring.submission().need_wakeup();
+        self.ring.submit()?;
+        self.stats.enters += u64::from(needs_enter);
+        Ok(())
+    }
+
+    /// One turn: submits everything queued and waits for at least one completion besides
+    /// those of the quiet sends just submitted, or for `wait`, in one `io_uring_enter`; then
+    /// copies every completion into `reaped` (emptied first).
+    pub fn turn(&mut self, wait: Duration, reaped: &mut Vec<Completion>) -> std::io::Result<()> {
+        let ts = types::Timespec::from(wait);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        let want = 1 + std::mem::take(&mut self.quiet) as usize;
+        if self.ring.completion().is_empty() {
+            self.stats.enters += 1;
+            match self.ring.submitter().submit_with_args(want, &args) {
+                Ok(_) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+                // The completion queue overflowed: reap first, the kernel flushes the rest.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => return Err(e),
+            }
+        } else if !self.ring.submission().is_empty() {
+            self.enter_now()?;
+        }
+        reaped.clear();
+        reaped.extend(self.ring.completion().map(|cqe| Completion {
+            user_data: cqe.user_data(),
+            result: cqe.result(),
+            flags: cqe.flags(),
+        }));
+        self.stats.completions += reaped.len() as u64;
+        Ok(())
+    }
+
+    /// Puts `fd` in registered slot `slot` when there are slots and `slot` is one of them;
+    /// the target its operations use.
+    pub fn register(&mut self, slot: usize, fd: RawFd) -> Target {
+        match u32::try_from(slot) {
+            Ok(s) if s < self.slots => {
+                self.stats.other_syscalls += 1;
+                match self.ring.submitter().register_files_update(s, &[fd]) {
+                    Ok(_) => {
+                        self.stats.registered_files += 1;
+                        Target::Fixed(s)
+                    }
+                    Err(_) => Target::Fd(fd),
+                }
+            }
+            _ => Target::Fd(fd),
+        }
+    }
+
+    /// Empties the slot `target` names, if it is one.
+    pub fn unregister(&mut self, target: Target) {
+        if let Target::Fixed(slot) = target {
+            self.stats.other_syscalls += 1;
+            let _ = self.ring.submitter().register_files_update(slot, &[-1]);
+        }
+    }
+}

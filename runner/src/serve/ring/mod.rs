@@ -1,0 +1,297 @@
+//! `serve --backend io-uring`: echomark's server on io_uring directly (the `io-uring` crate,
+//! no runtime), tuned as far as the kernel allows, each technique a switch of its own:
+//!
+//! * **multishot receive** with a **provided-buffer ring**: one receive request per
+//!   connection or socket stays armed and the kernel fills buffers it takes from a ring the
+//!   shard hands them back to, instead of one request (and one buffer held) per read;
+//! * **one `io_uring_enter` per event-loop turn**: every submission a turn queued goes in
+//!   with the wait for the next completions, instead of a system call per operation;
+//! * **registered file descriptors**: operations name a slot of the ring's file table, so
+//!   the kernel skips the descriptor lookup and its reference counting;
+//! * **deferred task work** (`IORING_SETUP_DEFER_TASKRUN` with `SINGLE_ISSUER`): the
+//!   kernel finishes completions only when the loop enters to wait for them, instead of
+//!   interrupting the thread whenever a socket becomes ready;
+//! * **SQPOLL** (off by default): a kernel thread polls the submission queue, so submitting
+//!   takes no system call at all; the thread's CPU time is the process's, so the CPU a
+//!   run's server used includes it.
+//!
+//! One thread per shard (`shared 1` or `sharded N`), each with its own ring and its own
+//! listener (TCP) or socket (UDP) on one port (`SO_REUSEPORT`). The echo itself is the other
+//! backends' sans-IO server side ([`ServerSide`](crate::traffic::stream::ServerSide),
+//! [`DatagramServer`](crate::traffic::datagram::DatagramServer)): the same framings, checks
+//! and counters. TCP (prefix and raw framing), UDP, HTTP and WebSocket; the TLS protocols
+//! are refused ("not supported by this backend"), never served another way.
+
+pub mod buffers;
+mod datagram;
+pub mod driver;
+mod stream;
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use echomark_archive::{IoModel, Protocol};
+use serde::Serialize;
+
+pub use driver::RingStats;
+
+use super::{Echo, Registry, ServeOptions, Started};
+
+/// How long a shard may take to build its ring.
+const SETUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+use crate::framing::http1::Http1;
+use crate::framing::prefix::LengthPrefix;
+use crate::framing::websocket::WebSocket;
+
+/// How the io_uring backend is tuned: each technique on or off, recorded in the listening
+/// line and the report so its effect can be measured alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Tuning {
+    /// Multishot receive into a provided-buffer ring (off: one single-shot receive per read,
+    /// into the connection's own buffer).
+    pub multishot: bool,
+    /// IO through registered file slots (off: plain descriptors).
+    pub fixed_files: bool,
+    /// A turn's submissions entered together with its wait (off: one enter per submission).
+    pub batched_submit: bool,
+    /// Completions' task work deferred to the loop's wait (off: the kernel interrupts the
+    /// thread to run it). Never with SQPOLL, which the kernel does not combine with it.
+    pub defer_taskrun: bool,
+    /// A kernel thread polls the submission queue.
+    pub sqpoll: bool,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self {
+            multishot: true,
+            fixed_files: true,
+            batched_submit: true,
+            defer_taskrun: true,
+            sqpoll: false,
+        }
+    }
+}
+
+/// Why the io_uring backend cannot serve `o`, if it cannot.
+pub fn refusal(o: &ServeOptions) -> Option<String> {
+    if o.protocol.uses_tls() {
+        return Some(format!(
+            "--backend io-uring: {} is not supported by this backend (TCP, UDP, HTTP and WebSocket are)",
+            o.protocol
+        ));
+    }
+    if o.io_model == IoModel::Shared && o.io_threads > 1 {
+        return Some(
+            "--backend io-uring runs one ring per thread: use --io-model shared with 1 thread or --io-model sharded N".into(),
+        );
+    }
+    if o.udp_batch.is_some() {
+        return Some(
+            "--udp-batch is for tokio; io-uring's multishot receive takes every queued datagram without a call per datagram".into(),
+        );
+    }
+    if o.fault == Some(crate::case::Fault::Stall) {
+        return Some("--inject-fault stall is not supported by --backend io-uring".into());
+    }
+    None
+}
+
+/// Why io_uring cannot run here, if it cannot (the kernel refuses rings, or lacks the
+/// multishot receive of Linux 6.0).
+fn probe() -> std::io::Result<()> {
+    let ring = io_uring::IoUring::new(8)?;
+    let mut probe = io_uring::Probe::new();
+    ring.submitter().register_probe(&mut probe)?;
+    for (code, name) in [
+        (io_uring::opcode::RecvMulti::CODE, "recv"),
+        (io_uring::opcode::SendMsg::CODE, "sendmsg"),
+        (io_uring::opcode::AcceptMulti::CODE, "accept"),
+    ] {
+        if !probe.is_supported(code) {
+            return Err(std::io::Error::other(format!(
+                "this kernel's io_uring lacks {name}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Starts one shard thread per ring, each pinned like the other backends' runtime threads.
+pub fn start(
+    o: &ServeOptions,
+    registry: &Arc<Registry>,
+    closing: &Arc<AtomicBool>,
+) -> std::io::Result<Started> {
+    probe()?;
+    let shards = match o.io_model {
+        IoModel::Shared => 1,
+        IoModel::Sharded => o.io_threads,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut address = o.listen;
+    let mut threads: Vec<JoinHandle<RingStats>> = Vec::with_capacity(shards);
+    for index in 0..shards {
+        let shard = ShardContext {
+            index,
+            options: o.clone(),
+            registry: registry.clone(),
+            closing: closing.clone(),
+            stop: stop.clone(),
+            ready: None,
+        };
+        let (ready, started) = std::sync::mpsc::channel();
+        let failed = ready.clone();
+        let shard = ShardContext {
+            ready: Some(ready),
+            ..shard
+        };
+        let thread = if o.protocol == Protocol::Udp {
+            let socket = crate::traffic::sockets::udp_listener(
+                address,
+                o.udp_send_buffer,
+                o.udp_recv_buffer,
+            )?;
+            address = socket.local_addr()?;
+            spawn(index, failed, move || datagram::serve(shard, socket))?
+        } else {
+            let listener = crate::traffic::sockets::tcp_listener(address)?;
+            address = listener.local_addr()?;
+            let how = Echo::of(o);
+            spawn(index, failed, move || match how {
+                Echo::Http => stream::serve(shard, listener, Http1::Server, false),
+                Echo::WebSocket => stream::serve(shard, listener, WebSocket::Server, false),
+                Echo::Prefix => stream::serve(shard, listener, LengthPrefix, false),
+                Echo::Bytes => stream::serve(shard, listener, LengthPrefix, true),
+            })?
+        };
+        threads.push(thread);
+        // The ring and its buffers exist before the listening line is printed, or `serve`
+        // fails with the reason.
+        match started.recv_timeout(SETUP_LIMIT) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(std::io::Error::other(e)),
+            Err(_) => return Err(std::io::Error::other("an io_uring shard did not start")),
+        }
+    }
+    let registry = registry.clone();
+    Ok(Started {
+        address,
+        stop: Box::new(move || {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let mut total = RingStats::default();
+            for thread in threads {
+                if let Ok(stats) = thread.join() {
+                    total.add(&stats);
+                }
+            }
+            registry.set_ring_stats(total);
+        }),
+    })
+}
+
+/// What a shard thread needs from `serve`.
+pub(crate) struct ShardContext {
+    pub index: usize,
+    pub options: ServeOptions,
+    pub registry: Arc<Registry>,
+    pub closing: Arc<AtomicBool>,
+    /// Set when the shard must stop.
+    pub stop: Arc<AtomicBool>,
+    /// Told once the shard is set up (or why it could not be).
+    pub ready: Option<std::sync::mpsc::Sender<Result<(), String>>>,
+}
+
+impl ShardContext {
+    /// Pins this thread and builds its ring (its SQPOLL thread, if any, on the same CPU).
+    fn driver(&self, slots: u32) -> std::io::Result<driver::Driver> {
+        let cpus = self.options.server_cpus.as_ref();
+        crate::placement::pin_runtime_thread(cpus, self.index).map_err(std::io::Error::other)?;
+        driver::Driver::new(
+            self.options.ring,
+            slots,
+            cpus.map(|c| c.for_runtime(self.index)),
+        )
+    }
+
+    /// Tells `start` the shard is serving.
+    fn serving(&mut self) {
+        if let Some(ready) = self.ready.take() {
+            let _ = ready.send(Ok(()));
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Runs a shard on a thread of its own; a shard that fails before it serves tells `start`
+/// why, one that fails later says so on stderr.
+fn spawn(
+    index: usize,
+    failed: std::sync::mpsc::Sender<Result<(), String>>,
+    serve: impl FnOnce() -> std::io::Result<RingStats> + Send + 'static,
+) -> std::io::Result<JoinHandle<RingStats>> {
+    std::thread::Builder::new()
+        .name(format!("echomark-ring-{index}"))
+        .spawn(move || match serve() {
+            Ok(stats) => stats,
+            Err(e) => {
+                let why = format!("io-uring shard {index}: {e}");
+                if failed.send(Err(why.clone())).is_err() {
+                    eprintln!("echomark-runner serve: {why}");
+                }
+                RingStats::default()
+            }
+        })
+}
+
+/// The peer address a kernel wrote into `name` (a `sockaddr_in` or `sockaddr_in6`), if it
+/// is one.
+fn peer_of(name: &[u8]) -> Option<SocketAddr> {
+    let family = u16::from_ne_bytes([*name.first()?, *name.get(1)?]);
+    match i32::from(family) {
+        libc::AF_INET if name.len() >= 8 => {
+            let port = u16::from_be_bytes([name[2], name[3]]);
+            let ip = std::net::Ipv4Addr::new(name[4], name[5], name[6], name[7]);
+            Some(SocketAddr::from((ip, port)))
+        }
+        libc::AF_INET6 if name.len() >= 28 => {
+            let port = u16::from_be_bytes([name[2], name[3]]);
+            let flow = u32::from_be_bytes([name[4], name[5], name[6], name[7]]);
+            let ip: [u8; 16] = name[8..24].try_into().ok()?;
+            let scope = u32::from_ne_bytes([name[24], name[25], name[26], name[27]]);
+            Some(SocketAddr::V6(std::net::SocketAddrV6::new(
+                ip.into(),
+                port,
+                flow,
+                scope,
+            )))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The addresses the kernel writes are the ones socket2 lays out for the same peer.
+    #[test]
+    fn a_peer_address_reads_back_from_its_sockaddr_bytes() {
+        for peer in ["127.0.0.1:4242", "[::1]:65535", "[fe80::1%3]:9"] {
+            let peer: SocketAddr = peer.parse().unwrap();
+            let raw = socket2::SockAddr::from(peer);
+            // SAFETY: `as_ptr` points to `len` initialised bytes.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(raw.as_ptr().cast::<u8>(), raw.len() as usize)
+            };
+            assert_eq!(peer_of(bytes), Some(peer));
+        }
+        assert_eq!(peer_of(&[]), None);
+        assert_eq!(peer_of(&[1, 0, 0, 0]), None, "AF_UNIX is no peer");
+    }
+}

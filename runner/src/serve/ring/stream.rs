@@ -1,0 +1,468 @@
+//! One io_uring shard serving TCP connections: a multishot accept on its own listener, a
+//! receive armed per connection (multishot into the buffer ring, or single-shot into the
+//! connection's buffer), and one send in flight per connection with whatever the echo owes
+//! queued behind it. WebSocket connections are upgraded here, on the ring, before their
+//! frames are echoed.
+
+use std::net::TcpListener;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::time::{Duration, Instant};
+
+use io_uring::opcode;
+
+use super::buffers::BufferRing;
+use super::driver::{on_target, Completion, Driver, RingStats, Target};
+use super::ShardContext;
+use crate::framing::websocket::handshake::{self, BAD_REQUEST};
+use crate::framing::Framing;
+use crate::traffic::stream::{IdleLimit, ServerSide};
+
+/// How long a turn waits for completions before it looks at the stop flag and the clocks.
+const TURN: Duration = Duration::from_millis(20);
+/// Registered file slots per shard; connections past them use plain descriptors.
+const SLOTS: u32 = 16_384;
+/// Buffers in the ring and bytes each: 8 MiB per shard, enough for 16 KiB messages at 256
+/// in flight; an empty ring only re-arms a receive (`ENOBUFS`).
+const RING_BUFFERS: u16 = 512;
+const RING_BUFFER_SIZE: usize = 16 * 1024;
+/// Bytes a single-shot receive reads at a time.
+const READ_CHUNK: usize = 64 * 1024;
+/// How long a stopping shard waits for its connections' operations to complete.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// What a completion answers, in the top byte of its `user_data`; the connection's slot is
+/// in the low 32 bits.
+const ACCEPT: u64 = 1;
+const RECV: u64 = 2;
+const SEND: u64 = 3;
+
+fn tag(kind: u64, slot: usize) -> u64 {
+    (kind << 56) | slot as u64
+}
+
+/// One connection.
+struct Conn<F> {
+    socket: std::net::TcpStream,
+    target: Target,
+    side: ServerSide<F>,
+    /// WebSocket: the upgrade request read so far, until the `101` is queued.
+    upgrade: Option<Vec<u8>>,
+    /// The bytes of the send in flight, and how many of them the kernel took.
+    sending: Option<Vec<u8>>,
+    sent: usize,
+    /// An emptied send buffer, for the next batch.
+    spare: Vec<u8>,
+    /// Single-shot receives read here.
+    read_buf: Vec<u8>,
+    recv_armed: bool,
+    /// Operations in flight: the slot is freed only when none are.
+    ops: u32,
+    closing: bool,
+    /// Close once `out` is written (a WebSocket close answered, a refused upgrade).
+    close_after_send: bool,
+    last_heard: Instant,
+}
+
+/// The shard: its ring first, so the ring is released before the memory it points into.
+struct Shard<F> {
+    driver: Driver,
+    buffers: Option<BufferRing>,
+    conns: Vec<Option<Conn<F>>>,
+    free: Vec<usize>,
+    listener: TcpListener,
+    ctx: ShardContext,
+    framing: F,
+    /// `--framing raw`: bytes back as they come.
+    bytes: bool,
+    websocket: bool,
+    idle: Option<IdleLimit>,
+    accept_armed: bool,
+    accept_after: Option<Instant>,
+    last_idle_scan: Instant,
+}
+
+/// Serves `listener` on this thread until the shard is told to stop.
+pub(super) fn serve<F: Framing + Clone>(
+    mut ctx: ShardContext,
+    listener: TcpListener,
+    framing: F,
+    bytes: bool,
+) -> std::io::Result<RingStats> {
+    let driver = ctx.driver(SLOTS)?;
+    let buffers = if ctx.options.ring.multishot {
+        Some(BufferRing::register(
+            driver.ring(),
+            0,
+            RING_BUFFERS,
+            RING_BUFFER_SIZE,
+        )?)
+    } else {
+        None
+    };
+    let websocket = matches!(ctx.options.protocol, echomark_archive::Protocol::Websocket);
+    ctx.serving();
+    let mut shard = Shard {
+        driver,
+        buffers,
+        conns: Vec::new(),
+        free: Vec::new(),
+        listener,
+        idle: ctx.registry.idle_limit(),
+        ctx,
+        framing,
+        bytes,
+        websocket,
+        accept_armed: false,
+        accept_after: None,
+        last_idle_scan: Instant::now(),
+    };
+    let mut reaped = Vec::new();
+    while !shard.ctx.stopping() {
+        shard.keep_accepting()?;
+        shard.driver.turn(TURN, &mut reaped)?;
+        for c in &reaped {
+            shard.complete(*c)?;
+        }
+        if let Some(b) = &shard.buffers {
+            b.publish();
+        }
+        shard.close_idle();
+    }
+    shard.shut_down(&mut reaped);
+    Ok(shard.driver.stats)
+}
+
+impl<F: Framing + Clone> Shard<F> {
+    /// Arms the multishot accept when it is not armed (and no backoff is running).
+    fn keep_accepting(&mut self) -> std::io::Result<()> {
+        if self.accept_armed || self.accept_after.is_some_and(|t| Instant::now() < t) {
+            return Ok(());
+        }
+        let entry = opcode::AcceptMulti::new(io_uring::types::Fd(self.listener.as_raw_fd()))
+            .build()
+            .user_data(tag(ACCEPT, 0));
+        // SAFETY: the entry points to no memory; the listener outlives the ring.
+        unsafe { self.driver.push(entry) }?;
+        self.accept_armed = true;
+        self.accept_after = None;
+        Ok(())
+    }
+
+    fn complete(&mut self, c: Completion) -> std::io::Result<()> {
+        let slot = (c.user_data & 0xffff_ffff) as usize;
+        match c.user_data >> 56 {
+            ACCEPT => self.accepted(c),
+            RECV => self.received(slot, c),
+            SEND => self.sent(slot, c),
+            _ => Ok(()),
+        }
+    }
+
+    fn accepted(&mut self, c: Completion) -> std::io::Result<()> {
+        if !c.more() {
+            self.accept_armed = false;
+        }
+        if c.result < 0 {
+            if matches!(
+                -c.result,
+                libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM
+            ) {
+                self.accept_armed = false;
+                self.accept_after = Some(Instant::now() + super::super::ACCEPT_BACKOFF);
+            }
+            return Ok(());
+        }
+        // SAFETY: a successful accept completion's result is a new descriptor we own.
+        let socket = unsafe { std::net::TcpStream::from_raw_fd(c.result) };
+        let _ = socket.set_nodelay(true);
+        self.driver.stats.other_syscalls += 1;
+        self.ctx
+            .registry
+            .connections
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.conns.len() - 1
+        });
+        let target = self.driver.register(slot, socket.as_raw_fd());
+        let duty = self
+            .ctx
+            .registry
+            .duty(self.ctx.options.work, &self.ctx.closing);
+        self.conns[slot] = Some(Conn {
+            socket,
+            target,
+            side: ServerSide::new(duty, self.framing.clone()),
+            upgrade: self.websocket.then(Vec::new),
+            sending: None,
+            sent: 0,
+            spare: Vec::new(),
+            read_buf: if self.buffers.is_some() {
+                Vec::new()
+            } else {
+                vec![0; READ_CHUNK]
+            },
+            recv_armed: false,
+            ops: 0,
+            closing: false,
+            close_after_send: false,
+            last_heard: Instant::now(),
+        });
+        self.arm_receive(slot)
+    }
+
+    fn arm_receive(&mut self, slot: usize) -> std::io::Result<()> {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        if conn.closing || conn.close_after_send || conn.recv_armed {
+            return Ok(());
+        }
+        let entry = match &self.buffers {
+            Some(ring) => {
+                on_target!(conn.target, |file| opcode::RecvMulti::new(
+                    file,
+                    ring.group()
+                )
+                .build())
+            }
+            None => {
+                let buf = &mut conn.read_buf;
+                on_target!(conn.target, |file| opcode::Recv::new(
+                    file,
+                    buf.as_mut_ptr(),
+                    buf.len() as u32
+                )
+                .build())
+            }
+        };
+        // SAFETY: the buffer ring and `read_buf` live as long as the connection's slot, which
+        // is freed only once no operation is in flight.
+        unsafe { self.driver.push(entry.user_data(tag(RECV, slot))) }?;
+        conn.recv_armed = true;
+        conn.ops += 1;
+        self.driver.stats.receives_armed += 1;
+        Ok(())
+    }
+
+    fn received(&mut self, slot: usize, c: Completion) -> std::io::Result<()> {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        if !(self.buffers.is_some() && c.more()) {
+            conn.recv_armed = false;
+            conn.ops -= 1;
+        }
+        let mut fine = true;
+        if c.result > 0 {
+            let n = c.result as usize;
+            conn.last_heard = Instant::now();
+            match (c.buffer(), self.buffers.as_mut()) {
+                (Some(id), Some(ring)) => {
+                    self.driver.stats.ring_buffers_used += 1;
+                    self.driver.stats.multishot_receives += u64::from(c.more());
+                    fine = conn.feed(ring.filled(id, n), self.bytes, &self.ctx);
+                    ring.give_back(id);
+                }
+                _ => {
+                    let buf = std::mem::take(&mut conn.read_buf);
+                    fine = conn.feed(&buf[..n.min(buf.len())], self.bytes, &self.ctx);
+                    conn.read_buf = buf;
+                }
+            }
+        } else if c.result == -libc::ENOBUFS {
+            self.driver.stats.ring_buffers_exhausted += 1;
+        } else {
+            if c.result < 0 && !conn.closing {
+                conn.side.disconnected();
+            }
+            fine = false;
+        }
+        if !fine {
+            return self.close(slot);
+        }
+        self.send_owed(slot)?;
+        self.arm_receive(slot)
+    }
+
+    fn sent(&mut self, slot: usize, c: Completion) -> std::io::Result<()> {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        conn.ops -= 1;
+        let Some(batch) = conn.sending.take() else {
+            return self.finish_if_done(slot);
+        };
+        if c.result <= 0 {
+            if !conn.closing {
+                conn.side.send_failed();
+            }
+            return self.close(slot);
+        }
+        conn.sent += c.result as usize;
+        if conn.sent < batch.len() {
+            conn.sending = Some(batch);
+            return self.push_send(slot);
+        }
+        if self.bytes {
+            self.ctx
+                .registry
+                .raw_bytes
+                .fetch_add(batch.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        let mut batch = batch;
+        batch.clear();
+        conn.spare = batch;
+        self.send_owed(slot)?;
+        let conn = self.conns[slot].as_mut().expect("the slot was just used");
+        if conn.close_after_send && conn.sending.is_none() {
+            return self.close(slot);
+        }
+        self.finish_if_done(slot)
+    }
+
+    /// Starts a send of everything the echo owes, unless one is in flight.
+    fn send_owed(&mut self, slot: usize) -> std::io::Result<()> {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        if conn.closing || conn.sending.is_some() || conn.side.out.is_empty() {
+            return Ok(());
+        }
+        let spare = std::mem::take(&mut conn.spare);
+        conn.sending = Some(std::mem::replace(&mut conn.side.out, spare));
+        conn.sent = 0;
+        self.push_send(slot)
+    }
+
+    /// Submits the unsent rest of the connection's send buffer.
+    fn push_send(&mut self, slot: usize) -> std::io::Result<()> {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        let Some(batch) = &conn.sending else {
+            return Ok(());
+        };
+        let rest = &batch[conn.sent..];
+        let entry = on_target!(conn.target, |file| opcode::Send::new(
+            file,
+            rest.as_ptr(),
+            rest.len() as u32
+        )
+        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+        .build());
+        // SAFETY: `sending` is neither touched nor dropped until this send completes.
+        unsafe { self.driver.push_quiet(entry.user_data(tag(SEND, slot))) }?;
+        conn.ops += 1;
+        Ok(())
+    }
+
+    /// Closes the connection: its operations complete (the shutdown ends them), then its
+    /// slot is freed.
+    fn close(&mut self, slot: usize) -> std::io::Result<()> {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        if !conn.closing {
+            conn.closing = true;
+            let _ = conn.socket.shutdown(std::net::Shutdown::Both);
+            self.driver.stats.other_syscalls += 1;
+        }
+        self.finish_if_done(slot)
+    }
+
+    fn finish_if_done(&mut self, slot: usize) -> std::io::Result<()> {
+        let done = self
+            .conns
+            .get(slot)
+            .and_then(Option::as_ref)
+            .is_some_and(|c| c.closing && c.ops == 0);
+        if done {
+            if let Some(conn) = self.conns[slot].take() {
+                self.driver.unregister(conn.target);
+            }
+            self.free.push(slot);
+        }
+        Ok(())
+    }
+
+    /// `--idle-timeout`: closes connections silent for longer, about once a second.
+    fn close_idle(&mut self) {
+        let Some(idle) = self.idle.clone() else {
+            return;
+        };
+        let now = Instant::now();
+        if now.duration_since(self.last_idle_scan) < Duration::from_secs(1) {
+            return;
+        }
+        self.last_idle_scan = now;
+        for slot in 0..self.conns.len() {
+            let silent = self.conns[slot]
+                .as_ref()
+                .is_some_and(|c| !c.closing && now.duration_since(c.last_heard) > idle.after);
+            if silent {
+                idle.expired();
+                let _ = self.close(slot);
+            }
+        }
+    }
+
+    /// Closes every connection and reaps their operations, for up to [`STOP_GRACE`].
+    fn shut_down(&mut self, reaped: &mut Vec<Completion>) {
+        for slot in 0..self.conns.len() {
+            let _ = self.close(slot);
+        }
+        let until = Instant::now() + STOP_GRACE;
+        while self.conns.iter().any(Option::is_some) && Instant::now() < until {
+            if self.driver.turn(TURN, reaped).is_err() {
+                return;
+            }
+            for c in reaped.iter() {
+                let _ = self.complete(*c);
+            }
+        }
+    }
+}
+
+impl<F: Framing> Conn<F> {
+    /// Takes bytes the socket delivered: the upgrade request, or messages to echo. `false`
+    /// when the connection must close now.
+    fn feed(&mut self, data: &[u8], bytes: bool, ctx: &ShardContext) -> bool {
+        if bytes {
+            self.side.out.extend_from_slice(data);
+            return true;
+        }
+        if let Some(head) = &mut self.upgrade {
+            head.extend_from_slice(data);
+            let answer = match handshake::head_end(head) {
+                Ok(None) => return true,
+                Ok(Some(end)) if head.len() > end + 4 => Err(BAD_REQUEST.to_string()),
+                Ok(Some(end)) => match std::str::from_utf8(&head[..end]) {
+                    Ok(text) => handshake::server_response(text).map_err(|(refusal, _)| refusal),
+                    Err(_) => Err(BAD_REQUEST.to_string()),
+                },
+                Err(_) => Err(BAD_REQUEST.to_string()),
+            };
+            self.upgrade = None;
+            match answer {
+                Ok(response) => self.side.out.extend_from_slice(response.as_bytes()),
+                Err(refusal) => {
+                    ctx.registry
+                        .handshake_failures
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.side.out.extend_from_slice(refusal.as_bytes());
+                    self.close_after_send = true;
+                }
+            }
+            return true;
+        }
+        self.side.recv.preload(data);
+        if self.side.answer().is_err() {
+            return false;
+        }
+        if self.side.peer_closed() {
+            self.close_after_send = true;
+        }
+        true
+    }
+}
