@@ -17,35 +17,13 @@
 //! Run with `scripts/bench-echo-core` (it builds the binaries first).
 //! Environment: `ROUNDS` (default 3), `SECONDS` (default 1).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use echomark_archive::Metrics;
-use serde_json::Value;
 
-fn bin_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("own path");
-    // target/release/examples/echo_core_bench → target/release
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .to_path_buf()
-}
-
-fn json(cmd: &mut Command) -> Value {
-    let out = cmd.output().expect("benchmark binary runs");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+mod common;
+use common::{bin_dir, host, json, median};
 
 struct Case {
     label: String,
@@ -349,21 +327,6 @@ fn main() {
          payload + 64 MiB), not measured. In this run a case's rounds spread by up to {spread:.1}% \
          (max − min over median); read gaps smaller than that as noise, or raise ROUNDS."
     );
-}
-
-/// This machine as the run found it: its CPU model and the logical CPUs available.
-fn host() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "an unknown CPU".to_string());
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{cpu}, {cpus} logical CPUs")
 }
 
 fn measure(runner: &Path, case: &mut Case) {

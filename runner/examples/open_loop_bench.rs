@@ -16,7 +16,7 @@
 //! Run with `scripts/bench-open-loop` (it builds the binaries first).
 //! Environment: `ROUNDS` (default 3), `SECONDS` (default 2).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -24,13 +24,11 @@ use echomark_archive::Metrics;
 use echomark_runner::instruments::timer::{PreciseTimer, CLOCK};
 use echomark_runner::traffic::pacing::TIMER;
 
+mod common;
+use common::{bin_dir, median};
+
 fn runner() -> PathBuf {
-    let exe = std::env::current_exe().expect("own path");
-    // target/release/examples/open_loop_bench → target/release/echomark-runner
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("echomark-runner")
+    bin_dir().join("echomark-runner")
 }
 
 fn once(args: &[String]) -> Metrics {
@@ -40,19 +38,6 @@ fn once(args: &[String]) -> Metrics {
         .output()
         .expect("runner starts");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("once {args:?}: {e}"))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {

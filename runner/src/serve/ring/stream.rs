@@ -55,6 +55,8 @@ struct Conn<F> {
     /// Single-shot receives read here.
     read_buf: Vec<u8>,
     recv_armed: bool,
+    /// Listed in the shard's `owed`: echoes wait for the end of the turn.
+    owed: bool,
     /// Operations in flight: the slot is freed only when none are.
     ops: u32,
     closing: bool,
@@ -69,6 +71,9 @@ struct Shard<F> {
     buffers: Option<BufferRing>,
     conns: Vec<Option<Conn<F>>>,
     free: Vec<usize>,
+    /// Connections that received this turn: their echoes are sent when the turn's
+    /// completions are all taken.
+    owed: Vec<usize>,
     listener: TcpListener,
     ctx: ShardContext,
     framing: F,
@@ -106,6 +111,7 @@ pub(super) fn serve<F: Framing + Clone>(
         buffers,
         conns: Vec::new(),
         free: Vec::new(),
+        owed: Vec::new(),
         listener,
         idle: ctx.registry.idle_limit(),
         ctx,
@@ -123,6 +129,7 @@ pub(super) fn serve<F: Framing + Clone>(
         for c in &reaped {
             shard.complete(*c)?;
         }
+        shard.send_everything_owed()?;
         if let Some(b) = &shard.buffers {
             b.publish();
         }
@@ -203,6 +210,7 @@ impl<F: Framing + Clone> Shard<F> {
                 vec![0; READ_CHUNK]
             },
             recv_armed: false,
+            owed: false,
             ops: 0,
             closing: false,
             close_after_send: false,
@@ -281,7 +289,12 @@ impl<F: Framing + Clone> Shard<F> {
         if !fine {
             return self.close(slot);
         }
-        self.send_owed(slot)?;
+        // The send waits for the end of the turn: a multishot receive often completes
+        // several times per burst, and their echoes then leave in one send.
+        if !conn.owed {
+            conn.owed = true;
+            self.owed.push(slot);
+        }
         self.arm_receive(slot)
     }
 
@@ -319,6 +332,20 @@ impl<F: Framing + Clone> Shard<F> {
             return self.close(slot);
         }
         self.finish_if_done(slot)
+    }
+
+    /// Sends the echoes of every connection that received this turn.
+    fn send_everything_owed(&mut self) -> std::io::Result<()> {
+        let mut owed = std::mem::take(&mut self.owed);
+        for &slot in &owed {
+            if let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+                conn.owed = false;
+            }
+            self.send_owed(slot)?;
+        }
+        owed.clear();
+        self.owed = owed;
+        Ok(())
     }
 
     /// Starts a send of everything the echo owes, unless one is in flight.
