@@ -38,8 +38,8 @@ pub use metrics::{ErrorCounters, Metric, Metrics, Placement, ERROR_COUNTER_NAMES
 pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
 pub use soak::{SoakReport, SoakRound};
 pub use target::{
-    ExternalServer, NetworkPath, PathKind, ServerIdentity, ServerProcess, StreamFraming,
-    TargetInfo, TlsVerification, VerificationCheck, VerificationRecord,
+    ExternalServer, NetworkPath, PathKind, RingCounters, ServerIdentity, ServerProcess,
+    StreamFraming, TargetInfo, TlsVerification, VerificationCheck, VerificationRecord,
 };
 
 /// The JSON Schema of an echomark archive, as shipped in `schema/archive.schema.json`.

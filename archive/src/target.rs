@@ -213,6 +213,54 @@ pub struct ServerProcess {
     /// Whether `matrix --server-cpus` pinned the server process to them before it started.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pinned: bool,
+    /// What the server's io_uring rings did during the run, from the report it printed when
+    /// it stopped: present when the server is echomark's `serve --backend io-uring`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring: Option<RingCounters>,
+}
+
+/// The counters of `serve --backend io-uring`, summed over its rings: the proof that each
+/// technique ran (multishot receives, buffers taken from the provided-buffer ring,
+/// registered files) and the system calls its event loops made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingCounters {
+    /// `io_uring_enter` calls made by the event loops (submitting, waiting or both).
+    pub enters: u64,
+    /// Submission queue entries handed to the kernel.
+    pub submissions: u64,
+    /// Completion queue entries reaped.
+    pub completions: u64,
+    /// Receive completions of a multishot receive that stayed armed (`IORING_CQE_F_MORE`).
+    pub multishot_receives: u64,
+    /// Receive completions whose bytes came in a buffer the kernel took from the provided
+    /// buffer ring (`IORING_CQE_F_BUFFER`).
+    pub ring_buffers_used: u64,
+    /// Receives that found the buffer ring empty (`ENOBUFS`) and were armed again.
+    pub ring_buffers_exhausted: u64,
+    /// Receives armed: once per connection or socket with multishot receive (again after
+    /// one ended), once per read without.
+    pub receives_armed: u64,
+    /// Connections (or sockets) whose IO went through a registered file slot.
+    pub registered_files: u64,
+    /// Other system calls the loops made for connections: `setsockopt`, slot updates,
+    /// `shutdown`.
+    pub other_syscalls: u64,
+}
+
+impl RingCounters {
+    /// Adds another ring's counters.
+    pub fn add(&mut self, o: &RingCounters) {
+        self.enters += o.enters;
+        self.submissions += o.submissions;
+        self.completions += o.completions;
+        self.multishot_receives += o.multishot_receives;
+        self.ring_buffers_used += o.ring_buffers_used;
+        self.ring_buffers_exhausted += o.ring_buffers_exhausted;
+        self.receives_armed += o.receives_armed;
+        self.registered_files += o.registered_files;
+        self.other_syscalls += o.other_syscalls;
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

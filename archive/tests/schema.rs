@@ -189,6 +189,17 @@ fn sample() -> Archive {
             peak_rss_bytes: Some(1 << 20),
             stderr_tail: String::new(),
             separate_network_namespace: Some(true),
+            ring: Some(echomark_archive::RingCounters {
+                enters: 10,
+                submissions: 12,
+                completions: 20,
+                multishot_receives: 9,
+                ring_buffers_used: 9,
+                ring_buffers_exhausted: 1,
+                receives_armed: 2,
+                registered_files: 1,
+                other_syscalls: 4,
+            }),
         }),
     };
     let round = SoakRound {

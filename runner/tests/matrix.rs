@@ -5,7 +5,10 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use echomark_archive::{Archive, ARCHIVE_JSON_SCHEMA};
+use echomark_archive::Archive;
+
+mod common;
+use common::load_valid;
 
 fn runner() -> Command {
     Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
@@ -17,21 +20,6 @@ fn matrix(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("runner starts")
-}
-
-/// Parses the archive and validates it against the published JSON Schema.
-fn load_valid(path: &Path) -> Archive {
-    let text = std::fs::read_to_string(path).expect("archive exists");
-    let value: serde_json::Value = serde_json::from_str(&text).expect("archive is JSON");
-    let schema: serde_json::Value =
-        serde_json::from_str(ARCHIVE_JSON_SCHEMA).expect("schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    serde_json::from_value(value).expect("archive has the typed shape")
 }
 
 fn keys(a: &Archive) -> BTreeSet<echomark_archive::RunId> {

@@ -199,3 +199,58 @@ fn runner_listening(args: &[&str]) -> Value {
     server.stop();
     line
 }
+
+/// One client for the io_uring server and the tokio one, interleaved by one matrix: every
+/// io-uring run records its rings' counters from the report `serve` printed, and the
+/// dataset reads strictly; the tokio server's runs have none.
+#[test]
+fn a_matrix_records_each_io_uring_runs_ring_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("servers");
+    let serve = |backend: &str| {
+        format!("{RUNNER} serve --protocol {{protocol}} --listen 127.0.0.1:{{port}} --backend {backend}")
+    };
+    let tokio = serve("tokio");
+    let args = [
+        "--protocols",
+        "tcp,udp",
+        "--windows",
+        "4",
+        "--repetitions",
+        "1",
+        "--shuffle",
+        "3",
+        "--server-name",
+        "serve-io-uring",
+        "--server-cmd",
+        &serve("io-uring"),
+        "--server-name",
+        "serve-tokio",
+    ];
+    let (code, _, stderr) = matrix_with_server(&out, &tokio, &args);
+    assert_eq!(code, 0, "{stderr}");
+    // The generator reads the dataset strictly: the counters are part of the contract.
+    let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("the dataset loads");
+    assert!(
+        datasets[0].runs.iter().all(|r| r.passed),
+        "every run passed"
+    );
+    for (name, has_ring) in [("serve-io-uring", true), ("serve-tokio", false)] {
+        let path = out.join(format!("{name}.json"));
+        let archive: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for r in archive["results"].as_array().unwrap() {
+            let ring = &r["server"]["ring"];
+            assert_eq!(ring.is_object(), has_ring, "{name}: {}", r["server"]);
+            if has_ring {
+                let echoed = r["metrics"]["messages"].as_u64().unwrap();
+                assert!(ring["multishot_receives"].as_u64().unwrap() > 0, "{ring}");
+                let enters = ring["enters"].as_u64().unwrap();
+                assert!(
+                    enters > 0 && enters < 2 * echoed,
+                    "{ring} for {echoed} echoes"
+                );
+            }
+        }
+    }
+}

@@ -21,6 +21,8 @@ pub const READY_LIMIT: Duration = Duration::from_secs(10);
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How much of the server's stderr is kept.
 const STDERR_TAIL: usize = 2048;
+/// Bytes of a server's stdout kept: enough for the report `serve` prints last.
+const STDOUT_TAIL: usize = 8192;
 
 /// A started server.
 pub struct Started {
@@ -28,6 +30,8 @@ pub struct Started {
     command: String,
     started: Instant,
     stderr: mpsc::Receiver<Vec<u8>>,
+    /// The tail of its stdout, where echomark's `serve` prints its report last.
+    stdout: mpsc::Receiver<Vec<u8>>,
     /// Where clients reach it.
     pub address: SocketAddr,
     /// Seconds until it was ready; `None` when it never was.
@@ -86,7 +90,7 @@ pub fn start(
     c.arg("-c")
         .arg(format!("exec {command}"))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     // SAFETY: only async-signal-safe calls between fork and exec (prctl, getppid, _exit,
@@ -111,20 +115,15 @@ pub fn start(
     }
     let started = Instant::now();
     let mut child = c.spawn()?;
-    let (tx, stderr) = mpsc::channel();
-    if let Some(mut pipe) = child.stderr.take() {
-        std::thread::spawn(move || {
-            // A chatty server's stderr is read to its end but only its tail is kept.
-            let bytes =
-                super::child::read_bounded(&mut pipe, super::child::Keep::Tail(STDERR_TAIL * 2));
-            let _ = tx.send(bytes);
-        });
-    }
+    // A chatty server's output is read to its end but only its tail is kept.
+    let stderr = tail_of(child.stderr.take(), STDERR_TAIL * 2);
+    let stdout = tail_of(child.stdout.take(), STDOUT_TAIL);
     let mut s = Started {
         child,
         command,
         started,
         stderr,
+        stdout,
         address,
         ready_seconds: None,
         separate_network_namespace: None,
@@ -143,6 +142,30 @@ pub fn start(
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(s)
+}
+
+/// Reads `pipe` to its end on a thread of its own; the receiver gets its last `keep` bytes.
+fn tail_of(
+    pipe: Option<impl std::io::Read + Send + 'static>,
+    keep: usize,
+) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        std::thread::spawn(move || {
+            let bytes = super::child::read_bounded(&mut pipe, super::child::Keep::Tail(keep));
+            let _ = tx.send(bytes);
+        });
+    }
+    rx
+}
+
+/// The io_uring counters in the report echomark's `serve` prints as its last line, if the
+/// server printed one (any other server's output is ignored).
+fn ring_counters(stdout: &[u8]) -> Option<echomark_archive::RingCounters> {
+    let text = String::from_utf8_lossy(stdout);
+    let last = text.lines().rev().find(|l| !l.trim().is_empty())?;
+    let report: serde_json::Value = serde_json::from_str(last).ok()?;
+    serde_json::from_value(report.get("ring")?.clone()).ok()
 }
 
 /// Whether child `pid` has exited, leaving it waitable (`WNOWAIT`): `Child::try_wait`
@@ -241,6 +264,10 @@ impl Started {
             .stderr
             .recv_timeout(Duration::from_secs(1))
             .unwrap_or_default();
+        let stdout = self
+            .stdout
+            .recv_timeout(Duration::from_secs(1))
+            .unwrap_or_default();
         let text = String::from_utf8_lossy(&stderr);
         let mut from = text.len().saturating_sub(STDERR_TAIL);
         while !text.is_char_boundary(from) {
@@ -262,6 +289,7 @@ impl Started {
             left_behind: kill_left_behind(),
             cpus,
             pinned: self.pinned,
+            ring: ring_counters(&stdout),
         }
     }
 

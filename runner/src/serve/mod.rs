@@ -162,7 +162,7 @@ pub struct ServeReport {
     /// `--backend io-uring`: what its rings did (system calls, multishot completions, buffers
     /// taken from the ring), summed over the shards.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ring: Option<ring::RingStats>,
+    pub ring: Option<ring::RingCounters>,
 }
 
 /// Why `serve` could not start.
@@ -206,7 +206,7 @@ pub struct Registry {
     /// `--idle-timeout`, set before the first connection.
     idle_after: Option<Duration>,
     /// `--backend io-uring`: its shards' figures, once they stopped.
-    ring: Mutex<Option<ring::RingStats>>,
+    ring: Mutex<Option<ring::RingCounters>>,
     /// `--inject-fault`, given to every connection and socket.
     fault: Option<Fault>,
 }
@@ -286,7 +286,7 @@ impl Registry {
     }
 
     /// Records what the io_uring shards counted.
-    fn set_ring_stats(&self, stats: ring::RingStats) {
+    fn set_ring_stats(&self, stats: ring::RingCounters) {
         if let Ok(mut slot) = self.ring.lock() {
             *slot = Some(stats);
         }

@@ -11,7 +11,7 @@ use io_uring::opcode;
 use io_uring::types::RecvMsgOut;
 
 use super::buffers::BufferRing;
-use super::driver::{on_target, Completion, Driver, RingStats, Target};
+use super::driver::{on_target, Completion, Driver, RingCounters, Target};
 use super::{peer_of, ShardContext};
 use crate::traffic::datagram::{DatagramServer, Reply, RECV_BUF};
 
@@ -65,7 +65,7 @@ struct Shard {
 }
 
 /// Serves `socket` on this thread until the shard is told to stop.
-pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result<RingStats> {
+pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result<RingCounters> {
     let mut driver = ctx.driver(1)?;
     let buffers = if ctx.options.ring.multishot {
         Some(BufferRing::register(

@@ -6,7 +6,6 @@ use std::os::fd::RawFd;
 use std::time::Duration;
 
 use io_uring::{cqueue, squeue, types, IoUring};
-use serde::Serialize;
 
 use super::Tuning;
 
@@ -15,45 +14,7 @@ const ENTRIES: u32 = 1024;
 /// How long the SQPOLL kernel thread spins without work before it sleeps.
 const SQPOLL_IDLE_MS: u32 = 50;
 
-/// What the shards' rings did: the figures that prove each technique was used, and the
-/// system calls the event loop made for them.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct RingStats {
-    /// `io_uring_enter` calls made by the event loops (submitting, waiting or both).
-    pub enters: u64,
-    /// Submission queue entries handed to the kernel.
-    pub submissions: u64,
-    /// Completion queue entries reaped.
-    pub completions: u64,
-    /// Receive completions of a multishot receive that stays armed (`IORING_CQE_F_MORE`).
-    pub multishot_receives: u64,
-    /// Receive completions whose bytes came in a buffer the kernel took from the provided
-    /// buffer ring (`IORING_CQE_F_BUFFER`).
-    pub ring_buffers_used: u64,
-    /// Receives that found the buffer ring empty (`ENOBUFS`) and were armed again.
-    pub ring_buffers_exhausted: u64,
-    /// Receives armed again after their multishot ended, or single-shot receives re-armed.
-    pub receives_armed: u64,
-    /// Connections whose IO went through a registered file slot.
-    pub registered_files: u64,
-    /// Other system calls the loop made per connection: `setsockopt`, slot updates, `shutdown`.
-    pub other_syscalls: u64,
-}
-
-impl RingStats {
-    /// Adds another shard's figures.
-    pub fn add(&mut self, o: &RingStats) {
-        self.enters += o.enters;
-        self.submissions += o.submissions;
-        self.completions += o.completions;
-        self.multishot_receives += o.multishot_receives;
-        self.ring_buffers_used += o.ring_buffers_used;
-        self.ring_buffers_exhausted += o.ring_buffers_exhausted;
-        self.receives_armed += o.receives_armed;
-        self.registered_files += o.registered_files;
-        self.other_syscalls += o.other_syscalls;
-    }
-}
+pub use echomark_archive::RingCounters;
 
 /// A completion, copied out of the queue so handlers may submit while they run.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +66,7 @@ pub struct Driver {
     tuning: Tuning,
     /// Registered file slots, when `tuning.fixed_files`.
     slots: u32,
-    pub stats: RingStats,
+    pub stats: RingCounters,
     /// Sends queued since the last wait: their completions alone are no reason to wake.
     quiet: u32,
 }
@@ -134,7 +95,7 @@ impl Driver {
             ring,
             tuning,
             slots,
-            stats: RingStats::default(),
+            stats: RingCounters::default(),
             quiet: 0,
         })
     }

@@ -35,7 +35,7 @@ use std::thread::JoinHandle;
 use echomark_archive::{IoModel, Protocol};
 use serde::Serialize;
 
-pub use driver::RingStats;
+pub use driver::RingCounters;
 
 use super::{Echo, Registry, ServeOptions, Started};
 
@@ -132,7 +132,7 @@ pub fn start(
     };
     let stop = Arc::new(AtomicBool::new(false));
     let mut address = o.listen;
-    let mut threads: Vec<JoinHandle<RingStats>> = Vec::with_capacity(shards);
+    let mut threads: Vec<JoinHandle<RingCounters>> = Vec::with_capacity(shards);
     for index in 0..shards {
         let shard = ShardContext {
             index,
@@ -181,7 +181,7 @@ pub fn start(
         address,
         stop: Box::new(move || {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let mut total = RingStats::default();
+            let mut total = RingCounters::default();
             for thread in threads {
                 if let Ok(stats) = thread.join() {
                     total.add(&stats);
@@ -233,8 +233,8 @@ impl ShardContext {
 fn spawn(
     index: usize,
     failed: std::sync::mpsc::Sender<Result<(), String>>,
-    serve: impl FnOnce() -> std::io::Result<RingStats> + Send + 'static,
-) -> std::io::Result<JoinHandle<RingStats>> {
+    serve: impl FnOnce() -> std::io::Result<RingCounters> + Send + 'static,
+) -> std::io::Result<JoinHandle<RingCounters>> {
     std::thread::Builder::new()
         .name(format!("echomark-ring-{index}"))
         .spawn(move || match serve() {
@@ -244,7 +244,7 @@ fn spawn(
                 if failed.send(Err(why.clone())).is_err() {
                     eprintln!("echomark-runner serve: {why}");
                 }
-                RingStats::default()
+                RingCounters::default()
             }
         })
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use io_uring::opcode;
 
 use super::buffers::BufferRing;
-use super::driver::{on_target, Completion, Driver, RingStats, Target};
+use super::driver::{on_target, Completion, Driver, RingCounters, Target};
 use super::ShardContext;
 use crate::framing::websocket::handshake::{self, BAD_REQUEST};
 use crate::framing::Framing;
@@ -52,8 +52,11 @@ struct Conn<F> {
     sent: usize,
     /// An emptied send buffer, for the next batch.
     spare: Vec<u8>,
-    /// Single-shot receives read here.
+    /// Single-shot receives of raw bytes and of the upgrade request read here (allocated
+    /// on first use).
     read_buf: Vec<u8>,
+    /// The single-shot receive in flight reads straight into `side.recv`.
+    direct: bool,
     recv_armed: bool,
     /// Listed in the shard's `owed`: echoes wait for the end of the turn.
     owed: bool,
@@ -92,7 +95,7 @@ pub(super) fn serve<F: Framing + Clone>(
     listener: TcpListener,
     framing: F,
     bytes: bool,
-) -> std::io::Result<RingStats> {
+) -> std::io::Result<RingCounters> {
     let driver = ctx.driver(SLOTS)?;
     let buffers = if ctx.options.ring.multishot {
         Some(BufferRing::register(
@@ -204,11 +207,8 @@ impl<F: Framing + Clone> Shard<F> {
             sending: None,
             sent: 0,
             spare: Vec::new(),
-            read_buf: if self.buffers.is_some() {
-                Vec::new()
-            } else {
-                vec![0; READ_CHUNK]
-            },
+            read_buf: Vec::new(),
+            direct: false,
             recv_armed: false,
             owed: false,
             ops: 0,
@@ -235,7 +235,17 @@ impl<F: Framing + Clone> Shard<F> {
                 .build())
             }
             None => {
-                let buf = &mut conn.read_buf;
+                // Messages are read straight into the server side's buffer, as on tokio; the
+                // upgrade request and raw bytes go through `read_buf`.
+                conn.direct = !self.bytes && conn.upgrade.is_none();
+                let buf: &mut [u8] = if conn.direct {
+                    conn.side.recv.spare()
+                } else {
+                    if conn.read_buf.is_empty() {
+                        conn.read_buf = vec![0; READ_CHUNK];
+                    }
+                    &mut conn.read_buf
+                };
                 on_target!(conn.target, |file| opcode::Recv::new(
                     file,
                     buf.as_mut_ptr(),
@@ -244,8 +254,9 @@ impl<F: Framing + Clone> Shard<F> {
                 .build())
             }
         };
-        // SAFETY: the buffer ring and `read_buf` live as long as the connection's slot, which
-        // is freed only once no operation is in flight.
+        // SAFETY: the buffer ring, `read_buf` and the server side's receive buffer live as
+        // long as the connection's slot, which is freed only once no operation is in flight;
+        // nothing touches the receive buffer until this receive completes.
         unsafe { self.driver.push(entry.user_data(tag(RECV, slot))) }?;
         conn.recv_armed = true;
         conn.ops += 1;
@@ -271,6 +282,10 @@ impl<F: Framing + Clone> Shard<F> {
                     self.driver.stats.multishot_receives += u64::from(c.more());
                     fine = conn.feed(ring.filled(id, n), self.bytes, &self.ctx);
                     ring.give_back(id);
+                }
+                _ if conn.direct => {
+                    conn.side.recv.filled(n);
+                    fine = conn.answer();
                 }
                 _ => {
                     let buf = std::mem::take(&mut conn.read_buf);
@@ -484,6 +499,11 @@ impl<F: Framing> Conn<F> {
             return true;
         }
         self.side.recv.preload(data);
+        self.answer()
+    }
+
+    /// Echoes every whole message received; `false` when the stream is corrupt.
+    fn answer(&mut self) -> bool {
         if self.side.answer().is_err() {
             return false;
         }
