@@ -75,6 +75,11 @@ pub fn ratio(value: f64) -> String {
     format!("{}×", grouped(value, 2))
 }
 
+/// A count per echo (system calls per message): 3 decimals (`0.037`, `1.000`).
+pub fn per_echo(value: f64) -> String {
+    grouped(value, 3)
+}
+
 /// CPU percent: 1 decimal, no grouping (`157.0`).
 pub fn cpu_percent(value: f64) -> String {
     if value.is_finite() {

@@ -81,6 +81,9 @@ pub struct Run {
     pub placement: Option<RunPlacement>,
     /// UDP, `--udp-batch`: datagrams per system call on both sides (absent for one).
     pub udp_batch: Option<u64>,
+    /// `serve --backend io-uring`: the `io_uring_enter` calls its rings counted over the
+    /// run's echoes (warmup and measured messages sent); absent for every other server.
+    pub server_enters_per_echo: Option<f64>,
 }
 
 /// Where one run's threads ran, as the runner and the matrix read it back from the kernel.
@@ -449,6 +452,7 @@ pub(crate) mod tests {
             open_loop: None,
             placement: None,
             udp_batch: None,
+            server_enters_per_echo: None,
         }
     }
 }

@@ -486,6 +486,59 @@ fn external_server_archives_need_a_passed_verification_for_what_they_measured() 
     }
 }
 
+/// An io-uring server's counters must add up: multishot completions each took a ring
+/// buffer, and each buffer came with a completion; the error names the run's JSON path.
+#[test]
+fn io_uring_ring_counters_that_do_not_add_up_are_refused() {
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/xeon2-20261204-servers-io-uring/serve-io-uring.json");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    assert!(good["results"][3]["server"]["ring"]["enters"].as_u64() > Some(0));
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "ok", "serve-io-uring.json", &good.to_string());
+    let out = echomark(&["validate", path.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let ring = |a: &mut Value| a["results"][3]["server"]["ring"].take();
+    let mut more_multishot = good.clone();
+    let mut r = ring(&mut more_multishot);
+    r["multishot_receives"] = json!(r["ring_buffers_used"].as_u64().unwrap() + 1);
+    more_multishot["results"][3]["server"]["ring"] = r;
+    let mut more_buffers = good.clone();
+    let mut r = ring(&mut more_buffers);
+    r["ring_buffers_used"] = json!(r["completions"].as_u64().unwrap() + 1);
+    more_buffers["results"][3]["server"]["ring"] = r;
+    for (what, archive, expected) in [
+        (
+            "multishot",
+            more_multishot,
+            "results[3].server.ring.multishot_receives: is",
+        ),
+        (
+            "buffers",
+            more_buffers,
+            "results[3].server.ring.ring_buffers_used: is",
+        ),
+    ] {
+        let path = write(
+            dir.path(),
+            what,
+            "serve-io-uring.json",
+            &archive.to_string(),
+        );
+        let out = echomark(&["validate", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+        assert!(stderr.contains(expected), "{what}: {stderr}");
+        assert!(stderr.contains("serve-io-uring.json"), "{what}: {stderr}");
+    }
+}
+
 /// One archive, one path: a matrix whose runs reached the server in different ways (the
 /// setup changed under it) is refused, naming the run.
 #[test]

@@ -77,6 +77,29 @@ pub fn base_backend<'a>(backends: &BTreeSet<&'a str>) -> Option<&'a str> {
         .copied()
 }
 
+/// The io_uring backend's system calls per echo in `runs` of `backend`: the lowest and the
+/// highest of its configurations' medians (passed runs), or `None` where no run of it
+/// recorded its rings' counters.
+pub fn enters_per_echo(
+    runs: &[crate::model::Run],
+    backend: &str,
+) -> Option<crate::analysis::aggregate::Stat> {
+    let mut by_configuration: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in runs.iter().filter(|r| r.passed && r.key.backend == backend) {
+        if let Some(e) = r.server_enters_per_echo {
+            by_configuration
+                .entry(format!("{:?}", r.key))
+                .or_default()
+                .push(e);
+        }
+    }
+    let medians: Vec<f64> = by_configuration
+        .values()
+        .filter_map(|v| echomark_archive::plan::median(v))
+        .collect();
+    crate::analysis::ratios::median_range(medians)
+}
+
 fn without_backend(key: &CaseKey) -> CaseKey {
     CaseKey {
         backend: echomark_archive::Backend::Named(String::new()),

@@ -251,6 +251,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             command: std::mem::take(&mut entry.command),
             placement: None,
             udp_batch: None,
+            server_enters_per_echo: None,
         };
         out.add_run(&file, facts, metrics);
     }

@@ -381,6 +381,7 @@ fn add_runs(
             Some(entry.address_family),
             Some((settings.seconds, settings.warmup)),
         );
+        check_ring(out, file, index, &entry);
         let facts = EntryFacts {
             index,
             key,
@@ -393,9 +394,48 @@ fn add_runs(
             command: entry.command.join(" "),
             placement: placement(out, file, index, &entry),
             udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
+            server_enters_per_echo: enters_per_echo(&entry),
         };
         out.add_run(file, facts, measurement.as_ref());
     }
+}
+
+/// The arithmetic of an io-uring server's counters: every multishot completion took a
+/// buffer from the ring, and every buffer taken came with a completion.
+fn check_ring(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entry) {
+    let Some(ring) = entry.server.as_ref().and_then(|s| s.ring.as_ref()) else {
+        return;
+    };
+    let path = |field: &str| format!("results[{index}].server.ring.{field}");
+    if ring.multishot_receives > ring.ring_buffers_used {
+        out.problem(
+            &file.path,
+            path("multishot_receives"),
+            format!(
+                "is {}, more than the {} ring buffers used: each multishot completion takes one",
+                ring.multishot_receives, ring.ring_buffers_used
+            ),
+        );
+    }
+    if ring.ring_buffers_used > ring.completions {
+        out.problem(
+            &file.path,
+            path("ring_buffers_used"),
+            format!(
+                "is {}, more than the {} completions reaped",
+                ring.ring_buffers_used, ring.completions
+            ),
+        );
+    }
+}
+
+/// An io-uring server's `io_uring_enter` calls over the messages the run sent it (warmup
+/// and measured), when its rings' counters were recorded.
+fn enters_per_echo(entry: &Entry) -> Option<f64> {
+    let ring = entry.server.as_ref()?.ring.as_ref()?;
+    let m = entry.metrics.as_ref()?;
+    let echoes = m.messages_sent + m.warmup_messages;
+    (echoes > 0).then(|| ring.enters as f64 / echoes as f64)
 }
 
 /// Where entry `index` ran: its client's placement from the metrics, and the server's

@@ -96,6 +96,20 @@ fn backends_section(
             ],
         ));
     }
+    // The io_uring backend's own count of its system calls, where its runs recorded it.
+    if let Some(e) = backends::enters_per_echo(&view.dataset.runs, subject) {
+        let x = |v: f64| labels::number(format::per_echo(v));
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.fill(
+            "overview.backends_ring_enters",
+            &[
+                ("subject", &s_label),
+                ("min", &x(e.min)),
+                ("max", &x(e.max)),
+                ("median", &x(e.median)),
+            ],
+        ));
+    }
     // Whether the two were measured interleaved, as far as the archives' times tell.
     let interleaved: Vec<Option<bool>> = view
         .protocols()
