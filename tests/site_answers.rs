@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::site::*;
@@ -360,4 +361,63 @@ fn what_changed_opens_with_per_protocol_counts_that_equal_its_table() {
         summary,
         "the same table as What changed"
     );
+}
+
+/// A server comparison says what each server cost per echo, and the io_uring backend how
+/// often it entered the kernel: figures recomputed here from the committed archives (the
+/// median of each load's passed runs; for CPU the ratio load by load) must be on the page.
+#[test]
+fn a_server_comparison_states_cpu_and_system_calls_per_echo_from_the_archives() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dataset = "xeon2-20261204-servers-io-uring";
+    let per_load = |name: &str, figure: &dyn Fn(&serde_json::Value) -> Option<f64>| {
+        let path = root.join(format!("raw-results/{dataset}/{name}.json"));
+        let archive: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut loads: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for r in archive["results"].as_array().unwrap() {
+            let m = &r["metrics"];
+            let echoes =
+                m["messages_sent"].as_f64().unwrap() + m["warmup_messages"].as_f64().unwrap();
+            let load = format!(
+                "{} {} {} {}",
+                r["protocol"], r["payload_bytes"], r["clients"], r["window"]
+            );
+            if let Some(v) = figure(&r["server"]) {
+                loads.entry(load).or_default().push(v / echoes);
+            }
+        }
+        loads
+            .into_iter()
+            .map(|(k, v)| (k, median(v)))
+            .collect::<BTreeMap<String, f64>>()
+    };
+    let enters = per_load("serve-io-uring", &|s| s["ring"]["enters"].as_f64());
+    let (lo, hi) = (
+        enters.values().copied().fold(f64::MAX, f64::min),
+        enters.values().copied().fold(f64::MIN, f64::max),
+    );
+    let cpu = |name: &str| per_load(name, &|s| s["cpu_seconds"].as_f64());
+    let (uring, tokio) = (cpu("serve-io-uring"), cpu("serve-tokio"));
+    let ratio = median(uring.iter().map(|(k, v)| v / tokio[k]).collect());
+    let page =
+        std::fs::read_to_string(root.join(format!("site/en/{dataset}/overview.md"))).unwrap();
+    for needle in [
+        format!("serve-io-uring entered the kernel (`io_uring_enter`) {lo:.3} to {hi:.3} times per echo"),
+        format!("Per echo, serve-io-uring's process used {ratio:.2}× the CPU time of serve-tokio's"),
+    ] {
+        assert!(page.contains(&needle), "{needle} not in:\n{page}");
+    }
+    // The monoio server has no rings of its own to count.
+    assert!(!page.contains("serve-monoio entered the kernel"));
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }

@@ -100,6 +100,36 @@ pub fn enters_per_echo(
     crate::analysis::ratios::median_range(medians)
 }
 
+/// The server CPU per echo of `subject` over `base`'s, load by load (the medians of their
+/// passed runs), as the median, lowest and highest ratio; `None` where no load has both.
+pub fn server_cpu_ratio(
+    runs: &[crate::model::Run],
+    subject: &str,
+    base: &str,
+) -> Option<crate::analysis::aggregate::Stat> {
+    let per_load = |backend: &str| {
+        let mut by_load: HashMap<CaseKey, Vec<f64>> = HashMap::new();
+        for r in runs.iter().filter(|r| r.passed && r.key.backend == backend) {
+            if let Some(cpu) = r.server_cpu_us_per_echo {
+                by_load
+                    .entry(without_backend(&r.key))
+                    .or_default()
+                    .push(cpu);
+            }
+        }
+        by_load
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, echomark_archive::plan::median(&v)?)))
+            .collect::<HashMap<CaseKey, f64>>()
+    };
+    let (s, b) = (per_load(subject), per_load(base));
+    let ratios: Vec<f64> = s
+        .iter()
+        .filter_map(|(k, sv)| b.get(k).and_then(|bv| ratio(*sv, *bv)))
+        .collect();
+    crate::analysis::ratios::median_range(ratios)
+}
+
 fn without_backend(key: &CaseKey) -> CaseKey {
     CaseKey {
         backend: echomark_archive::Backend::Named(String::new()),

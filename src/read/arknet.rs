@@ -252,6 +252,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             placement: None,
             udp_batch: None,
             server_enters_per_echo: None,
+            server_cpu_us_per_echo: None,
         };
         out.add_run(&file, facts, metrics);
     }

@@ -394,7 +394,8 @@ fn add_runs(
             command: entry.command.join(" "),
             placement: placement(out, file, index, &entry),
             udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
-            server_enters_per_echo: enters_per_echo(&entry),
+            server_enters_per_echo: per_echo(&entry, |s| Some(s.ring.as_ref()?.enters as f64)),
+            server_cpu_us_per_echo: per_echo(&entry, |s| Some(s.cpu_seconds? * 1e6)),
         };
         out.add_run(file, facts, measurement.as_ref());
     }
@@ -429,13 +430,16 @@ fn check_ring(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entr
     }
 }
 
-/// An io-uring server's `io_uring_enter` calls over the messages the run sent it (warmup
-/// and measured), when its rings' counters were recorded.
-fn enters_per_echo(entry: &Entry) -> Option<f64> {
-    let ring = entry.server.as_ref()?.ring.as_ref()?;
+/// A figure of the run's external server (`io_uring_enter` calls, CPU microseconds) over
+/// the messages the run sent it, warmup and measured: per echo.
+fn per_echo(
+    entry: &Entry,
+    figure: impl FnOnce(&echomark_archive::ServerProcess) -> Option<f64>,
+) -> Option<f64> {
+    let total = figure(entry.server.as_ref()?)?;
     let m = entry.metrics.as_ref()?;
     let echoes = m.messages_sent + m.warmup_messages;
-    (echoes > 0).then(|| ring.enters as f64 / echoes as f64)
+    (echoes > 0).then(|| total / echoes as f64)
 }
 
 /// Where entry `index` ran: its client's placement from the metrics, and the server's

@@ -320,6 +320,8 @@ pub struct EntryFacts<'a> {
     pub udp_batch: Option<u64>,
     /// An io-uring server's `io_uring_enter` calls per echo, from its own counters.
     pub server_enters_per_echo: Option<f64>,
+    /// An external server's CPU microseconds per echo.
+    pub server_cpu_us_per_echo: Option<f64>,
 }
 
 /// The file-level rules both formats share: a source hash (every archive names its measured
@@ -441,6 +443,7 @@ impl FileRead {
             placement: facts.placement,
             udp_batch: facts.udp_batch,
             server_enters_per_echo: facts.server_enters_per_echo,
+            server_cpu_us_per_echo: facts.server_cpu_us_per_echo,
             open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {
                 crate::model::RunOpenLoop {
                     achieved_rate: o.achieved_rate,

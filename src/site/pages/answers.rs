@@ -110,6 +110,21 @@ fn backends_section(
             ],
         ));
     }
+    // What each server's process cost per echo, where the matrix measured it (wait4).
+    if let Some(c) = backends::server_cpu_ratio(&view.dataset.runs, subject, base) {
+        let x = |v: f64| labels::number(format::ratio(v));
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.fill(
+            "overview.backends_server_cpu",
+            &[
+                ("subject", &s_label),
+                ("base", &b_label),
+                ("ratio", &x(c.median)),
+                ("min", &x(c.min)),
+                ("max", &x(c.max)),
+            ],
+        ));
+    }
     // Whether the two were measured interleaved, as far as the archives' times tell.
     let interleaved: Vec<Option<bool>> = view
         .protocols()
