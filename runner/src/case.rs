@@ -244,6 +244,20 @@ impl Case {
         {
             return err(why);
         }
+        if self.protocol == Protocol::Quic {
+            if self.backend != Backend::Tokio {
+                return err(format!(
+                    "--protocol quic is not supported by --backend {} (quinn runs on tokio)",
+                    self.backend
+                ));
+            }
+            if self.target.is_some() {
+                return err(
+                    "--protocol quic is measured in process only: --target does not speak QUIC yet"
+                        .into(),
+                );
+            }
+        }
         if let Some(target) = &self.target {
             self.validate_target(target)?;
         }

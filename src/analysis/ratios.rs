@@ -14,10 +14,12 @@ use echomark_archive::{CaseKey, Metric, Protocol};
 
 /// The protocols `protocol` is compared with, closest first: a TLS protocol against its
 /// plaintext form (`wss` → `websocket`, `https` → `http`; `tcps` → `tcp`), then every stream
-/// protocol against TCP. UDP is not a layer over TCP and has no baseline.
+/// protocol against TCP. UDP is not a layer over TCP and has no baseline; QUIC, reliable and encrypted over UDP, is set against TCP+TLS, then TCP.
 pub fn baselines(protocol: Protocol) -> Vec<Protocol> {
     match protocol {
         Protocol::Tcp | Protocol::Udp => vec![],
+        // Encrypted like TCP+TLS, reliable like TCP: the two it stands in for.
+        Protocol::Quic => vec![Protocol::Tcps, Protocol::Tcp],
         p => p
             .plaintext()
             .filter(|plain| *plain != Protocol::Tcp)

@@ -80,7 +80,7 @@ impl MatrixSpec {
     /// arknet's `benchmark_matrix.sh` defaults: the matrix without a preset.
     fn arknet_defaults() -> Self {
         Self {
-            protocols: Protocol::ALL.to_vec(),
+            protocols: Protocol::CLASSIC.to_vec(),
             payloads: vec![64, 1024, 16384],
             profiles: [product(&[1], &[1]), product(&[16], &[16])].concat(),
             udp_throughput_window: Some(1),

@@ -22,6 +22,7 @@ use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
 use crate::traffic::datagram::{self, UdpClient};
 use crate::traffic::pacing::{Pacer, SendClock};
+use crate::traffic::quic;
 use crate::traffic::sockets::{self, TcpPair};
 use crate::traffic::stream::{self, StreamClient};
 use crate::traffic::tls::Tls;
@@ -39,6 +40,7 @@ impl Rig<TokioRuntimes> {
         rig.io_driver = Some("epoll".to_string());
         match case.protocol {
             Protocol::Udp => rig.start_datagrams(case)?,
+            Protocol::Quic => rig.start_quic(case)?,
             _ => rig.start_streams(case)?,
         }
         Ok(rig)
@@ -171,6 +173,50 @@ impl Rig<TokioRuntimes> {
             self.commands_rx.clone(),
             self.reports_tx.clone(),
         )));
+    }
+
+    /// QUIC: one server endpoint per runtime, each accepting the connections of the clients
+    /// on its runtime; each client connects its own endpoint and opens its stream here,
+    /// before any phase, untimed.
+    fn start_quic(&mut self, case: &Case) -> std::io::Result<()> {
+        let ip = loopback(case.address_family);
+        let configs = quic::QuicConfigs::self_signed(ip).map_err(std::io::Error::other)?;
+        let shards = self.runtimes.topology.len();
+        let mut servers: Vec<SocketAddr> = Vec::with_capacity(shards);
+        for k in 0..shards {
+            let handle = self.runtimes.topology.handle_for(k);
+            let _in_runtime = handle.enter();
+            let endpoint = quinn::Endpoint::server(configs.server.clone(), SocketAddr::new(ip, 0))?;
+            servers.push(endpoint.local_addr()?);
+            let duties = (0..case.clients)
+                .filter(|i| i % shards == k)
+                .map(|_| self.duty(case))
+                .collect();
+            let serve = quic::serve_endpoint(endpoint, duties);
+            self.runtimes
+                .server_tasks
+                .push(handle.spawn(guarded(self.panics.clone(), serve)));
+        }
+        for i in 0..case.clients {
+            let handle = self.runtimes.topology.handle_for(i);
+            let (done, result) = mpsc::channel();
+            let (server, config) = (servers[i % shards], configs.client.clone());
+            handle.spawn(async move {
+                let _ = done.send(quic::connect(ip, server, config).await);
+            });
+            let stream = result
+                .recv_timeout(HANDSHAKE_LIMIT)
+                .map_err(|_| std::io::Error::other("QUIC handshake timed out"))??;
+            let client = StreamClient::new(
+                stream::Conn::Quic(Box::new(stream)),
+                i,
+                ClientShape::of(case),
+                LengthPrefix,
+                (self.alarm_for_new_client(), self.pacer_for(case, i)),
+            );
+            self.spawn_client(&handle, i, client);
+        }
+        Ok(())
     }
 
     /// One server socket per runtime; client `i` sends to runtime `i mod N`'s socket.

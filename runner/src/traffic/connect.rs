@@ -191,6 +191,9 @@ impl Pair {
                 let (io, session) = rd.unsplit(wr).into_inner();
                 (io.into_std()?, Some(session))
             }
+            Conn::Quic(_) => {
+                return Err(std::io::Error::other("QUIC connections stay on tokio"));
+            }
         };
         let (server, server_tls) = self.server.detach()?;
         Ok(Detached {

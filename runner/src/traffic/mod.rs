@@ -1,7 +1,7 @@
 //! The traffic of one measurement: the protocol-independent client core ([`client`]), the
 //! stream and datagram client and server loops on tokio ([`stream`], [`datagram`], batched
 //! with [`mmsg`]) and on
-//! monoio ([`uring`]), connection setup ([`sockets`], [`connect`], [`tls`]), the server's
+//! monoio ([`uring`]), connection setup ([`sockets`], [`connect`], [`tls`]), QUIC on quinn ([`quic`]), the server's
 //! synthetic work ([`work`]) and the test-only faults ([`fault`]).
 
 pub mod client;
@@ -10,6 +10,7 @@ pub mod datagram;
 pub mod fault;
 pub mod mmsg;
 pub mod pacing;
+pub mod quic;
 pub mod schedule;
 pub mod sockets;
 pub mod stream;

@@ -35,6 +35,8 @@ const SERVER_OUT_CAPACITY: usize = 64 * 1024;
 pub enum Conn {
     Plain(TcpStream),
     Tls(Box<TlsHalves>),
+    /// `quic`: the client's bidirectional stream on its own connection.
+    Quic(Box<super::quic::QuicStream>),
 }
 
 /// The two halves of a client TLS stream.
@@ -266,6 +268,10 @@ impl<F: Framing> PhaseClient for StreamClient<F> {
             Conn::Tls(halves) => {
                 let (rd, wr) = &mut **halves;
                 s.exchange(plan, rd, wr).await;
+            }
+            Conn::Quic(q) => {
+                let q = &mut **q;
+                s.exchange(plan, &mut q.recv, &mut q.send).await;
             }
         }
         s.core.finish(false)

@@ -34,6 +34,8 @@ pub enum TlsError {
     CaFile(String, String),
     #[error("{0:?} is not a TLS server name (a DNS name or an IP address)")]
     ServerName(String),
+    #[error("QUIC configuration: {0}")]
+    Quic(String),
 }
 
 /// How a client checks an external server's certificate.
@@ -55,7 +57,8 @@ impl TlsTrust {
     }
 }
 
-fn provider() -> Arc<CryptoProvider> {
+/// The crypto provider of every TLS and QUIC configuration: ring.
+pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
