@@ -34,7 +34,7 @@ pub use echo::{check_echo, CaseParameters};
 pub use key::{
     AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,
 };
-pub use metrics::{ErrorCounters, Metric, Metrics, Placement, ERROR_COUNTER_NAMES};
+pub use metrics::{ErrorCounters, Metric, Metrics, Placement, QuicCounters, ERROR_COUNTER_NAMES};
 pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
 pub use soak::{SoakReport, SoakRound};
 pub use target::{

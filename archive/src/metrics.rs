@@ -182,6 +182,37 @@ pub struct Metrics {
     /// datagrams per system call (`recvmmsg`/`sendmmsg`); absent for one per call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_batch: Option<u64>,
+    /// `quic`: what quinn counted on the clients' connections, from connect to the end of
+    /// the measured phase, summed over clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicCounters>,
+}
+
+/// The counters QUIC has and TCP hides, from quinn's connection statistics, summed over a
+/// run's client connections (the handshake and the warmup included).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuicCounters {
+    /// Client connections the figures are summed over.
+    pub connections: u64,
+    /// Packets the clients sent, and of them those declared lost (then retransmitted).
+    pub sent_packets: u64,
+    pub lost_packets: u64,
+    pub lost_bytes: u64,
+    /// Congestion events (a loss or ECN mark that shrank the window).
+    pub congestion_events: u64,
+    /// UDP datagrams the clients sent and the system calls that sent them: more datagrams
+    /// than calls means segmentation offload (GSO) batched them.
+    pub udp_tx_datagrams: u64,
+    pub udp_tx_ios: u64,
+    /// UDP datagrams the clients received.
+    pub udp_rx_datagrams: u64,
+    /// The smoothed round-trip time quinn estimated, averaged over connections, in µs.
+    pub smoothed_rtt_us: f64,
+    /// The congestion window at the end, averaged over connections, in bytes.
+    pub cwnd_bytes: f64,
+    /// The smallest path MTU the connections ended with, in bytes.
+    pub current_mtu: u64,
 }
 
 /// Where one run's client threads ran, read back from the kernel at the end of the measured

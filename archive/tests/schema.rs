@@ -126,6 +126,19 @@ fn sample_metrics() -> Metrics {
             server_in_process: false,
         }),
         udp_batch: Some(16),
+        quic: Some(echomark_archive::QuicCounters {
+            connections: 2,
+            sent_packets: 100,
+            lost_packets: 1,
+            lost_bytes: 1200,
+            congestion_events: 1,
+            udp_tx_datagrams: 100,
+            udp_tx_ios: 40,
+            udp_rx_datagrams: 98,
+            smoothed_rtt_us: 120.5,
+            cwnd_bytes: 14720.0,
+            current_mtu: 1452,
+        }),
         ..Metrics::default()
     }
 }

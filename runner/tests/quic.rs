@@ -50,6 +50,18 @@ fn quic_echoes_on_every_io_model_with_every_check_passing() {
                 Some(m.messages_sent),
                 "{args:?}"
             );
+            // quinn's own counters, one connection per client.
+            let q = m.quic.as_ref().expect("quic counters");
+            assert_eq!(q.connections, 4, "{args:?}");
+            assert!(
+                q.sent_packets > 0 && q.lost_packets <= q.sent_packets,
+                "{q:?}"
+            );
+            assert!(
+                q.udp_tx_ios > 0 && q.udp_tx_ios <= q.udp_tx_datagrams,
+                "{q:?}"
+            );
+            assert!(q.smoothed_rtt_us > 0.0 && q.current_mtu >= 1200, "{q:?}");
         }
     }
 }
@@ -124,7 +136,34 @@ fn a_matrix_of_quic_and_tcp_tls_validates_and_the_pages_set_them_side_by_side() 
     let protocols: std::collections::BTreeSet<_> =
         archive.results.iter().map(|e| e.protocol).collect();
     assert_eq!(protocols.len(), 2);
+    assert!(archive
+        .results
+        .iter()
+        .all(|e| e.metrics.as_ref().unwrap().quic.is_some()
+            == (e.protocol == echomark_archive::Protocol::Quic)));
     let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("reads strictly");
+    // Counters that cannot hold are refused, at their JSON path.
+    let mut tampered: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("archive.json")).unwrap()).unwrap();
+    let quic_run = tampered["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|r| r["protocol"] == "quic")
+        .unwrap();
+    let sent = tampered["results"][quic_run]["metrics"]["quic"]["sent_packets"].clone();
+    tampered["results"][quic_run]["metrics"]["quic"]["lost_packets"] =
+        serde_json::json!(sent.as_u64().unwrap() + 1);
+    let bad = dir.path().join("tampered");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join("archive.json"), tampered.to_string()).unwrap();
+    let err = echomark::read::load(std::slice::from_ref(&bad))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("results[{quic_run}].metrics.quic.lost_packets")),
+        "{err}"
+    );
     assert!(datasets[0].runs.iter().all(|r| r.passed));
     // The QUIC page compares each load with TCP+TLS first.
     let analysis = echomark::analysis::Analysis::of(&datasets).expect("analysed");

@@ -382,6 +382,7 @@ fn add_runs(
             Some((settings.seconds, settings.warmup)),
         );
         check_ring(out, file, index, &entry);
+        check_quic(out, file, index, &entry);
         let facts = EntryFacts {
             index,
             key,
@@ -398,6 +399,35 @@ fn add_runs(
             server_cpu_us_per_echo: per_echo(&entry, |s| Some(s.cpu_seconds? * 1e6)),
         };
         out.add_run(file, facts, measurement.as_ref());
+    }
+}
+
+/// The arithmetic of a QUIC run's counters: no more packets lost than sent, no more send
+/// calls than datagrams sent.
+fn check_quic(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entry) {
+    let Some(q) = entry.metrics.as_ref().and_then(|m| m.quic.as_ref()) else {
+        return;
+    };
+    let path = |field: &str| format!("results[{index}].metrics.quic.{field}");
+    if q.lost_packets > q.sent_packets {
+        out.problem(
+            &file.path,
+            path("lost_packets"),
+            format!(
+                "is {}, more than the {} packets sent",
+                q.lost_packets, q.sent_packets
+            ),
+        );
+    }
+    if q.udp_tx_ios > q.udp_tx_datagrams {
+        out.problem(
+            &file.path,
+            path("udp_tx_ios"),
+            format!(
+                "is {}, more send calls than the {} datagrams they sent",
+                q.udp_tx_ios, q.udp_tx_datagrams
+            ),
+        );
     }
 }
 

@@ -69,6 +69,8 @@ pub(super) struct Rig<R> {
     pub(super) udp: Option<UdpBuffers>,
     /// The IO driver the runtimes run on, as the backend reports it.
     pub(super) io_driver: Option<String>,
+    /// `quic`: the clients' connections, whose statistics the run reports.
+    pub(super) quic: Vec<quinn::Connection>,
 }
 
 impl<R: Runtimes> Rig<R> {
@@ -93,6 +95,7 @@ impl<R: Runtimes> Rig<R> {
             },
             udp: None,
             io_driver: None,
+            quic: Vec::new(),
         }
     }
 
@@ -146,6 +149,7 @@ impl<R: Runtimes> Rig<R> {
                     server_in_process: case.target.is_none(),
                 });
             let measured = self.collect(measured_plan, case.connections().0)?;
+            m.quic = crate::traffic::quic::counters(&self.quic);
             let timing = Timing {
                 start,
                 interval: deadline - start,

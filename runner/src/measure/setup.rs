@@ -207,6 +207,7 @@ impl Rig<TokioRuntimes> {
             let stream = result
                 .recv_timeout(HANDSHAKE_LIMIT)
                 .map_err(|_| std::io::Error::other("QUIC handshake timed out"))??;
+            self.quic.push(stream.connection.clone());
             let client = StreamClient::new(
                 stream::Conn::Quic(Box::new(stream)),
                 i,

@@ -67,8 +67,8 @@ impl QuicConfigs {
 pub struct QuicStream {
     pub recv: quinn::RecvStream,
     pub send: quinn::SendStream,
-    /// Held so the connection and its socket live as long as the stream.
-    _connection: quinn::Connection,
+    /// The connection (also what its statistics are read from).
+    pub connection: quinn::Connection,
     _endpoint: quinn::Endpoint,
 }
 
@@ -90,9 +90,38 @@ pub async fn connect(
     Ok(QuicStream {
         recv,
         send,
-        _connection: connection,
+        connection,
         _endpoint: endpoint,
     })
+}
+
+/// quinn's statistics of `connections`, summed (averaged where a sum means nothing).
+pub fn counters(connections: &[quinn::Connection]) -> Option<echomark_archive::QuicCounters> {
+    if connections.is_empty() {
+        return None;
+    }
+    let mut c = echomark_archive::QuicCounters {
+        connections: connections.len() as u64,
+        current_mtu: u64::MAX,
+        ..Default::default()
+    };
+    for connection in connections {
+        let s = connection.stats();
+        c.sent_packets += s.path.sent_packets;
+        c.lost_packets += s.path.lost_packets;
+        c.lost_bytes += s.path.lost_bytes;
+        c.congestion_events += s.path.congestion_events;
+        c.udp_tx_datagrams += s.udp_tx.datagrams;
+        c.udp_tx_ios += s.udp_tx.ios;
+        c.udp_rx_datagrams += s.udp_rx.datagrams;
+        c.smoothed_rtt_us += s.path.rtt.as_secs_f64() * 1e6;
+        c.cwnd_bytes += s.path.cwnd as f64;
+        c.current_mtu = c.current_mtu.min(u64::from(s.path.current_mtu));
+    }
+    let n = connections.len() as f64;
+    c.smoothed_rtt_us /= n;
+    c.cwnd_bytes /= n;
+    Some(c)
 }
 
 /// Accepts one connection per duty on `endpoint` and echoes its first bidirectional
