@@ -2,7 +2,7 @@
 //!
 //! Prints, for 1 KiB messages: the blocking loopback floor (`calibrate`), a bare tokio
 //! ping-pong, the echo core at 1 client / window 1, and 16 clients / window 16 on shared 2
-//! and sharded 2, each with latency recording on and off, then the seven protocols side by
+//! and sharded 2, each with latency recording on and off, then the protocols (the seven and QUIC) side by
 //! side at 16 clients / window 16 on shared 2 with their ratio to TCP. Every case runs
 //! `ROUNDS` times, interleaved so that machine noise spreads over all of them, each beside
 //! its twin with the other latency setting; the table shows medians, and the spread
@@ -63,6 +63,8 @@ fn main() {
             ("wss", 16, 16, "shared", 2),
             ("http", 16, 16, "shared", 2),
             ("https", 16, 16, "shared", 2),
+            ("quic", 1, 1, "shared", 1),
+            ("quic", 16, 16, "shared", 2),
         ] {
             let mut args: Vec<String> = format!(
                 "once --protocol {protocol} --payload 1024 --clients {clients} --window {window} \
@@ -247,7 +249,8 @@ fn main() {
     }
     let floor = [median(floor[0].clone()), median(floor[1].clone())];
     let bare = [median(bare_rates[0].clone()), median(bare_rates[1].clone())];
-    // HTTP, WebSocket and TLS ride on TCP, so their floor and bare reference are TCP's.
+    // HTTP, WebSocket and TLS ride on TCP, so their floor and bare reference are TCP's; QUIC, a
+    // reliable stream too, is set against the same.
     let idx = |p: &str| usize::from(p == "udp");
     println!(
         "echo core, 1 KiB payload, {rounds} rounds × {seconds} s, medians, on {}\n",
@@ -401,7 +404,7 @@ fn print_switches(cases: &[Case]) {
     }
 }
 
-/// The seven protocols at 16 clients × window 16 on shared 2, latency recorded, with the
+/// The protocols (the seven and QUIC) at 16 clients × window 16 on shared 2, latency recorded, with the
 /// ratio of each median to TCP's.
 fn print_protocols(cases: &[Case]) {
     let row = |p: &str| {
@@ -412,10 +415,19 @@ fn print_protocols(cases: &[Case]) {
     let Some(tcp) = row("tcp").map(|c| median(c.rates.clone())) else {
         return;
     };
-    println!("\nseven protocols, 1 KiB, 16 clients × window 16, shared 2 (latency recorded)\n");
+    println!("\nthe protocols, 1 KiB, 16 clients × window 16, shared 2 (latency recorded)\n");
     println!("| protocol | round trips/s | min–max over rounds | p99 µs | ratio to TCP |");
     println!("| --- | ---: | ---: | ---: | ---: |");
-    for p in ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"] {
+    for p in [
+        "tcp",
+        "udp",
+        "websocket",
+        "tcps",
+        "wss",
+        "http",
+        "https",
+        "quic",
+    ] {
         if let Some(c) = row(p) {
             let rate = median(c.rates.clone());
             let (lo, hi) = c
