@@ -77,6 +77,11 @@ named_enum!(
         /// QUIC (RFC 9000, TLS 1.3 inside): one long-lived bidirectional stream per client
         /// carrying TCP's length-prefixed messages.
         Quic => "quic",
+        /// QUIC with a new bidirectional stream for every message (request and response,
+        /// the stream's end delimiting each), so stream setup is part of each round trip.
+        QuicStreams => "quic-streams",
+        /// QUIC's unreliable datagrams (RFC 9221), one message each, verified like UDP.
+        QuicDatagram => "quic-datagram",
     }
 );
 
@@ -92,6 +97,30 @@ impl Protocol {
         Protocol::Http,
         Protocol::Https,
     ];
+
+    /// The three QUIC protocols.
+    pub const QUIC: &'static [Protocol] = &[
+        Protocol::Quic,
+        Protocol::QuicStreams,
+        Protocol::QuicDatagram,
+    ];
+
+    /// Whether the protocol is one of QUIC's (a UDP socket on each side, TLS 1.3 inside).
+    pub fn is_quic(self) -> bool {
+        Self::QUIC.contains(&self)
+    }
+
+    /// Whether messages travel as datagrams that may be lost (`udp`, `quic-datagram`):
+    /// a missing echo is counted as lost, not as unfinished.
+    pub fn is_datagram(self) -> bool {
+        matches!(self, Protocol::Udp | Protocol::QuicDatagram)
+    }
+
+    /// Whether the protocol's packets are UDP datagrams, so the kernel's UDP counters
+    /// (receive-buffer drops) describe it.
+    pub fn rides_udp(self) -> bool {
+        self == Protocol::Udp || self.is_quic()
+    }
 
     /// Whether the protocol runs inside TLS over TCP (QUIC carries TLS 1.3 inside itself
     /// and has no plaintext twin).

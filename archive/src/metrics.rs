@@ -213,6 +213,11 @@ pub struct QuicCounters {
     pub cwnd_bytes: f64,
     /// The smallest path MTU the connections ended with, in bytes.
     pub current_mtu: u64,
+    /// The largest datagram payload (RFC 9221) the connections would take at the end, the
+    /// smallest over connections, in bytes (what bounds a `quic-datagram` message); absent
+    /// where the peer accepts no datagrams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagram_size_limit: Option<u64>,
 }
 
 /// Where one run's client threads ran, read back from the kernel at the end of the measured

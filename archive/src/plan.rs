@@ -147,6 +147,9 @@ impl Settings {
             for io in runnable {
                 for &protocol in &dedup(&self.protocols) {
                     for &payload in &dedup(&self.payloads) {
+                        if protocol == Protocol::QuicDatagram && payload > QUIC_DATAGRAM_FITS {
+                            continue;
+                        }
                         for profile in &self.profiles {
                             let window = match (protocol, self.udp_throughput_window) {
                                 (Protocol::Udp, Some(w)) => w,
@@ -167,6 +170,12 @@ impl Settings {
         out
     }
 }
+
+/// The largest `quic-datagram` payload a grid plans: what one datagram carries at QUIC's
+/// smallest MTU (1,200 bytes) with quinn's defaults, so the message fits before path MTU
+/// discovery has raised the limit. Larger payloads of the grid are left to the stream
+/// protocols.
+pub const QUIC_DATAGRAM_FITS: u64 = 1162;
 
 /// The median closed-loop throughput of `case` over `repetitions` runs, when every one of
 /// them is in `results` and passed; the base of a rate sweep.
@@ -202,9 +211,9 @@ pub fn median(values: &[f64]) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
 
-    use crate::{AddressFamily, IoModel, IoProfile, Settings, Shard, TrafficProfile};
+    use crate::{AddressFamily, IoModel, IoProfile, Protocol, Settings, Shard, TrafficProfile};
 
     fn settings() -> Settings {
         Settings {
@@ -281,6 +290,24 @@ mod tests {
             assert_eq!(times_seen.len(), whole.len(), "{count} shards");
             assert!(times_seen.values().all(|&n| n == 1), "{count} shards");
         }
+    }
+
+    #[test]
+    fn a_grid_plans_quic_datagrams_only_with_payloads_that_fit_in_one() {
+        let s = Settings {
+            payloads: vec![64, 1024, 16384],
+            protocols: vec![Protocol::QuicDatagram, Protocol::Quic],
+            ..settings()
+        };
+        let runs = s.planned_runs("tokio", &[]);
+        let payloads = |p: Protocol| -> BTreeSet<u64> {
+            runs.iter()
+                .filter(|r| r.case.protocol == p)
+                .map(|r| r.case.payload_bytes)
+                .collect()
+        };
+        assert_eq!(payloads(Protocol::QuicDatagram), BTreeSet::from([64, 1024]));
+        assert_eq!(payloads(Protocol::Quic), BTreeSet::from([64, 1024, 16384]));
     }
 
     fn open(rates: Vec<u64>, sweep_percent: Vec<u64>) -> Settings {

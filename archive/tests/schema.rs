@@ -138,6 +138,7 @@ fn sample_metrics() -> Metrics {
             smoothed_rtt_us: 120.5,
             cwnd_bytes: 14720.0,
             current_mtu: 1452,
+            datagram_size_limit: Some(1162),
         }),
         ..Metrics::default()
     }

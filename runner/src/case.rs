@@ -244,18 +244,18 @@ impl Case {
         {
             return err(why);
         }
-        if self.protocol == Protocol::Quic {
+        if self.protocol.is_quic() {
             if self.backend != Backend::Tokio {
                 return err(format!(
-                    "--protocol quic is not supported by --backend {} (quinn runs on tokio)",
-                    self.backend
+                    "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
+                    self.protocol, self.backend
                 ));
             }
             if self.target.is_some() {
-                return err(
-                    "--protocol quic is measured in process only: --target does not speak QUIC yet"
-                        .into(),
-                );
+                return err(format!(
+                    "--protocol {} is measured in process only: --target does not speak QUIC yet",
+                    self.protocol
+                ));
             }
         }
         if let Some(target) = &self.target {
@@ -340,8 +340,10 @@ impl Case {
         push("--io-model", self.io_model.to_string());
         push("--io-threads", self.io_threads.to_string());
         push("--work", self.work.to_string());
-        if self.protocol == Protocol::Udp {
+        if self.protocol.is_datagram() {
             push("--udp-timeout-ms", self.udp_timeout.as_millis().to_string());
+        }
+        if self.protocol.rides_udp() {
             push("--udp-send-buffer", self.udp_send_buffer.to_string());
             push("--udp-recv-buffer", self.udp_recv_buffer.to_string());
             if let Some(b) = self.udp_server_recv_buffer {

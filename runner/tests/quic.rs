@@ -1,5 +1,7 @@
-//! `--protocol quic`: QUIC on quinn, in process on tokio. Every IO model echoes with every
-//! check passing; a server that corrupts or reorders is caught; what QUIC does not do yet
+//! QUIC on quinn, in process on tokio, in its three protocols (`quic`: one long-lived stream
+//! per client; `quic-streams`: a stream per message; `quic-datagram`: RFC 9221 datagrams).
+//! Every IO model echoes with every check passing; a server that corrupts or reorders is
+//! caught, and one that drops a datagram is counted as loss; what QUIC does not do yet
 //! (another backend, `--target`, `serve`, `verify`) is a usage error; a matrix writes
 //! schema-valid archives the generator reads and sets against TCP+TLS.
 mod common;
@@ -7,11 +9,13 @@ mod common;
 use common::*;
 use echomark_archive::Metrics;
 
-fn quic(extra: &[&str]) -> (i32, Metrics) {
+const PROTOCOLS: [&str; 3] = ["quic", "quic-streams", "quic-datagram"];
+
+fn quic_protocol(protocol: &str, extra: &[&str]) -> (i32, Metrics) {
     let mut args = vec![
         "once",
         "--protocol",
-        "quic",
+        protocol,
         "--clients",
         "4",
         "--window",
@@ -30,20 +34,29 @@ fn quic(extra: &[&str]) -> (i32, Metrics) {
 }
 
 #[test]
-fn quic_echoes_on_every_io_model_with_every_check_passing() {
-    for model in [
-        ["--io-model", "shared", "--io-threads", "1"],
-        ["--io-model", "shared", "--io-threads", "2"],
-        ["--io-model", "sharded", "--io-threads", "2"],
-    ] {
-        for payload in ["64", "16384"] {
+fn every_quic_protocol_echoes_on_every_io_model_with_every_check_passing() {
+    for (protocol, model) in PROTOCOLS.into_iter().flat_map(|p| {
+        [
+            ["--io-model", "shared", "--io-threads", "1"],
+            ["--io-model", "shared", "--io-threads", "2"],
+            ["--io-model", "sharded", "--io-threads", "2"],
+        ]
+        .map(|m| (p, m))
+    }) {
+        // Datagrams carry what fits in one packet.
+        let payloads: &[&str] = if protocol == "quic-datagram" {
+            &["64", "1024"]
+        } else {
+            &["64", "16384"]
+        };
+        for payload in payloads {
             let mut args = model.to_vec();
             args.extend(["--payload", payload]);
-            let (code, m) = quic(&args);
-            assert_eq!(code, 0, "{args:?}: {:?}", m.error);
-            assert!(m.ok && m.messages > 0, "{args:?}");
-            assert_eq!(m.error_counters().total(), 0, "{args:?}");
-            assert_eq!(m.protocol, echomark_archive::Protocol::Quic);
+            let (code, m) = quic_protocol(protocol, &args);
+            assert_eq!(code, 0, "{protocol} {args:?}: {:?}", m.error);
+            assert!(m.ok && m.messages > 0, "{protocol} {args:?}");
+            assert_eq!(m.error_counters().total(), 0, "{protocol} {args:?}");
+            assert_eq!(m.protocol.to_string(), protocol);
             // Every message the clients sent in the measured phase reached the server.
             assert_eq!(
                 m.server_messages_received,
@@ -62,17 +75,49 @@ fn quic_echoes_on_every_io_model_with_every_check_passing() {
                 "{q:?}"
             );
             assert!(q.smoothed_rtt_us > 0.0 && q.current_mtu >= 1200, "{q:?}");
+            // A QUIC connection is a UDP socket: its buffers and the kernel's UDP counters
+            // are read as for `udp`; only datagrams have a per-message timeout.
+            assert!(m.udp_server_receive_buffer_bytes.is_some(), "{protocol}");
+            assert!(m.kernel_udp_rcvbuf_errors_delta.is_some(), "{protocol}");
+            assert_eq!(m.udp_timeout_ms.is_some(), protocol == "quic-datagram");
+            // The datagram size limit the connections negotiated (RFC 9221).
+            let limit = q.datagram_size_limit.expect("datagram size limit");
+            assert!((1024..1500).contains(&limit), "{q:?}");
         }
     }
 }
 
 #[test]
+fn a_quic_datagram_larger_than_the_negotiated_limit_is_refused_with_the_limit() {
+    let (code, m) = quic_protocol("quic-datagram", &["--payload", "16384"]);
+    let error = m.error.unwrap_or_default();
+    assert_ne!(code, 0);
+    assert!(
+        error.contains("does not fit in one QUIC datagram") && error.contains("at most"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_server_that_drops_a_quic_datagram_is_counted_as_loss_and_fails_the_run() {
+    let (code, m) = quic_protocol("quic-datagram", &["--inject-fault", "drop"]);
+    assert_eq!(code, 1, "{:?}", m.error);
+    assert!(m.udp_lost_messages > 0, "{m:?}");
+    assert_eq!(m.content_errors + m.order_errors, 0);
+}
+
+#[test]
 fn a_quic_server_that_corrupts_or_reorders_is_caught() {
-    for (fault, counter) in [("corrupt", "content_errors"), ("reorder", "order_errors")] {
-        let (code, m) = quic(&["--inject-fault", fault]);
-        let raw = serde_json::to_value(&m).unwrap();
-        assert_eq!(code, 1, "{fault}: {raw}");
-        assert!(raw[counter].as_u64().unwrap() > 0, "{fault}: {raw}");
+    for protocol in PROTOCOLS {
+        for (fault, counter) in [("corrupt", "content_errors"), ("reorder", "order_errors")] {
+            let (code, m) = quic_protocol(protocol, &["--inject-fault", fault]);
+            let raw = serde_json::to_value(&m).unwrap();
+            assert_eq!(code, 1, "{protocol} {fault}: {raw}");
+            assert!(
+                raw[counter].as_u64().unwrap() > 0,
+                "{protocol} {fault}: {raw}"
+            );
+        }
     }
 }
 
@@ -95,6 +140,14 @@ fn what_quic_does_not_do_yet_is_a_usage_error() {
             vec!["serve", "--protocol", "quic"],
             "serve does not speak QUIC yet",
         ),
+        (
+            vec!["once", "--protocol", "quic-datagram", "--backend", "monoio"],
+            "not supported by --backend monoio",
+        ),
+        (
+            vec!["serve", "--protocol", "quic-streams"],
+            "serve does not speak QUIC yet",
+        ),
     ] {
         let out = runner(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -104,14 +157,14 @@ fn what_quic_does_not_do_yet_is_a_usage_error() {
 }
 
 #[test]
-fn a_matrix_of_quic_and_tcp_tls_validates_and_the_pages_set_them_side_by_side() {
+fn a_matrix_of_quic_tcp_tls_and_udp_validates_and_the_pages_set_them_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("quic-vs-tls");
     std::fs::create_dir(&out).unwrap();
     let o = runner(&[
         "matrix",
         "--protocols",
-        "quic,tcps",
+        "quic,quic-streams,quic-datagram,tcps,udp",
         "--payloads",
         "1024",
         "--clients",
@@ -135,12 +188,11 @@ fn a_matrix_of_quic_and_tcp_tls_validates_and_the_pages_set_them_side_by_side() 
     let archive = load_valid(&out.join("archive.json"));
     let protocols: std::collections::BTreeSet<_> =
         archive.results.iter().map(|e| e.protocol).collect();
-    assert_eq!(protocols.len(), 2);
+    assert_eq!(protocols.len(), 5);
     assert!(archive
         .results
         .iter()
-        .all(|e| e.metrics.as_ref().unwrap().quic.is_some()
-            == (e.protocol == echomark_archive::Protocol::Quic)));
+        .all(|e| e.metrics.as_ref().unwrap().quic.is_some() == e.protocol.is_quic()));
     let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("reads strictly");
     // Counters that cannot hold are refused, at their JSON path.
     let mut tampered: serde_json::Value =
@@ -174,5 +226,13 @@ fn a_matrix_of_quic_and_tcp_tls_validates_and_the_pages_set_them_side_by_side() 
     assert!(
         page.contains("TCP+TLS"),
         "the QUIC page names its TLS baseline: {page}"
+    );
+    let page = String::from_utf8(site.files["en/quic-vs-tls/quic-streams.md"].clone()).unwrap();
+    assert!(page.contains("TCP+TLS"), "{page}");
+    // Datagrams over QUIC are set against bare UDP datagrams.
+    let page = String::from_utf8(site.files["en/quic-vs-tls/quic-datagram.md"].clone()).unwrap();
+    assert!(
+        page.contains("QUIC datagram") && page.contains("UDP"),
+        "{page}"
     );
 }

@@ -19,7 +19,9 @@ pub fn baselines(protocol: Protocol) -> Vec<Protocol> {
     match protocol {
         Protocol::Tcp | Protocol::Udp => vec![],
         // Encrypted like TCP+TLS, reliable like TCP: the two it stands in for.
-        Protocol::Quic => vec![Protocol::Tcps, Protocol::Tcp],
+        Protocol::Quic | Protocol::QuicStreams => vec![Protocol::Tcps, Protocol::Tcp],
+        // Datagrams over QUIC's encryption and congestion control, against bare datagrams.
+        Protocol::QuicDatagram => vec![Protocol::Udp],
         p => p
             .plaintext()
             .filter(|plain| *plain != Protocol::Tcp)

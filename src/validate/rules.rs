@@ -26,7 +26,7 @@
 //! and `messages` in arknet's.
 
 use echomark_archive::open_loop::LITTLE_TOLERANCE;
-use echomark_archive::{check_echo, little_check, OpenLoopMetrics, Protocol};
+use echomark_archive::{check_echo, little_check, OpenLoopMetrics};
 
 use crate::measurement::Measurement;
 use crate::model::Program;
@@ -168,7 +168,7 @@ fn accounting(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, Str
             );
         }
     }
-    let udp = e.key.protocol == Protocol::Udp;
+    let udp = e.key.protocol.is_datagram();
     if !udp && lost > 0 {
         broken(
             "L13",

@@ -74,8 +74,10 @@ impl UdpBuffers {
 
 /// A metrics object for `case` with no traffic yet.
 pub fn empty(case: &Case) -> Metrics {
-    let udp = case.protocol == Protocol::Udp;
-    let udp_only = |v: u64| udp.then_some(v);
+    // A QUIC connection is a UDP socket: its buffer requests are recorded as for `udp`; the
+    // per-message timeout only where messages are datagrams.
+    let on_udp = |v: u64| case.protocol.rides_udp().then_some(v);
+    let datagram_only = |v: u64| case.protocol.is_datagram().then_some(v);
     Metrics {
         schema_version: METRICS_SCHEMA_VERSION,
         backend: case.backend.into(),
@@ -91,7 +93,7 @@ pub fn empty(case: &Case) -> Metrics {
         io_contexts: case.io_contexts() as u64,
         io_threads: case.io_threads as u64,
         // Independent serialised server tasks: one per connection, or one UDP socket per runtime.
-        server_io_lanes: if udp {
+        server_io_lanes: if case.protocol == Protocol::Udp {
             case.io_contexts() as u64
         } else {
             case.clients as u64
@@ -99,12 +101,12 @@ pub fn empty(case: &Case) -> Metrics {
         requested_seconds: case.seconds,
         warmup_seconds: case.warmup,
         warmup_ok: true,
-        udp_send_buffer_requested_bytes: udp_only(case.udp_send_buffer),
-        udp_receive_buffer_requested_bytes: udp_only(case.udp_recv_buffer),
+        udp_send_buffer_requested_bytes: on_udp(case.udp_send_buffer),
+        udp_receive_buffer_requested_bytes: on_udp(case.udp_recv_buffer),
         rtt_method: latency::METHOD.to_string(),
         latency_recording: case.record_latency,
-        udp_timeout_ms: udp_only(case.udp_timeout.as_millis() as u64),
-        udp_server_receive_buffer_requested_bytes: udp_only(case.server_recv_buffer()),
+        udp_timeout_ms: datagram_only(case.udp_timeout.as_millis() as u64),
+        udp_server_receive_buffer_requested_bytes: on_udp(case.server_recv_buffer()),
         net_core_rmem_max: resources::sysctl_u64("net/core/rmem_max"),
         net_core_wmem_max: resources::sysctl_u64("net/core/wmem_max"),
         net_core_rmem_default: resources::sysctl_u64("net/core/rmem_default"),
@@ -195,7 +197,7 @@ pub fn fill(
         .map(|c| c / cpu_elapsed * 100.0);
     (m.rss_start_bytes, m.rss_end_bytes) = timing.rss;
 
-    if let Some((before, after)) = timing.kernel.filter(|_| case.protocol == Protocol::Udp) {
+    if let Some((before, after)) = timing.kernel.filter(|_| case.protocol.rides_udp()) {
         let k = UdpCounters::delta(before, after);
         m.kernel_udp_rcvbuf_errors_before = Some(before.rcvbuf_errors);
         m.kernel_udp_rcvbuf_errors_after = Some(after.rcvbuf_errors);

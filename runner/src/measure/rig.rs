@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use echomark_archive::{ErrorCounters, Metrics, Protocol};
+use echomark_archive::{ErrorCounters, Metrics};
 use tokio::sync::watch;
 
 use super::phase::{ClientReport, Command, PhasePlan};
@@ -90,7 +90,7 @@ impl<R: Runtimes> Rig<R> {
             alarms: Vec::new(),
             tls: None,
             tick: match case.protocol {
-                Protocol::Udp => (case.udp_timeout / 4).clamp(MIN_UDP_TICK, MAX_UDP_TICK),
+                p if p.is_datagram() => (case.udp_timeout / 4).clamp(MIN_UDP_TICK, MAX_UDP_TICK),
                 _ => STREAM_TICK,
             },
             udp: None,

@@ -27,6 +27,13 @@ use crate::traffic::sockets::{self, TcpPair};
 use crate::traffic::stream::{self, StreamClient};
 use crate::traffic::tls::Tls;
 
+/// A QUIC client after its handshake: with its long-lived stream open (`quic`), or the
+/// connection alone (`quic-streams`, `quic-datagram`).
+enum Connected {
+    Stream(quic::QuicStream),
+    Connection(quic::QuicClient),
+}
+
 /// How long one connection's handshakes may take.
 pub(super) const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -40,7 +47,9 @@ impl Rig<TokioRuntimes> {
         rig.io_driver = Some("epoll".to_string());
         match case.protocol {
             Protocol::Udp => rig.start_datagrams(case)?,
-            Protocol::Quic => rig.start_quic(case)?,
+            Protocol::Quic | Protocol::QuicStreams | Protocol::QuicDatagram => {
+                rig.start_quic(case)?
+            }
             _ => rig.start_streams(case)?,
         }
         Ok(rig)
@@ -176,47 +185,76 @@ impl Rig<TokioRuntimes> {
     }
 
     /// QUIC: one server endpoint per runtime, each accepting the connections of the clients
-    /// on its runtime; each client connects its own endpoint and opens its stream here,
-    /// before any phase, untimed.
+    /// on its runtime; each client connects its own endpoint (and, for `quic`, opens its
+    /// stream) here, before any phase, untimed. Every endpoint is a UDP socket opened with
+    /// the case's buffer requests, read back as for `udp`.
     fn start_quic(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
         let configs = quic::QuicConfigs::self_signed(ip).map_err(std::io::Error::other)?;
         let shards = self.runtimes.topology.len();
+        let mut buffers = UdpBuffers::default();
         let mut servers: Vec<SocketAddr> = Vec::with_capacity(shards);
         for k in 0..shards {
+            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.server_recv_buffer())?;
+            buffers.server_send = ep.send_buffer;
+            buffers.server_recv = ep.recv_buffer;
+            servers.push(ep.socket.local_addr()?);
             let handle = self.runtimes.topology.handle_for(k);
             let _in_runtime = handle.enter();
-            let endpoint = quinn::Endpoint::server(configs.server.clone(), SocketAddr::new(ip, 0))?;
-            servers.push(endpoint.local_addr()?);
+            let endpoint = quic::server_endpoint(ep.socket, configs.server.clone())?;
             let duties = (0..case.clients)
                 .filter(|i| i % shards == k)
                 .map(|_| self.duty(case))
                 .collect();
-            let serve = quic::serve_endpoint(endpoint, duties);
+            let serve = quic::server::serve_endpoint(endpoint, duties, case.protocol);
             self.runtimes
                 .server_tasks
                 .push(handle.spawn(guarded(self.panics.clone(), serve)));
         }
         for i in 0..case.clients {
+            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
+            buffers.add_client(ep.send_buffer, ep.recv_buffer);
             let handle = self.runtimes.topology.handle_for(i);
-            let (done, result) = mpsc::channel();
+            let (done, result) = mpsc::channel::<std::io::Result<Connected>>();
             let (server, config) = (servers[i % shards], configs.client.clone());
+            let long_stream = case.protocol == Protocol::Quic;
             handle.spawn(async move {
-                let _ = done.send(quic::connect(ip, server, config).await);
+                let connected = async {
+                    let client = quic::connect(ep.socket, server, config).await?;
+                    Ok(if long_stream {
+                        Connected::Stream(quic::QuicStream::open(client).await?)
+                    } else {
+                        Connected::Connection(client)
+                    })
+                };
+                let _ = done.send(connected.await);
             });
-            let stream = result
+            let connected: Connected = result
                 .recv_timeout(HANDSHAKE_LIMIT)
                 .map_err(|_| std::io::Error::other("QUIC handshake timed out"))??;
-            self.quic.push(stream.connection.clone());
-            let client = StreamClient::new(
-                stream::Conn::Quic(Box::new(stream)),
-                i,
-                ClientShape::of(case),
-                LengthPrefix,
-                (self.alarm_for_new_client(), self.pacer_for(case, i)),
-            );
-            self.spawn_client(&handle, i, client);
+            let shape = ClientShape::of(case);
+            let waits = (self.alarm_for_new_client(), self.pacer_for(case, i));
+            match connected {
+                Connected::Stream(stream) => {
+                    self.quic.push(stream.connection().clone());
+                    let conn = stream::Conn::Quic(Box::new(stream));
+                    let client = StreamClient::new(conn, i, shape, LengthPrefix, waits);
+                    self.spawn_client(&handle, i, client);
+                }
+                Connected::Connection(client) if case.protocol == Protocol::QuicStreams => {
+                    self.quic.push(client.connection.clone());
+                    let client = quic::per_message::PerMessageClient::new(client, i, shape, waits);
+                    self.spawn_client(&handle, i, client);
+                }
+                Connected::Connection(client) => {
+                    client.check_datagram_fits(case.payload)?;
+                    self.quic.push(client.connection.clone());
+                    let client = UdpClient::new(client, i, shape, case.udp_timeout, waits);
+                    self.spawn_client(&handle, i, client);
+                }
+            }
         }
+        self.udp = Some(buffers);
         Ok(())
     }
 

@@ -320,10 +320,11 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
     if o.framing == StreamFraming::Raw && !matches!(o.protocol, Protocol::Tcp | Protocol::Tcps) {
         return usage("--framing raw is for tcp and tcps");
     }
-    if o.protocol == Protocol::Quic {
-        return usage(
-            "serve does not speak QUIC yet: --protocol quic is measured in process (once, matrix)",
-        );
+    if o.protocol.is_quic() {
+        return usage(&format!(
+            "serve does not speak QUIC yet: --protocol {} is measured in process (once, matrix)",
+            o.protocol
+        ));
     }
     if o.tls_certificate_out.is_some() && !o.protocol.uses_tls() {
         return usage("--tls-certificate-out is for tcps, wss and https");

@@ -27,6 +27,9 @@ pub enum OrderRule {
     Strict,
     /// Each echo's sequence is above every earlier one in the phase (datagrams).
     Increasing,
+    /// No order across messages (`quic-streams`: each message has its own stream, and
+    /// the client checks that the echo on a stream is that stream's message).
+    Any,
 }
 
 /// What the caller should do after an echo.
@@ -183,6 +186,23 @@ impl ClientCore {
         }
     }
 
+    /// Starts a phase for a client whose connection may have failed in an earlier one
+    /// (`broken`): such a client sits the phase out and reports it at once, with one
+    /// disconnect and anything in flight counted as `finish` counts it.
+    pub fn begin_unless_broken(
+        &mut self,
+        plan: PhasePlan,
+        broken: bool,
+        lost_as_udp: bool,
+    ) -> Option<ClientReport> {
+        self.begin(plan);
+        if !broken {
+            return None;
+        }
+        self.counters().disconnect_errors += 1;
+        Some(self.finish(lost_as_udp))
+    }
+
     fn plan(&self) -> PhasePlan {
         self.plan.expect("begin() precedes traffic")
     }
@@ -335,6 +355,12 @@ impl ClientCore {
                 .is_some_and(|due| due < self.plan().deadline)
     }
 
+    /// Whether the phase still has traffic at `now`: messages in flight, or (open loop)
+    /// messages the schedule has yet to send.
+    pub fn has_traffic(&self, now: Instant) -> bool {
+        self.in_flight > 0 || self.schedule_pending(now)
+    }
+
     fn scheduled_next(&self) -> Option<Instant> {
         self.open
             .as_ref()
@@ -346,6 +372,7 @@ impl ClientCore {
         let in_order = match self.order {
             OrderRule::Strict => sequence == self.expected,
             OrderRule::Increasing => sequence >= self.expected,
+            OrderRule::Any => true,
         };
         if !in_order {
             self.report.counters.order_errors += 1;

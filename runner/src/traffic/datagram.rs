@@ -1,4 +1,6 @@
-//! UDP echo: one datagram per message, connected client sockets, a per-message timeout.
+//! Datagram echo: one datagram per message, a per-message timeout. The client runs on a
+//! connected UDP socket (`udp`) or a QUIC connection's datagrams (`quic-datagram`), both
+//! through [`DatagramSocket`].
 //!
 //! An echo that has not come back after `--udp-timeout-ms` is counted in `udp_lost_messages`
 //! and its slot is refilled (before the deadline) or freed (after it), so loss never shrinks
@@ -7,6 +9,7 @@
 //! [`Alarm`], every quarter timeout (at most every 250 ms, so that a timeout longer than the
 //! drain still lets the drain limit end the phase).
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,9 +29,68 @@ use crate::traffic::work;
 /// Receive buffers are larger than any datagram so an oversized echo shows as a size error.
 pub const RECV_BUF: usize = 65_536;
 
-/// One UDP client socket.
-pub struct UdpClient {
-    socket: UdpSocket,
+/// What a datagram client sends its messages on and receives its echoes from.
+pub trait DatagramSocket: Send + Sync + 'static {
+    /// Sends one message as one datagram, returning the bytes sent.
+    fn send(&self, message: &[u8]) -> impl Future<Output = std::io::Result<usize>> + Send;
+    /// Receives one echo into `into`, returning its length. A peer that is gone fails with
+    /// a kind [`is_disconnect`] recognises.
+    fn recv(&self, into: &mut [u8]) -> impl Future<Output = std::io::Result<usize>> + Send;
+    /// `--udp-batch`: sends `out` in as few system calls as the socket allows.
+    fn send_batch(
+        &self,
+        out: &[&[u8]],
+    ) -> impl Future<Output = Vec<std::io::Result<usize>>> + Send {
+        async move {
+            let mut outcomes = Vec::with_capacity(out.len());
+            for message in out {
+                outcomes.push(self.send(message).await);
+            }
+            outcomes
+        }
+    }
+    /// `--udp-batch`: receives every queued echo into `batch`, returning how many (only a
+    /// UDP socket batches; the case refuses `--udp-batch` elsewhere).
+    fn recv_batch(
+        &self,
+        batch: &mut RecvBatch,
+    ) -> impl Future<Output = std::io::Result<usize>> + Send {
+        let _ = batch;
+        std::future::ready(Err(std::io::ErrorKind::Unsupported.into()))
+    }
+}
+
+impl DatagramSocket for UdpSocket {
+    fn send(&self, message: &[u8]) -> impl Future<Output = std::io::Result<usize>> + Send {
+        UdpSocket::send(self, message)
+    }
+    fn recv(&self, into: &mut [u8]) -> impl Future<Output = std::io::Result<usize>> + Send {
+        UdpSocket::recv(self, into)
+    }
+    async fn send_batch(&self, out: &[&[u8]]) -> Vec<std::io::Result<usize>> {
+        let out: Vec<(&[u8], Option<SocketAddr>)> = out.iter().map(|b| (*b, None)).collect();
+        mmsg::send(self, &out).await
+    }
+    fn recv_batch(
+        &self,
+        batch: &mut RecvBatch,
+    ) -> impl Future<Output = std::io::Result<usize>> + Send {
+        batch.recv(self)
+    }
+}
+
+/// Whether `e` says the peer is gone (an ICMP port unreachable on UDP, a closed QUIC
+/// connection): the client stops instead of counting every later call.
+pub fn is_disconnect(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset
+    )
+}
+
+/// One datagram client: a UDP socket, or a QUIC connection's datagrams.
+pub struct UdpClient<S = UdpSocket> {
+    socket: S,
     core: ClientCore,
     send_buf: Vec<u8>,
     recv_buf: Vec<u8>,
@@ -44,10 +106,10 @@ pub struct UdpClient {
     broken: bool,
 }
 
-impl UdpClient {
+impl<S: DatagramSocket> UdpClient<S> {
     /// A client on `socket`; open-loop clients wait for their due messages on `pacer`.
     pub fn new(
-        socket: UdpSocket,
+        socket: S,
         index: usize,
         shape: ClientShape,
         timeout: Duration,
@@ -87,11 +149,8 @@ impl UdpClient {
             buf.clear();
             self.core.write_next(buf, now);
         }
-        let out: Vec<(&[u8], Option<SocketAddr>)> = self.batch_out[..count]
-            .iter()
-            .map(|b| (b.as_slice(), None))
-            .collect();
-        let outcomes = mmsg::send(&self.socket, &out).await;
+        let out: Vec<&[u8]> = self.batch_out[..count].iter().map(Vec::as_slice).collect();
+        let outcomes = self.socket.send_batch(&out).await;
         for (i, outcome) in outcomes.into_iter().enumerate() {
             let len = self.batch_out[i].len();
             self.count_send(outcome, len);
@@ -103,7 +162,7 @@ impl UdpClient {
         match outcome {
             Ok(n) if n == len => {}
             Ok(_) => self.core.counters().client_send_completion_errors += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Err(e) if is_disconnect(&e) => {
                 self.core.counters().disconnect_errors += 1;
                 self.broken = true;
             }
@@ -127,12 +186,10 @@ impl UdpClient {
     }
 }
 
-impl PhaseClient for UdpClient {
+impl<S: DatagramSocket> PhaseClient for UdpClient<S> {
     async fn run_phase(&mut self, plan: PhasePlan) -> ClientReport {
-        self.core.begin(plan);
-        if self.broken {
-            self.core.counters().disconnect_errors += 1;
-            return self.core.finish(true);
+        if let Some(report) = self.core.begin_unless_broken(plan, self.broken, true) {
+            return report;
         }
         let now = Instant::now();
         let open = self.core.is_open_loop();
@@ -144,9 +201,7 @@ impl PhaseClient for UdpClient {
         // Loss checks and the drain limit run when the orchestrator rings the alarm.
         let alarm = self.alarm.clone();
         let mut seen = alarm.rings();
-        while (self.core.in_flight() > 0 || self.core.schedule_pending(Instant::now()))
-            && !self.broken
-        {
+        while self.core.has_traffic(Instant::now()) && !self.broken {
             let wake = self.core.next_wake(Instant::now());
             tokio::select! {
                 biased;
@@ -173,7 +228,7 @@ impl PhaseClient for UdpClient {
                             self.send_pass(now).await;
                         }
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    Err(e) if is_disconnect(&e) => {
                         self.core.counters().disconnect_errors += 1;
                         self.broken = true;
                     }
@@ -203,13 +258,13 @@ impl PhaseClient for UdpClient {
 
 /// One echo into `one`, or as many as are queued into `batch`: how many arrived, and the
 /// length of the one in `one` (0 when batched).
-async fn receive(
-    socket: &UdpSocket,
+async fn receive<S: DatagramSocket>(
+    socket: &S,
     one: &mut [u8],
     batch: Option<&mut RecvBatch>,
 ) -> std::io::Result<(usize, usize)> {
     match batch {
-        Some(batch) => Ok((batch.recv(socket).await?, 0)),
+        Some(batch) => Ok((socket.recv_batch(batch).await?, 0)),
         None => Ok((1, socket.recv(one).await?)),
     }
 }
@@ -294,8 +349,13 @@ pub struct DatagramServer {
 
 /// What to send after a datagram arrived.
 pub enum Reply {
-    /// Nothing (foreign, malformed, or dropped or held by a fault).
+    /// Nothing (foreign or malformed).
     Nothing,
+    /// Nothing: a `drop` fault swallowed the message.
+    Dropped,
+    /// Nothing yet: a `delay` fault holds the message back, to go after the peer's next echo
+    /// (`then`).
+    Held,
     /// Echo the datagram (in place, after the work) to its sender, then `then` if any (a
     /// message a fault held back for this peer).
     Echo {
@@ -326,10 +386,10 @@ impl DatagramServer {
         };
         work::run(self.duty.work_rounds, message);
         match self.faults.on_message(message) {
-            Action::Drop => return Reply::Nothing,
+            Action::Drop => return Reply::Dropped,
             Action::Delay if self.held.is_none() => {
                 self.held = Some((message.to_vec(), peer));
-                return Reply::Nothing;
+                return Reply::Held;
             }
             _ => {}
         }

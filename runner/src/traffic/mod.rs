@@ -1,8 +1,8 @@
 //! The traffic of one measurement: the protocol-independent client core ([`client`]), the
 //! stream and datagram client and server loops on tokio ([`stream`], [`datagram`], batched
-//! with [`mmsg`]) and on
-//! monoio ([`uring`]), connection setup ([`sockets`], [`connect`], [`tls`]), QUIC on quinn ([`quic`]), the server's
-//! synthetic work ([`work`]) and the test-only faults ([`fault`]).
+//! with [`mmsg`]) and on monoio ([`uring`]), connection setup ([`sockets`], [`connect`],
+//! [`tls`]), QUIC on quinn in its three protocols ([`quic`]), the server's synthetic work
+//! ([`work`]) and the test-only faults ([`fault`]).
 
 pub mod client;
 pub mod connect;

@@ -117,10 +117,8 @@ impl<F: Framing> Session<F> {
     /// loop). A client whose connection broke earlier cannot take part: its report comes
     /// back at once.
     pub fn start_phase(&mut self, plan: PhasePlan) -> Option<ClientReport> {
-        self.core.begin(plan);
-        if self.broken {
-            self.core.counters().disconnect_errors += 1;
-            return Some(self.core.finish(false));
+        if let Some(report) = self.core.begin_unless_broken(plan, self.broken, false) {
+            return Some(report);
         }
         let now = Instant::now();
         self.out.clear();

@@ -234,7 +234,7 @@ impl Shard {
         let reply = self.server.on_datagram(&mut message, peer);
         self.sends[slot].buf = message;
         match reply {
-            Reply::Nothing => {
+            Reply::Nothing | Reply::Dropped | Reply::Held => {
                 self.free.push(slot);
                 Ok(())
             }

@@ -177,10 +177,9 @@ impl LocalPhaseClient for UringUdpClient {
         let link = &self.link;
         {
             let mut s = link.state.borrow_mut();
-            s.core.begin(plan);
-            if s.broken {
-                s.core.counters().disconnect_errors += 1;
-                return s.core.finish(true);
+            let broken = s.broken;
+            if let Some(report) = s.core.begin_unless_broken(plan, broken, true) {
+                return report;
             }
             let now = Instant::now();
             s.queue.clear();

@@ -1,10 +1,19 @@
-//! QUIC for `--protocol quic` (RFC 9000) on quinn, in process on tokio: a self-signed
-//! certificate made at start (the same rcgen and rustls, ring provider, as the TLS
-//! protocols, TLS 1.3 only as QUIC requires, ALPN `echomark`), one server endpoint (UDP
-//! socket) per runtime, and per client its own endpoint and connection with one long-lived
-//! bidirectional stream carrying TCP's length-prefixed messages. The handshake and the
-//! stream's opening happen during setup, untimed; the stream is announced to the server by
-//! the first message, so the server accepts it in the warmup.
+//! QUIC (RFC 9000) on quinn, in process on tokio: a self-signed certificate made at start
+//! (the same rcgen and rustls, ring provider, as the TLS protocols, TLS 1.3 only as QUIC
+//! requires, ALPN `echomark`), one server endpoint per runtime and per client its own
+//! endpoint, each on a UDP socket echomark opens with the buffer sizes the case asks for.
+//! Handshakes happen during setup, untimed. Three ways to carry messages:
+//!
+//! - `quic`: one long-lived bidirectional stream per client carrying TCP's length-prefixed
+//!   messages (announced to the server by the first message, so it is accepted in the
+//!   warmup);
+//! - `quic-streams`: a new bidirectional stream per message ([`per_message`]);
+//! - `quic-datagram`: one unreliable datagram per message ([`datagram`]), through the UDP
+//!   client.
+
+pub mod datagram;
+pub mod per_message;
+pub mod server;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -12,9 +21,7 @@ use std::sync::Arc;
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
-use super::stream::{self, ServerDuty};
 use super::tls::TlsError;
-use crate::framing::prefix::LengthPrefix;
 
 /// The ALPN both ends offer.
 pub const ALPN: &[u8] = b"echomark";
@@ -62,37 +69,96 @@ impl QuicConfigs {
     }
 }
 
-/// A client's QUIC connection: its endpoint (its UDP socket), the connection, and the
-/// stream's two directions.
-pub struct QuicStream {
-    pub recv: quinn::RecvStream,
-    pub send: quinn::SendStream,
+/// A server endpoint on `socket` (call inside the runtime that will drive it).
+pub fn server_endpoint(
+    socket: std::net::UdpSocket,
+    config: quinn::ServerConfig,
+) -> std::io::Result<quinn::Endpoint> {
+    quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        Some(config),
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )
+}
+
+/// A client's QUIC connection and the endpoint (UDP socket) it runs on.
+pub struct QuicClient {
     /// The connection (also what its statistics are read from).
     pub connection: quinn::Connection,
     _endpoint: quinn::Endpoint,
 }
 
-/// Connects a new client endpoint on `ip` to `server` and opens the bidirectional stream
-/// (call inside the client's runtime).
+/// Connects a client endpoint on `socket` to `server` (call inside the client's runtime).
 pub async fn connect(
-    ip: IpAddr,
+    socket: std::net::UdpSocket,
     server: SocketAddr,
     config: quinn::ClientConfig,
-) -> std::io::Result<QuicStream> {
-    let mut endpoint = quinn::Endpoint::client(SocketAddr::new(ip, 0))?;
+) -> std::io::Result<QuicClient> {
+    let mut endpoint = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )?;
     endpoint.set_default_client_config(config);
     let connection = endpoint
         .connect(server, SERVER_NAME)
         .map_err(std::io::Error::other)?
         .await
         .map_err(std::io::Error::other)?;
-    let (send, recv) = connection.open_bi().await.map_err(std::io::Error::other)?;
-    Ok(QuicStream {
-        recv,
-        send,
+    Ok(QuicClient {
         connection,
         _endpoint: endpoint,
     })
+}
+
+impl QuicClient {
+    /// `quic-datagram`: fails unless the peer accepts datagrams and a message of
+    /// `payload` bytes fits in one.
+    pub fn check_datagram_fits(&self, payload: usize) -> std::io::Result<()> {
+        match self.connection.max_datagram_size() {
+            None => Err(std::io::Error::other(
+                "the QUIC peer does not accept datagrams (RFC 9221)",
+            )),
+            Some(limit) if payload > limit => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "--payload {payload} does not fit in one QUIC datagram: this connection takes at most {limit} bytes"
+                ),
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+/// `quic`: a client's long-lived bidirectional stream, its two directions, on its
+/// connection.
+pub struct QuicStream {
+    pub recv: quinn::RecvStream,
+    pub send: quinn::SendStream,
+    _client: QuicClient,
+}
+
+impl QuicStream {
+    /// Opens the client's one stream.
+    pub async fn open(client: QuicClient) -> std::io::Result<Self> {
+        let (send, recv) = client
+            .connection
+            .open_bi()
+            .await
+            .map_err(std::io::Error::other)?;
+        Ok(Self {
+            recv,
+            send,
+            _client: client,
+        })
+    }
+
+    /// The connection the stream runs on.
+    pub fn connection(&self) -> &quinn::Connection {
+        &self._client.connection
+    }
 }
 
 /// quinn's statistics of `connections`, summed (averaged where a sum means nothing).
@@ -117,33 +183,13 @@ pub fn counters(connections: &[quinn::Connection]) -> Option<echomark_archive::Q
         c.smoothed_rtt_us += s.path.rtt.as_secs_f64() * 1e6;
         c.cwnd_bytes += s.path.cwnd as f64;
         c.current_mtu = c.current_mtu.min(u64::from(s.path.current_mtu));
+        if let Some(limit) = connection.max_datagram_size() {
+            let limit = limit as u64;
+            c.datagram_size_limit = Some(c.datagram_size_limit.map_or(limit, |l| l.min(limit)));
+        }
     }
     let n = connections.len() as f64;
     c.smoothed_rtt_us /= n;
     c.cwnd_bytes /= n;
     Some(c)
-}
-
-/// Accepts one connection per duty on `endpoint` and echoes its first bidirectional
-/// stream with the length-prefix framing, each on a task of its own on this runtime.
-pub async fn serve_endpoint(endpoint: quinn::Endpoint, duties: Vec<ServerDuty>) {
-    let mut tasks = Vec::with_capacity(duties.len());
-    for duty in duties {
-        let Some(incoming) = endpoint.accept().await else {
-            break;
-        };
-        tasks.push(tokio::spawn(async move {
-            let Ok(connection) = incoming.await else {
-                return;
-            };
-            let Ok((send, recv)) = connection.accept_bi().await else {
-                return;
-            };
-            stream::serve(tokio::io::join(recv, send), duty, LengthPrefix).await;
-            drop(connection);
-        }));
-    }
-    for task in tasks {
-        let _ = task.await;
-    }
 }

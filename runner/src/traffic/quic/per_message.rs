@@ -1,0 +1,167 @@
+//! `quic-streams`: a new bidirectional stream for every message (request and response, as
+//! secnetperf's request-rate tests do), so opening a stream is part of each round trip.
+//!
+//! Each in-flight message is a task on the client's runtime that opens a stream, writes the
+//! message, finishes the stream and reads the echo to the stream's end. The client judges
+//! the echo with the same verification as every other protocol and checks that it is the
+//! stream's own message (an echo answered on another stream is an order error); there is no
+//! order across streams.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use quinn::Connection;
+use tokio::task::JoinSet;
+
+use super::QuicClient;
+use crate::instruments::alarm::Alarm;
+use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
+use crate::message::{self, MAX_PAYLOAD};
+use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
+use crate::traffic::pacing::{self, Pacer};
+
+/// How one message's stream ended.
+enum Exchange {
+    /// The echo read to the stream's end.
+    Echo(Vec<u8>),
+    /// The stream could not be opened, written or read to its end (the connection is
+    /// gone, or the server reset the stream or sent more than any message).
+    Failed,
+}
+
+/// One `quic-streams` client on its own connection.
+pub struct PerMessageClient {
+    connection: Connection,
+    _client: QuicClient,
+    core: ClientCore,
+    send_buf: Vec<u8>,
+    /// The in-flight messages: each task returns its message's sequence and the exchange.
+    exchanges: JoinSet<(u64, Exchange)>,
+    alarm: Arc<Alarm>,
+    /// Open loop: waits for the client's next due message.
+    pacer: Option<Pacer>,
+    broken: bool,
+}
+
+impl PerMessageClient {
+    /// A client on `client`'s connection; open-loop clients wait for their due messages on
+    /// `pacer`.
+    pub fn new(
+        client: QuicClient,
+        index: usize,
+        shape: ClientShape,
+        (alarm, pacer): (Arc<Alarm>, Option<Pacer>),
+    ) -> Self {
+        Self {
+            connection: client.connection.clone(),
+            _client: client,
+            core: shape.core(index, OrderRule::Any),
+            send_buf: Vec::with_capacity(shape.payload),
+            exchanges: JoinSet::new(),
+            alarm,
+            pacer,
+            broken: false,
+        }
+    }
+
+    /// Takes a slot and starts its message's stream.
+    fn send_next(&mut self, now: Instant) {
+        self.send_buf.clear();
+        self.core.write_next(&mut self.send_buf, now);
+        let sequence = message::parse_header(&self.send_buf).map_or(u64::MAX, |h| h.sequence);
+        let message = self.send_buf.clone();
+        let connection = self.connection.clone();
+        self.exchanges
+            .spawn(async move { (sequence, exchange(&connection, &message).await) });
+    }
+
+    /// Open loop: starts every message that is due and has a slot.
+    fn send_pass(&mut self, now: Instant) {
+        while self.core.due(now) && !self.broken {
+            self.send_next(now);
+        }
+        self.core.end_pass();
+    }
+
+    /// Judges one finished exchange of the message with `sequence`.
+    fn on_exchange(&mut self, sequence: u64, outcome: Exchange, now: Instant) {
+        match outcome {
+            Exchange::Echo(echo) => {
+                let on_its_stream =
+                    message::parse_header(&echo).is_ok_and(|h| h.sequence == sequence);
+                if !on_its_stream && message::parse_header(&echo).is_ok() {
+                    self.core.counters().order_errors += 1;
+                }
+                if self.core.on_echo(&echo, now) == Next::Send {
+                    self.send_next(now);
+                } else if self.core.is_open_loop() {
+                    self.send_pass(now);
+                }
+            }
+            Exchange::Failed => {
+                self.core.counters().disconnect_errors += 1;
+                self.broken = true;
+            }
+        }
+    }
+}
+
+/// One message's round trip on a new stream.
+async fn exchange(connection: &Connection, message: &[u8]) -> Exchange {
+    let Ok((mut send, mut recv)) = connection.open_bi().await else {
+        return Exchange::Failed;
+    };
+    if send.write_all(message).await.is_err() || send.finish().is_err() {
+        return Exchange::Failed;
+    }
+    match recv.read_to_end(MAX_PAYLOAD).await {
+        Ok(echo) => Exchange::Echo(echo),
+        Err(_) => Exchange::Failed,
+    }
+}
+
+impl PhaseClient for PerMessageClient {
+    async fn run_phase(&mut self, plan: PhasePlan) -> ClientReport {
+        if let Some(report) = self.core.begin_unless_broken(plan, self.broken, false) {
+            return report;
+        }
+        let now = Instant::now();
+        if self.core.is_open_loop() {
+            self.send_pass(now);
+        } else {
+            for _ in 0..self.core.window() {
+                self.send_next(now);
+            }
+        }
+        let alarm = self.alarm.clone();
+        let mut seen = alarm.rings();
+        while self.core.has_traffic(Instant::now()) && !self.broken {
+            let wake = self.core.next_wake(Instant::now());
+            tokio::select! {
+                biased;
+                _ = pacing::until(self.pacer.as_mut(), wake), if wake.is_some() => {
+                    self.send_pass(Instant::now());
+                },
+                Some(done) = self.exchanges.join_next() => {
+                    alarm.progressed();
+                    match done {
+                        Ok((sequence, outcome)) => self.on_exchange(sequence, outcome, Instant::now()),
+                        // A task that panicked: counted as the orchestrator counts a client's.
+                        Err(_) => self.core.counters().callback_exceptions += 1,
+                    }
+                },
+                rung = alarm.after(seen) => {
+                    seen = rung;
+                    if Instant::now() >= plan.drain_limit {
+                        self.core.counters().drain_timeouts += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        // Streams still open (unanswered, or left by a broken connection) end with the phase.
+        self.exchanges.abort_all();
+        while self.exchanges.join_next().await.is_some() {}
+        self.core.finish(false)
+    }
+}
