@@ -14,14 +14,20 @@ use echomark_archive::{CaseKey, Metric, Protocol};
 
 /// The protocols `protocol` is compared with, closest first: a TLS protocol against its
 /// plaintext form (`wss` → `websocket`, `https` → `http`; `tcps` → `tcp`), then every stream
-/// protocol against TCP. UDP is not a layer over TCP and has no baseline; QUIC, reliable and encrypted over UDP, is set against TCP+TLS, then TCP.
+/// protocol against TCP. UDP is not a layer over TCP and has no baseline; QUIC, reliable and
+/// encrypted over UDP, is set against TCP+TLS, then TCP; its two other forms against the
+/// nearest of their own kind.
 pub fn baselines(protocol: Protocol) -> Vec<Protocol> {
     match protocol {
         Protocol::Tcp | Protocol::Udp => vec![],
         // Encrypted like TCP+TLS, reliable like TCP: the two it stands in for.
-        Protocol::Quic | Protocol::QuicStreams => vec![Protocol::Tcps, Protocol::Tcp],
-        // Datagrams over QUIC's encryption and congestion control, against bare datagrams.
-        Protocol::QuicDatagram => vec![Protocol::Udp],
+        Protocol::Quic => vec![Protocol::Tcps, Protocol::Tcp],
+        // A stream per message against one long-lived stream (what stream setup costs),
+        // then against TCP+TLS.
+        Protocol::QuicStreams => vec![Protocol::Quic, Protocol::Tcps],
+        // Datagrams with QUIC's encryption and congestion control against bare datagrams,
+        // then against QUIC's reliable stream (what reliability costs).
+        Protocol::QuicDatagram => vec![Protocol::Udp, Protocol::Quic],
         p => p
             .plaintext()
             .filter(|plain| *plain != Protocol::Tcp)
@@ -165,6 +171,14 @@ mod tests {
         assert_eq!(baselines(Https), [Http, Tcp]);
         assert_eq!(baselines(Websocket), [Tcp]);
         assert!(baselines(Tcp).is_empty() && baselines(Udp).is_empty());
+    }
+
+    #[test]
+    fn quic_compares_with_tls_over_tcp_and_its_other_forms_with_their_own_kind() {
+        use Protocol::*;
+        assert_eq!(baselines(Quic), [Tcps, Tcp]);
+        assert_eq!(baselines(QuicStreams), [Quic, Tcps]);
+        assert_eq!(baselines(QuicDatagram), [Udp, Quic]);
     }
 
     #[test]
