@@ -128,6 +128,12 @@ impl Protocol {
         matches!(self, Protocol::Tcps | Protocol::Wss | Protocol::Https)
     }
 
+    /// Whether a client checks the server's certificate: TLS over TCP, and QUIC (TLS 1.3
+    /// inside).
+    pub fn needs_trust(self) -> bool {
+        self.uses_tls() || self.is_quic()
+    }
+
     /// The same framing without TLS (`tcps` → `tcp`); `None` for plaintext protocols.
     pub fn plaintext(self) -> Option<Protocol> {
         match self {

@@ -244,19 +244,11 @@ impl Case {
         {
             return err(why);
         }
-        if self.protocol.is_quic() {
-            if self.backend != Backend::Tokio {
-                return err(format!(
-                    "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
-                    self.protocol, self.backend
-                ));
-            }
-            if self.target.is_some() {
-                return err(format!(
-                    "--protocol {} is measured in process only: --target does not speak QUIC yet",
-                    self.protocol
-                ));
-            }
+        if self.protocol.is_quic() && self.backend != Backend::Tokio {
+            return err(format!(
+                "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
+                self.protocol, self.backend
+            ));
         }
         if let Some(target) = &self.target {
             self.validate_target(target)?;
@@ -296,11 +288,11 @@ impl Case {
         if !target.http_pipelining && !matches!(self.protocol, Protocol::Http | Protocol::Https) {
             return err("--no-pipelining is for http and https");
         }
-        if self.protocol.uses_tls() != target.tls.is_some() {
-            return err(if self.protocol.uses_tls() {
-                "a TLS protocol against --target needs --tls-ca FILE or --tls-insecure"
+        if self.protocol.needs_trust() != target.tls.is_some() {
+            return err(if self.protocol.needs_trust() {
+                "a TLS or QUIC protocol against --target needs --tls-ca FILE or --tls-insecure"
             } else {
-                "--tls-ca and --tls-insecure are for tcps, wss and https"
+                "--tls-ca and --tls-insecure are for tcps, wss, https and the QUIC protocols"
             });
         }
         Ok(())

@@ -284,7 +284,7 @@ fn bad_targets_are_usage_errors_or_clear_failures() {
         ),
         (
             vec!["--protocol", "tcp", "--tls-insecure"],
-            "are for tcps, wss and https",
+            "are for tcps, wss, https and the QUIC protocols",
         ),
         (vec!["--work", "10"], "--work runs in echomark's own server"),
         (

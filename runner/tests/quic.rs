@@ -2,7 +2,7 @@
 //! per client; `quic-streams`: a stream per message; `quic-datagram`: RFC 9221 datagrams).
 //! Every IO model echoes with every check passing; a server that corrupts or reorders is
 //! caught, and one that drops a datagram is counted as loss; what QUIC does not do yet
-//! (another backend, `--target`, `serve`, `verify`) is a usage error; a matrix writes
+//! (another backend, `verify`) is a usage error; a matrix writes
 //! schema-valid archives the generator reads and sets against TCP+TLS.
 mod common;
 
@@ -129,24 +129,37 @@ fn what_quic_does_not_do_yet_is_a_usage_error() {
             "not supported by --backend monoio",
         ),
         (
-            vec!["once", "--protocol", "quic", "--target", "127.0.0.1:9"],
-            "measured in process only",
-        ),
-        (
             vec!["verify", "--protocol", "quic", "--target", "127.0.0.1:9"],
-            "measured in process only",
+            "verify does not speak QUIC yet",
         ),
         (
-            vec!["serve", "--protocol", "quic"],
-            "serve does not speak QUIC yet",
+            vec!["serve", "--protocol", "quic", "--backend", "monoio"],
+            "not supported by --backend monoio",
         ),
         (
             vec!["once", "--protocol", "quic-datagram", "--backend", "monoio"],
             "not supported by --backend monoio",
         ),
         (
-            vec!["serve", "--protocol", "quic-streams"],
-            "serve does not speak QUIC yet",
+            vec![
+                "serve",
+                "--protocol",
+                "quic-streams",
+                "--backend",
+                "io-uring",
+            ],
+            "not supported by --backend io-uring",
+        ),
+        (
+            vec![
+                "once",
+                "--protocol",
+                "tcp",
+                "--target",
+                "127.0.0.1:9",
+                "--tls-insecure",
+            ],
+            "are for tcps, wss, https and the QUIC protocols",
         ),
     ] {
         let out = runner(&args);

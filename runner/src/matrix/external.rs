@@ -24,7 +24,7 @@ fn client_target(
         authority: address.to_string(),
         framing: server.framing_for(protocol),
         tls: trust
-            .filter(|_| protocol.uses_tls())
+            .filter(|_| protocol.needs_trust())
             .map(|t| (t, address.ip().to_string())),
         server_name: Some(server.name.clone()),
         http_pipelining: pipelines,

@@ -185,9 +185,8 @@ impl Rig<TokioRuntimes> {
     }
 
     /// QUIC: one server endpoint per runtime, each accepting the connections of the clients
-    /// on its runtime; each client connects its own endpoint (and, for `quic`, opens its
-    /// stream) here, before any phase, untimed. Every endpoint is a UDP socket opened with
-    /// the case's buffer requests, read back as for `udp`.
+    /// on its runtime. Every endpoint is a UDP socket opened with the case's buffer
+    /// requests, read back as for `udp`.
     fn start_quic(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
         let configs = quic::QuicConfigs::self_signed(ip).map_err(std::io::Error::other)?;
@@ -202,25 +201,48 @@ impl Rig<TokioRuntimes> {
             let handle = self.runtimes.topology.handle_for(k);
             let _in_runtime = handle.enter();
             let endpoint = quic::server_endpoint(ep.socket, configs.server.clone())?;
-            let duties = (0..case.clients)
+            let mut duties = (0..case.clients)
                 .filter(|i| i % shards == k)
                 .map(|_| self.duty(case))
-                .collect();
-            let serve = quic::server::serve_endpoint(endpoint, duties, case.protocol);
+                .collect::<Vec<_>>()
+                .into_iter();
+            let serve = quic::server::serve_endpoint(
+                endpoint,
+                case.protocol,
+                move || duties.next(),
+                |_| {},
+            );
             self.runtimes
                 .server_tasks
                 .push(handle.spawn(guarded(self.panics.clone(), serve)));
         }
+        let server_of = |i: usize| (servers[i % shards], quic::SERVER_NAME);
+        self.start_quic_clients(case, ip, server_of, &configs.client, buffers)
+    }
+
+    /// One QUIC client per client, each on its own UDP socket bound to `local` (port 0),
+    /// client `i` connecting to `server_of(i)` (its address and certificate name); the
+    /// handshakes (and, for `quic`, the stream's opening) happen here, before any phase,
+    /// untimed, and the sockets' read-back buffer sizes join `buffers`.
+    pub(super) fn start_quic_clients<'a>(
+        &mut self,
+        case: &Case,
+        local: IpAddr,
+        server_of: impl Fn(usize) -> (SocketAddr, &'a str),
+        config: &quinn::ClientConfig,
+        mut buffers: UdpBuffers,
+    ) -> std::io::Result<()> {
         for i in 0..case.clients {
-            let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.udp_recv_buffer)?;
+            let ep = sockets::udp_endpoint(local, case.udp_send_buffer, case.udp_recv_buffer)?;
             buffers.add_client(ep.send_buffer, ep.recv_buffer);
             let handle = self.runtimes.topology.handle_for(i);
             let (done, result) = mpsc::channel::<std::io::Result<Connected>>();
-            let (server, config) = (servers[i % shards], configs.client.clone());
+            let (server, name) = server_of(i);
+            let (name, config) = (name.to_string(), config.clone());
             let long_stream = case.protocol == Protocol::Quic;
             handle.spawn(async move {
                 let connected = async {
-                    let client = quic::connect(ep.socket, server, config).await?;
+                    let client = quic::connect(ep.socket, (server, &name), config).await?;
                     Ok(if long_stream {
                         Connected::Stream(quic::QuicStream::open(client).await?)
                     } else {
@@ -229,9 +251,9 @@ impl Rig<TokioRuntimes> {
                 };
                 let _ = done.send(connected.await);
             });
-            let connected: Connected = result
-                .recv_timeout(HANDSHAKE_LIMIT)
-                .map_err(|_| std::io::Error::other("QUIC handshake timed out"))??;
+            let connected = result.recv_timeout(HANDSHAKE_LIMIT).map_err(|_| {
+                std::io::Error::other(format!("QUIC handshake with {server} timed out"))
+            })??;
             let shape = ClientShape::of(case);
             let waits = (self.alarm_for_new_client(), self.pacer_for(case, i));
             match connected {

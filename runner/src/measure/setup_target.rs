@@ -45,6 +45,7 @@ impl Rig<TokioRuntimes> {
         rig.io_driver = Some("epoll".to_string());
         match case.protocol {
             Protocol::Udp => rig.target_datagrams(case, target)?,
+            p if p.is_quic() => rig.target_quic(case, target)?,
             _ => rig.target_streams(case, target)?,
         }
         Ok(rig)
@@ -135,6 +136,26 @@ impl Rig<TokioRuntimes> {
         );
         client.received_early(&early);
         self.spawn_client(&handle, index, client);
+    }
+
+    /// One QUIC connection per client, each on its own UDP socket bound to the unspecified
+    /// address of the target's family, checking the server's certificate as `--tls-ca` or
+    /// `--tls-insecure` says.
+    fn target_quic(&mut self, case: &Case, target: &Target) -> std::io::Result<()> {
+        let tls = target_tls(target)?.ok_or_else(|| {
+            std::io::Error::other("a QUIC target needs --tls-ca FILE or --tls-insecure")
+        })?;
+        let config =
+            crate::traffic::quic::target_client_config(&tls).map_err(std::io::Error::other)?;
+        let name = tls.server_name();
+        let any = sockets::unspecified_for(&target.addr);
+        self.start_quic_clients(
+            case,
+            any,
+            |_| (target.addr, name.as_str()),
+            &config,
+            UdpBuffers::default(),
+        )
     }
 
     /// One connected UDP socket per client, bound to the unspecified address of the

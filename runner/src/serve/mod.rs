@@ -320,14 +320,14 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
     if o.framing == StreamFraming::Raw && !matches!(o.protocol, Protocol::Tcp | Protocol::Tcps) {
         return usage("--framing raw is for tcp and tcps");
     }
-    if o.protocol.is_quic() {
+    if o.protocol.is_quic() && o.backend != ServeBackend::Tokio {
         return usage(&format!(
-            "serve does not speak QUIC yet: --protocol {} is measured in process (once, matrix)",
-            o.protocol
+            "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
+            o.protocol, o.backend
         ));
     }
-    if o.tls_certificate_out.is_some() && !o.protocol.uses_tls() {
-        return usage("--tls-certificate-out is for tcps, wss and https");
+    if o.tls_certificate_out.is_some() && !o.protocol.needs_trust() {
+        return usage("--tls-certificate-out is for tcps, wss, https and the QUIC protocols");
     }
     if let Some(reason) =
         echomark_archive::unsupported(o.backend.name(), o.io_model, o.io_threads as u64)
@@ -388,7 +388,7 @@ pub fn run(
     }
     let tls = tls_server(o)?;
     let started = match o.backend {
-        ServeBackend::Tokio => tokio::start(o, tls, &registry, &closing)?,
+        ServeBackend::Tokio => tokio::start(o, (tls, quic_server(o)?), &registry, &closing)?,
         ServeBackend::Monoio => uring::start(o, tls, &registry, &closing)?,
         ServeBackend::IoUring => ring::start(o, &registry, &closing)?,
     };
@@ -432,6 +432,22 @@ fn tls_server(o: &ServeOptions) -> Result<Option<TlsServer>, ServeError> {
         crate::matrix::store::write_bytes_atomically(path, server.certificate_pem().as_bytes())?;
     }
     Ok(Some(server))
+}
+
+/// QUIC protocols: a server configuration around a fresh self-signed certificate for the
+/// listening address and `localhost`, written where `--tls-certificate-out` asks.
+fn quic_server(o: &ServeOptions) -> Result<Option<quinn::ServerConfig>, ServeError> {
+    if !o.protocol.is_quic() {
+        return Ok(None);
+    }
+    let names = vec![o.listen.ip().to_string(), "localhost".into()];
+    let (config, certificate) =
+        crate::traffic::quic::self_signed_server(names).map_err(std::io::Error::other)?;
+    if let Some(path) = &o.tls_certificate_out {
+        let pem = crate::traffic::tls::certificate_pem(&certificate);
+        crate::matrix::store::write_bytes_atomically(path, pem.as_bytes())?;
+    }
+    Ok(Some(config))
 }
 
 /// One accepted connection's handshakes on tokio: TLS, then the WebSocket upgrade. A

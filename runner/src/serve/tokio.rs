@@ -14,20 +14,23 @@ use crate::framing::prefix::LengthPrefix;
 use crate::framing::websocket::WebSocket;
 use crate::measure::topology::Topology;
 use crate::traffic::connect::ServerConn;
+use crate::traffic::quic::server::Event;
 use crate::traffic::sockets;
 use crate::traffic::stream::{self, within_idle, IdleLimit, ServerDuty};
 use crate::traffic::tls::TlsServer;
 
-/// Starts the listener (or UDP sockets) and the echo tasks on tokio runtimes.
+/// Starts the listener (or UDP sockets, or QUIC endpoints with `quic`'s configuration)
+/// and the echo tasks on tokio runtimes.
 pub fn start(
     o: &ServeOptions,
-    tls: Option<TlsServer>,
+    (tls, quic): (Option<TlsServer>, Option<quinn::ServerConfig>),
     registry: &Arc<Registry>,
     closing: &Arc<AtomicBool>,
 ) -> std::io::Result<Started> {
     let topology = Topology::start(o.io_model, o.io_threads, o.server_cpus.as_ref())?;
-    let (address, tasks) = match o.protocol {
-        Protocol::Udp => start_datagrams(o, &topology, registry, closing)?,
+    let (address, tasks) = match (o.protocol, quic) {
+        (Protocol::Udp, _) => start_datagrams(o, &topology, registry, closing)?,
+        (_, Some(quic)) => start_quic(o, &topology, quic, registry, closing)?,
         _ => start_streams(o, &topology, registry, closing, tls)?,
     };
     Ok(Started {
@@ -125,6 +128,35 @@ where
     }
 }
 
+/// QUIC: one endpoint (UDP socket) per runtime on the same port (SO_REUSEPORT spreads
+/// clients over them by address, so each connection stays on one), each accepting and
+/// serving connections on its runtime.
+fn start_quic(
+    o: &ServeOptions,
+    topology: &Topology,
+    config: quinn::ServerConfig,
+    registry: &Arc<Registry>,
+    closing: &Arc<AtomicBool>,
+) -> std::io::Result<(SocketAddr, Tasks)> {
+    per_runtime_udp_socket(o, topology, |handle, socket| {
+        let endpoint = crate::traffic::quic::server_endpoint(socket, config.clone())?;
+        let (work, closing) = (o.work, closing.clone());
+        let duties = registry.clone();
+        let next_duty = move || Some(duties.duty(work, &closing));
+        let counters = registry.clone();
+        let events = move |event| {
+            let counter = match event {
+                Event::Accepted => &counters.connections,
+                Event::HandshakeFailed => &counters.handshake_failures,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+        };
+        Ok(handle.spawn(crate::traffic::quic::server::serve_endpoint(
+            endpoint, o.protocol, next_duty, events,
+        )))
+    })
+}
+
 /// One UDP socket per runtime on the same port (SO_REUSEPORT spreads senders over them).
 fn start_datagrams(
     o: &ServeOptions,
@@ -132,21 +164,36 @@ fn start_datagrams(
     registry: &Arc<Registry>,
     closing: &Arc<AtomicBool>,
 ) -> std::io::Result<(SocketAddr, Tasks)> {
+    per_runtime_udp_socket(o, topology, |handle, socket| {
+        let duty = registry.duty(o.work, closing);
+        let socket = tokio::net::UdpSocket::from_std(socket)?;
+        Ok(match o.udp_batch {
+            Some(batch) => {
+                handle.spawn(crate::traffic::datagram::serve_batched(socket, duty, batch))
+            }
+            None => handle.spawn(crate::traffic::datagram::serve(socket, duty)),
+        })
+    })
+}
+
+/// Binds one UDP socket per runtime on one port (the first picks it when `--listen` says
+/// port 0) with the buffer requests, and starts `serve` on each inside its runtime.
+fn per_runtime_udp_socket(
+    o: &ServeOptions,
+    topology: &Topology,
+    mut serve: impl FnMut(
+        &tokio::runtime::Handle,
+        std::net::UdpSocket,
+    ) -> std::io::Result<tokio::task::JoinHandle<()>>,
+) -> std::io::Result<(SocketAddr, Tasks)> {
     let mut address = o.listen;
     let mut tasks = Vec::new();
     for k in 0..topology.len() {
         let socket = sockets::udp_listener(address, o.udp_send_buffer, o.udp_recv_buffer)?;
         address = socket.local_addr()?;
-        let duty = registry.duty(o.work, closing);
         let handle = topology.handle_for(k);
         let _in_runtime = handle.enter();
-        let socket = tokio::net::UdpSocket::from_std(socket)?;
-        tasks.push(match o.udp_batch {
-            Some(batch) => {
-                handle.spawn(crate::traffic::datagram::serve_batched(socket, duty, batch))
-            }
-            None => handle.spawn(crate::traffic::datagram::serve(socket, duty)),
-        });
+        tasks.push(serve(&handle, socket)?);
     }
     Ok((address, tasks))
 }

@@ -89,14 +89,7 @@ impl TlsServer {
 
     /// The certificate as PEM, for a client's `--tls-ca`.
     pub fn certificate_pem(&self) -> String {
-        let b64 = base64::engine::general_purpose::STANDARD.encode(self.certificate.as_ref());
-        let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
-        for line in b64.as_bytes().chunks(64) {
-            pem.push_str(&String::from_utf8_lossy(line));
-            pem.push('\n');
-        }
-        pem.push_str("-----END CERTIFICATE-----\n");
-        pem
+        certificate_pem(&self.certificate)
     }
 
     /// The server's half of a handshake.
@@ -106,6 +99,18 @@ impl TlsServer {
     ) -> std::io::Result<server::TlsStream<S>> {
         self.acceptor.accept(stream).await.map_err(handshake_error)
     }
+}
+
+/// `certificate` as PEM, for a client's `--tls-ca`.
+pub fn certificate_pem(certificate: &CertificateDer<'_>) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(certificate.as_ref());
+    let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        pem.push_str(&String::from_utf8_lossy(line));
+        pem.push('\n');
+    }
+    pem.push_str("-----END CERTIFICATE-----\n");
+    pem
 }
 
 /// The client side: whom it trusts and the name it expects.
@@ -177,6 +182,16 @@ impl TlsClient {
                 })
             }
         }
+    }
+
+    /// The rustls configuration (trust and protocol versions), for QUIC's TLS 1.3 inside.
+    pub fn rustls_config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// The name the certificate is checked against, as text.
+    pub fn server_name(&self) -> String {
+        self.name.to_str().into_owned()
     }
 
     /// A blocking session for `verify`, which drives it over a std stream.

@@ -168,7 +168,15 @@ pub fn serve_protocol(dir: &Path, protocol: &str) -> (Server, Vec<String>) {
 pub fn serve_protocol_with(dir: &Path, protocol: &str, extra: &[&str]) -> (Server, Vec<String>) {
     let mut args = vec!["--protocol", protocol];
     args.extend_from_slice(extra);
-    if !["tcps", "wss", "https"].contains(&protocol) {
+    let trusted = [
+        "tcps",
+        "wss",
+        "https",
+        "quic",
+        "quic-streams",
+        "quic-datagram",
+    ];
+    if !trusted.contains(&protocol) {
         return (Server::echomark(&args), Vec::new());
     }
     let cert = dir.join(format!("{protocol}.pem")).display().to_string();

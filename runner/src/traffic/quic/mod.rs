@@ -19,14 +19,15 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use super::tls::TlsError;
 
 /// The ALPN both ends offer.
 pub const ALPN: &[u8] = b"echomark";
-/// The name the client checks the certificate against (the certificate also names the IP).
-const SERVER_NAME: &str = "localhost";
+/// The name the client checks the certificate against in process (the certificate also
+/// names the IP).
+pub const SERVER_NAME: &str = "localhost";
 
 /// The server's and the client's configuration around one fresh certificate.
 #[derive(Clone)]
@@ -38,35 +39,53 @@ pub struct QuicConfigs {
 impl QuicConfigs {
     /// A self-signed certificate for `ip` and `localhost`, trusted by the client alone.
     pub fn self_signed(ip: IpAddr) -> Result<Self, TlsError> {
-        let certified =
-            rcgen::generate_simple_self_signed(vec![ip.to_string(), SERVER_NAME.into()])?;
-        let certificate = certified.cert.der().clone();
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-            certified.signing_key.serialize_der(),
-        ));
-        let tls13 = [&rustls::version::TLS13];
-        let mut server = rustls::ServerConfig::builder_with_provider(super::tls::provider())
-            .with_protocol_versions(&tls13)?
-            .with_no_client_auth()
-            .with_single_cert(vec![certificate.clone()], key)?;
-        server.alpn_protocols = vec![ALPN.to_vec()];
+        let (server, certificate) = self_signed_server(vec![ip.to_string(), SERVER_NAME.into()])?;
         let mut roots = rustls::RootCertStore::empty();
         roots.add(certificate)?;
-        let mut client = rustls::ClientConfig::builder_with_provider(super::tls::provider())
-            .with_protocol_versions(&tls13)?
+        let client = rustls::ClientConfig::builder_with_provider(super::tls::provider())
+            .with_protocol_versions(&[&rustls::version::TLS13])?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        client.alpn_protocols = vec![ALPN.to_vec()];
-        let quic = |e: &dyn std::fmt::Display| TlsError::Quic(e.to_string());
         Ok(Self {
-            server: quinn::ServerConfig::with_crypto(Arc::new(
-                QuicServerConfig::try_from(server).map_err(|e| quic(&e))?,
-            )),
-            client: quinn::ClientConfig::new(Arc::new(
-                QuicClientConfig::try_from(client).map_err(|e| quic(&e))?,
-            )),
+            server,
+            client: client_config(client)?,
         })
     }
+}
+
+/// A server configuration (TLS 1.3, ALPN `echomark`) around a fresh self-signed
+/// certificate for `names`, and the certificate (for `serve --tls-certificate-out`).
+pub fn self_signed_server(
+    names: Vec<String>,
+) -> Result<(quinn::ServerConfig, CertificateDer<'static>), TlsError> {
+    let certified = rcgen::generate_simple_self_signed(names)?;
+    let certificate = certified.cert.der().clone();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
+    let mut server = rustls::ServerConfig::builder_with_provider(super::tls::provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_single_cert(vec![certificate.clone()], key)?;
+    server.alpn_protocols = vec![ALPN.to_vec()];
+    let crypto = QuicServerConfig::try_from(server).map_err(|e| TlsError::Quic(e.to_string()))?;
+    Ok((
+        quinn::ServerConfig::with_crypto(Arc::new(crypto)),
+        certificate,
+    ))
+}
+
+/// A QUIC client configuration from a rustls one (its trust), with ALPN `echomark`.
+pub fn client_config(mut client: rustls::ClientConfig) -> Result<quinn::ClientConfig, TlsError> {
+    client.alpn_protocols = vec![ALPN.to_vec()];
+    let crypto = QuicClientConfig::try_from(client).map_err(|e| TlsError::Quic(e.to_string()))?;
+    Ok(quinn::ClientConfig::new(Arc::new(crypto)))
+}
+
+/// The client configuration for an external server (`once --target`): the trust and
+/// server name `tls` was built with.
+pub fn target_client_config(tls: &super::tls::TlsClient) -> Result<quinn::ClientConfig, TlsError> {
+    client_config(tls.rustls_config().clone())
 }
 
 /// A server endpoint on `socket` (call inside the runtime that will drive it).
@@ -89,10 +108,11 @@ pub struct QuicClient {
     _endpoint: quinn::Endpoint,
 }
 
-/// Connects a client endpoint on `socket` to `server` (call inside the client's runtime).
+/// Connects a client endpoint on `socket` to `server`, whose certificate must name
+/// `server_name` (call inside the client's runtime).
 pub async fn connect(
     socket: std::net::UdpSocket,
-    server: SocketAddr,
+    (server, server_name): (SocketAddr, &str),
     config: quinn::ClientConfig,
 ) -> std::io::Result<QuicClient> {
     let mut endpoint = quinn::Endpoint::new(
@@ -103,7 +123,7 @@ pub async fn connect(
     )?;
     endpoint.set_default_client_config(config);
     let connection = endpoint
-        .connect(server, SERVER_NAME)
+        .connect(server, server_name)
         .map_err(std::io::Error::other)?
         .await
         .map_err(std::io::Error::other)?;

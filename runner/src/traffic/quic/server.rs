@@ -12,16 +12,34 @@ use crate::message::MAX_PAYLOAD;
 use crate::traffic::datagram::{DatagramServer, Reply};
 use crate::traffic::stream::{self, ServerDuty};
 
-/// Accepts one connection per duty on `endpoint` and serves each as `protocol` says, until
-/// every connection has closed.
-pub async fn serve_endpoint(endpoint: Endpoint, duties: Vec<ServerDuty>, protocol: Protocol) {
+/// What happened to a connection attempt, for `serve`'s counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A client's first packet arrived.
+    Accepted,
+    /// Its handshake failed.
+    HandshakeFailed,
+}
+
+/// Accepts connections on `endpoint` while `next_duty` has a duty for the next one, and
+/// serves each on a task of its own as `protocol` says, until every connection has
+/// closed; `events` hears of each attempt.
+pub async fn serve_endpoint(
+    endpoint: Endpoint,
+    protocol: Protocol,
+    mut next_duty: impl FnMut() -> Option<ServerDuty>,
+    events: impl Fn(Event) + Clone + Send + 'static,
+) {
     let mut connections = JoinSet::new();
-    for duty in duties {
+    while let Some(duty) = next_duty() {
         let Some(incoming) = endpoint.accept().await else {
             break;
         };
+        events(Event::Accepted);
+        let events = events.clone();
         connections.spawn(async move {
             let Ok(connection) = incoming.await else {
+                events(Event::HandshakeFailed);
                 return;
             };
             match protocol {
@@ -30,6 +48,8 @@ pub async fn serve_endpoint(endpoint: Endpoint, duties: Vec<ServerDuty>, protoco
                 _ => serve_long_stream(&connection, duty).await,
             }
         });
+        // Reap the connections that have closed, so a long `serve` holds only open ones.
+        while connections.try_join_next().is_some() {}
     }
     while connections.join_next().await.is_some() {}
 }

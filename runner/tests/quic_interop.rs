@@ -1,0 +1,166 @@
+//! QUIC between processes, and with an implementation echomark did not write: `serve
+//! --protocol quic*` measured by `once --target`; an echo server on aioquic (Python, from
+//! PyPI, installed by `scripts/install-aioquic`) measured the same way, and caught when it
+//! corrupts a byte; an aioquic client answered by `serve`. Trust is checked as for TLS.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+const PROTOCOLS: [&str; 3] = ["quic", "quic-streams", "quic-datagram"];
+
+/// The Python of the aioquic environment, or `None` after saying why the test is skipped.
+fn aioquic_python() -> Option<PathBuf> {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/aioquic/bin/python");
+    let usable = Command::new(&python)
+        .args(["-c", "import aioquic"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if usable {
+        return Some(python);
+    }
+    echomark::skip::because("aioquic is not installed (scripts/install-aioquic)");
+    None
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// The aioquic echo server, its certificate written to `cert`.
+fn aioquic_server(python: &Path, cert: &Path, mode: &str) -> Server {
+    let mut c = Command::new(python);
+    c.arg(fixture("aioquic_echo.py")).arg(cert).arg(mode);
+    Server::start(c, |line| {
+        let port = line.strip_prefix("PORT ").expect("PORT n");
+        format!("127.0.0.1:{port}")
+    })
+}
+
+fn quic_once(protocol: &str, target: &str, extra: &[&str]) -> (i32, echomark_archive::Metrics) {
+    let mut args = vec!["--protocol", protocol, "--payload", "1024"];
+    args.extend_from_slice(extra);
+    let (code, m, _) = once(target, &args);
+    (code, m)
+}
+
+#[test]
+fn echomark_serve_is_measured_by_once_target_over_every_quic_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        for model in [
+            ["--io-model", "shared", "--io-threads", "1"],
+            ["--io-model", "sharded", "--io-threads", "2"],
+        ] {
+            let (server, trust) = serve_protocol_with(dir.path(), protocol, &model);
+            let trust: Vec<&str> = trust.iter().map(String::as_str).collect();
+            let (code, m) = quic_once(protocol, &server.address, &trust);
+            assert_eq!(code, 0, "{protocol} {model:?}: {:?}", m.error);
+            assert!(m.ok && m.messages > 0, "{protocol}");
+            assert_eq!(m.error_counters().total(), 0, "{protocol}: {m:?}");
+            let q = m.quic.as_ref().expect("quinn's counters");
+            assert_eq!(q.connections, 2, "{protocol}");
+            let target = m.target.as_ref().expect("target recorded");
+            assert_eq!(
+                target.tls_verification,
+                Some(echomark_archive::TlsVerification::Ca)
+            );
+            let report = server.stop();
+            assert_eq!(report["connections"], 2, "{protocol}: {report}");
+            assert!(
+                report["measured_messages_received"].as_u64().unwrap() >= m.messages,
+                "{protocol}: {report}"
+            );
+            assert_eq!(report["content_errors"], 0, "{protocol}: {report}");
+        }
+    }
+}
+
+#[test]
+fn a_quic_target_needs_trust_and_a_certificate_it_does_not_trust_fails_the_handshake() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = serve_protocol(dir.path(), "quic");
+    let out = runner(&["once", "--protocol", "quic", "--target", &server.address]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("needs --tls-ca FILE or --tls-insecure"),
+        "{stderr}"
+    );
+    // Another server's certificate is not this one's.
+    let (_other, other_trust) = serve_protocol(dir.path(), "quic-streams");
+    let other: Vec<&str> = other_trust.iter().map(String::as_str).collect();
+    let (code, m) = quic_once("quic", &server.address, &other);
+    assert_ne!(code, 0);
+    let error = m.error.unwrap_or_default();
+    assert!(
+        error.contains("certificate") || error.contains("handshake"),
+        "{error}"
+    );
+    // --tls-insecure skips the trust, and the archive says so.
+    let (code, m) = quic_once("quic", &server.address, &["--tls-insecure"]);
+    assert_eq!(code, 0, "{:?}", m.error);
+    assert_eq!(
+        m.target.unwrap().tls_verification,
+        Some(echomark_archive::TlsVerification::Insecure)
+    );
+}
+
+#[test]
+fn an_aioquic_echo_server_is_measured_over_every_quic_protocol_and_caught_when_it_corrupts() {
+    let Some(python) = aioquic_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("aioquic.pem");
+    let ca = cert.display().to_string();
+    let server = aioquic_server(&python, &cert, "echo");
+    for protocol in PROTOCOLS {
+        let (code, m) = quic_once(protocol, &server.address, &["--tls-ca", &ca]);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+        assert!(m.ok && m.messages > 0, "{protocol}");
+        assert_eq!(m.error_counters().total(), 0, "{protocol}: {m:?}");
+        if protocol == "quic-datagram" {
+            let limit = m.quic.as_ref().and_then(|q| q.datagram_size_limit);
+            assert!(limit.is_some_and(|l| l >= 1024), "{limit:?}");
+        }
+    }
+    drop(server);
+    let server = aioquic_server(&python, &cert, "corrupt");
+    for protocol in PROTOCOLS {
+        let (code, m) = quic_once(protocol, &server.address, &["--tls-ca", &ca]);
+        assert_eq!(code, 1, "{protocol}: {:?}", m.error);
+        assert!(m.content_errors > 0, "{protocol}: {m:?}");
+    }
+}
+
+#[test]
+fn echomark_serve_answers_an_aioquic_client_over_every_quic_protocol() {
+    let Some(python) = aioquic_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        let (server, trust) = serve_protocol(dir.path(), protocol);
+        let out = Command::new(&python)
+            .arg(fixture("aioquic_client.py"))
+            .args([server.address.as_str(), trust[1].as_str(), protocol, "50"])
+            .output()
+            .expect("python starts");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.trim() == "OK 50",
+            "{protocol}: {stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report = server.stop();
+        assert_eq!(
+            report["warmup_messages_received"], 50,
+            "{protocol}: {report}"
+        );
+    }
+}
