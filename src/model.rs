@@ -87,6 +87,8 @@ pub struct Run {
     /// `matrix --server-cmd`: the server process's CPU time (wait4, its whole life) over
     /// the run's echoes, in microseconds.
     pub server_cpu_us_per_echo: Option<f64>,
+    /// QUIC runs: quinn's connection statistics, summed over the clients.
+    pub quic: Option<echomark_archive::QuicCounters>,
 }
 
 /// Where one run's threads ran, as the runner and the matrix read it back from the kernel.
@@ -457,6 +459,7 @@ pub(crate) mod tests {
             udp_batch: None,
             server_enters_per_echo: None,
             server_cpu_us_per_echo: None,
+            quic: None,
         }
     }
 }

@@ -248,4 +248,23 @@ fn a_matrix_of_quic_tcp_tls_and_udp_validates_and_the_pages_set_them_side_by_sid
         page.contains("QUIC datagram") && page.contains("UDP"),
         "{page}"
     );
+    // The QUIC report sets each QUIC protocol against its baselines, in both languages, and
+    // the UDP report points to it where the seed points to its RUDP report.
+    let report = String::from_utf8(site.files["en/quic-report.md"].clone()).unwrap();
+    for row in [
+        "| QUIC | TCP+TLS | 1 |",
+        "| QUIC, stream per message | QUIC | 1 |",
+        "| QUIC datagram | UDP | 1 |",
+        "| QUIC datagram | QUIC | 1 |",
+    ] {
+        assert!(report.contains(row), "{row}: {report}");
+    }
+    assert!(report.contains("## quinn's counters"), "{report}");
+    let zh = String::from_utf8(site.files["zh/quic-report.md"].clone()).unwrap();
+    assert!(
+        zh.starts_with("# QUIC 报告") && zh.contains("| QUIC 数据报 | UDP | 1 |"),
+        "{zh}"
+    );
+    let udp = String::from_utf8(site.files["en/udp-report.md"].clone()).unwrap();
+    assert!(udp.contains("[QUIC report](quic-report.md)"), "{udp}");
 }

@@ -13,6 +13,7 @@ pub mod history;
 pub mod hosts;
 pub mod load_curve;
 pub mod placement;
+pub mod quic;
 pub mod rank;
 pub mod ratios;
 pub mod udp;
@@ -49,6 +50,8 @@ pub struct DatasetAnalysis {
     pub ratios: Vec<ratios::RatioRow>,
     pub backends: Vec<backends::BackendRow>,
     pub udp: udp::UdpAnalysis,
+    /// QUIC: each protocol against its baselines, and quinn's counters per configuration.
+    pub quic: quic::QuicAnalysis,
     pub findings: Vec<findings::Finding>,
     /// Per load with several valid IO models, what the ranges decide (in ranking order).
     pub io_models: Vec<findings::io_model::IoModelFinding>,
@@ -91,6 +94,7 @@ impl Analysis {
                     backends: backends::backend_rows(&mine),
                     knees: findings::knees::knee_findings(&own_curves),
                     udp_buffers: findings::udp_buffers::buffer_finding(&udp.loss),
+                    quic: quic::analyse(d, &mine),
                     udp,
                     findings: findings::findings(&mine),
                 }

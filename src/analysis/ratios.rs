@@ -49,7 +49,7 @@ pub struct Pair<'a> {
 }
 
 /// The spread of the throughput ratios over all pairs.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
     pub count: usize,
     pub median: f64,

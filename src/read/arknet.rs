@@ -253,6 +253,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             udp_batch: None,
             server_enters_per_echo: None,
             server_cpu_us_per_echo: None,
+            quic: None,
         };
         out.add_run(&file, facts, metrics);
     }

@@ -397,6 +397,7 @@ fn add_runs(
             udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
             server_enters_per_echo: per_echo(&entry, |s| Some(s.ring.as_ref()?.enters as f64)),
             server_cpu_us_per_echo: per_echo(&entry, |s| Some(s.cpu_seconds? * 1e6)),
+            quic: entry.metrics.as_ref().and_then(|m| m.quic.clone()),
         };
         out.add_run(file, facts, measurement.as_ref());
     }

@@ -322,6 +322,8 @@ pub struct EntryFacts<'a> {
     pub server_enters_per_echo: Option<f64>,
     /// An external server's CPU microseconds per echo.
     pub server_cpu_us_per_echo: Option<f64>,
+    /// QUIC runs: quinn's connection statistics, summed over the clients.
+    pub quic: Option<echomark_archive::QuicCounters>,
 }
 
 /// The file-level rules both formats share: a source hash (every archive names its measured
@@ -444,6 +446,7 @@ impl FileRead {
             udp_batch: facts.udp_batch,
             server_enters_per_echo: facts.server_enters_per_echo,
             server_cpu_us_per_echo: facts.server_cpu_us_per_echo,
+            quic: facts.quic,
             open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {
                 crate::model::RunOpenLoop {
                     achieved_rate: o.achieved_rate,

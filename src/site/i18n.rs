@@ -224,6 +224,7 @@ mod tests {
             include_str!("../../templates/pages/methodology.md"),
             include_str!("../../templates/pages/dimensions.md"),
             include_str!("../../templates/pages/udp.md"),
+            include_str!("../../templates/pages/quic.md"),
             include_str!("../../templates/pages/partials.md"),
             include_str!("../../templates/layout.html"),
             include_str!("labels.rs"),
@@ -234,6 +235,7 @@ mod tests {
             include_str!("pages/protocol.rs"),
             include_str!("pages/dimensions.rs"),
             include_str!("pages/udp_report.rs"),
+            include_str!("pages/quic_report.rs"),
             include_str!("pages/charts.rs"),
             include_str!("render.rs"),
         ];

@@ -93,7 +93,7 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap_or_default()
 }
 
-/// The site-wide pages of one language (index, methodology, the UDP report, the hosts page,
+/// The site-wide pages of one language (index, methodology, the UDP and QUIC reports, the hosts page,
 /// the dataset lists) and their sidebar entries.
 fn top_pages(
     cat: &Catalog,
@@ -115,6 +115,10 @@ fn top_pages(
     let mut specs = vec![index, methodology];
     if let Some(report) = pages::udp_report::page(cat, views) {
         entries.push(top("udp.nav", &report.stem));
+        specs.push(report);
+    }
+    if let Some(report) = pages::quic_report::page(cat, views) {
+        entries.push(top("quic.nav", &report.stem));
         specs.push(report);
     }
     if let Some(hosts) = pages::hosts::page(cat, views, &analysis.hosts) {

@@ -63,6 +63,7 @@ pub fn environment() -> Environment<'static> {
             include_str!("../../templates/pages/dimensions.md"),
         ),
         ("udp.md", include_str!("../../templates/pages/udp.md")),
+        ("quic.md", include_str!("../../templates/pages/quic.md")),
         ("hosts.md", include_str!("../../templates/pages/hosts.md")),
         (
             "changes.md",

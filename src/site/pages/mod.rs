@@ -17,6 +17,7 @@ pub mod overview;
 pub mod pairs;
 pub mod protocol;
 pub mod provenance;
+pub mod quic_report;
 pub mod udp_report;
 
 use std::collections::BTreeSet;

@@ -38,6 +38,8 @@ struct UdpPage {
     links: Vec<Markup>,
     evidence: Markup,
     scope: Markup,
+    /// The QUIC report, when the site has one (where the seed points to its RUDP report).
+    quic_link: Option<Markup>,
 }
 
 /// The load of the throughput table and charts (the seed's: 1,024 B, 16 clients, window 1).
@@ -653,6 +655,10 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             )],
         ),
         scope: scope(cat, &with_udp),
+        quic_link: super::quic_report::exists(views).then(|| {
+            let href = Markup::trusted(format!("{}.md", super::quic_report::STEM));
+            cat.fill("quic.udp_link", &[("href", &href)])
+        }),
     };
     Some(PageSpec::new(
         format!("{}/udp-report", cat.code),

@@ -1,0 +1,188 @@
+//! The QUIC figures of one dataset, for the QUIC report: each QUIC protocol against each
+//! protocol it is compared with (how many configurations the ranges decide, either way),
+//! and per QUIC configuration the medians of quinn's counters over its passed runs.
+
+use echomark_archive::{CaseKey, Protocol};
+use serde::Serialize;
+
+use super::aggregate::{Configuration, Stat, Status};
+use super::ratios::{self, Spread};
+use crate::model::{Dataset, Run};
+
+/// One QUIC protocol against one of its baselines, over the configurations both passed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub subject: Protocol,
+    pub base: Protocol,
+    /// The throughput ratios of the medians.
+    pub spread: Spread,
+    /// Configurations whose throughput ranges are apart, the subject below or above.
+    pub lower: usize,
+    pub higher: usize,
+    /// Configurations whose ranges overlap: no distinguishable winner.
+    pub overlapping: usize,
+}
+
+/// quinn's counters of one QUIC configuration, medians over its passed runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterRow {
+    pub key: CaseKey,
+    pub runs: usize,
+    /// Packets declared lost per 100 sent (the clients', summed over connections).
+    pub lost_percent: Stat,
+    pub congestion_events: f64,
+    /// UDP datagrams per send system call (above 1 when GSO batched them).
+    pub datagrams_per_send: f64,
+    pub smoothed_rtt_us: f64,
+    /// The smallest datagram size limit any run ended with (RFC 9221).
+    pub datagram_size_limit: Option<u64>,
+}
+
+/// The QUIC figures of one dataset; empty without QUIC runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct QuicAnalysis {
+    /// QUIC runs in the dataset, passed or not.
+    pub runs: usize,
+    pub comparisons: Vec<Comparison>,
+    pub counters: Vec<CounterRow>,
+}
+
+/// The QUIC figures of `dataset`, whose valid configurations are `configs`.
+pub fn analyse(dataset: &Dataset, configs: &[&Configuration]) -> QuicAnalysis {
+    let runs = dataset
+        .runs
+        .iter()
+        .filter(|r| r.key.protocol.is_quic())
+        .count();
+    if runs == 0 {
+        return QuicAnalysis::default();
+    }
+    QuicAnalysis {
+        runs,
+        comparisons: comparisons(configs),
+        counters: configs
+            .iter()
+            .filter(|c| c.key.protocol.is_quic() && c.status == Status::Valid)
+            .filter_map(|c| counter_row(&c.key, dataset))
+            .collect(),
+    }
+}
+
+fn comparisons(configs: &[&Configuration]) -> Vec<Comparison> {
+    let present = |p: Protocol| configs.iter().any(|c| c.key.protocol == p);
+    Protocol::QUIC
+        .iter()
+        .copied()
+        .filter(|p| present(*p))
+        .flat_map(|subject| {
+            ratios::baselines(subject)
+                .into_iter()
+                .filter(|base| present(*base))
+                .filter_map(move |base| {
+                    let pairs = ratios::pairs(configs, subject, base);
+                    let spread = ratios::spread(&pairs)?;
+                    let (mut lower, mut higher, mut overlapping) = (0, 0, 0);
+                    for p in &pairs {
+                        let metric = echomark_archive::Metric::RoundtripsPerSecond;
+                        let (Some(s), Some(b)) = (p.subject.stat(metric), p.base.stat(metric))
+                        else {
+                            continue;
+                        };
+                        if s.overlaps(&b) {
+                            overlapping += 1;
+                        } else if s.median < b.median {
+                            lower += 1;
+                        } else {
+                            higher += 1;
+                        }
+                    }
+                    Some(Comparison {
+                        subject,
+                        base,
+                        spread,
+                        lower,
+                        higher,
+                        overlapping,
+                    })
+                })
+        })
+        .collect()
+}
+
+/// The medians of quinn's counters over the passed runs of `key`; `None` when none of
+/// them recorded the counters.
+fn counter_row(key: &CaseKey, dataset: &Dataset) -> Option<CounterRow> {
+    let counted: Vec<(&Run, &echomark_archive::QuicCounters)> = dataset
+        .runs
+        .iter()
+        .filter(|r| r.passed && &r.key == key)
+        .filter_map(|r| Some((r, r.quic.as_ref()?)))
+        .collect();
+    let median = |f: &dyn Fn(&echomark_archive::QuicCounters) -> f64| {
+        ratios::median_range(counted.iter().map(|(_, q)| f(q)).collect())
+    };
+    let per = |part: u64, whole: u64| part as f64 / whole.max(1) as f64;
+    Some(CounterRow {
+        key: key.clone(),
+        runs: counted.len(),
+        lost_percent: median(&|q| 100.0 * per(q.lost_packets, q.sent_packets))?,
+        congestion_events: median(&|q| q.congestion_events as f64)?.median,
+        datagrams_per_send: median(&|q| per(q.udp_tx_datagrams, q.udp_tx_ios))?.median,
+        smoothed_rtt_us: median(&|q| q.smoothed_rtt_us)?.median,
+        datagram_size_limit: counted
+            .iter()
+            .filter_map(|(_, q)| q.datagram_size_limit)
+            .min(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::tests::run;
+
+    fn quic_run(repetition: u64, sent: u64, lost: u64) -> Run {
+        Run {
+            quic: Some(echomark_archive::QuicCounters {
+                connections: 1,
+                sent_packets: sent,
+                lost_packets: lost,
+                udp_tx_datagrams: sent,
+                udp_tx_ios: sent / 2,
+                smoothed_rtt_us: 100.0,
+                datagram_size_limit: Some(1400 - repetition),
+                ..Default::default()
+            }),
+            ..run(Protocol::Quic, repetition)
+        }
+    }
+
+    #[test]
+    fn counters_are_medians_over_the_passed_runs_of_a_configuration() {
+        let mut failed = quic_run(3, 100, 90);
+        failed.passed = false;
+        let dataset = Dataset {
+            runs: vec![quic_run(1, 1000, 10), quic_run(2, 1000, 30), failed],
+            name: "d".into(),
+            files: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let row = counter_row(&dataset.runs[0].key, &dataset).expect("counted");
+        assert_eq!(row.runs, 2);
+        assert_eq!(row.lost_percent.median, 2.0);
+        assert_eq!((row.lost_percent.min, row.lost_percent.max), (1.0, 3.0));
+        assert_eq!(row.datagrams_per_send, 2.0);
+        assert_eq!(row.datagram_size_limit, Some(1398));
+    }
+
+    #[test]
+    fn a_dataset_without_quic_has_nothing_to_report() {
+        let dataset = Dataset {
+            runs: vec![run(Protocol::Tcp, 1)],
+            name: "d".into(),
+            files: Vec::new(),
+            warnings: Vec::new(),
+        };
+        assert_eq!(analyse(&dataset, &[]), QuicAnalysis::default());
+    }
+}

@@ -1,0 +1,131 @@
+//! The site-wide QUIC report, echomark's counterpart of the RUDP report the seed's UDP
+//! report points to: what reliability and encryption over UDP cost (each QUIC protocol
+//! against the protocols it stands among, with how many configurations the ranges decide),
+//! quinn's own counters per configuration, and what has not been measured yet.
+
+use serde::Serialize;
+
+use super::{DatasetView, PageSpec};
+use crate::analysis::quic::{Comparison, CounterRow};
+use crate::format;
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+#[derive(Serialize)]
+struct QuicPage {
+    lead: Markup,
+    comparisons: Table,
+    counters: Table,
+}
+
+/// The datasets with QUIC runs.
+fn with_quic<'a, 'b>(views: &'b [DatasetView<'a>]) -> Vec<&'b DatasetView<'a>> {
+    views.iter().filter(|v| v.analysis.quic.runs > 0).collect()
+}
+
+/// The report's path below the language folder (the UDP report links it).
+pub const STEM: &str = "quic-report";
+
+/// Whether the site has a QUIC report (some dataset has QUIC runs).
+pub fn exists(views: &[DatasetView]) -> bool {
+    !with_quic(views).is_empty()
+}
+
+fn comparison_row(cat: &Catalog, view: &DatasetView, c: &Comparison) -> Vec<Markup> {
+    let count = |n: usize| labels::number(format::count(n as u64));
+    let s = &c.spread;
+    vec![
+        Markup::trusted(format!(
+            "[{}]({}/{}.md)",
+            Markup::text(&view.dataset.name),
+            view.slug(),
+            c.subject.as_str()
+        )),
+        labels::protocol(cat, c.subject),
+        labels::protocol(cat, c.base),
+        count(s.count),
+        Markup::trusted(format!(
+            "{} ({}–{})",
+            format::ratio(s.median),
+            format::ratio(s.min),
+            format::ratio(s.max)
+        )),
+        count(c.lower),
+        count(c.higher),
+        count(c.overlapping),
+    ]
+}
+
+fn counter_row(cat: &Catalog, view: &DatasetView, row: &CounterRow) -> Vec<Markup> {
+    let k = &row.key;
+    let lost = &row.lost_percent;
+    vec![
+        Markup::text(&view.dataset.name),
+        labels::protocol(cat, k.protocol),
+        labels::load(cat, k),
+        labels::topology(cat, k.backend.as_str(), k.io_model, k.io_threads),
+        Markup::trusted(format!(
+            "{} % ({}–{})",
+            format::two_decimals(lost.median),
+            format::two_decimals(lost.min),
+            format::two_decimals(lost.max)
+        )),
+        Markup::trusted(format::grouped(row.congestion_events, 0)),
+        Markup::trusted(format::two_decimals(row.datagrams_per_send)),
+        Markup::trusted(format::latency(row.smoothed_rtt_us)),
+        row.datagram_size_limit.map_or_else(
+            || Markup::trusted("—"),
+            |l| Markup::trusted(format::count(l)),
+        ),
+    ]
+}
+
+/// The QUIC report, when some dataset has QUIC runs.
+pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
+    use Align::{Default as L, Right as R};
+    let datasets = with_quic(views);
+    if datasets.is_empty() {
+        return None;
+    }
+    let mut comparisons = Table::new(
+        cat.list("quic.comparison_columns", &[]),
+        &[L, L, L, R, R, R, R, R],
+    );
+    let mut counters = Table::new(
+        cat.list("quic.counter_columns", &[]),
+        &[L, L, L, L, R, R, R, R, R],
+    );
+    for view in &datasets {
+        for c in &view.analysis.quic.comparisons {
+            comparisons.push(comparison_row(cat, view, c));
+        }
+        // One placement keeps the table readable: one runtime on one thread, the one every
+        // grid has; the archives hold every run's counters.
+        for row in view.analysis.quic.counters.iter().filter(|r| {
+            r.key.io_model == echomark_archive::IoModel::Shared && r.key.io_threads == 1
+        }) {
+            counters.push(counter_row(cat, view, row));
+        }
+    }
+    let runs: usize = datasets.iter().map(|v| v.analysis.quic.runs).sum();
+    let model = QuicPage {
+        lead: cat.fill(
+            "quic.lead",
+            &[
+                ("runs", &labels::number(format::count(runs as u64))),
+                ("datasets", &Markup::trusted(datasets.len().to_string())),
+            ],
+        ),
+        comparisons,
+        counters,
+    };
+    Some(PageSpec::new(
+        format!("{}/{STEM}", cat.code),
+        "quic.md",
+        cat.text("quic.title"),
+        &model,
+        Vec::new(),
+    ))
+}
