@@ -82,6 +82,12 @@ named_enum!(
         QuicStreams => "quic-streams",
         /// QUIC's unreliable datagrams (RFC 9221), one message each, verified like UDP.
         QuicDatagram => "quic-datagram",
+        /// QUIC with a new connection for every message (a full handshake, one stream,
+        /// then close), so what is measured is handshakes per second.
+        QuicHandshake => "quic-handshake",
+        /// `quic-handshake` resuming an earlier session and sending the message as 0-RTT
+        /// data, so the echo can come back within the first round trip.
+        Quic0rtt => "quic-0rtt",
     }
 );
 
@@ -98,11 +104,13 @@ impl Protocol {
         Protocol::Https,
     ];
 
-    /// The three QUIC protocols.
+    /// The QUIC protocols.
     pub const QUIC: &'static [Protocol] = &[
         Protocol::Quic,
         Protocol::QuicStreams,
         Protocol::QuicDatagram,
+        Protocol::QuicHandshake,
+        Protocol::Quic0rtt,
     ];
 
     /// Whether the protocol is one of QUIC's (a UDP socket on each side, TLS 1.3 inside).

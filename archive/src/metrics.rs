@@ -218,6 +218,18 @@ pub struct QuicCounters {
     /// where the peer accepts no datagrams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub datagram_size_limit: Option<u64>,
+    /// `quic-handshake`, `quic-0rtt`: connections the clients completed over the whole run
+    /// (warmup, measured phase and drain), one per message; the figures above are then
+    /// absent (0), since each connection's statistics go with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshakes: Option<u64>,
+    /// `quic-0rtt`: of those, the connections whose 0-RTT data the server accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_rtt_accepted: Option<u64>,
+    /// In process: the connections echomark's server accepted over the run (to check
+    /// against `handshakes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_connections: Option<u64>,
 }
 
 /// Where one run's client threads ran, read back from the kernel at the end of the measured

@@ -139,6 +139,9 @@ fn sample_metrics() -> Metrics {
             cwnd_bytes: 14720.0,
             current_mtu: 1452,
             datagram_size_limit: Some(1162),
+            handshakes: Some(900),
+            zero_rtt_accepted: Some(880),
+            server_connections: Some(900),
         }),
         ..Metrics::default()
     }

@@ -88,6 +88,52 @@ fn every_quic_protocol_echoes_on_every_io_model_with_every_check_passing() {
 }
 
 #[test]
+fn a_connection_per_message_counts_every_handshake_and_0_rtt_resumes_most() {
+    for (protocol, model) in ["quic-handshake", "quic-0rtt"].into_iter().flat_map(|p| {
+        [
+            ["--io-model", "shared", "--io-threads", "1"],
+            ["--io-model", "sharded", "--io-threads", "2"],
+        ]
+        .map(|m| (p, m))
+    }) {
+        let mut args = model.to_vec();
+        args.extend(["--payload", "1024"]);
+        let (code, m) = quic_protocol(protocol, &args);
+        assert_eq!(code, 0, "{protocol} {model:?}: {:?}", m.error);
+        assert!(m.ok && m.messages > 0, "{protocol}");
+        assert_eq!(m.error_counters().total(), 0, "{protocol}: {m:?}");
+        let q = m.quic.as_ref().expect("quic counters");
+        let made = q.handshakes.expect("handshakes counted");
+        // One handshake per message sent, warmup and measured; the server saw those and
+        // each client's setup connection.
+        assert_eq!(
+            made,
+            m.messages_sent + m.warmup_messages,
+            "{protocol}: {q:?}"
+        );
+        assert_eq!(q.server_connections, Some(made + 4), "{protocol}: {q:?}");
+        let accepted = q.zero_rtt_accepted.expect("0-RTT counted");
+        if protocol == "quic-0rtt" {
+            assert!(accepted > 0 && accepted <= made, "{q:?}");
+        } else {
+            assert_eq!(accepted, 0, "{q:?}");
+        }
+    }
+    // A fault acts on a connection's later messages; these have one each.
+    let out = runner(&[
+        "once",
+        "--protocol",
+        "quic-0rtt",
+        "--inject-fault",
+        "corrupt",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("every message has a connection of its own")
+    );
+}
+
+#[test]
 fn a_quic_datagram_larger_than_the_negotiated_limit_is_refused_with_the_limit() {
     let (code, m) = quic_protocol("quic-datagram", &["--payload", "16384"]);
     let error = m.error.unwrap_or_default();

@@ -36,6 +36,11 @@ pub struct CounterRow {
     pub smoothed_rtt_us: f64,
     /// The smallest datagram size limit any run ended with (RFC 9221).
     pub datagram_size_limit: Option<u64>,
+    /// A connection per message (`quic-handshake`, `quic-0rtt`): the handshakes a run made
+    /// (the connection figures above are then zero), and the share whose 0-RTT data the
+    /// server accepted, in percent.
+    pub handshakes: Option<f64>,
+    pub zero_rtt_accepted_percent: Option<f64>,
 }
 
 /// The QUIC figures of one dataset; empty without QUIC runs.
@@ -133,7 +138,20 @@ fn counter_row(key: &CaseKey, dataset: &Dataset) -> Option<CounterRow> {
             .iter()
             .filter_map(|(_, q)| q.datagram_size_limit)
             .min(),
+        handshakes: optional_median(&counted, |q| Some(q.handshakes? as f64)),
+        zero_rtt_accepted_percent: optional_median(&counted, |q| {
+            Some(100.0 * per(q.zero_rtt_accepted?, q.handshakes?))
+        }),
     })
+}
+
+/// The median of `f` over the runs that have it.
+fn optional_median(
+    counted: &[(&Run, &echomark_archive::QuicCounters)],
+    f: impl Fn(&echomark_archive::QuicCounters) -> Option<f64>,
+) -> Option<f64> {
+    let values: Vec<f64> = counted.iter().filter_map(|(_, q)| f(q)).collect();
+    echomark_archive::plan::median(&values)
 }
 
 #[cfg(test)]
@@ -173,6 +191,31 @@ mod tests {
         assert_eq!((row.lost_percent.min, row.lost_percent.max), (1.0, 3.0));
         assert_eq!(row.datagrams_per_send, 2.0);
         assert_eq!(row.datagram_size_limit, Some(1398));
+        assert_eq!(
+            (row.handshakes, row.zero_rtt_accepted_percent),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn a_connection_per_message_counts_its_handshakes_and_the_share_resumed_in_0_rtt() {
+        let resumed = |repetition, made, accepted| Run {
+            quic: Some(echomark_archive::QuicCounters {
+                handshakes: Some(made),
+                zero_rtt_accepted: Some(accepted),
+                ..Default::default()
+            }),
+            ..run(Protocol::Quic0rtt, repetition)
+        };
+        let dataset = Dataset {
+            runs: vec![resumed(1, 200, 150), resumed(2, 400, 360)],
+            name: "d".into(),
+            files: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let row = counter_row(&dataset.runs[0].key, &dataset).expect("counted");
+        assert_eq!(row.handshakes, Some(300.0));
+        assert_eq!(row.zero_rtt_accepted_percent, Some(82.5));
     }
 
     #[test]

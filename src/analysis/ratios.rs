@@ -28,6 +28,10 @@ pub fn baselines(protocol: Protocol) -> Vec<Protocol> {
         // Datagrams with QUIC's encryption and congestion control against bare datagrams,
         // then against QUIC's reliable stream (what reliability costs).
         Protocol::QuicDatagram => vec![Protocol::Udp, Protocol::Quic],
+        // A connection per message against a stream per message on a kept connection (what
+        // the handshake costs); 0-RTT against the full handshake (what resumption saves).
+        Protocol::QuicHandshake => vec![Protocol::QuicStreams],
+        Protocol::Quic0rtt => vec![Protocol::QuicHandshake, Protocol::QuicStreams],
         p => p
             .plaintext()
             .filter(|plain| *plain != Protocol::Tcp)
@@ -179,6 +183,7 @@ mod tests {
         assert_eq!(baselines(Quic), [Tcps, Tcp]);
         assert_eq!(baselines(QuicStreams), [Quic, Tcps]);
         assert_eq!(baselines(QuicDatagram), [Udp, Quic]);
+        assert_eq!(baselines(Quic0rtt), [QuicHandshake, QuicStreams]);
     }
 
     #[test]

@@ -420,6 +420,15 @@ fn check_quic(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entr
             ),
         );
     }
+    if let (Some(accepted), Some(made)) = (q.zero_rtt_accepted, q.handshakes) {
+        if accepted > made {
+            out.problem(
+                &file.path,
+                path("zero_rtt_accepted"),
+                format!("is {accepted}, more than the {made} handshakes made"),
+            );
+        }
+    }
     if q.udp_tx_ios > q.udp_tx_datagrams {
         out.problem(
             &file.path,

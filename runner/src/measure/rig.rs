@@ -71,6 +71,8 @@ pub(super) struct Rig<R> {
     pub(super) io_driver: Option<String>,
     /// `quic`: the clients' connections, whose statistics the run reports.
     pub(super) quic: Vec<quinn::Connection>,
+    /// `quic-handshake`, `quic-0rtt`: the connections made and accepted over the run.
+    pub(super) handshakes: Option<Arc<crate::traffic::quic::per_message::HandshakeCounts>>,
 }
 
 impl<R: Runtimes> Rig<R> {
@@ -96,6 +98,7 @@ impl<R: Runtimes> Rig<R> {
             udp: None,
             io_driver: None,
             quic: Vec::new(),
+            handshakes: None,
         }
     }
 
@@ -149,7 +152,11 @@ impl<R: Runtimes> Rig<R> {
                     server_in_process: case.target.is_none(),
                 });
             let measured = self.collect(measured_plan, case.connections().0)?;
-            m.quic = crate::traffic::quic::counters(&self.quic);
+            let handshakes = self
+                .handshakes
+                .as_deref()
+                .map(|h| (h, case.target.is_none()));
+            m.quic = crate::traffic::quic::counters(&self.quic, handshakes);
             let timing = Timing {
                 start,
                 interval: deadline - start,

@@ -3,7 +3,8 @@
 //! timed.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::mpsc;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use echomark_archive::Protocol;
@@ -23,6 +24,7 @@ use crate::traffic::connect;
 use crate::traffic::datagram::{self, UdpClient};
 use crate::traffic::pacing::{Pacer, SendClock};
 use crate::traffic::quic;
+use crate::traffic::quic::per_message::{HandshakeCounts, PerMessageClient};
 use crate::traffic::sockets::{self, TcpPair};
 use crate::traffic::stream::{self, StreamClient};
 use crate::traffic::tls::Tls;
@@ -32,6 +34,11 @@ use crate::traffic::tls::Tls;
 enum Connected {
     Stream(quic::QuicStream),
     Connection(quic::QuicClient),
+}
+
+/// Whether every message of `protocol` makes a QUIC connection of its own.
+fn is_connection_per_message(protocol: Protocol) -> bool {
+    matches!(protocol, Protocol::QuicHandshake | Protocol::Quic0rtt)
 }
 
 /// How long one connection's handshakes may take.
@@ -47,9 +54,7 @@ impl Rig<TokioRuntimes> {
         rig.io_driver = Some("epoll".to_string());
         match case.protocol {
             Protocol::Udp => rig.start_datagrams(case)?,
-            Protocol::Quic | Protocol::QuicStreams | Protocol::QuicDatagram => {
-                rig.start_quic(case)?
-            }
+            p if p.is_quic() => rig.start_quic(case)?,
             _ => rig.start_streams(case)?,
         }
         Ok(rig)
@@ -193,6 +198,11 @@ impl Rig<TokioRuntimes> {
         let shards = self.runtimes.topology.len();
         let mut buffers = UdpBuffers::default();
         let mut servers: Vec<SocketAddr> = Vec::with_capacity(shards);
+        let per_connection = is_connection_per_message(case.protocol);
+        let counts = Arc::new(HandshakeCounts::default());
+        if per_connection {
+            self.handshakes = Some(counts.clone());
+        }
         for k in 0..shards {
             let ep = sockets::udp_endpoint(ip, case.udp_send_buffer, case.server_recv_buffer())?;
             buffers.server_send = ep.send_buffer;
@@ -201,17 +211,27 @@ impl Rig<TokioRuntimes> {
             let handle = self.runtimes.topology.handle_for(k);
             let _in_runtime = handle.enter();
             let endpoint = quic::server_endpoint(ep.socket, configs.server.clone())?;
+            // One duty per client's connection; a connection per message shares one.
             let mut duties = (0..case.clients)
                 .filter(|i| i % shards == k)
                 .map(|_| self.duty(case))
                 .collect::<Vec<_>>()
                 .into_iter();
-            let serve = quic::server::serve_endpoint(
-                endpoint,
-                case.protocol,
-                move || duties.next(),
-                |_| {},
-            );
+            let shared = self.duty(case);
+            let next_duty = move || {
+                if per_connection {
+                    Some(shared.clone())
+                } else {
+                    duties.next()
+                }
+            };
+            let counts = counts.clone();
+            let events = move |event| {
+                if event == quic::server::Event::Accepted {
+                    counts.server_accepted.fetch_add(1, Ordering::Relaxed);
+                }
+            };
+            let serve = quic::server::serve_endpoint(endpoint, case.protocol, next_duty, events);
             self.runtimes
                 .server_tasks
                 .push(handle.spawn(guarded(self.panics.clone(), serve)));
@@ -238,11 +258,12 @@ impl Rig<TokioRuntimes> {
             let handle = self.runtimes.topology.handle_for(i);
             let (done, result) = mpsc::channel::<std::io::Result<Connected>>();
             let (server, name) = server_of(i);
-            let (name, config) = (name.to_string(), config.clone());
+            let name = name.to_string();
+            let (for_task, config) = (name.clone(), config.clone());
             let long_stream = case.protocol == Protocol::Quic;
             handle.spawn(async move {
                 let connected = async {
-                    let client = quic::connect(ep.socket, (server, &name), config).await?;
+                    let client = quic::connect(ep.socket, (server, &for_task), config).await?;
                     Ok(if long_stream {
                         Connected::Stream(quic::QuicStream::open(client).await?)
                     } else {
@@ -263,9 +284,25 @@ impl Rig<TokioRuntimes> {
                     let client = StreamClient::new(conn, i, shape, LengthPrefix, waits);
                     self.spawn_client(&handle, i, client);
                 }
+                Connected::Connection(client) if is_connection_per_message(case.protocol) => {
+                    // The setup connection stays open (it proved the server reachable and
+                    // trusted, and brings the session ticket 0-RTT resumes); every message
+                    // then makes a connection of its own from the same endpoint.
+                    let counts = self
+                        .handshakes
+                        .get_or_insert_with(|| Arc::new(HandshakeCounts::default()))
+                        .clone();
+                    let connections = client.new_connections(
+                        (server, name.clone()),
+                        case.protocol == Protocol::Quic0rtt,
+                        counts,
+                    );
+                    let client = PerMessageClient::connecting(connections, i, shape, waits);
+                    self.spawn_client(&handle, i, client);
+                }
                 Connected::Connection(client) if case.protocol == Protocol::QuicStreams => {
                     self.quic.push(client.connection.clone());
-                    let client = quic::per_message::PerMessageClient::new(client, i, shape, waits);
+                    let client = PerMessageClient::new(client, i, shape, waits);
                     self.spawn_client(&handle, i, client);
                 }
                 Connected::Connection(client) => {

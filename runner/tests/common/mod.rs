@@ -175,6 +175,8 @@ pub fn serve_protocol_with(dir: &Path, protocol: &str, extra: &[&str]) -> (Serve
         "quic",
         "quic-streams",
         "quic-datagram",
+        "quic-handshake",
+        "quic-0rtt",
     ];
     if !trusted.contains(&protocol) {
         return (Server::echomark(&args), Vec::new());

@@ -18,6 +18,8 @@ struct QuicPage {
     lead: Markup,
     comparisons: Table,
     counters: Table,
+    /// A connection per message: handshakes and 0-RTT resumption.
+    handshakes: Table,
 }
 
 /// The datasets with QUIC runs.
@@ -58,14 +60,21 @@ fn comparison_row(cat: &Catalog, view: &DatasetView, c: &Comparison) -> Vec<Mark
     ]
 }
 
-fn counter_row(cat: &Catalog, view: &DatasetView, row: &CounterRow) -> Vec<Markup> {
+/// The first cells of a row of quinn's counters: dataset, protocol, load, IO model.
+fn configuration_cells(cat: &Catalog, view: &DatasetView, row: &CounterRow) -> Vec<Markup> {
     let k = &row.key;
-    let lost = &row.lost_percent;
     vec![
         Markup::text(&view.dataset.name),
         labels::protocol(cat, k.protocol),
         labels::load(cat, k),
         labels::topology(cat, k.backend.as_str(), k.io_model, k.io_threads),
+    ]
+}
+
+fn counter_row(cat: &Catalog, view: &DatasetView, row: &CounterRow) -> Vec<Markup> {
+    let lost = &row.lost_percent;
+    let mut cells = configuration_cells(cat, view, row);
+    cells.extend([
         Markup::trusted(format!(
             "{} % ({}–{})",
             format::two_decimals(lost.median),
@@ -79,7 +88,22 @@ fn counter_row(cat: &Catalog, view: &DatasetView, row: &CounterRow) -> Vec<Marku
             || Markup::trusted("—"),
             |l| Markup::trusted(format::count(l)),
         ),
-    ]
+    ]);
+    cells
+}
+
+fn handshake_row(cat: &Catalog, view: &DatasetView, row: &CounterRow, made: f64) -> Vec<Markup> {
+    let mut cells = configuration_cells(cat, view, row);
+    cells.extend([
+        Markup::trusted(format::grouped(made, 0)),
+        row.zero_rtt_accepted_percent
+            .filter(|_| row.key.protocol == echomark_archive::Protocol::Quic0rtt)
+            .map_or_else(
+                || Markup::trusted("—"),
+                |p| Markup::trusted(format!("{} %", format::two_decimals(p))),
+            ),
+    ]);
+    cells
 }
 
 /// The QUIC report, when some dataset has QUIC runs.
@@ -97,6 +121,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         cat.list("quic.counter_columns", &[]),
         &[L, L, L, L, R, R, R, R, R],
     );
+    let mut handshakes = Table::new(cat.list("quic.handshake_columns", &[]), &[L, L, L, L, R, R]);
     for view in &datasets {
         for c in &view.analysis.quic.comparisons {
             comparisons.push(comparison_row(cat, view, c));
@@ -106,7 +131,10 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         for row in view.analysis.quic.counters.iter().filter(|r| {
             r.key.io_model == echomark_archive::IoModel::Shared && r.key.io_threads == 1
         }) {
-            counters.push(counter_row(cat, view, row));
+            match row.handshakes {
+                None => counters.push(counter_row(cat, view, row)),
+                Some(made) => handshakes.push(handshake_row(cat, view, row, made)),
+            }
         }
     }
     let runs: usize = datasets.iter().map(|v| v.analysis.quic.runs).sum();
@@ -120,6 +148,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         ),
         comparisons,
         counters,
+        handshakes,
     };
     Some(PageSpec::new(
         format!("{}/{STEM}", cat.code),

@@ -68,6 +68,8 @@ pub fn self_signed_server(
         .with_no_client_auth()
         .with_single_cert(vec![certificate.clone()], key)?;
     server.alpn_protocols = vec![ALPN.to_vec()];
+    // 0-RTT (`quic-0rtt`): quinn takes early data of any size or none.
+    server.max_early_data_size = u32::MAX;
     let crypto = QuicServerConfig::try_from(server).map_err(|e| TlsError::Quic(e.to_string()))?;
     Ok((
         quinn::ServerConfig::with_crypto(Arc::new(crypto)),
@@ -78,6 +80,9 @@ pub fn self_signed_server(
 /// A QUIC client configuration from a rustls one (its trust), with ALPN `echomark`.
 pub fn client_config(mut client: rustls::ClientConfig) -> Result<quinn::ClientConfig, TlsError> {
     client.alpn_protocols = vec![ALPN.to_vec()];
+    // Sessions are resumed (rustls keeps tickets in memory); early data is sent only where
+    // a protocol asks for 0-RTT.
+    client.enable_early_data = true;
     let crypto = QuicClientConfig::try_from(client).map_err(|e| TlsError::Quic(e.to_string()))?;
     Ok(quinn::ClientConfig::new(Arc::new(crypto)))
 }
@@ -105,7 +110,23 @@ pub fn server_endpoint(
 pub struct QuicClient {
     /// The connection (also what its statistics are read from).
     pub connection: quinn::Connection,
-    _endpoint: quinn::Endpoint,
+    endpoint: quinn::Endpoint,
+}
+
+/// A client endpoint on `socket` connecting with `config` (call inside the client's
+/// runtime).
+pub fn client_endpoint(
+    socket: std::net::UdpSocket,
+    config: quinn::ClientConfig,
+) -> std::io::Result<quinn::Endpoint> {
+    let mut endpoint = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )?;
+    endpoint.set_default_client_config(config);
+    Ok(endpoint)
 }
 
 /// Connects a client endpoint on `socket` to `server`, whose certificate must name
@@ -115,13 +136,7 @@ pub async fn connect(
     (server, server_name): (SocketAddr, &str),
     config: quinn::ClientConfig,
 ) -> std::io::Result<QuicClient> {
-    let mut endpoint = quinn::Endpoint::new(
-        quinn::EndpointConfig::default(),
-        None,
-        socket,
-        Arc::new(quinn::TokioRuntime),
-    )?;
-    endpoint.set_default_client_config(config);
+    let endpoint = client_endpoint(socket, config)?;
     let connection = endpoint
         .connect(server, server_name)
         .map_err(std::io::Error::other)?
@@ -129,11 +144,28 @@ pub async fn connect(
         .map_err(std::io::Error::other)?;
     Ok(QuicClient {
         connection,
-        _endpoint: endpoint,
+        endpoint,
     })
 }
 
 impl QuicClient {
+    /// `quic-handshake`, `quic-0rtt`: a connection per message from this client's endpoint
+    /// to `server`, this connection staying open beside them.
+    pub fn new_connections(
+        self,
+        server: (SocketAddr, String),
+        zero_rtt: bool,
+        counts: Arc<per_message::HandshakeCounts>,
+    ) -> per_message::NewConnections {
+        per_message::NewConnections {
+            endpoint: self.endpoint.clone(),
+            server,
+            zero_rtt,
+            counts,
+            setup: Arc::new(self.connection),
+        }
+    }
+
     /// `quic-datagram`: fails unless the peer accepts datagrams and a message of
     /// `payload` bytes fits in one.
     pub fn check_datagram_fits(&self, payload: usize) -> std::io::Result<()> {
@@ -181,8 +213,22 @@ impl QuicStream {
     }
 }
 
-/// quinn's statistics of `connections`, summed (averaged where a sum means nothing).
-pub fn counters(connections: &[quinn::Connection]) -> Option<echomark_archive::QuicCounters> {
+/// quinn's statistics of `connections`, summed (averaged where a sum means nothing), and
+/// what the connection-per-message protocols counted.
+pub fn counters(
+    connections: &[quinn::Connection],
+    handshakes: Option<(&per_message::HandshakeCounts, bool)>,
+) -> Option<echomark_archive::QuicCounters> {
+    use std::sync::atomic::Ordering::Relaxed;
+    // The connection-per-message protocols: `bool` says whether the server ran in process.
+    if let Some((h, in_process)) = handshakes {
+        return Some(echomark_archive::QuicCounters {
+            handshakes: Some(h.completed.load(Relaxed)),
+            zero_rtt_accepted: Some(h.zero_rtt_accepted.load(Relaxed)),
+            server_connections: in_process.then(|| h.server_accepted.load(Relaxed)),
+            ..Default::default()
+        });
+    }
     if connections.is_empty() {
         return None;
     }

@@ -1,16 +1,20 @@
 //! `quic-streams`: a new bidirectional stream for every message (request and response, as
-//! secnetperf's request-rate tests do), so opening a stream is part of each round trip.
+//! secnetperf's request-rate tests do), so opening a stream is part of each round trip;
+//! `quic-handshake` and `quic-0rtt`: a new connection for every message, so a handshake
+//! (full, or resumed with the message as 0-RTT data) is part of each.
 //!
-//! Each in-flight message is a task on the client's runtime that opens a stream, writes the
-//! message, finishes the stream and reads the echo to the stream's end. The client judges
+//! Each in-flight message is a task on the client's runtime that (connects and) opens a
+//! stream, writes the message, finishes the stream and reads the echo to the stream's end. The client judges
 //! the echo with the same verification as every other protocol and checks that it is the
 //! stream's own message (an echo answered on another stream is an order error); there is no
 //! order across streams.
 
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use quinn::Connection;
+use quinn::{Connection, Endpoint};
 use tokio::task::JoinSet;
 
 use super::QuicClient;
@@ -29,10 +33,43 @@ enum Exchange {
     Failed,
 }
 
-/// One `quic-streams` client on its own connection.
+/// What the connection-per-message protocols count over a run, client and server side.
+#[derive(Debug, Default)]
+pub struct HandshakeCounts {
+    /// Connections the clients completed (handshake done), one per message.
+    pub completed: AtomicU64,
+    /// Of those, the ones whose 0-RTT data the server accepted.
+    pub zero_rtt_accepted: AtomicU64,
+    /// In process: connections echomark's server accepted.
+    pub server_accepted: AtomicU64,
+}
+
+/// A new connection per message from one client endpoint to one server.
+#[derive(Clone)]
+pub struct NewConnections {
+    pub endpoint: Endpoint,
+    pub server: (SocketAddr, String),
+    /// Resume and send the message as 0-RTT data (`quic-0rtt`).
+    pub zero_rtt: bool,
+    pub counts: Arc<HandshakeCounts>,
+    /// The client's setup connection, kept open while the client lives.
+    pub setup: Arc<Connection>,
+}
+
+/// Where a message's stream comes from.
+#[derive(Clone)]
+enum Opener {
+    /// The client's one connection (`quic-streams`).
+    Stream(Connection),
+    /// A connection of its own (`quic-handshake`, `quic-0rtt`).
+    Connection(NewConnections),
+}
+
+/// One client whose every message has a stream of its own.
 pub struct PerMessageClient {
-    connection: Connection,
-    _client: QuicClient,
+    opener: Opener,
+    /// The endpoint and connection of `quic-streams` (kept open).
+    _client: Option<QuicClient>,
     core: ClientCore,
     send_buf: Vec<u8>,
     /// The in-flight messages: each task returns its message's sequence and the exchange.
@@ -44,16 +81,37 @@ pub struct PerMessageClient {
 }
 
 impl PerMessageClient {
-    /// A client on `client`'s connection; open-loop clients wait for their due messages on
-    /// `pacer`.
+    /// A `quic-streams` client on `client`'s connection; open-loop clients wait for their
+    /// due messages on `pacer`.
     pub fn new(
         client: QuicClient,
+        index: usize,
+        shape: ClientShape,
+        waits: (Arc<Alarm>, Option<Pacer>),
+    ) -> Self {
+        let opener = Opener::Stream(client.connection.clone());
+        Self::with(opener, Some(client), index, shape, waits)
+    }
+
+    /// A `quic-handshake` or `quic-0rtt` client: a new connection per message.
+    pub fn connecting(
+        connections: NewConnections,
+        index: usize,
+        shape: ClientShape,
+        waits: (Arc<Alarm>, Option<Pacer>),
+    ) -> Self {
+        Self::with(Opener::Connection(connections), None, index, shape, waits)
+    }
+
+    fn with(
+        opener: Opener,
+        client: Option<QuicClient>,
         index: usize,
         shape: ClientShape,
         (alarm, pacer): (Arc<Alarm>, Option<Pacer>),
     ) -> Self {
         Self {
-            connection: client.connection.clone(),
+            opener,
             _client: client,
             core: shape.core(index, OrderRule::Any),
             send_buf: Vec::with_capacity(shape.payload),
@@ -70,9 +128,14 @@ impl PerMessageClient {
         self.core.write_next(&mut self.send_buf, now);
         let sequence = message::parse_header(&self.send_buf).map_or(u64::MAX, |h| h.sequence);
         let message = self.send_buf.clone();
-        let connection = self.connection.clone();
-        self.exchanges
-            .spawn(async move { (sequence, exchange(&connection, &message).await) });
+        let opener = self.opener.clone();
+        self.exchanges.spawn(async move {
+            let outcome = match &opener {
+                Opener::Stream(connection) => exchange(connection, &message).await,
+                Opener::Connection(new) => connect_and_exchange(new, &message).await,
+            };
+            (sequence, outcome)
+        });
     }
 
     /// Open loop: starts every message that is due and has a slot.
@@ -118,6 +181,48 @@ async fn exchange(connection: &Connection, message: &[u8]) -> Exchange {
         Ok(echo) => Exchange::Echo(echo),
         Err(_) => Exchange::Failed,
     }
+}
+
+/// One message's round trip on a connection of its own, closed after the echo: a full
+/// handshake, or (`quic-0rtt`, with a session to resume) the message sent as 0-RTT data and
+/// sent again over the established connection if the server refused the early data.
+async fn connect_and_exchange(new: &NewConnections, message: &[u8]) -> Exchange {
+    let (server, name) = (&new.server.0, new.server.1.as_str());
+    let Ok(connecting) = new.endpoint.connect(*server, name) else {
+        return Exchange::Failed;
+    };
+    let early = if new.zero_rtt {
+        connecting.into_0rtt()
+    } else {
+        Err(connecting)
+    };
+    let (connection, outcome) = match early {
+        Ok((connection, accepted)) => {
+            let outcome = exchange(&connection, message).await;
+            if accepted.await {
+                new.counts.zero_rtt_accepted.fetch_add(1, Ordering::Relaxed);
+            }
+            if connection.close_reason().is_some() {
+                return Exchange::Failed;
+            }
+            // Refused early data resets its stream: the message goes again, now 1-RTT.
+            let outcome = match outcome {
+                Exchange::Failed => exchange(&connection, message).await,
+                echoed => echoed,
+            };
+            (connection, outcome)
+        }
+        Err(connecting) => {
+            let Ok(connection) = connecting.await else {
+                return Exchange::Failed;
+            };
+            let outcome = exchange(&connection, message).await;
+            (connection, outcome)
+        }
+    };
+    new.counts.completed.fetch_add(1, Ordering::Relaxed);
+    connection.close(0u32.into(), b"");
+    outcome
 }
 
 impl PhaseClient for PerMessageClient {

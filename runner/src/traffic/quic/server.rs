@@ -43,7 +43,9 @@ pub async fn serve_endpoint(
                 return;
             };
             match protocol {
-                Protocol::QuicStreams => serve_streams(&connection, duty).await,
+                Protocol::QuicStreams | Protocol::QuicHandshake | Protocol::Quic0rtt => {
+                    serve_streams(&connection, duty).await
+                }
                 Protocol::QuicDatagram => serve_datagrams(&connection, duty).await,
                 _ => serve_long_stream(&connection, duty).await,
             }
