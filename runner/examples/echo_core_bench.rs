@@ -3,7 +3,8 @@
 //! Prints, for 1 KiB messages: the blocking loopback floor (`calibrate`), a bare tokio
 //! ping-pong, the echo core at 1 client / window 1, and 16 clients / window 16 on shared 2
 //! and sharded 2, each with latency recording on and off, then the protocols (the seven and QUIC) side by
-//! side at 16 clients / window 16 on shared 2 with their ratio to TCP. Every case runs
+//! side at 16 clients / window 16 on shared 2 with their ratio to TCP, and QUIC against what
+//! it stands among (TCP+TLS, UDP, a stream per message, the full handshake). Every case runs
 //! `ROUNDS` times, interleaved so that machine noise spreads over all of them, each beside
 //! its twin with the other latency setting; the table shows medians, and the spread
 //! (min–max over the rounds) of the seven-protocol rows. Then the two backends side by side
@@ -65,6 +66,12 @@ fn main() {
             ("https", 16, 16, "shared", 2),
             ("quic", 1, 1, "shared", 1),
             ("quic", 16, 16, "shared", 2),
+            ("tcps", 1, 1, "shared", 1),
+            ("quic-datagram", 1, 1, "shared", 1),
+            ("quic-datagram", 16, 16, "shared", 2),
+            ("quic-streams", 1, 1, "shared", 1),
+            ("quic-handshake", 1, 1, "shared", 1),
+            ("quic-0rtt", 1, 1, "shared", 1),
         ] {
             let mut args: Vec<String> = format!(
                 "once --protocol {protocol} --payload 1024 --clients {clients} --window {window} \
@@ -304,6 +311,7 @@ fn main() {
         );
     }
     print_protocols(&cases[..half]);
+    print_quic(&cases[..half]);
     print_backends(&backend_cases, floor);
     print_switches(&switch_cases);
     let [rate, p50, p99, p999] = crowd.map(median);
@@ -402,6 +410,52 @@ fn print_switches(cases: &[Case]) {
             b / a
         );
     }
+}
+
+/// QUIC against what it stands among, latency recorded, medians with min–max over the
+/// rounds: `quic` against TCP+TLS and `quic-datagram` against UDP at 1 × 1 on one thread
+/// and 16 × 16 on shared 2; a connection per message against a stream per message, and
+/// 0-RTT against the full handshake, at 1 × 1.
+fn print_quic(cases: &[Case]) {
+    let row = |p: &str, load: &str| {
+        cases
+            .iter()
+            .find(|c| c.protocol == p && c.label.ends_with(load))
+    };
+    let spread = |c: &Case| {
+        let (lo, hi) = c
+            .rates
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        (median(c.rates.clone()), lo, hi)
+    };
+    println!("\nQUIC against what it stands among, 1 KiB (latency recorded)\n");
+    println!("| QUIC protocol | against | load | round trips/s (min–max) | theirs (min–max) | ratio | ranges |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | --- |");
+    for (subject, base, load) in [
+        ("quic", "tcps", " 1×1 shared 1"),
+        ("quic", "tcps", " 16×16 shared 2"),
+        ("quic-datagram", "udp", " 1×1 shared 1"),
+        ("quic-datagram", "udp", " 16×16 shared 2"),
+        ("quic-handshake", "quic-streams", " 1×1 shared 1"),
+        ("quic-0rtt", "quic-handshake", " 1×1 shared 1"),
+    ] {
+        let (Some(s), Some(b)) = (row(subject, load), row(base, load)) else {
+            continue;
+        };
+        let ((a, alo, ahi), (c, clo, chi)) = (spread(s), spread(b));
+        let verdict = if ahi < clo || chi < alo {
+            "apart"
+        } else {
+            "overlap: no distinguishable winner"
+        };
+        println!(
+            "| {subject} | {base} | {} | {a:.0} ({alo:.0}–{ahi:.0}) | {c:.0} ({clo:.0}–{chi:.0}) | {:.2} | {verdict} |",
+            load.trim(),
+            a / c
+        );
+    }
+    println!("\nGSO on against off is not in this table: echomark has no switch for it yet.");
 }
 
 /// The protocols (the seven and QUIC) at 16 clients × window 16 on shared 2, latency recorded, with the
