@@ -2,7 +2,7 @@
 //! per client; `quic-streams`: a stream per message; `quic-datagram`: RFC 9221 datagrams).
 //! Every IO model echoes with every check passing; a server that corrupts or reorders is
 //! caught, and one that drops a datagram is counted as loss; what QUIC does not do yet
-//! (another backend, `verify`) is a usage error; a matrix writes
+//! (another backend) or lacks trust is a usage error; a matrix writes
 //! schema-valid archives the generator reads and sets against TCP+TLS.
 mod common;
 
@@ -176,7 +176,7 @@ fn what_quic_does_not_do_yet_is_a_usage_error() {
         ),
         (
             vec!["verify", "--protocol", "quic", "--target", "127.0.0.1:9"],
-            "verify does not speak QUIC yet",
+            "needs --tls-ca FILE or --tls-insecure",
         ),
         (
             vec!["serve", "--protocol", "quic", "--backend", "monoio"],

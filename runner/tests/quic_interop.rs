@@ -1,7 +1,8 @@
 //! QUIC between processes, and with an implementation echomark did not write: `serve
-//! --protocol quic*` measured by `once --target`; an echo server on aioquic (Python, from
-//! PyPI, installed by `scripts/install-aioquic`) measured the same way, and caught when it
-//! corrupts a byte; an aioquic client answered by `serve`. Trust is checked as for TLS.
+//! --protocol quic*` passing `verify` and measured by `once --target`; an echo server on
+//! aioquic (Python, from PyPI, installed by `scripts/install-aioquic`) verified and measured
+//! the same way, and failing `verify` (and caught by `once`) when it corrupts a byte; an
+//! aioquic client answered by `serve`. Trust is checked as for TLS.
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -65,6 +66,14 @@ fn echomark_serve_is_measured_by_once_target_over_every_quic_protocol() {
             ["--io-model", "shared", "--io-threads", "1"],
             ["--io-model", "sharded", "--io-threads", "2"],
         ] {
+            // verify first, on a server of its own, so the measured server's counts are
+            // the run's alone.
+            let (checked, trust) = serve_protocol_with(dir.path(), protocol, &model);
+            let trust: Vec<&str> = trust.iter().map(String::as_str).collect();
+            let (code, report) = verify(protocol, &checked.address, &trust);
+            assert_eq!(code, 0, "{protocol}: {report}");
+            assert_eq!(outcome(&report, "echo-sizes").0, "passed", "{report}");
+            drop(checked);
             let (server, trust) = serve_protocol_with(dir.path(), protocol, &model);
             let trust: Vec<&str> = trust.iter().map(String::as_str).collect();
             let (code, m) = quic_once(protocol, &server.address, &trust);
@@ -131,6 +140,8 @@ fn an_aioquic_echo_server_is_measured_over_every_quic_protocol_and_caught_when_i
     let ca = cert.display().to_string();
     let server = aioquic_server(&python, &cert, "echo");
     for protocol in ALL {
+        let (code, report) = verify(protocol, &server.address, &["--tls-ca", &ca]);
+        assert_eq!(code, 0, "{protocol}: {report}");
         let (code, m) = quic_once(protocol, &server.address, &["--tls-ca", &ca]);
         assert_eq!(code, 0, "{protocol}: {:?}", m.error);
         assert!(m.ok && m.messages > 0, "{protocol}");
@@ -143,6 +154,11 @@ fn an_aioquic_echo_server_is_measured_over_every_quic_protocol_and_caught_when_i
     drop(server);
     let server = aioquic_server(&python, &cert, "corrupt");
     for protocol in ALL {
+        let (code, report) = verify(protocol, &server.address, &["--tls-ca", &ca]);
+        assert_eq!(code, 1, "{protocol}: {report}");
+        let (result, detail) = outcome(&report, "echo-sizes");
+        assert_eq!(result, "failed", "{protocol}: {report}");
+        assert!(detail.contains("differ"), "{protocol}: {detail}");
         let (code, m) = quic_once(protocol, &server.address, &["--tls-ca", &ca]);
         assert_eq!(code, 1, "{protocol}: {:?}", m.error);
         assert!(m.content_errors > 0, "{protocol}: {m:?}");

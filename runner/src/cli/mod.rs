@@ -375,12 +375,6 @@ impl VerifyArgs {
             .target
             .resolve(self.address_family)?
             .ok_or_else(|| UsageError("verify needs --target HOST:PORT".into()))?;
-        if self.protocol.is_quic() {
-            return Err(UsageError(format!(
-                "verify does not speak QUIC yet: measure a QUIC server with once --protocol {} --target",
-                self.protocol
-            )));
-        }
         let probe = Case {
             protocol: self.protocol,
             address_family: family_of(&target.addr),

@@ -11,10 +11,12 @@
 //! requests to get wrong, the answer to a malformed one (an error or a close, not an echo
 //! and not a hang). Checks a protocol cannot have are reported as skipped with why; an HTTP
 //! server that does not answer pipelined requests is `unsupported` there, not failed (the
-//! contract lets it be measured with one request in flight per connection).
+//! contract lets it be measured with one request in flight per connection). The QUIC
+//! protocols have checks of their own (`verify/quic.rs`).
 
 mod conn;
 mod failure;
+mod quic;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,6 +79,12 @@ pub struct Verification {
 }
 
 impl Verification {
+    /// This verification with `passed` set from its checks: no check failed.
+    fn judged(mut self) -> Self {
+        self.passed = self.checks.iter().all(|c| c.outcome != Outcome::Failed);
+        self
+    }
+
     /// The checks as a plain-text table.
     pub fn table(&self) -> String {
         let width = self
@@ -115,6 +123,16 @@ pub fn verify(protocol: Protocol, target: &Target) -> Verification {
             .as_ref()
             .map(|(trust, name)| TlsClient::for_target(trust, name).map_err(Arc::new)),
     };
+    if protocol.is_quic() {
+        return Verification {
+            target: target.addr.to_string(),
+            protocol,
+            framing: None,
+            passed: false,
+            checks: quic::checks(protocol, target, v.tls.as_ref()),
+        }
+        .judged();
+    }
     let mut checks = vec![v.check("connect", || v.connect_check())];
     if checks[0].outcome == Outcome::Passed {
         checks.push(v.check("echo-sizes", || v.sizes()));
