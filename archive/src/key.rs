@@ -118,6 +118,12 @@ impl Protocol {
         Self::QUIC.contains(&self)
     }
 
+    /// Whether every message makes a QUIC connection of its own (`quic-handshake`,
+    /// `quic-0rtt`).
+    pub fn is_connection_per_message(self) -> bool {
+        matches!(self, Protocol::QuicHandshake | Protocol::Quic0rtt)
+    }
+
     /// Whether messages travel as datagrams that may be lost (`udp`, `quic-datagram`):
     /// a missing echo is counted as lost, not as unfinished.
     pub fn is_datagram(self) -> bool {

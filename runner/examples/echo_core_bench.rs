@@ -24,7 +24,7 @@ use std::process::Command;
 use echomark_archive::Metrics;
 
 mod common;
-use common::{bin_dir, host, json, median};
+use common::{bin_dir, host, json, median, min_max};
 
 struct Case {
     label: String,
@@ -325,10 +325,7 @@ fn main() {
         .iter()
         .filter(|c| c.rates.len() > 1)
         .map(|c| {
-            let (lo, hi) = c
-                .rates
-                .iter()
-                .fold((f64::MAX, f64::MIN), |(l, h), &r| (l.min(r), h.max(r)));
+            let (lo, hi) = min_max(&c.rates);
             (hi - lo) / median(c.rates.clone()) * 100.0
         })
         .fold(0.0, f64::max);
@@ -388,11 +385,7 @@ fn print_switches(cases: &[Case]) {
     println!("\nswitches, 1 KiB, tokio, latency recorded: each case without and with the switch, back to back\n");
     println!("| case | off rt/s (min–max) | on rt/s (min–max) | on / off | verdict |");
     println!("| --- | ---: | ---: | ---: | --- |");
-    let range = |c: &Case| {
-        c.rates
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)))
-    };
+    let range = |c: &Case| min_max(&c.rates);
     for pair in cases.chunks(2) {
         let [off, on] = pair else { continue };
         let (a, b) = (median(off.rates.clone()), median(on.rates.clone()));
@@ -423,10 +416,7 @@ fn print_quic(cases: &[Case]) {
             .find(|c| c.protocol == p && c.label.ends_with(load))
     };
     let spread = |c: &Case| {
-        let (lo, hi) = c
-            .rates
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        let (lo, hi) = min_max(&c.rates);
         (median(c.rates.clone()), lo, hi)
     };
     println!("\nQUIC against what it stands among, 1 KiB (latency recorded)\n");
@@ -484,10 +474,7 @@ fn print_protocols(cases: &[Case]) {
     ] {
         if let Some(c) = row(p) {
             let rate = median(c.rates.clone());
-            let (lo, hi) = c
-                .rates
-                .iter()
-                .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+            let (lo, hi) = min_max(&c.rates);
             println!(
                 "| {p} | {rate:.0} | {lo:.0}–{hi:.0} | {:.1} | {:.2} |",
                 median(c.p99.clone()),

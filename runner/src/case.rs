@@ -250,9 +250,7 @@ impl Case {
                 self.protocol, self.backend
             ));
         }
-        if self.fault.is_some()
-            && matches!(self.protocol, Protocol::QuicHandshake | Protocol::Quic0rtt)
-        {
+        if self.fault.is_some() && self.protocol.is_connection_per_message() {
             // A fault acts on a connection's later messages, and these carry one each.
             return err(format!(
                 "--inject-fault has no effect with --protocol {}: every message has a connection of its own (quic-streams has the same client and takes faults)",

@@ -6,6 +6,7 @@ use echomark_archive::{CaseKey, Protocol};
 use serde::Serialize;
 
 use super::aggregate::{Configuration, Stat, Status};
+use super::backends::Verdict;
 use super::ratios::{self, Spread};
 use crate::model::{Dataset, Run};
 
@@ -87,18 +88,16 @@ fn comparisons(configs: &[&Configuration]) -> Vec<Comparison> {
                     let pairs = ratios::pairs(configs, subject, base);
                     let spread = ratios::spread(&pairs)?;
                     let (mut lower, mut higher, mut overlapping) = (0, 0, 0);
+                    let metric = echomark_archive::Metric::RoundtripsPerSecond;
                     for p in &pairs {
-                        let metric = echomark_archive::Metric::RoundtripsPerSecond;
                         let (Some(s), Some(b)) = (p.subject.stat(metric), p.base.stat(metric))
                         else {
                             continue;
                         };
-                        if s.overlaps(&b) {
-                            overlapping += 1;
-                        } else if s.median < b.median {
-                            lower += 1;
-                        } else {
-                            higher += 1;
+                        match Verdict::of(&s, &b) {
+                            Verdict::NotDistinguishable => overlapping += 1,
+                            Verdict::SubjectLower => lower += 1,
+                            Verdict::SubjectHigher => higher += 1,
                         }
                     }
                     Some(Comparison {

@@ -23,6 +23,12 @@ pub fn json(cmd: &mut Command) -> Value {
 }
 
 /// The median; NaN for no values.
+/// The smallest and largest of `v` (`(MAX, MIN)` when empty).
+pub fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)))
+}
+
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();

@@ -36,11 +36,6 @@ enum Connected {
     Connection(quic::QuicClient),
 }
 
-/// Whether every message of `protocol` makes a QUIC connection of its own.
-fn is_connection_per_message(protocol: Protocol) -> bool {
-    matches!(protocol, Protocol::QuicHandshake | Protocol::Quic0rtt)
-}
-
 /// How long one connection's handshakes may take.
 pub(super) const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -198,7 +193,7 @@ impl Rig<TokioRuntimes> {
         let shards = self.runtimes.topology.len();
         let mut buffers = UdpBuffers::default();
         let mut servers: Vec<SocketAddr> = Vec::with_capacity(shards);
-        let per_connection = is_connection_per_message(case.protocol);
+        let per_connection = case.protocol.is_connection_per_message();
         let counts = Arc::new(HandshakeCounts::default());
         if per_connection {
             self.handshakes = Some(counts.clone());
@@ -212,18 +207,16 @@ impl Rig<TokioRuntimes> {
             let _in_runtime = handle.enter();
             let endpoint = quic::server_endpoint(ep.socket, configs.server.clone())?;
             // One duty per client's connection; a connection per message shares one.
-            let mut duties = (0..case.clients)
-                .filter(|i| i % shards == k)
-                .map(|_| self.duty(case))
-                .collect::<Vec<_>>()
-                .into_iter();
-            let shared = self.duty(case);
-            let next_duty = move || {
-                if per_connection {
-                    Some(shared.clone())
-                } else {
-                    duties.next()
-                }
+            let next_duty: Box<dyn FnMut() -> Option<_> + Send> = if per_connection {
+                let shared = self.duty(case);
+                Box::new(move || Some(shared.clone()))
+            } else {
+                let mut duties = (0..case.clients)
+                    .filter(|i| i % shards == k)
+                    .map(|_| self.duty(case))
+                    .collect::<Vec<_>>()
+                    .into_iter();
+                Box::new(move || duties.next())
             };
             let counts = counts.clone();
             let events = move |event| {
@@ -284,7 +277,7 @@ impl Rig<TokioRuntimes> {
                     let client = StreamClient::new(conn, i, shape, LengthPrefix, waits);
                     self.spawn_client(&handle, i, client);
                 }
-                Connected::Connection(client) if is_connection_per_message(case.protocol) => {
+                Connected::Connection(client) if case.protocol.is_connection_per_message() => {
                     // The setup connection stays open (it proved the server reachable and
                     // trusted, and brings the session ticket 0-RTT resumes); every message
                     // then makes a connection of its own from the same endpoint.

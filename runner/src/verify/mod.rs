@@ -150,9 +150,10 @@ pub fn verify(protocol: Protocol, target: &Target) -> Verification {
         target: target.addr.to_string(),
         protocol,
         framing: matches!(protocol, Protocol::Tcp | Protocol::Tcps).then_some(target.framing),
-        passed: checks.iter().all(|c| c.outcome != Outcome::Failed),
+        passed: false,
         checks,
     }
+    .judged()
 }
 
 /// A check's result: what it showed, `Skip` with why it does not apply, or `Unsupported`

@@ -61,7 +61,7 @@ pub(super) fn checks(
     if connect.outcome != Outcome::Passed {
         return vec![connect];
     }
-    let mut out = vec![
+    vec![
         connect,
         run("echo-sizes", &|| runtime.block_on(verifier.sizes())),
         skipped(
@@ -76,16 +76,13 @@ pub(super) fn checks(
         run("concurrent-connections", &|| {
             runtime.block_on(verifier.concurrent())
         }),
-    ];
-    out.extend([
         skipped("idle-keep-alive", "QUIC keeps its connection alive itself"),
         skipped("fragments-and-ping", "a WebSocket check"),
         skipped(
             "malformed-request",
             "QUIC has no requests to get wrong beyond its own",
         ),
-    ]);
-    out
+    ]
 }
 
 fn failed(name: &'static str, failure: Failure) -> Check {

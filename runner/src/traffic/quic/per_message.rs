@@ -150,9 +150,9 @@ impl PerMessageClient {
     fn on_exchange(&mut self, sequence: u64, outcome: Exchange, now: Instant) {
         match outcome {
             Exchange::Echo(echo) => {
-                let on_its_stream =
-                    message::parse_header(&echo).is_ok_and(|h| h.sequence == sequence);
-                if !on_its_stream && message::parse_header(&echo).is_ok() {
+                // An echo of another stream's message (a header that does not parse is the
+                // verification's to count).
+                if message::parse_header(&echo).is_ok_and(|h| h.sequence != sequence) {
                     self.core.counters().order_errors += 1;
                 }
                 if self.core.on_echo(&echo, now) == Next::Send {
