@@ -5,6 +5,8 @@
 //! `settings`, `results`, `complete`, `failed_measurements`) plus an `echomark` object that
 //! names the tool and the format version.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::key::{AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId};
@@ -340,6 +342,25 @@ pub struct ExplicitCase {
     pub udp_server_recv_buffer: Option<u64>,
 }
 
+impl ExplicitCase {
+    /// The closed-loop configuration this case stands for when `backend` measures it.
+    pub fn case_key(&self, backend: crate::Backend) -> CaseKey {
+        CaseKey {
+            backend,
+            implementation: IMPLEMENTATION.to_string(),
+            protocol: self.protocol,
+            payload_bytes: self.payload_bytes,
+            clients: self.clients,
+            window: self.window,
+            io_model: self.io_model,
+            io_threads: self.io_threads,
+            handler_work: self.handler_work,
+            udp_server_recv_buffer: self.udp_server_recv_buffer,
+            load: None,
+        }
+    }
+}
+
 /// The sustained test recorded with a matrix: the child's command, exit code and report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -354,25 +375,17 @@ pub struct SoakRecord {
     pub stderr: String,
 }
 
-/// One repetition of one case: the request, the process facts and the parsed metrics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One repetition of one case: the configuration it measured, the process facts and the
+/// parsed metrics.
+///
+/// The configuration is the contract's one [`RunId`] (its [`CaseKey`] and repetition); in
+/// the JSON its fields stay flat beside the others, as arknet writes them (see
+/// [`EntryRecord`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "EntryRecord<'static>")]
 pub struct Entry {
-    pub repetition: u64,
-    pub protocol: Protocol,
-    pub payload_bytes: u64,
-    pub clients: u64,
-    pub window: u64,
-    pub io_model: IoModel,
-    pub io_threads: u64,
-    pub handler_work: u64,
-    /// UDP: the server socket's receive-buffer request when the case sets its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub udp_server_recv_buffer: Option<u64>,
-    /// Open loop: the offered load this run was measured at.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<OfferedLoad>,
-    pub backend: crate::Backend,
+    /// The configuration and the repetition: unique within an archive.
+    pub run: RunId,
     pub address_family: AddressFamily,
     /// Full argv of the child process.
     pub command: Vec<String>,
@@ -380,13 +393,10 @@ pub struct Entry {
     pub returncode: Option<i32>,
     pub stderr: String,
     /// Parsed stdout; absent when stdout was not one strict, finite JSON metrics object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Metrics>,
     /// Raw stdout, kept only when it could not be parsed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdout: Option<String>,
     /// The runner's verdict when the run failed (arknet's schema-2 texts).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Position of this run in the execution order (0-based, after any shuffle; a rate
     /// sweep's open-loop runs come after the closed-loop runs they derive from).
@@ -396,8 +406,111 @@ pub struct Entry {
     /// Wall time of the child process, seconds.
     pub wall_seconds: f64,
     /// `--server-cmd`: the server process of this run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::target::ServerProcess>,
+}
+
+/// An [`Entry`] as the archive's JSON lays it out: the case key's fields flat, in arknet's
+/// order, without the implementation (every entry of an echomark archive is
+/// [`IMPLEMENTATION`]). Read owned; written borrowed from the entry, so saving an archive
+/// copies nothing.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryRecord<'a> {
+    repetition: u64,
+    protocol: Protocol,
+    payload_bytes: u64,
+    clients: u64,
+    window: u64,
+    io_model: IoModel,
+    io_threads: u64,
+    handler_work: u64,
+    /// UDP: the server socket's receive-buffer request when the case sets its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    udp_server_recv_buffer: Option<u64>,
+    /// Open loop: the offered load this run was measured at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    load: Option<OfferedLoad>,
+    backend: Cow<'a, crate::Backend>,
+    address_family: AddressFamily,
+    command: Cow<'a, [String]>,
+    returncode: Option<i32>,
+    stderr: Cow<'a, str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metrics: Option<Cow<'a, Metrics>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stdout: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<Cow<'a, str>>,
+    order: u64,
+    started_at_utc: Cow<'a, str>,
+    wall_seconds: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server: Option<Cow<'a, crate::target::ServerProcess>>,
+}
+
+impl From<EntryRecord<'_>> for Entry {
+    fn from(r: EntryRecord<'_>) -> Self {
+        Entry {
+            run: RunId {
+                case: CaseKey {
+                    backend: r.backend.into_owned(),
+                    implementation: IMPLEMENTATION.to_string(),
+                    protocol: r.protocol,
+                    payload_bytes: r.payload_bytes,
+                    clients: r.clients,
+                    window: r.window,
+                    io_model: r.io_model,
+                    io_threads: r.io_threads,
+                    handler_work: r.handler_work,
+                    udp_server_recv_buffer: r.udp_server_recv_buffer,
+                    load: r.load,
+                },
+                repetition: r.repetition,
+            },
+            address_family: r.address_family,
+            command: r.command.into_owned(),
+            returncode: r.returncode,
+            stderr: r.stderr.into_owned(),
+            metrics: r.metrics.map(Cow::into_owned),
+            stdout: r.stdout.map(Cow::into_owned),
+            error: r.error.map(Cow::into_owned),
+            order: r.order,
+            started_at_utc: r.started_at_utc.into_owned(),
+            wall_seconds: r.wall_seconds,
+            server: r.server.map(Cow::into_owned),
+        }
+    }
+}
+
+impl Serialize for Entry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let case = &self.run.case;
+        EntryRecord {
+            repetition: self.run.repetition,
+            protocol: case.protocol,
+            payload_bytes: case.payload_bytes,
+            clients: case.clients,
+            window: case.window,
+            io_model: case.io_model,
+            io_threads: case.io_threads,
+            handler_work: case.handler_work,
+            udp_server_recv_buffer: case.udp_server_recv_buffer,
+            load: case.load,
+            backend: Cow::Borrowed(&case.backend),
+            address_family: self.address_family,
+            command: Cow::Borrowed(&self.command),
+            returncode: self.returncode,
+            stderr: Cow::Borrowed(&self.stderr),
+            metrics: self.metrics.as_ref().map(Cow::Borrowed),
+            stdout: self.stdout.as_deref().map(Cow::Borrowed),
+            error: self.error.as_deref().map(Cow::Borrowed),
+            order: self.order,
+            started_at_utc: Cow::Borrowed(&self.started_at_utc),
+            wall_seconds: self.wall_seconds,
+            server: self.server.as_ref().map(Cow::Borrowed),
+        }
+        .serialize(serializer)
+    }
 }
 
 /// The implementation name of every echomark run in a [`CaseKey`].
@@ -405,28 +518,13 @@ pub const IMPLEMENTATION: &str = "echomark";
 
 impl Entry {
     /// The configuration this entry measured.
-    pub fn case_key(&self) -> CaseKey {
-        CaseKey {
-            backend: self.backend.clone(),
-            implementation: IMPLEMENTATION.to_string(),
-            protocol: self.protocol,
-            payload_bytes: self.payload_bytes,
-            clients: self.clients,
-            window: self.window,
-            io_model: self.io_model,
-            io_threads: self.io_threads,
-            handler_work: self.handler_work,
-            udp_server_recv_buffer: self.udp_server_recv_buffer,
-            load: self.load,
-        }
+    pub fn case_key(&self) -> &CaseKey {
+        &self.run.case
     }
 
     /// The configuration and the repetition: unique within an archive.
-    pub fn run_id(&self) -> RunId {
-        RunId {
-            case: self.case_key(),
-            repetition: self.repetition,
-        }
+    pub fn run_id(&self) -> &RunId {
+        &self.run
     }
 }
 

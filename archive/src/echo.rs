@@ -2,7 +2,7 @@
 //! case parameters with the request, used by the matrix runner when it judges a child and
 //! by the validator (invariant E1) when it reads any archive.
 
-use crate::key::{AddressFamily, IoModel, Protocol};
+use crate::key::{AddressFamily, CaseKey, IoModel, Protocol};
 
 /// A case's parameters, as requested or as a measurement reports them. A field that a format
 /// does not record is `None` and is not compared.
@@ -19,6 +19,40 @@ pub struct CaseParameters {
     pub address_family: Option<AddressFamily>,
     pub requested_seconds: Option<f64>,
     pub warmup_seconds: Option<f64>,
+}
+
+impl CaseParameters {
+    /// What a run of `key` asked for: every field of the key a measurement echoes, and what
+    /// else the request records (`None` is not compared). `backend` is separate from the
+    /// key's because a format may name its stack in the key and its runtime in the metrics
+    /// (arknet's `standalone` runs report no backend of their own).
+    pub fn requested(
+        key: &CaseKey,
+        backend: Option<crate::Backend>,
+        address_family: Option<AddressFamily>,
+        timing: Option<RequestedTiming>,
+    ) -> Self {
+        CaseParameters {
+            protocol: Some(key.protocol),
+            payload_bytes: Some(key.payload_bytes),
+            clients: Some(key.clients),
+            window: Some(key.window),
+            io_model: Some(key.io_model),
+            io_threads: Some(key.io_threads),
+            handler_work: Some(key.handler_work),
+            backend,
+            address_family,
+            requested_seconds: timing.map(|t| t.seconds),
+            warmup_seconds: timing.map(|t| t.warmup_seconds),
+        }
+    }
+}
+
+/// How long a run was asked to measure, after how long a warmup.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestedTiming {
+    pub seconds: f64,
+    pub warmup_seconds: f64,
 }
 
 /// The names of the parameters whose echo differs from the request, in field order; empty

@@ -271,6 +271,25 @@ pub struct RunId {
     pub repetition: u64,
 }
 
+/// `udp 1024 B, 16 × 1, shared 1, work 0, repetition 2`: how errors name a run.
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.case;
+        write!(
+            f,
+            "{} {} B, {} × {}, {} {}, work {}, repetition {}",
+            c.protocol,
+            c.payload_bytes,
+            c.clients,
+            c.window,
+            c.io_model,
+            c.io_threads,
+            c.handler_work,
+            self.repetition
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@ pub use archive::{
     CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
 pub use backend::{unsupported, Backend};
-pub use echo::{check_echo, CaseParameters};
+pub use echo::{check_echo, CaseParameters, RequestedTiming};
 pub use key::{
     AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,
 };

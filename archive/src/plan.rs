@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 
 use crate::archive::{Entry, Settings};
 use crate::key::{CaseKey, OfferedLoad, Protocol, RunId};
-use crate::IMPLEMENTATION;
 
 /// `items` without repeats, in first-seen order.
 fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
@@ -102,18 +101,18 @@ impl Settings {
 
     /// Every run of the whole matrix, ignoring any shard.
     fn whole_plan(&self, backend: &str) -> Vec<RunId> {
-        let key = |protocol, payload_bytes, clients, window, io: &crate::IoProfile| CaseKey {
-            backend: crate::Backend::named(backend),
-            implementation: IMPLEMENTATION.to_string(),
-            protocol,
-            payload_bytes,
-            clients,
-            window,
-            io_model: io.io_model,
-            io_threads: io.io_threads,
-            handler_work: io.handler_work,
-            udp_server_recv_buffer: None,
-            load: None,
+        let key = |protocol, payload_bytes, clients, window, io: &crate::IoProfile| {
+            let case = crate::ExplicitCase {
+                protocol,
+                payload_bytes,
+                clients,
+                window,
+                io_model: io.io_model,
+                io_threads: io.io_threads,
+                handler_work: io.handler_work,
+                udp_server_recv_buffer: None,
+            };
+            case.case_key(crate::Backend::named(backend))
         };
         let mut out = Vec::new();
         for repetition in 1..=self.repetitions {
@@ -122,19 +121,7 @@ impl Settings {
                     .iter()
                     .filter(|c| crate::unsupported(backend, c.io_model, c.io_threads).is_none());
                 out.extend(runnable.map(|c| RunId {
-                    case: CaseKey {
-                        backend: crate::Backend::named(backend),
-                        implementation: IMPLEMENTATION.to_string(),
-                        protocol: c.protocol,
-                        payload_bytes: c.payload_bytes,
-                        clients: c.clients,
-                        window: c.window,
-                        io_model: c.io_model,
-                        io_threads: c.io_threads,
-                        handler_work: c.handler_work,
-                        udp_server_recv_buffer: c.udp_server_recv_buffer,
-                        load: None,
-                    },
+                    case: c.case_key(crate::Backend::named(backend)),
                     repetition,
                 }));
                 continue;
@@ -183,7 +170,7 @@ fn median_closed_loop_rate(case: &CaseKey, repetitions: u64, results: &[Entry]) 
     let mut rates: Vec<f64> = Vec::new();
     for e in results
         .iter()
-        .filter(|e| e.load.is_none() && &e.case_key() == case)
+        .filter(|e| e.case_key().load.is_none() && e.case_key() == case)
     {
         let m = e.metrics.as_ref().filter(|m| m.ok && e.error.is_none())?;
         rates.push(m.roundtrips_per_second);
@@ -324,19 +311,8 @@ mod tests {
 
     /// A passing entry of `run` with `rate` round trips per second.
     fn passed(run: &crate::RunId, rate: f64) -> crate::Entry {
-        let c = &run.case;
         crate::Entry {
-            repetition: run.repetition,
-            protocol: c.protocol,
-            payload_bytes: c.payload_bytes,
-            clients: c.clients,
-            window: c.window,
-            io_model: c.io_model,
-            io_threads: c.io_threads,
-            handler_work: c.handler_work,
-            udp_server_recv_buffer: None,
-            load: c.load,
-            backend: c.backend.clone(),
+            run: run.clone(),
             address_family: AddressFamily::Ipv4,
             command: Vec::new(),
             returncode: Some(0),

@@ -167,8 +167,7 @@ fn sample_host() -> Host {
 
 fn sample() -> Archive {
     let hash = "0".repeat(64);
-    let entry = Entry {
-        repetition: 1,
+    let case = ExplicitCase {
         protocol: Protocol::Udp,
         payload_bytes: 1024,
         clients: 16,
@@ -177,11 +176,18 @@ fn sample() -> Archive {
         io_threads: 1,
         handler_work: 0,
         udp_server_recv_buffer: Some(1 << 20),
-        load: Some(OfferedLoad {
-            rate: 10,
-            arrival: Arrival::Poisson,
-        }),
-        backend: "tokio".into(),
+    };
+    let entry = Entry {
+        run: RunId {
+            case: CaseKey {
+                load: Some(OfferedLoad {
+                    rate: 10,
+                    arrival: Arrival::Poisson,
+                }),
+                ..case.case_key("tokio".into())
+            },
+            repetition: 1,
+        },
         address_family: AddressFamily::Ipv4,
         command: vec!["echomark-runner".into(), "once".into()],
         returncode: Some(0),
@@ -277,16 +283,7 @@ fn sample() -> Archive {
             udp_server_recv_buffer: Some(4 << 20),
             keep_going: true,
             shard: Some(echomark_archive::Shard { index: 2, count: 3 }),
-            cases: Some(vec![ExplicitCase {
-                protocol: Protocol::Udp,
-                payload_bytes: 1024,
-                clients: 16,
-                window: 1,
-                io_model: IoModel::Shared,
-                io_threads: 1,
-                handler_work: 0,
-                udp_server_recv_buffer: Some(1 << 20),
-            }]),
+            cases: Some(vec![case]),
             soak_seconds: Some(60.0),
             open_loop: Some(OpenLoopPlan {
                 rates: vec![1000],
@@ -530,4 +527,72 @@ fn every_field_the_types_require_is_required_by_the_schema() {
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// The committed archives: each reads into the types and writes back the same JSON, so an
+/// entry's flat fields and its embedded case key are one layout. Archives older than a field
+/// write it as null; nothing else may differ.
+#[test]
+fn every_committed_archive_writes_back_what_it_read() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../raw-results");
+    let mut checked = 0;
+    for dataset in std::fs::read_dir(&root).expect("raw-results/") {
+        let dataset = dataset.expect("a dataset folder").path();
+        if !dataset.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&dataset).expect("a dataset's files") {
+            let path = file.expect("an archive").path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("an archive's text");
+            let archive: Archive =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let read: Value = serde_json::from_str(&text).expect("JSON");
+            let written = serde_json::to_value(&archive).expect("serialises");
+            let mut differences = Vec::new();
+            differ(&read, &written, "", &mut differences);
+            assert!(
+                differences.is_empty(),
+                "{} writes back differently ({} places), first at {:?}",
+                path.display(),
+                differences.len(),
+                &differences[..differences.len().min(2)]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 18, "only {checked} archives under raw-results/");
+}
+
+/// The paths where `written` is not `read`, except keys `read` lacks that `written` has as
+/// null. Key order counts: the runner writes fields in the types' order.
+fn differ(read: &Value, written: &Value, at: &str, out: &mut Vec<String>) {
+    match (read, written) {
+        (Value::Object(r), Value::Object(w)) => {
+            let kept: Vec<&String> = w
+                .iter()
+                .filter(|(k, v)| r.contains_key(*k) || !v.is_null())
+                .map(|(k, _)| k)
+                .collect();
+            if !r.keys().eq(kept.iter().copied()) {
+                out.push(format!(
+                    "{at}: keys {:?} became {kept:?}",
+                    r.keys().collect::<Vec<_>>()
+                ));
+                return;
+            }
+            for (k, v) in r {
+                differ(v, &w[k], &format!("{at}.{k}"), out);
+            }
+        }
+        (Value::Array(r), Value::Array(w)) if r.len() == w.len() => {
+            for (i, (r, w)) in r.iter().zip(w).enumerate() {
+                differ(r, w, &format!("{at}[{i}]"), out);
+            }
+        }
+        (r, w) if r == w => {}
+        _ => out.push(at.to_string()),
+    }
 }

@@ -23,7 +23,7 @@ fn matrix(args: &[&str]) -> Output {
 }
 
 fn keys(a: &Archive) -> BTreeSet<echomark_archive::RunId> {
-    a.results.iter().map(|e| e.run_id()).collect()
+    a.results.iter().map(|e| e.run.clone()).collect()
 }
 
 /// 2 protocols × 64 B × windows 1, 2 × shared 1: four cases per repetition.
@@ -205,7 +205,7 @@ fn a_failing_case_is_recorded_and_keep_going_finishes() {
     assert_eq!(a.results.len(), 2);
     assert_eq!(a.failed_measurements, 1);
     let failed = a.results.iter().find(|e| e.error.is_some()).unwrap();
-    assert_eq!(failed.window, 64);
+    assert_eq!(failed.run.case.window, 64);
     assert_eq!(
         failed.error.as_deref(),
         Some("benchmark failed with exit code 1")
@@ -357,6 +357,8 @@ fn the_udp_buffers_preset_gives_each_case_its_server_buffer() {
     assert_eq!(a.results.len(), 11);
     for e in &a.results {
         let requested = e
+            .run
+            .case
             .udp_server_recv_buffer
             .expect("each case names its buffer");
         let m = e.metrics.as_ref().unwrap();
@@ -494,12 +496,12 @@ fn a_rate_sweep_measures_closed_loop_then_open_loop_at_shares_of_it() {
     assert!(a.complete);
     assert_eq!(a.results.len(), 3, "one closed-loop run and two rates");
     assert!(
-        a.results[0].load.is_none(),
+        a.results[0].run.case.load.is_none(),
         "the closed-loop run comes first"
     );
     let closed = a.results[0].metrics.as_ref().unwrap().roundtrips_per_second;
     for (entry, share) in a.results[1..].iter().zip([0.1, 0.3]) {
-        let load = entry.load.expect("an open-loop run");
+        let load = entry.run.case.load.expect("an open-loop run");
         assert_eq!(load.rate, (closed * share).round() as u64);
         let m = entry.metrics.as_ref().unwrap();
         let open = m.open_loop.as_ref().expect("open-loop figures");
@@ -561,7 +563,11 @@ fn fixed_rates_measure_every_case_open_loop_at_each_rate() {
     let a = load_valid(&out);
     let plan = a.settings.open_loop.as_ref().expect("settings.open_loop");
     assert_eq!((plan.rates.as_slice(), plan.seed), (&[500, 2000][..], 9));
-    let mut rates: Vec<u64> = a.results.iter().map(|e| e.load.unwrap().rate).collect();
+    let mut rates: Vec<u64> = a
+        .results
+        .iter()
+        .map(|e| e.run.case.load.unwrap().rate)
+        .collect();
     rates.sort_unstable();
     assert_eq!(rates, [500, 2000]);
     for e in &a.results {

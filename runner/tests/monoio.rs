@@ -290,12 +290,12 @@ fn a_two_backend_matrix_writes_one_archive_each_and_drops_what_monoio_cannot_run
     assert!(!monoio
         .results
         .iter()
-        .any(|e| e.io_model == IoModel::Shared && e.io_threads == 2));
+        .any(|e| e.run.case.io_model == IoModel::Shared && e.run.case.io_threads == 2));
     for e in tokio.results.iter().chain(&monoio.results) {
         assert!(e.error.is_none(), "{:?}", e.error);
         let m = e.metrics.as_ref().expect("metrics");
-        assert_eq!(m.backend, e.backend);
-        let expected = if e.backend == "monoio" {
+        assert_eq!(m.backend, e.run.case.backend);
+        let expected = if e.run.case.backend == "monoio" {
             "io_uring"
         } else {
             "epoll"
@@ -307,7 +307,7 @@ fn a_two_backend_matrix_writes_one_archive_each_and_drops_what_monoio_cannot_run
         .results
         .iter()
         .chain(&monoio.results)
-        .map(|e| (e.started_at_utc.as_str(), e.backend.as_str()))
+        .map(|e| (e.started_at_utc.as_str(), e.run.case.backend.as_str()))
         .collect();
     all.sort();
     let order: Vec<&str> = all.iter().map(|(_, b)| *b).collect();

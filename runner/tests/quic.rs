@@ -245,13 +245,16 @@ fn a_matrix_of_quic_tcp_tls_and_udp_validates_and_the_pages_set_them_side_by_sid
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let archive = load_valid(&out.join("archive.json"));
-    let protocols: std::collections::BTreeSet<_> =
-        archive.results.iter().map(|e| e.protocol).collect();
+    let protocols: std::collections::BTreeSet<_> = archive
+        .results
+        .iter()
+        .map(|e| e.run.case.protocol)
+        .collect();
     assert_eq!(protocols.len(), 5);
     assert!(archive
         .results
         .iter()
-        .all(|e| e.metrics.as_ref().unwrap().quic.is_some() == e.protocol.is_quic()));
+        .all(|e| e.metrics.as_ref().unwrap().quic.is_some() == e.run.case.protocol.is_quic()));
     let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("reads strictly");
     // Counters that cannot hold are refused, at their JSON path.
     let mut tampered: serde_json::Value =

@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use echomark_archive::{AddressFamily, CaseKey, IoModel, Protocol};
+use echomark_archive::{AddressFamily, CaseKey, CaseParameters, IoModel, Protocol};
 use serde::{Deserialize, Deserializer};
 
-use super::{check_file, file_record, requested, EntryFacts, FileRead};
+use super::{check_file, file_record, EntryFacts, FileRead};
 use crate::measurement::{present_u64, Measurement};
 use crate::model::{ArchiveFile, Format, HostInfo, Program};
 
@@ -238,7 +238,11 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             load: None,
         };
         // arknet's metrics echo seconds as printed numbers; they are not compared here.
-        let request = requested(&key, entry.backend.clone(), entry.address_family, None);
+        let backend = entry
+            .backend
+            .as_deref()
+            .map(echomark_archive::Backend::named);
+        let request = CaseParameters::requested(&key, backend, entry.address_family, None);
         let facts = EntryFacts {
             index,
             key,

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::collections::BTreeSet;
 
 use echomark_archive::cpus::CpuList;
-use echomark_archive::{Archive, Entry, Host, RunId};
+use echomark_archive::{Archive, CaseParameters, Entry, Host, RequestedTiming, RunId};
 
-use super::{check_file, file_record, requested, EntryFacts, FileRead};
+use super::{check_file, file_record, EntryFacts, FileRead};
 use crate::measurement::Measurement;
 use crate::model::{ArchiveFile, Format, HostInfo, Program, Reach, SoakResult};
 
@@ -38,23 +38,13 @@ impl From<Host> for HostInfo {
 /// is there.
 fn check_plan(out: &mut FileRead, file: &ArchiveFile, planned: &[RunId], results: &[Entry]) {
     let planned_set: BTreeSet<&RunId> = planned.iter().collect();
-    let present: BTreeSet<RunId> = results.iter().map(Entry::run_id).collect();
+    let present: BTreeSet<&RunId> = results.iter().map(Entry::run_id).collect();
     for (index, entry) in results.iter().enumerate() {
         if !planned_set.contains(&entry.run_id()) {
             out.problem(
                 &file.path,
                 format!("results[{index}]"),
-                format!(
-                    "{} {} B, {} × {}, {} {}, work {}, repetition {} is not a run the settings plan",
-                    entry.protocol,
-                    entry.payload_bytes,
-                    entry.clients,
-                    entry.window,
-                    entry.io_model,
-                    entry.io_threads,
-                    entry.handler_work,
-                    entry.repetition
-                ),
+                format!("{} is not a run the settings plan", entry.run_id()),
             );
         }
     }
@@ -111,7 +101,7 @@ fn check_external(
         );
     }
     let protocols: BTreeSet<echomark_archive::Protocol> =
-        results.iter().map(|e| e.protocol).collect();
+        results.iter().map(|e| e.case_key().protocol).collect();
     for protocol in protocols {
         if !verification
             .iter()
@@ -131,7 +121,7 @@ fn check_external(
     for (index, entry) in results.iter().enumerate() {
         let refused = verification
             .iter()
-            .any(|v| v.protocol == entry.protocol && !v.pipelines());
+            .any(|v| v.protocol == entry.case_key().protocol && !v.pipelines());
         let pipelined = target_of(entry).and_then(|t| t.http_pipelined);
         if refused && pipelined == Some(true) {
             out.problem(
@@ -139,7 +129,7 @@ fn check_external(
                 format!("results[{index}].metrics.target.http_pipelined"),
                 format!(
                     "is true, but the verification found that {:?} does not answer pipelined {} requests",
-                    server.name, entry.protocol
+                    server.name, entry.case_key().protocol
                 ),
             );
         }
@@ -374,19 +364,23 @@ fn add_runs(
 ) {
     for (index, entry) in results.into_iter().enumerate() {
         let measurement = entry.metrics.as_ref().map(Measurement::from);
-        let key = entry.case_key();
-        let request = requested(
+        let key = entry.case_key().clone();
+        let timing = RequestedTiming {
+            seconds: settings.seconds,
+            warmup_seconds: settings.warmup,
+        };
+        let request = CaseParameters::requested(
             &key,
-            Some(entry.backend.to_string()),
+            Some(key.backend.clone()),
             Some(entry.address_family),
-            Some((settings.seconds, settings.warmup)),
+            Some(timing),
         );
         check_ring(out, file, index, &entry);
         check_quic(out, file, index, &entry);
         let facts = EntryFacts {
             index,
             key,
-            repetition: entry.repetition,
+            repetition: entry.run.repetition,
             program: Program::Echomark,
             address_family: entry.address_family,
             returncode: entry.returncode.map(i64::from),

@@ -512,29 +512,6 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
     }
 }
 
-/// The parameters an entry requested, for the echo check: its key, and what else the
-/// format records (`None` is not compared).
-pub fn requested(
-    key: &CaseKey,
-    backend: Option<String>,
-    address_family: Option<AddressFamily>,
-    timing: Option<(f64, f64)>,
-) -> CaseParameters {
-    CaseParameters {
-        protocol: Some(key.protocol),
-        payload_bytes: Some(key.payload_bytes),
-        clients: Some(key.clients),
-        window: Some(key.window),
-        io_model: Some(key.io_model),
-        io_threads: Some(key.io_threads),
-        handler_work: Some(key.handler_work),
-        backend: backend.as_deref().map(echomark_archive::Backend::named),
-        address_family,
-        requested_seconds: timing.map(|t| t.0),
-        warmup_seconds: timing.map(|t| t.1),
-    }
-}
-
 fn read_file(path: &Path) -> FileRead {
     let mut out = FileRead::default();
     let bytes = match archive_bytes(path) {

@@ -164,20 +164,13 @@ pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixErr
         .results
         .iter()
         .enumerate()
-        .find(|(_, e)| !planned.contains(&e.run_id()))
+        .find(|(_, e)| !planned.contains(e.run_id()))
     {
         None => Ok(()),
         Some((i, e)) => Err(MatrixError::Refused(format!(
-            "{}: results[{i}]: {} {} B, {} × {}, {} {}, work {}, repetition {} is not a run the settings plan",
+            "{}: results[{i}]: {} is not a run the settings plan",
             path.display(),
-            e.protocol,
-            e.payload_bytes,
-            e.clients,
-            e.window,
-            e.io_model,
-            e.io_threads,
-            e.handler_work,
-            e.repetition
+            e.run_id()
         ))),
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use echomark_archive::{check_echo, AddressFamily, CaseParameters, Metrics};
+use echomark_archive::{check_echo, AddressFamily, CaseParameters, Metrics, RequestedTiming};
 
 use super::plan::PlannedRun;
 
@@ -207,19 +207,16 @@ pub fn judge(
     address_family: AddressFamily,
     out: &ChildOutcome,
 ) -> Judged {
-    let request = CaseParameters {
-        protocol: Some(run.case().protocol),
-        payload_bytes: Some(run.case().payload_bytes),
-        clients: Some(run.case().clients),
-        window: Some(run.case().window),
-        io_model: Some(run.case().io_model),
-        io_threads: Some(run.case().io_threads),
-        handler_work: Some(run.case().handler_work),
-        backend: Some(backend.clone()),
-        address_family: Some(address_family),
-        requested_seconds: Some(seconds),
-        warmup_seconds: Some(warmup),
+    let timing = RequestedTiming {
+        seconds,
+        warmup_seconds: warmup,
     };
+    let request = CaseParameters::requested(
+        run.case(),
+        Some(backend.clone()),
+        Some(address_family),
+        Some(timing),
+    );
     let parsed = parse_metrics(&out.stdout);
     let (metrics, stdout, parse_error) = match parsed {
         Ok(m) => (Some(m), None, None),

@@ -182,17 +182,7 @@ impl Session<'_> {
         command.extend(case_args);
         let archive = &mut target.archive;
         archive.results.push(Entry {
-            repetition: run.repetition(),
-            protocol: run.case().protocol,
-            payload_bytes: run.case().payload_bytes,
-            clients: run.case().clients,
-            window: run.case().window,
-            io_model: run.case().io_model,
-            io_threads: run.case().io_threads,
-            handler_work: run.case().handler_work,
-            udp_server_recv_buffer: run.case().udp_server_recv_buffer,
-            load: run.case().load,
-            backend: archive.backend.clone(),
+            run: run.key_as(&archive.backend),
             address_family: archive.settings.address_family,
             command,
             // No child ran when the server never got ready.
