@@ -51,6 +51,9 @@ pub struct Measurement {
     pub requested_seconds: Option<f64>,
     #[serde(default, deserialize_with = "number")]
     pub warmup_seconds: Option<f64>,
+    /// echomark's QUIC runs: the transport settings they ran with (arknet has no QUIC).
+    #[serde(skip)]
+    pub quic_transport: Option<echomark_archive::QuicTransport>,
     #[serde(default, deserialize_with = "number")]
     pub elapsed_seconds: Option<f64>,
     #[serde(default, deserialize_with = "present_u64")]
@@ -213,6 +216,7 @@ impl Measurement {
             address_family: self.address_family,
             requested_seconds: self.requested_seconds,
             warmup_seconds: self.warmup_seconds,
+            quic_transport: self.quic_transport,
         }
     }
 }
@@ -236,6 +240,7 @@ impl From<&Metrics> for Measurement {
             io_threads: Some(m.io_threads),
             requested_seconds: Some(m.requested_seconds),
             warmup_seconds: Some(m.warmup_seconds),
+            quic_transport: m.quic.as_ref().and_then(|q| q.transport),
             elapsed_seconds: Some(m.elapsed_seconds),
             messages_sent: Some(m.messages_sent),
             messages: Some(m.messages),

@@ -424,6 +424,7 @@ pub(crate) mod tests {
                 handler_work: 0,
                 udp_server_recv_buffer: None,
                 load: None,
+                quic_transport: None,
             },
             repetition,
             program: Program::Echomark,

@@ -208,6 +208,10 @@ pub struct Settings {
     /// call (absent for one per call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_batch: Option<u64>,
+    /// QUIC: the transport axes; every QUIC case is measured at each combination. Absent
+    /// when every QUIC case runs with quinn's defaults.
+    #[serde(default, skip_serializing_if = "crate::QuicAxes::is_empty")]
+    pub quic_axes: crate::QuicAxes,
 }
 
 /// An IO profile a backend cannot run, and why.
@@ -357,6 +361,7 @@ impl ExplicitCase {
             handler_work: self.handler_work,
             udp_server_recv_buffer: self.udp_server_recv_buffer,
             load: None,
+            quic_transport: None,
         }
     }
 }
@@ -430,6 +435,9 @@ struct EntryRecord<'a> {
     /// Open loop: the offered load this run was measured at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     load: Option<OfferedLoad>,
+    /// QUIC: the transport settings, when they are not quinn's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    quic_transport: Option<crate::QuicTransport>,
     backend: Cow<'a, crate::Backend>,
     address_family: AddressFamily,
     command: Cow<'a, [String]>,
@@ -464,6 +472,7 @@ impl From<EntryRecord<'_>> for Entry {
                     handler_work: r.handler_work,
                     udp_server_recv_buffer: r.udp_server_recv_buffer,
                     load: r.load,
+                    quic_transport: r.quic_transport,
                 },
                 repetition: r.repetition,
             },
@@ -496,6 +505,7 @@ impl Serialize for Entry {
             handler_work: case.handler_work,
             udp_server_recv_buffer: case.udp_server_recv_buffer,
             load: case.load,
+            quic_transport: case.quic_transport,
             backend: Cow::Borrowed(&case.backend),
             address_family: self.address_family,
             command: Cow::Borrowed(&self.command),

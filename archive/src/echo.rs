@@ -19,6 +19,8 @@ pub struct CaseParameters {
     pub address_family: Option<AddressFamily>,
     pub requested_seconds: Option<f64>,
     pub warmup_seconds: Option<f64>,
+    /// QUIC: the transport settings in full (quinn's defaults included).
+    pub quic_transport: Option<crate::QuicTransport>,
 }
 
 impl CaseParameters {
@@ -44,6 +46,10 @@ impl CaseParameters {
             address_family,
             requested_seconds: timing.map(|t| t.seconds),
             warmup_seconds: timing.map(|t| t.warmup_seconds),
+            quic_transport: key
+                .protocol
+                .is_quic()
+                .then(|| key.quic_transport.unwrap_or_default()),
         }
     }
 }
@@ -83,6 +89,10 @@ pub fn check_echo(request: &CaseParameters, echoed: &CaseParameters) -> Vec<&'st
         (
             "warmup_seconds",
             differs(&r.warmup_seconds, &e.warmup_seconds),
+        ),
+        (
+            "quic_transport",
+            differs(&r.quic_transport, &e.quic_transport),
         ),
     ]
     .into_iter()

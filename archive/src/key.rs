@@ -232,6 +232,10 @@ pub struct CaseKey {
     /// Open loop: the offered load; absent for closed-loop configurations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<OfferedLoad>,
+    /// QUIC: the transport settings, when they are not quinn's defaults
+    /// ([`crate::QuicTransport::keyed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic_transport: Option<crate::QuicTransport>,
 }
 
 impl CaseKey {
@@ -254,6 +258,7 @@ impl CaseKey {
                 self.handler_work,
                 self.udp_server_recv_buffer,
                 self.load,
+                self.quic_transport,
             ),
         )
     }
@@ -320,6 +325,7 @@ mod tests {
             handler_work: 0,
             udp_server_recv_buffer: None,
             load: None,
+            quic_transport: None,
         };
         assert!(key(IoModel::Shared, 4).topology_rank() < key(IoModel::Sharded, 2).topology_rank());
         assert!(key(IoModel::Shared, 1).is_baseline() && !key(IoModel::Sharded, 1).is_baseline());

@@ -20,6 +20,7 @@ pub mod key;
 pub mod metrics;
 pub mod open_loop;
 pub mod plan;
+pub mod quic;
 pub mod shell;
 pub mod soak;
 pub mod target;
@@ -36,6 +37,7 @@ pub use key::{
 };
 pub use metrics::{ErrorCounters, Metric, Metrics, Placement, QuicCounters, ERROR_COUNTER_NAMES};
 pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
+pub use quic::{Congestion, QuicAxes, QuicTransport};
 pub use soak::{SoakReport, SoakRound};
 pub use target::{
     ExternalServer, NetworkPath, PathKind, RingCounters, ServerIdentity, ServerProcess,

@@ -230,6 +230,9 @@ pub struct QuicCounters {
     /// against `handshakes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_connections: Option<u64>,
+    /// The transport settings the client's and the server's endpoints ran with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<crate::QuicTransport>,
 }
 
 /// Where one run's client threads ran, read back from the kernel at the end of the measured
@@ -274,6 +277,7 @@ impl Metrics {
             address_family: Some(self.address_family),
             requested_seconds: Some(self.requested_seconds),
             warmup_seconds: Some(self.warmup_seconds),
+            quic_transport: self.quic.as_ref().and_then(|q| q.transport),
         }
     }
 }

@@ -154,7 +154,32 @@ impl Settings {
                 }
             }
         }
-        out
+        self.with_quic_transports(out)
+    }
+
+    /// Each QUIC run once per combination of the QUIC transport axes, side by side; the
+    /// other protocols' runs as they are.
+    fn with_quic_transports(&self, runs: Vec<RunId>) -> Vec<RunId> {
+        if self.quic_axes.is_empty() {
+            return runs;
+        }
+        let transports = self.quic_axes.transports();
+        runs.into_iter()
+            .flat_map(|run| {
+                let variants: Vec<Option<crate::QuicTransport>> = if run.case.protocol.is_quic() {
+                    transports.iter().map(|t| t.keyed()).collect()
+                } else {
+                    vec![None]
+                };
+                variants.into_iter().map(move |quic_transport| RunId {
+                    case: CaseKey {
+                        quic_transport,
+                        ..run.case.clone()
+                    },
+                    repetition: run.repetition,
+                })
+            })
+            .collect()
     }
 }
 
@@ -253,6 +278,7 @@ mod tests {
             client_cpus: None,
             server_cpus: None,
             udp_batch: None,
+            quic_axes: Default::default(),
         }
     }
 
@@ -295,6 +321,48 @@ mod tests {
         };
         assert_eq!(payloads(Protocol::QuicDatagram), BTreeSet::from([64, 1024]));
         assert_eq!(payloads(Protocol::Quic), BTreeSet::from([64, 1024, 16384]));
+    }
+
+    #[test]
+    fn quic_transport_axes_multiply_the_quic_cases_alone_and_key_only_what_differs() {
+        let plain = Settings {
+            payloads: vec![1024],
+            protocols: vec![Protocol::Tcp, Protocol::Quic],
+            ..settings()
+        };
+        let axes = crate::QuicAxes {
+            congestion: vec![crate::Congestion::Cubic, crate::Congestion::Bbr],
+            gso: vec![true, false],
+            ..crate::QuicAxes::default()
+        };
+        let varied = Settings {
+            quic_axes: axes,
+            ..plain.clone()
+        };
+        let count = |s: &Settings, p: Protocol| {
+            s.planned_runs("tokio", &[])
+                .iter()
+                .filter(|r| r.case.protocol == p)
+                .count()
+        };
+        assert_eq!(count(&varied, Protocol::Tcp), count(&plain, Protocol::Tcp));
+        assert_eq!(
+            count(&varied, Protocol::Quic),
+            4 * count(&plain, Protocol::Quic)
+        );
+        let runs = varied.planned_runs("tokio", &[]);
+        let transports: BTreeSet<Option<crate::QuicTransport>> = runs
+            .iter()
+            .filter(|r| r.case.protocol == Protocol::Quic)
+            .map(|r| r.case.quic_transport)
+            .collect();
+        // quinn's defaults (cubic, GSO on) are keyed as none, like runs that name nothing.
+        assert_eq!(transports.len(), 4);
+        assert!(transports.contains(&None));
+        assert!(runs
+            .iter()
+            .filter(|r| r.case.protocol == Protocol::Tcp)
+            .all(|r| r.case.quic_transport.is_none()));
     }
 
     fn open(rates: Vec<u64>, sweep_percent: Vec<u64>) -> Settings {

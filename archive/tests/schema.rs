@@ -142,8 +142,20 @@ fn sample_metrics() -> Metrics {
             handshakes: Some(900),
             zero_rtt_accepted: Some(880),
             server_connections: Some(900),
+            transport: Some(sample_transport()),
         }),
         ..Metrics::default()
+    }
+}
+
+/// A QUIC transport unlike quinn's defaults in every setting.
+fn sample_transport() -> QuicTransport {
+    QuicTransport {
+        congestion: Congestion::Bbr,
+        gso: false,
+        initial_mtu: 1452,
+        stream_window: 65_536,
+        connection_window: 1 << 20,
     }
 }
 
@@ -184,6 +196,7 @@ fn sample() -> Archive {
                     rate: 10,
                     arrival: Arrival::Poisson,
                 }),
+                quic_transport: Some(sample_transport()),
                 ..case.case_key("tokio".into())
             },
             repetition: 1,
@@ -316,6 +329,13 @@ fn sample() -> Archive {
             client_cpus: Some("0".into()),
             server_cpus: Some("1".into()),
             udp_batch: Some(16),
+            quic_axes: QuicAxes {
+                congestion: vec![Congestion::Cubic, Congestion::Bbr],
+                gso: vec![true, false],
+                initial_mtu: vec![1200, 1452],
+                stream_window: vec![65_536],
+                connection_window: vec![1 << 20],
+            },
         },
         results: vec![entry],
         complete: true,

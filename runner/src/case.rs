@@ -168,6 +168,8 @@ pub struct Case {
     /// UDP, `--udp-batch N`: up to N datagrams per system call (`recvmmsg`/`sendmmsg`) on
     /// every client socket and the server's; `None` for one per call.
     pub udp_batch: Option<usize>,
+    /// QUIC: the transport settings of the client's and the server's endpoints (`--quic-*`).
+    pub quic: echomark_archive::QuicTransport,
 }
 
 /// The `once` defaults: tokio, TCP over IPv4, 1,024 B, 1 client × window 1, 1 s after 0.25 s of
@@ -195,6 +197,7 @@ impl Default for Case {
             open_loop: None,
             client_cpus: None,
             udp_batch: None,
+            quic: echomark_archive::QuicTransport::default(),
             spin: crate::traffic::pacing::DEFAULT_SPIN,
             target: None,
         }
@@ -249,6 +252,15 @@ impl Case {
                 "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
                 self.protocol, self.backend
             ));
+        }
+        if !self.protocol.is_quic() && self.quic != echomark_archive::QuicTransport::default() {
+            return err(format!(
+                "the --quic-* transport flags are for the QUIC protocols, not --protocol {}",
+                self.protocol
+            ));
+        }
+        if let Some(why) = self.quic.problem() {
+            return err(why);
         }
         if self.fault.is_some() && self.protocol.is_connection_per_message() {
             // A fault acts on a connection's later messages, and these carry one each.
@@ -350,6 +362,24 @@ impl Case {
             }
             if let Some(batch) = self.udp_batch {
                 push("--udp-batch", batch.to_string());
+            }
+        }
+        if self.protocol.is_quic() {
+            let (q, d) = (&self.quic, echomark_archive::QuicTransport::default());
+            if q.congestion != d.congestion {
+                push("--quic-congestion", q.congestion.to_string());
+            }
+            if q.gso != d.gso {
+                push("--quic-gso", if q.gso { "on" } else { "off" }.into());
+            }
+            if q.initial_mtu != d.initial_mtu {
+                push("--quic-initial-mtu", q.initial_mtu.to_string());
+            }
+            if q.stream_window != d.stream_window {
+                push("--quic-stream-window", q.stream_window.to_string());
+            }
+            if q.connection_window != d.connection_window {
+                push("--quic-connection-window", q.connection_window.to_string());
             }
         }
         if let Some(open) = &self.open_loop {

@@ -33,6 +33,40 @@ fn quic_protocol(protocol: &str, extra: &[&str]) -> (i32, Metrics) {
     (out.status.code().unwrap(), m)
 }
 
+/// A matrix of `protocols` at 1,024 B, 4 clients × window 4, one runtime on one thread, two
+/// repetitions of 0.3 s, into `archive`.
+fn small_matrix(
+    protocols: &str,
+    archive: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "matrix",
+        "--protocols",
+        protocols,
+        "--payloads",
+        "1024",
+        "--clients",
+        "4",
+        "--windows",
+        "4",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "2",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--out",
+        archive.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    runner(&args)
+}
+
 #[test]
 fn every_quic_protocol_echoes_on_every_io_model_with_every_check_passing() {
     for (protocol, model) in PROTOCOLS.into_iter().flat_map(|p| {
@@ -207,6 +241,22 @@ fn what_quic_does_not_do_yet_is_a_usage_error() {
             ],
             "are for tcps, wss, https and the QUIC protocols",
         ),
+        (
+            vec!["once", "--protocol", "tcp", "--quic-congestion", "bbr"],
+            "the --quic-* transport flags are for the QUIC protocols",
+        ),
+        (
+            vec!["serve", "--protocol", "udp", "--quic-gso", "off"],
+            "the --quic-* transport flags are for the QUIC protocols",
+        ),
+        (
+            vec!["once", "--protocol", "quic", "--quic-initial-mtu", "1000"],
+            "1000 is not in 1200..=65527",
+        ),
+        (
+            vec!["once", "--protocol", "quic", "--quic-congestion", "reno"],
+            "unknown congestion controller 'reno' (cubic, bbr, newreno)",
+        ),
     ] {
         let out = runner(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -220,29 +270,11 @@ fn a_matrix_of_quic_tcp_tls_and_udp_validates_and_the_pages_set_them_side_by_sid
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("quic-vs-tls");
     std::fs::create_dir(&out).unwrap();
-    let o = runner(&[
-        "matrix",
-        "--protocols",
+    let o = small_matrix(
         "quic,quic-streams,quic-datagram,tcps,udp",
-        "--payloads",
-        "1024",
-        "--clients",
-        "4",
-        "--windows",
-        "4",
-        "--io-models",
-        "shared",
-        "--io-threads",
-        "1",
-        "--repetitions",
-        "2",
-        "--seconds",
-        "0.3",
-        "--warmup",
-        "0.1",
-        "--out",
-        out.join("archive.json").to_str().unwrap(),
-    ]);
+        &out.join("archive.json"),
+        &[],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let archive = load_valid(&out.join("archive.json"));
     let protocols: std::collections::BTreeSet<_> = archive
@@ -316,4 +348,135 @@ fn a_matrix_of_quic_tcp_tls_and_udp_validates_and_the_pages_set_them_side_by_sid
     );
     let udp = String::from_utf8(site.files["en/udp-report.md"].clone()).unwrap();
     assert!(udp.contains("[QUIC report](quic-report.md)"), "{udp}");
+}
+
+#[test]
+fn each_transport_setting_reaches_both_endpoints_and_is_recorded_with_the_run() {
+    use echomark_archive::{Congestion, QuicTransport};
+    for (flags, expected) in [
+        (
+            vec!["--quic-congestion", "bbr", "--quic-gso", "off"],
+            QuicTransport {
+                congestion: Congestion::Bbr,
+                gso: false,
+                ..QuicTransport::default()
+            },
+        ),
+        (
+            vec![
+                "--quic-congestion",
+                "newreno",
+                "--quic-initial-mtu",
+                "1400",
+                "--quic-stream-window",
+                "65536",
+                "--quic-connection-window",
+                "262144",
+            ],
+            QuicTransport {
+                congestion: Congestion::NewReno,
+                initial_mtu: 1400,
+                stream_window: 65_536,
+                connection_window: 262_144,
+                ..QuicTransport::default()
+            },
+        ),
+        (Vec::new(), QuicTransport::default()),
+    ] {
+        for protocol in ["quic", "quic-datagram"] {
+            let mut args = flags.clone();
+            args.extend(["--payload", "1024"]);
+            let (code, m) = quic_protocol(protocol, &args);
+            assert_eq!(code, 0, "{protocol} {flags:?}: {:?}", m.error);
+            assert!(m.ok && m.messages > 0, "{protocol} {flags:?}");
+            let quic = m.quic.expect("QUIC counters");
+            assert_eq!(quic.transport, Some(expected), "{protocol} {flags:?}");
+            // A connection that starts at a larger MTU never runs below it.
+            assert!(
+                quic.current_mtu >= u64::from(expected.initial_mtu),
+                "{protocol} {flags:?}: MTU {}",
+                quic.current_mtu
+            );
+        }
+    }
+    // A stream window smaller than a message still carries it, a window at a time.
+    let (code, m) = quic_protocol(
+        "quic",
+        &["--payload", "16384", "--quic-stream-window", "4096"],
+    );
+    assert_eq!(code, 0, "{:?}", m.error);
+    assert!(m.ok && m.messages > 0);
+}
+
+#[test]
+fn transport_axes_measure_each_quic_case_at_each_setting_and_the_pages_keep_them_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("quic-transports");
+    std::fs::create_dir(&out).unwrap();
+    let archive_path = out.join("archive.json");
+    let o = small_matrix(
+        "quic,tcp",
+        &archive_path,
+        &["--quic-congestion", "cubic,bbr", "--quic-gso", "on,off"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let archive = load_valid(&archive_path);
+    let quic: Vec<_> = archive
+        .results
+        .iter()
+        .filter(|e| e.run.case.protocol.is_quic())
+        .collect();
+    assert_eq!(quic.len(), 2 * 4, "two repetitions of four transports");
+    assert_eq!(
+        archive.results.len() - quic.len(),
+        2,
+        "TCP is measured once per repetition"
+    );
+    for e in &quic {
+        let recorded = e.metrics.as_ref().unwrap().quic.as_ref().unwrap().transport;
+        assert_eq!(
+            recorded,
+            Some(e.run.case.quic_transport.unwrap_or_default())
+        );
+        // The child was asked for what the key says.
+        let asked_bbr = e.command.iter().any(|a| a == "bbr");
+        assert_eq!(
+            asked_bbr,
+            recorded.unwrap().congestion == echomark_archive::Congestion::Bbr
+        );
+    }
+    // Each transport is a configuration of its own, named on the QUIC page.
+    let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("reads strictly");
+    let analysis = echomark::analysis::Analysis::of(&datasets).expect("analysed");
+    let quic_configurations = analysis
+        .configurations
+        .iter()
+        .filter(|c| c.key.protocol.is_quic())
+        .count();
+    assert_eq!(quic_configurations, 4);
+    let site =
+        echomark::site::render(&datasets, &analysis, "https://example.test/").expect("rendered");
+    let report = String::from_utf8(site.files["en/quic-report.md"].clone()).unwrap();
+    assert!(report.contains("bbr, GSO off"), "{report}");
+    // A run whose metrics name another transport than its key fails invariant E1.
+    let mut tampered: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&archive_path).unwrap()).unwrap();
+    let run = tampered["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|r| r["protocol"] == "quic" && r.get("quic_transport").is_none())
+        .unwrap();
+    tampered["results"][run]["metrics"]["quic"]["transport"]["congestion"] =
+        serde_json::json!("newreno");
+    let bad = dir.path().join("tampered");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join("archive.json"), tampered.to_string()).unwrap();
+    let read = echomark::read::load(std::slice::from_ref(&bad)).expect("reads");
+    let failed = &read[0].runs[run];
+    assert!(!failed.passed);
+    assert_eq!(
+        failed.reasons,
+        ["E1: metrics.quic_transport differs from the request"]
+    );
 }

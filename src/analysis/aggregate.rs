@@ -112,6 +112,7 @@ pub(crate) fn test_configuration(
             handler_work: 0,
             udp_server_recv_buffer: None,
             load: None,
+            quic_transport: None,
         },
         status,
         runs: 3,

@@ -2,7 +2,7 @@
 //! protocol it is compared with (how many configurations the ranges decide, either way),
 //! and per QUIC configuration the medians of quinn's counters over its passed runs.
 
-use echomark_archive::{CaseKey, Protocol};
+use echomark_archive::{CaseKey, Protocol, QuicTransport};
 use serde::Serialize;
 
 use super::aggregate::{Configuration, Stat, Status};
@@ -44,6 +44,20 @@ pub struct CounterRow {
     pub zero_rtt_accepted_percent: Option<f64>,
 }
 
+/// One QUIC configuration measured under several transport settings: its figures, and
+/// against the same configuration with quinn's defaults where that was measured too.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TransportRow {
+    pub key: CaseKey,
+    /// The settings in full (quinn's defaults where the key names none).
+    pub transport: QuicTransport,
+    pub throughput: Stat,
+    pub p99_us: Option<Stat>,
+    /// Against quinn's defaults: the ratio of the throughput medians and what the ranges
+    /// decide; absent for the defaults themselves and where they were not measured.
+    pub against_defaults: Option<(f64, Verdict)>,
+}
+
 /// The QUIC figures of one dataset; empty without QUIC runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct QuicAnalysis {
@@ -51,6 +65,9 @@ pub struct QuicAnalysis {
     pub runs: usize,
     pub comparisons: Vec<Comparison>,
     pub counters: Vec<CounterRow>,
+    /// The configurations measured under more than one transport setting, each setting a
+    /// row, grouped by configuration.
+    pub transports: Vec<TransportRow>,
 }
 
 /// The QUIC figures of `dataset`, whose valid configurations are `configs`.
@@ -71,7 +88,50 @@ pub fn analyse(dataset: &Dataset, configs: &[&Configuration]) -> QuicAnalysis {
             .filter(|c| c.key.protocol.is_quic() && c.status == Status::Valid)
             .filter_map(|c| counter_row(&c.key, dataset))
             .collect(),
+        transports: transports(configs),
     }
+}
+
+/// Every valid QUIC configuration whose settings were varied: the rows of each
+/// configuration (its key without the transport) side by side, quinn's defaults first.
+fn transports(configs: &[&Configuration]) -> Vec<TransportRow> {
+    use std::collections::BTreeMap;
+    let metric = echomark_archive::Metric::RoundtripsPerSecond;
+    let mut groups: BTreeMap<CaseKey, Vec<&Configuration>> = BTreeMap::new();
+    for c in configs
+        .iter()
+        .filter(|c| c.key.protocol.is_quic() && c.status == Status::Valid)
+    {
+        let plain = CaseKey {
+            quic_transport: None,
+            ..c.key.clone()
+        };
+        groups.entry(plain).or_default().push(c);
+    }
+    let mut rows = Vec::new();
+    for (plain, mut members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
+        members.sort_by_key(|c| c.key.quic_transport);
+        let defaults = members
+            .iter()
+            .find(|c| c.key == plain)
+            .and_then(|c| c.stat(metric));
+        for c in members {
+            let Some(throughput) = c.stat(metric) else {
+                continue;
+            };
+            let against_defaults = defaults
+                .filter(|_| c.key.quic_transport.is_some())
+                .map(|d| (throughput.median / d.median, Verdict::of(&throughput, &d)));
+            rows.push(TransportRow {
+                key: c.key.clone(),
+                transport: c.key.quic_transport.unwrap_or_default(),
+                throughput,
+                p99_us: c.stat(echomark_archive::Metric::RttP99Us),
+                against_defaults,
+            });
+        }
+    }
+    rows
 }
 
 fn comparisons(configs: &[&Configuration]) -> Vec<Comparison> {
@@ -215,6 +275,50 @@ mod tests {
         let row = counter_row(&dataset.runs[0].key, &dataset).expect("counted");
         assert_eq!(row.handshakes, Some(300.0));
         assert_eq!(row.zero_rtt_accepted_percent, Some(82.5));
+    }
+
+    #[test]
+    fn each_varied_setting_is_set_against_quinns_defaults_and_overlaps_decide_nothing() {
+        use crate::analysis::aggregate::test_configuration;
+        use echomark_archive::{Congestion, Metric};
+        let with = |transport: Option<QuicTransport>, (min, median, max): (f64, f64, f64)| {
+            let stats = std::collections::BTreeMap::from([(
+                Metric::RoundtripsPerSecond,
+                Stat { median, min, max },
+            )]);
+            let mut c = test_configuration("quic", "shared", 1, stats, Status::Valid);
+            c.key.quic_transport = transport;
+            c
+        };
+        let bbr = QuicTransport {
+            congestion: Congestion::Bbr,
+            ..QuicTransport::default()
+        };
+        let no_gso = QuicTransport {
+            gso: false,
+            ..QuicTransport::default()
+        };
+        let configs = [
+            with(Some(bbr), (150.0, 160.0, 170.0)),
+            with(None, (90.0, 100.0, 110.0)),
+            with(Some(no_gso), (95.0, 105.0, 115.0)),
+        ];
+        let refs: Vec<&Configuration> = configs.iter().collect();
+        let rows = transports(&refs);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].transport, QuicTransport::default());
+        assert_eq!(rows[0].against_defaults, None);
+        let of = |t: QuicTransport| rows.iter().find(|r| r.transport == t).unwrap();
+        assert_eq!(
+            of(bbr).against_defaults,
+            Some((1.6, Verdict::SubjectHigher))
+        );
+        assert_eq!(
+            of(no_gso).against_defaults.map(|a| a.1),
+            Some(Verdict::NotDistinguishable)
+        );
+        // A configuration measured under one setting alone has nothing to set it against.
+        assert!(transports(&refs[..1]).is_empty());
     }
 
     #[test]

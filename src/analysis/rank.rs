@@ -25,6 +25,8 @@ pub struct GroupKey {
     pub handler_work: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub udp_server_recv_buffer: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic_transport: Option<echomark_archive::QuicTransport>,
 }
 
 /// One topology's figures in a ranking.
@@ -73,6 +75,7 @@ impl Ranking {
             handler_work: g.handler_work,
             udp_server_recv_buffer: g.udp_server_recv_buffer,
             load: None,
+            quic_transport: g.quic_transport,
         }
     }
 }
@@ -89,6 +92,7 @@ pub(crate) fn group_of(c: &Configuration) -> GroupKey {
         window: c.key.window,
         handler_work: c.key.handler_work,
         udp_server_recv_buffer: c.key.udp_server_recv_buffer,
+        quic_transport: c.key.quic_transport,
     }
 }
 
@@ -166,6 +170,7 @@ impl GroupKey {
             self.window,
             self.handler_work,
             self.udp_server_recv_buffer,
+            self.quic_transport,
         )
     }
 }

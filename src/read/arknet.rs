@@ -236,6 +236,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             handler_work: entry.handler_work,
             udp_server_recv_buffer: None,
             load: None,
+            quic_transport: None,
         };
         // arknet's metrics echo seconds as printed numbers; they are not compared here.
         let backend = entry

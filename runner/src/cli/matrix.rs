@@ -30,6 +30,8 @@ pub struct MatrixArgs {
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
         "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "soak", "shard", "rates", "rate_sweep",
         "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus",
+        "quic_congestion", "quic_gso", "quic_initial_mtu", "quic_stream_window",
+        "quic_connection_window",
     ])]
     pub resume: Option<std::path::PathBuf>,
     /// Async runtimes to measure, each into its own archive; with more than one, --out is a
@@ -89,6 +91,8 @@ pub struct MatrixArgs {
     /// UDP on tokio: up to N datagrams per system call on every socket (2 to 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=64))]
     pub udp_batch: Option<u64>,
+    #[command(flatten)]
+    pub quic: super::quic::QuicAxesArgs,
     /// After the cases, run `soak` for this many seconds per protocol and record it.
     #[arg(long, value_name = "S", value_parser = seconds, conflicts_with = "server_cmd")]
     pub soak: Option<f64>,
@@ -271,6 +275,7 @@ impl MatrixArgs {
                 rate_sweep: self.rate_sweep.clone(),
                 arrival: self.arrival,
                 arrival_seed: self.arrival_seed,
+                quic_axes: self.quic.axes(),
             },
             options: RunOptions {
                 keep_going: self.keep_going,

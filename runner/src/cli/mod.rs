@@ -3,6 +3,7 @@
 //! server are in [`target`], those of `matrix` in [`matrix`].
 
 mod matrix;
+mod quic;
 #[cfg(test)]
 mod reproduction_tests;
 mod target;
@@ -169,6 +170,8 @@ pub struct OnceArgs {
     /// sendmmsg, 2 to 64) on every client socket and the server's; recorded in the metrics.
     #[arg(long, value_name = "N")]
     pub udp_batch: Option<u64>,
+    #[command(flatten)]
+    pub quic: quic::QuicTransportArgs,
     /// Test only: make the server misbehave so the checks can be shown to catch it.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
@@ -235,6 +238,7 @@ impl OnceArgs {
             udp_batch: self
                 .udp_batch
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            quic: self.quic.transport(),
             ..self.traffic()
         };
         case.target = self.target.resolve(case.address_family)?;
@@ -313,6 +317,8 @@ pub struct ServeArgs {
     /// report as `idle_closed`); 0 keeps silent connections open.
     #[arg(long, value_name = "S", default_value = "60", value_parser = warmup_seconds)]
     pub idle_timeout: f64,
+    #[command(flatten)]
+    pub quic: quic::QuicTransportArgs,
     /// Test only: make the server misbehave, to show clients catch it.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
@@ -346,6 +352,7 @@ impl ServeArgs {
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             idle_timeout: (self.idle_timeout > 0.0)
                 .then(|| Duration::from_secs_f64(self.idle_timeout)),
+            quic: self.quic.transport(),
         };
         echomark_runner::serve::validate(&options).map_err(|e| UsageError(e.to_string()))?;
         Ok(options)

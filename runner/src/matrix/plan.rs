@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use echomark_archive::{
-    Arrival, CaseKey, Entry, ExplicitCase, IoProfile, OpenLoopPlan, Preset, RunId, Settings, Shard,
-    TrafficProfile,
+    Arrival, CaseKey, Entry, ExplicitCase, IoProfile, OpenLoopPlan, Preset, QuicAxes, RunId,
+    Settings, Shard, TrafficProfile,
 };
 
 use crate::case::{
@@ -35,6 +35,8 @@ pub struct MatrixSpec {
     pub cases: Option<Vec<ExplicitCase>>,
     /// Open loop: fixed rates or a sweep; `None` measures closed-loop only.
     pub open_loop: Option<OpenLoopPlan>,
+    /// QUIC's transport axes (empty: quinn's defaults).
+    pub quic_axes: QuicAxes,
 }
 
 /// The `latency-curve` preset's sweep: these percentages of the closed-loop maximum.
@@ -61,6 +63,8 @@ pub struct Overrides {
     pub rate_sweep: Option<Vec<u64>>,
     pub arrival: Option<Arrival>,
     pub arrival_seed: Option<u64>,
+    /// `--quic-congestion`, `--quic-gso`, …: each axis given replaces the preset's.
+    pub quic_axes: QuicAxes,
 }
 
 fn product(clients: &[u64], windows: &[u64]) -> Vec<TrafficProfile> {
@@ -93,6 +97,7 @@ impl MatrixSpec {
             address_family: AddressFamily::Ipv4,
             cases: None,
             open_loop: None,
+            quic_axes: QuicAxes::default(),
         }
     }
 
@@ -209,6 +214,22 @@ impl MatrixSpec {
         take!(protocols <- protocols, payloads <- payloads, io_models <- io_models,
               io_threads <- io_threads, work <- work, repetitions <- repetitions,
               seconds <- seconds, warmup <- warmup, address_family <- address_family);
+        let (q, axes) = (o.quic_axes, &mut self.quic_axes);
+        if !q.congestion.is_empty() {
+            axes.congestion = q.congestion;
+        }
+        if !q.gso.is_empty() {
+            axes.gso = q.gso;
+        }
+        if !q.initial_mtu.is_empty() {
+            axes.initial_mtu = q.initial_mtu;
+        }
+        if !q.stream_window.is_empty() {
+            axes.stream_window = q.stream_window;
+        }
+        if !q.connection_window.is_empty() {
+            axes.connection_window = q.connection_window;
+        }
         let wants_open = o.rates.is_some() || o.rate_sweep.is_some();
         if wants_open || o.arrival.is_some() || o.arrival_seed.is_some() {
             let mut open = self.open_loop.take().unwrap_or(OpenLoopPlan {
@@ -301,6 +322,7 @@ impl MatrixSpec {
             client_cpus: None,
             server_cpus: None,
             udp_batch: None,
+            quic_axes: self.quic_axes.clone(),
         }
     }
 
@@ -320,6 +342,7 @@ impl MatrixSpec {
             address_family: s.address_family,
             cases: s.cases.clone(),
             open_loop: s.open_loop.clone(),
+            quic_axes: s.quic_axes.clone(),
         };
         if spec.io_profiles() != s.io_profiles {
             return Err(PlanError(
@@ -375,6 +398,7 @@ impl MatrixSpec {
             }),
             spin: crate::traffic::pacing::DEFAULT_SPIN,
             target: None,
+            quic: run.case().quic_transport.unwrap_or_default(),
             udp_batch: settings
                 .udp_batch
                 .filter(|_| udp)
@@ -410,6 +434,9 @@ pub fn check_settings(s: &Settings) -> Result<(), PlanError> {
                 s.case_timeout_seconds
             ),
         );
+    }
+    if let Some(why) = s.quic_axes.transports().iter().find_map(|t| t.problem()) {
+        return bad("quic_axes", why);
     }
     if !in_range(s.seconds, 0.0, crate::case::MAX_SECONDS, false) {
         return bad(

@@ -156,7 +156,12 @@ impl<R: Runtimes> Rig<R> {
                 .handshakes
                 .as_deref()
                 .map(|h| (h, case.target.is_none()));
-            m.quic = crate::traffic::quic::counters(&self.quic, handshakes);
+            m.quic = crate::traffic::quic::counters(&self.quic, handshakes).map(|q| {
+                echomark_archive::QuicCounters {
+                    transport: Some(case.quic),
+                    ..q
+                }
+            });
             let timing = Timing {
                 start,
                 interval: deadline - start,

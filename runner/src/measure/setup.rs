@@ -189,7 +189,10 @@ impl Rig<TokioRuntimes> {
     /// requests, read back as for `udp`.
     fn start_quic(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
-        let configs = quic::QuicConfigs::self_signed(ip).map_err(std::io::Error::other)?;
+        let mut configs = quic::QuicConfigs::self_signed(ip).map_err(std::io::Error::other)?;
+        configs
+            .server
+            .transport_config(Arc::new(quic::transport_config(&case.quic)));
         let shards = self.runtimes.topology.len();
         let mut buffers = UdpBuffers::default();
         let mut servers: Vec<SocketAddr> = Vec::with_capacity(shards);
@@ -245,6 +248,8 @@ impl Rig<TokioRuntimes> {
         config: &quinn::ClientConfig,
         mut buffers: UdpBuffers,
     ) -> std::io::Result<()> {
+        let mut config = config.clone();
+        config.transport_config(Arc::new(quic::transport_config(&case.quic)));
         for i in 0..case.clients {
             let ep = sockets::udp_endpoint(local, case.udp_send_buffer, case.udp_recv_buffer)?;
             buffers.add_client(ep.send_buffer, ep.recv_buffer);

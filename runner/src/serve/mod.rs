@@ -105,6 +105,8 @@ pub struct ServeOptions {
     /// `--idle-timeout`: how long a TCP connection may send nothing before it is closed;
     /// `None` keeps silent connections open.
     pub idle_timeout: Option<Duration>,
+    /// QUIC protocols: the endpoints' transport settings (`--quic-*`).
+    pub quic: echomark_archive::QuicTransport,
 }
 
 /// The first line `serve` prints.
@@ -132,6 +134,9 @@ pub struct Listening {
     pub idle_timeout_seconds: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_certificate: Option<String>,
+    /// QUIC protocols: the endpoints' transport settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic_transport: Option<echomark_archive::QuicTransport>,
     pub pid: u32,
     /// This machine, as archives describe it: a client on another host records it with
     /// `--server-machine` (this line saved to a file).
@@ -326,6 +331,12 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
             o.protocol, o.backend
         ));
     }
+    if !o.protocol.is_quic() && o.quic != echomark_archive::QuicTransport::default() {
+        return usage("the --quic-* transport flags are for the QUIC protocols");
+    }
+    if let Some(why) = o.quic.problem() {
+        return Err(ServeError::Usage(why));
+    }
     if o.tls_certificate_out.is_some() && !o.protocol.needs_trust() {
         return usage("--tls-certificate-out is for tcps, wss, https and the QUIC protocols");
     }
@@ -408,6 +419,7 @@ pub fn run(
             .tls_certificate_out
             .as_ref()
             .map(|p| p.display().to_string()),
+        quic_transport: o.protocol.is_quic().then_some(o.quic),
         pid: std::process::id(),
         machine: crate::matrix::host::describe(),
     });
@@ -441,8 +453,11 @@ fn quic_server(o: &ServeOptions) -> Result<Option<quinn::ServerConfig>, ServeErr
         return Ok(None);
     }
     let names = vec![o.listen.ip().to_string(), "localhost".into()];
-    let (config, certificate) =
+    let (mut config, certificate) =
         crate::traffic::quic::self_signed_server(names).map_err(std::io::Error::other)?;
+    config.transport_config(std::sync::Arc::new(crate::traffic::quic::transport_config(
+        &o.quic,
+    )));
     if let Some(path) = &o.tls_certificate_out {
         let pem = crate::traffic::tls::certificate_pem(&certificate);
         crate::matrix::store::write_bytes_atomically(path, pem.as_bytes())?;

@@ -116,6 +116,7 @@ mod tests {
             handler_work: 0,
             udp_server_recv_buffer: buffer,
             load: None,
+            quic_transport: None,
         }
     }
 

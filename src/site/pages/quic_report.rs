@@ -6,7 +6,8 @@
 use serde::Serialize;
 
 use super::{DatasetView, PageSpec};
-use crate::analysis::quic::{Comparison, CounterRow};
+use crate::analysis::backends::Verdict;
+use crate::analysis::quic::{Comparison, CounterRow, TransportRow};
 use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
@@ -20,6 +21,10 @@ struct QuicPage {
     counters: Table,
     /// A connection per message: handshakes and 0-RTT resumption.
     handshakes: Table,
+    /// Configurations measured under several transport settings.
+    transports: Table,
+    /// What no dataset has measured yet.
+    not_yet: Markup,
 }
 
 /// The datasets with QUIC runs.
@@ -106,6 +111,35 @@ fn handshake_row(cat: &Catalog, view: &DatasetView, row: &CounterRow, made: f64)
     cells
 }
 
+fn transport_row(cat: &Catalog, view: &DatasetView, row: &TransportRow) -> Vec<Markup> {
+    let k = &row.key;
+    let plain = echomark_archive::CaseKey {
+        quic_transport: None,
+        ..k.clone()
+    };
+    let against = match row.against_defaults {
+        None => Markup::trusted("—"),
+        Some((ratio, verdict)) => cat.fill(
+            match verdict {
+                Verdict::SubjectHigher => "quic.against_higher",
+                Verdict::SubjectLower => "quic.against_lower",
+                Verdict::NotDistinguishable => "quic.against_overlap",
+            },
+            &[("ratio", &Markup::trusted(format::ratio(ratio)))],
+        ),
+    };
+    vec![
+        Markup::text(&view.dataset.name),
+        labels::protocol(cat, k.protocol),
+        labels::load(cat, &plain),
+        labels::topology(cat, k.backend.as_str(), k.io_model, k.io_threads),
+        labels::quic_transport(cat, &row.transport),
+        labels::range(Some(row.throughput), 0),
+        labels::latency_range(row.p99_us),
+        against,
+    ]
+}
+
 /// The QUIC report, when some dataset has QUIC runs.
 pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     use Align::{Default as L, Right as R};
@@ -122,7 +156,14 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         &[L, L, L, L, R, R, R, R, R],
     );
     let mut handshakes = Table::new(cat.list("quic.handshake_columns", &[]), &[L, L, L, L, R, R]);
+    let mut transports = Table::new(
+        cat.list("quic.transport_columns", &[]),
+        &[L, L, L, L, L, R, R, R],
+    );
     for view in &datasets {
+        for row in &view.analysis.quic.transports {
+            transports.push(transport_row(cat, view, row));
+        }
         for c in &view.analysis.quic.comparisons {
             comparisons.push(comparison_row(cat, view, c));
         }
@@ -149,6 +190,12 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         comparisons,
         counters,
         handshakes,
+        not_yet: cat.text(if transports.rows.is_empty() {
+            "quic.not_yet_text"
+        } else {
+            "quic.not_yet_pressure"
+        }),
+        transports,
     };
     Some(PageSpec::new(
         format!("{}/{STEM}", cat.code),

@@ -93,6 +93,28 @@ pub fn target_client_config(tls: &super::tls::TlsClient) -> Result<quinn::Client
     client_config(tls.rustls_config().clone())
 }
 
+/// quinn's transport configuration for `t` (the rest quinn's defaults), the same for a
+/// run's client and server endpoints.
+pub fn transport_config(t: &echomark_archive::QuicTransport) -> quinn::TransportConfig {
+    use echomark_archive::Congestion;
+    use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+    let mut config = quinn::TransportConfig::default();
+    let window = |bytes: u64| quinn::VarInt::from_u64(bytes).unwrap_or(quinn::VarInt::MAX);
+    config
+        .enable_segmentation_offload(t.gso)
+        .initial_mtu(t.initial_mtu)
+        .stream_receive_window(window(t.stream_window))
+        .receive_window(window(t.connection_window));
+    match t.congestion {
+        Congestion::Cubic => config.congestion_controller_factory(Arc::new(CubicConfig::default())),
+        Congestion::Bbr => config.congestion_controller_factory(Arc::new(BbrConfig::default())),
+        Congestion::NewReno => {
+            config.congestion_controller_factory(Arc::new(NewRenoConfig::default()))
+        }
+    };
+    config
+}
+
 /// A server endpoint on `socket` (call inside the runtime that will drive it).
 pub fn server_endpoint(
     socket: std::net::UdpSocket,
