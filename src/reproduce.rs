@@ -191,6 +191,25 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
             flag(name, bytes.to_string());
         }
     }
+    let q = &s.quic_axes;
+    for (name, values) in [
+        ("quic-congestion", list(&q.congestion)),
+        (
+            "quic-gso",
+            q.gso
+                .iter()
+                .map(|&on| if on { "on" } else { "off" })
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        ("quic-initial-mtu", list(&q.initial_mtu)),
+        ("quic-stream-window", list(&q.stream_window)),
+        ("quic-connection-window", list(&q.connection_window)),
+    ] {
+        if !values.is_empty() {
+            flag(name, values);
+        }
+    }
     if let Some(seconds) = s.soak_seconds {
         flag("soak", number(seconds));
     }
