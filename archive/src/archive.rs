@@ -107,6 +107,12 @@ pub enum Preset {
     #[serde(rename = "latency-curve")]
     #[cfg_attr(feature = "clap", value(name = "latency-curve"))]
     LatencyCurve,
+    /// QUIC under receive-buffer pressure: `udp`, `quic`, `quic-streams` and `quic-datagram`
+    /// at 1,024 B, 16 clients × window 16, shared 1, with the server's UDP receive buffer
+    /// requested at 8 KiB, 256 KiB and 4 MiB.
+    #[serde(rename = "quic-buffers")]
+    #[cfg_attr(feature = "clap", value(name = "quic-buffers"))]
+    QuicBuffers,
 }
 
 impl Preset {
@@ -118,6 +124,7 @@ impl Preset {
             Preset::Dimensions => "dimensions",
             Preset::UdpBuffers => "udp-buffers",
             Preset::LatencyCurve => "latency-curve",
+            Preset::QuicBuffers => "quic-buffers",
         }
     }
 }

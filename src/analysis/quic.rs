@@ -58,6 +58,22 @@ pub struct TransportRow {
     pub against_defaults: Option<(f64, Verdict)>,
 }
 
+/// One configuration of a receive-buffer pressure experiment (the server's UDP receive
+/// buffer requested per case): UDP or a QUIC protocol, every run counted, passed or not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PressureRow {
+    pub key: CaseKey,
+    pub runs: usize,
+    pub runs_passed: usize,
+    /// Round trips per second over every run (failed ones too: a run that lost messages
+    /// still measured its rate).
+    pub throughput: Option<Stat>,
+    /// Messages lost per run, median (the datagram protocols; the stream protocols lose none).
+    pub lost_messages: f64,
+    /// QUIC: packets the clients' connections declared lost per 100 sent, median.
+    pub lost_packets_percent: Option<f64>,
+}
+
 /// The QUIC figures of one dataset; empty without QUIC runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct QuicAnalysis {
@@ -68,6 +84,8 @@ pub struct QuicAnalysis {
     /// The configurations measured under more than one transport setting, each setting a
     /// row, grouped by configuration.
     pub transports: Vec<TransportRow>,
+    /// The receive-buffer pressure experiment, when the dataset ran one for QUIC.
+    pub pressure: Vec<PressureRow>,
 }
 
 /// The QUIC figures of `dataset`, whose valid configurations are `configs`.
@@ -89,7 +107,51 @@ pub fn analyse(dataset: &Dataset, configs: &[&Configuration]) -> QuicAnalysis {
             .filter_map(|c| counter_row(&c.key, dataset))
             .collect(),
         transports: transports(configs),
+        pressure: pressure(dataset),
     }
+}
+
+/// The configurations of `dataset` that request their own server receive buffer, UDP and
+/// QUIC alike, in key order; none unless some QUIC run requests one.
+fn pressure(dataset: &Dataset) -> Vec<PressureRow> {
+    use std::collections::BTreeMap;
+    let pressured = |r: &&Run| r.key.udp_server_recv_buffer.is_some() && r.key.protocol.rides_udp();
+    if !dataset
+        .runs
+        .iter()
+        .filter(pressured)
+        .any(|r| r.key.protocol.is_quic())
+    {
+        return Vec::new();
+    }
+    let mut by_key: BTreeMap<&CaseKey, Vec<&Run>> = BTreeMap::new();
+    for r in dataset.runs.iter().filter(pressured) {
+        by_key.entry(&r.key).or_default().push(r);
+    }
+    by_key
+        .into_iter()
+        .map(|(key, runs)| {
+            let lost_packets: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.quic.as_ref())
+                .filter(|q| q.sent_packets > 0)
+                .map(|q| 100.0 * q.lost_packets as f64 / q.sent_packets as f64)
+                .collect();
+            let lost: Vec<f64> = runs.iter().map(|r| r.udp_lost_messages as f64).collect();
+            PressureRow {
+                key: key.clone(),
+                runs: runs.len(),
+                runs_passed: runs.iter().filter(|r| r.passed).count(),
+                throughput: ratios::median_range(
+                    runs.iter()
+                        .filter_map(|r| r.roundtrips_per_second)
+                        .collect(),
+                ),
+                lost_messages: echomark_archive::plan::median(&lost).unwrap_or(0.0),
+                lost_packets_percent: echomark_archive::plan::median(&lost_packets),
+            }
+        })
+        .collect()
 }
 
 /// Every valid QUIC configuration whose settings were varied: the rows of each
@@ -319,6 +381,54 @@ mod tests {
         );
         // A configuration measured under one setting alone has nothing to set it against.
         assert!(transports(&refs[..1]).is_empty());
+    }
+
+    #[test]
+    fn a_pressure_row_counts_failed_runs_their_lost_messages_and_quics_lost_packets() {
+        let pressed = |protocol, repetition, passed, lost, sent_lost: Option<(u64, u64)>| {
+            let mut r = run(protocol, repetition);
+            r.key.udp_server_recv_buffer = Some(8192);
+            r.passed = passed;
+            r.udp_lost_messages = lost;
+            r.quic = sent_lost.map(|(sent, lost)| echomark_archive::QuicCounters {
+                sent_packets: sent,
+                lost_packets: lost,
+                ..Default::default()
+            });
+            r
+        };
+        let udp_only = Dataset {
+            runs: vec![pressed(Protocol::Udp, 1, false, 40, None)],
+            name: "d".into(),
+            files: Vec::new(),
+            warnings: Vec::new(),
+        };
+        // UDP alone is the UDP report's isolation experiment, not QUIC's.
+        assert!(pressure(&udp_only).is_empty());
+        let dataset = Dataset {
+            runs: vec![
+                pressed(Protocol::Udp, 1, false, 40, None),
+                pressed(Protocol::Quic, 1, true, 0, Some((1000, 50))),
+                pressed(Protocol::Quic, 2, true, 0, Some((1000, 30))),
+                pressed(Protocol::QuicDatagram, 1, false, 12, Some((500, 0))),
+            ],
+            name: "d".into(),
+            files: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let rows = pressure(&dataset);
+        assert_eq!(rows.len(), 3);
+        let of = |p: Protocol| rows.iter().find(|r| r.key.protocol == p).unwrap();
+        assert_eq!(
+            (
+                of(Protocol::Udp).runs_passed,
+                of(Protocol::Udp).lost_messages
+            ),
+            (0, 40.0)
+        );
+        assert_eq!(of(Protocol::Quic).runs_passed, 2);
+        assert_eq!(of(Protocol::Quic).lost_packets_percent, Some(4.0));
+        assert_eq!(of(Protocol::QuicDatagram).lost_messages, 12.0);
     }
 
     #[test]

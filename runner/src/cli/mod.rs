@@ -473,6 +473,7 @@ mod tests {
             Preset::Baseline,
             Preset::Dimensions,
             Preset::UdpBuffers,
+            Preset::QuicBuffers,
         ] {
             let spec = MatrixSpec::preset(Some(preset));
             let settings = spec.settings(echomark_runner::matrix::plan::SettingsExtra {

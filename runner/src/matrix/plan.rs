@@ -129,6 +129,7 @@ impl MatrixSpec {
                 ..one_second
             },
             Some(Preset::UdpBuffers) => Self::udp_buffers(one_second),
+            Some(Preset::QuicBuffers) => Self::quic_buffers(one_second),
             Some(Preset::LatencyCurve) => Self {
                 protocols: vec![Protocol::Tcp, Protocol::Udp, Protocol::Http],
                 payloads: vec![1024],
@@ -183,6 +184,45 @@ impl MatrixSpec {
             io_models: vec![IoModel::Shared],
             io_threads: vec![1],
             warmup: 0.0,
+            cases: Some(cases),
+            ..base
+        }
+    }
+
+    /// QUIC under receive-buffer pressure: the server's UDP receive buffer small enough to
+    /// overflow (8 KiB), in between (256 KiB) and the default request (4 MiB), for UDP and
+    /// each QUIC protocol that keeps a connection, at 1,024 B, 16 clients × window 16 on one
+    /// thread. The stream protocols retransmit what the kernel drops; the datagram ones lose it.
+    fn quic_buffers(base: Self) -> Self {
+        const KIB: u64 = 1 << 10;
+        let protocols = vec![
+            Protocol::Udp,
+            Protocol::Quic,
+            Protocol::QuicStreams,
+            Protocol::QuicDatagram,
+        ];
+        let mut cases = Vec::new();
+        for &protocol in &protocols {
+            for buffer in [8 * KIB, 256 * KIB, 4096 * KIB] {
+                cases.push(ExplicitCase {
+                    protocol,
+                    payload_bytes: 1024,
+                    clients: 16,
+                    window: 16,
+                    io_model: IoModel::Shared,
+                    io_threads: 1,
+                    handler_work: 0,
+                    udp_server_recv_buffer: Some(buffer),
+                });
+            }
+        }
+        Self {
+            protocols,
+            payloads: vec![1024],
+            profiles: product(&[16], &[16]),
+            udp_throughput_window: None,
+            io_models: vec![IoModel::Shared],
+            io_threads: vec![1],
             cases: Some(cases),
             ..base
         }
@@ -357,7 +397,10 @@ impl MatrixSpec {
     pub fn case(&self, run: &PlannedRun, settings: &Settings) -> Result<Case, UsageError> {
         let payload = usize::try_from(run.case().payload_bytes).unwrap_or(usize::MAX);
         let udp = run.case().protocol == Protocol::Udp;
-        let s = if udp {
+        // QUIC endpoints are UDP sockets: they take the buffer requests too; only the
+        // datagram protocols have a per-message timeout.
+        let rides_udp = run.case().protocol.rides_udp();
+        let s = if rides_udp {
             settings.clone()
         } else {
             Settings {
@@ -371,8 +414,13 @@ impl MatrixSpec {
         let udp_server_recv_buffer = run
             .case()
             .udp_server_recv_buffer
-            .filter(|_| udp)
+            .filter(|_| rides_udp)
             .or(s.udp_server_recv_buffer);
+        let udp_timeout_ms = if run.case().protocol.is_datagram() {
+            s.udp_timeout_ms
+        } else {
+            DEFAULT_UDP_TIMEOUT_MS
+        };
         Case {
             backend: run.backend,
             protocol: run.case().protocol,
@@ -388,7 +436,7 @@ impl MatrixSpec {
             udp_send_buffer: s.udp_send_buffer.unwrap_or(DEFAULT_UDP_SEND_BUFFER),
             udp_recv_buffer: s.udp_recv_buffer.unwrap_or(DEFAULT_UDP_RECV_BUFFER),
             udp_server_recv_buffer,
-            udp_timeout: Duration::from_millis(s.udp_timeout_ms),
+            udp_timeout: Duration::from_millis(udp_timeout_ms),
             record_latency: true,
             fault: None,
             open_loop: run.case().load.map(|load| OpenLoop {
@@ -616,6 +664,32 @@ mod tests {
             r.case().udp_server_recv_buffer
         ) == (1024, 1024, Some(4 << 20))));
         assert_eq!(spec.warmup, 0.0);
+    }
+
+    #[test]
+    fn quic_buffers_presses_udp_and_every_quic_connection_with_the_servers_receive_buffer() {
+        let spec = MatrixSpec::preset(Some(Preset::QuicBuffers));
+        let runs = spec.runs(None, Backend::Tokio);
+        assert_eq!(
+            runs.len(),
+            4 * 3 * 3,
+            "four protocols, three buffers, three repetitions"
+        );
+        let settings = spec.settings(SettingsExtra::default());
+        for run in &runs {
+            // The QUIC endpoints are UDP sockets: the case's buffer reaches them too.
+            let case = spec.case(run, &settings).expect("a valid case");
+            assert_eq!(
+                case.udp_server_recv_buffer,
+                run.case().udp_server_recv_buffer
+            );
+            assert!(case.udp_server_recv_buffer.is_some());
+            assert!(case.protocol.rides_udp());
+        }
+        assert!(runs
+            .iter()
+            .any(|r| r.case().protocol == Protocol::QuicStreams
+                && r.case().udp_server_recv_buffer == Some(8 << 10)));
     }
 
     #[test]

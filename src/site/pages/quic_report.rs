@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{DatasetView, PageSpec};
 use crate::analysis::backends::Verdict;
-use crate::analysis::quic::{Comparison, CounterRow, TransportRow};
+use crate::analysis::quic::{Comparison, CounterRow, PressureRow, TransportRow};
 use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
@@ -23,8 +23,10 @@ struct QuicPage {
     handshakes: Table,
     /// Configurations measured under several transport settings.
     transports: Table,
-    /// What no dataset has measured yet.
-    not_yet: Markup,
+    /// The server's UDP receive buffer under pressure.
+    pressure: Table,
+    /// What no dataset has measured yet, if anything.
+    not_yet: Option<Markup>,
 }
 
 /// The datasets with QUIC runs.
@@ -140,6 +142,25 @@ fn transport_row(cat: &Catalog, view: &DatasetView, row: &TransportRow) -> Vec<M
     ]
 }
 
+fn pressure_row(cat: &Catalog, view: &DatasetView, row: &PressureRow) -> Vec<Markup> {
+    let k = &row.key;
+    vec![
+        Markup::text(&view.dataset.name),
+        labels::protocol(cat, k.protocol),
+        Markup::trusted(
+            k.udp_server_recv_buffer
+                .map_or("—".to_string(), format::buffer_size),
+        ),
+        Markup::trusted(format!("{} / {}", row.runs_passed, row.runs)),
+        labels::range(row.throughput, 0),
+        Markup::trusted(format::grouped(row.lost_messages, 0)),
+        row.lost_packets_percent.map_or_else(
+            || Markup::trusted("—"),
+            |p| Markup::trusted(format!("{} %", format::two_decimals(p))),
+        ),
+    ]
+}
+
 /// The QUIC report, when some dataset has QUIC runs.
 pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     use Align::{Default as L, Right as R};
@@ -160,9 +181,16 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         cat.list("quic.transport_columns", &[]),
         &[L, L, L, L, L, R, R, R],
     );
+    let mut pressure = Table::new(
+        cat.list("quic.pressure_columns", &[]),
+        &[L, L, R, R, R, R, R],
+    );
     for view in &datasets {
         for row in &view.analysis.quic.transports {
             transports.push(transport_row(cat, view, row));
+        }
+        for row in &view.analysis.quic.pressure {
+            pressure.push(pressure_row(cat, view, row));
         }
         for c in &view.analysis.quic.comparisons {
             comparisons.push(comparison_row(cat, view, c));
@@ -190,12 +218,14 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         comparisons,
         counters,
         handshakes,
-        not_yet: cat.text(if transports.rows.is_empty() {
-            "quic.not_yet_text"
-        } else {
-            "quic.not_yet_pressure"
-        }),
+        not_yet: match (transports.rows.is_empty(), pressure.rows.is_empty()) {
+            (true, true) => Some(cat.text("quic.not_yet_text")),
+            (false, true) => Some(cat.text("quic.not_yet_pressure")),
+            (true, false) => Some(cat.text("quic.not_yet_transports")),
+            (false, false) => None,
+        },
         transports,
+        pressure,
     };
     Some(PageSpec::new(
         format!("{}/{STEM}", cat.code),
