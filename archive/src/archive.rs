@@ -116,6 +116,16 @@ pub enum Preset {
 }
 
 impl Preset {
+    /// Every preset.
+    pub const ALL: [Preset; 6] = [
+        Preset::Quick,
+        Preset::Baseline,
+        Preset::Dimensions,
+        Preset::UdpBuffers,
+        Preset::LatencyCurve,
+        Preset::QuicBuffers,
+    ];
+
     /// The spelling used in JSON and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {

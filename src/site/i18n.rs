@@ -216,6 +216,20 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_names_its_datasets_kind_in_both_languages() {
+        for cat in catalogs() {
+            for preset in echomark_archive::Preset::ALL {
+                let key = format!("nav_kind.{}", preset.as_str());
+                assert!(
+                    cat.node(&key).is_some(),
+                    "catalog {} has no {key}",
+                    cat.code
+                );
+            }
+        }
+    }
+
+    #[test]
     fn every_key_a_template_or_the_code_uses_exists() {
         let sources = [
             include_str!("../../templates/pages/index.md"),

@@ -468,13 +468,7 @@ mod tests {
     /// every preset survives the round trip through its argv.
     #[test]
     fn every_preset_case_parses_back_from_its_child_arguments() {
-        for preset in [
-            Preset::Quick,
-            Preset::Baseline,
-            Preset::Dimensions,
-            Preset::UdpBuffers,
-            Preset::QuicBuffers,
-        ] {
+        for preset in Preset::ALL {
             let spec = MatrixSpec::preset(Some(preset));
             let settings = spec.settings(echomark_runner::matrix::plan::SettingsExtra {
                 preset: Some(preset),

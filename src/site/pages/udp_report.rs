@@ -91,7 +91,9 @@ fn isolation_row(
         .collect();
     let same = loss.is_none_or(|l| l.same_in_every_run);
     vec![
+        Markup::text(&view.dataset.name),
         labels::number(format::count(k.payload_bytes)),
+        labels::number(format::count(k.clients)),
         labels::number(format::count(k.window)),
         loss.and_then(|l| l.server_buffer)
             .map_or(not_recorded.clone(), |b| {
@@ -482,8 +484,8 @@ fn throughput_section(
     (throughput, images, charts)
 }
 
-/// The receive-buffer isolation table and its introduction (from the first dataset that has
-/// isolation runs).
+/// The receive-buffer isolation table, a row per case of every dataset that has them, and
+/// its introduction.
 fn isolation_section(
     cat: &Catalog,
     views: &[&DatasetView],
@@ -492,32 +494,22 @@ fn isolation_section(
     use Align::{Default as L, Right as R};
     let mut isolation = Table::new(
         cat.list("udp.isolation_columns", &[]),
-        &[R, R, R, R, L, L, L],
+        &[L, R, R, R, R, R, L, L, L],
     );
-    let mut intro = Markup::default();
     for view in views {
-        let isolated: Vec<&&Configuration> = view
+        let isolated = view
             .configs
             .iter()
-            .filter(|c| c.key.protocol == Protocol::Udp && c.key.udp_server_recv_buffer.is_some())
-            .collect();
-        if !isolated.is_empty() && intro.is_empty() {
-            intro = cat.fill(
-                "udp.isolation_intro",
-                &[
-                    ("dataset", &view.dataset.name),
-                    ("clients", &labels::clients(cat, isolated[0].key.clients)),
-                    (
-                        "repetitions",
-                        &Markup::trusted(view.dataset.repetitions().to_string()),
-                    ),
-                ],
-            );
-        }
+            .filter(|c| c.key.protocol == Protocol::Udp && c.key.udp_server_recv_buffer.is_some());
         for c in isolated {
             isolation.push(isolation_row(cat, view, c, not_recorded));
         }
     }
+    let intro = if isolation.rows.is_empty() {
+        Markup::default()
+    } else {
+        cat.text("udp.isolation_intro")
+    };
     (isolation, intro)
 }
 
