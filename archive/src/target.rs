@@ -65,6 +65,9 @@ pub struct TargetInfo {
     /// absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_machine: Option<crate::Host>,
+    /// QUIC protocols: the application protocol (ALPN) the client offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpn: Option<String>,
 }
 
 /// What kind of link carried the traffic between client and server.

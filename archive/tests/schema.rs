@@ -119,6 +119,7 @@ fn sample_metrics() -> Metrics {
                 client_address: "10.213.0.2".into(),
             }),
             server_machine: Some(sample_host()),
+            alpn: Some("echomark".into()),
         }),
         placement: Some(Placement {
             client_cpus: "0,2-3".into(),

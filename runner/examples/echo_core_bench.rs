@@ -149,6 +149,16 @@ fn main() {
         ("udp", 16, 1, "shared", 1, "--udp-batch 16"),
         ("tcp", 1, 1, "shared", 1, "--client-cpus LAST"),
         ("udp", 1, 1, "shared", 1, "--client-cpus LAST"),
+        ("quic", 16, 16, "shared", 2, "--quic-gso off"),
+        ("quic-datagram", 16, 16, "shared", 2, "--quic-gso off"),
+        (
+            "quic-datagram",
+            16,
+            16,
+            "shared",
+            2,
+            "--quic-congestion bbr",
+        ),
     ] {
         for on in [false, true] {
             let mut args: Vec<String> = format!(
@@ -445,7 +455,7 @@ fn print_quic(cases: &[Case]) {
             a / c
         );
     }
-    println!("\nGSO on against off is not in this table: echomark has no switch for it yet.");
+    println!("\nQUIC's transport switches (GSO off, BBR) are in the switches table.");
 }
 
 /// The protocols (the seven and QUIC) at 16 clients × window 16 on shared 2, latency recorded, with the

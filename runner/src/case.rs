@@ -39,6 +39,8 @@ pub struct Target {
     /// The implementation's name for `backend` in the metrics (`--server-name`); without
     /// it, `backend` names the client's runtime.
     pub server_name: Option<String>,
+    /// QUIC: the ALPN offered instead of `echomark` (`--alpn`).
+    pub alpn: Option<String>,
     /// HTTP: whether the server answers pipelined requests; when it does not
     /// (`--no-pipelining`), every request in flight gets its own connection.
     pub http_pipelining: bool,
@@ -59,6 +61,11 @@ impl Target {
             connections: (case.protocol != Protocol::Udp).then_some(case.connections().0 as u64),
             path: None,
             server_machine: self.server_machine.as_ref().map(|(_, host)| host.clone()),
+            alpn: case.protocol.is_quic().then(|| {
+                self.alpn
+                    .clone()
+                    .unwrap_or_else(|| String::from_utf8_lossy(crate::traffic::quic::ALPN).into())
+            }),
         }
     }
 }
@@ -304,6 +311,9 @@ impl Case {
                 "--framing raw is for tcp and tcps; the other protocols have their own framing",
             );
         }
+        if target.alpn.is_some() && !self.protocol.is_quic() {
+            return err("--alpn is for the QUIC protocols");
+        }
         if !target.http_pipelining && !matches!(self.protocol, Protocol::Http | Protocol::Https) {
             return err("--no-pipelining is for http and https");
         }
@@ -421,6 +431,10 @@ impl Case {
             if let Some(name) = &t.server_name {
                 a.push("--server-name".into());
                 a.push(name.clone());
+            }
+            if let Some(alpn) = &t.alpn {
+                a.push("--alpn".into());
+                a.push(alpn.clone());
             }
             if !t.http_pipelining {
                 a.push("--no-pipelining".into());

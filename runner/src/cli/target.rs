@@ -26,6 +26,10 @@ pub struct TargetArgs {
     /// TLS protocols: the name the certificate must carry (default: the target's host).
     #[arg(long, value_name = "NAME", requires = "target")]
     pub tls_server_name: Option<String>,
+    /// QUIC protocols: the application protocol (ALPN) to offer the server (default
+    /// `echomark`); recorded with the run.
+    #[arg(long, value_name = "NAME", requires = "target", value_parser = alpn)]
+    pub alpn: Option<String>,
     /// The server implementation's name, recorded as the run's `backend` (default: the
     /// client's runtime).
     #[arg(long, value_name = "NAME", requires = "target")]
@@ -67,6 +71,7 @@ impl TargetArgs {
                 )
             }),
             server_name: self.server_name.clone(),
+            alpn: self.alpn.clone(),
             http_pipelining: !self.no_pipelining,
             server_machine: match &self.server_machine {
                 Some(file) => Some((file.clone(), read_machine(file)?)),
@@ -74,6 +79,17 @@ impl TargetArgs {
             },
         }))
     }
+}
+
+/// An ALPN protocol name: 1 to 255 bytes (RFC 7301), printable ASCII here so that the
+/// archive and the command line show it as it went on the wire.
+fn alpn(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.len() > 255 || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "'{text}' is not an ALPN name (1 to 255 printable ASCII characters)"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// How `--tls-ca FILE` / `--tls-insecure` say the server's certificate is checked, if at

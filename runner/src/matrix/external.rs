@@ -27,6 +27,7 @@ fn client_target(
             .filter(|_| protocol.needs_trust())
             .map(|t| (t, address.ip().to_string())),
         server_name: Some(server.name.clone()),
+        alpn: None,
         http_pipelining: pipelines,
         server_machine: None,
     }

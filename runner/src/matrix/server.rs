@@ -191,7 +191,7 @@ fn has_exited(pid: u32) -> bool {
 /// another host), the kernel's choice for the unspecified address is the best guess.
 fn free_port(at: SocketAddr, protocol: Protocol) -> std::io::Result<u16> {
     let bind = |a: SocketAddr| -> std::io::Result<u16> {
-        Ok(if protocol == Protocol::Udp {
+        Ok(if protocol.rides_udp() {
             UdpSocket::bind(a)?.local_addr()?.port()
         } else {
             TcpListener::bind(a)?.local_addr()?.port()
@@ -214,9 +214,10 @@ fn separate_network_namespace(pid: u32) -> Option<bool> {
     Some(theirs != ours)
 }
 
-/// Whether the server accepts (TCP) or echoes a datagram (UDP) at `address` now.
+/// Whether the server accepts (TCP), echoes a datagram (UDP) or speaks QUIC at `address`
+/// now.
 fn ready(address: SocketAddr, protocol: Protocol) -> bool {
-    if protocol != Protocol::Udp {
+    if !protocol.rides_udp() {
         return TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok();
     }
     let any = SocketAddr::new(crate::traffic::sockets::unspecified_for(&address), 0);
@@ -224,12 +225,39 @@ fn ready(address: SocketAddr, protocol: Protocol) -> bool {
         let s = UdpSocket::bind(any)?;
         s.connect(address)?;
         s.set_read_timeout(Some(Duration::from_millis(100)))?;
+        let mut buf = [0u8; 1500];
+        if protocol.is_quic() {
+            s.send(&version_probe())?;
+            return Ok(s
+                .recv(&mut buf)
+                .is_ok_and(|n| is_version_negotiation(&buf[..n])));
+        }
         // Not an echomark message: an echomark server counts it as foreign.
         s.send(b"echomark readiness probe")?;
-        let mut buf = [0u8; 64];
         Ok(s.recv(&mut buf).is_ok_and(|n| n > 0))
     };
     probe().unwrap_or(false)
+}
+
+/// A QUIC long-header packet of a version no server speaks (RFC 9000 §15 reserves versions
+/// of the form 0x?a?a?a?a for this), padded to QUIC's least datagram size of 1,200 bytes:
+/// every QUIC server answers it with a Version Negotiation packet (§6) and starts no
+/// connection, so the probe needs no certificate and leaves the server's counts alone.
+fn version_probe() -> Vec<u8> {
+    let mut packet = vec![0xc0];
+    packet.extend_from_slice(&[0x1a, 0x2a, 0x3a, 0x4a]);
+    for _ in 0..2 {
+        // A destination and a source connection ID of 8 bytes each.
+        packet.push(8);
+        packet.extend_from_slice(b"echomark");
+    }
+    packet.resize(1200, 0);
+    packet
+}
+
+/// A Version Negotiation packet: a long header whose version is 0 (RFC 9000 §17.2.1).
+fn is_version_negotiation(packet: &[u8]) -> bool {
+    packet.len() >= 7 && packet[0] & 0x80 != 0 && packet[1..5] == [0, 0, 0, 0]
 }
 
 impl Started {

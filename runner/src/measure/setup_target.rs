@@ -145,8 +145,8 @@ impl Rig<TokioRuntimes> {
         let tls = target_tls(target)?.ok_or_else(|| {
             std::io::Error::other("a QUIC target needs --tls-ca FILE or --tls-insecure")
         })?;
-        let config =
-            crate::traffic::quic::target_client_config(&tls).map_err(std::io::Error::other)?;
+        let config = crate::traffic::quic::target_client_config(&tls, target.alpn.as_deref())
+            .map_err(std::io::Error::other)?;
         let name = tls.server_name();
         let any = sockets::unspecified_for(&target.addr);
         self.start_quic_clients(

@@ -33,7 +33,7 @@ pub(super) fn checks(
         Err(e) => return vec![failed("connect", Failure::io("starting a runtime", e))],
     };
     let verifier = match tls {
-        Some(Ok(client)) => quic::target_client_config(client)
+        Some(Ok(client)) => quic::target_client_config(client, target.alpn.as_deref())
             .map(|config| QuicVerifier {
                 protocol,
                 server: (target.addr, client.server_name()),

@@ -78,8 +78,16 @@ pub fn self_signed_server(
 }
 
 /// A QUIC client configuration from a rustls one (its trust), with ALPN `echomark`.
-pub fn client_config(mut client: rustls::ClientConfig) -> Result<quinn::ClientConfig, TlsError> {
-    client.alpn_protocols = vec![ALPN.to_vec()];
+pub fn client_config(client: rustls::ClientConfig) -> Result<quinn::ClientConfig, TlsError> {
+    client_config_offering(client, ALPN)
+}
+
+/// A QUIC client configuration from a rustls one (its trust), offering `alpn`.
+fn client_config_offering(
+    mut client: rustls::ClientConfig,
+    alpn: &[u8],
+) -> Result<quinn::ClientConfig, TlsError> {
+    client.alpn_protocols = vec![alpn.to_vec()];
     // Sessions are resumed (rustls keeps tickets in memory); early data is sent only where
     // a protocol asks for 0-RTT.
     client.enable_early_data = true;
@@ -87,10 +95,14 @@ pub fn client_config(mut client: rustls::ClientConfig) -> Result<quinn::ClientCo
     Ok(quinn::ClientConfig::new(Arc::new(crypto)))
 }
 
-/// The client configuration for an external server (`once --target`): the trust and
-/// server name `tls` was built with.
-pub fn target_client_config(tls: &super::tls::TlsClient) -> Result<quinn::ClientConfig, TlsError> {
-    client_config(tls.rustls_config().clone())
+/// The client configuration for an external server (`once --target`, `verify`): the trust
+/// and server name `tls` was built with, offering `alpn` (`echomark` when `None`).
+pub fn target_client_config(
+    tls: &super::tls::TlsClient,
+    alpn: Option<&str>,
+) -> Result<quinn::ClientConfig, TlsError> {
+    let alpn = alpn.map_or(ALPN, str::as_bytes);
+    client_config_offering(tls.rustls_config().clone(), alpn)
 }
 
 /// quinn's transport configuration for `t` (the rest quinn's defaults), the same for a

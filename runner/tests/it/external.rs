@@ -1,0 +1,472 @@
+//! Measuring servers echomark did not start: `serve` and `once --target` as separate
+//! processes, `verify` against echomark's server, against small echo servers written with
+//! Python's standard library (`fixtures/echo_servers.py`), and against deliberately broken
+//! ones. Real binaries, real sockets; every server is killed when its test ends.
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use serde_json::Value;
+
+#[test]
+fn serve_on_monoio_echoes_every_protocol_through_io_uring() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = PROTOCOLS
+        .iter()
+        .map(|&p| (p, vec!["--backend", "monoio"]))
+        .chain(["tcp", "udp"].map(|p| (p, SHARDED_MONOIO.to_vec())))
+        .chain([("tcp", vec!["--backend", "monoio", "--framing", "raw"])]);
+    for (protocol, flags) in cases {
+        let (server, client_tls) = serve_protocol_with(dir.path(), protocol, &flags);
+        assert!(holds_io_uring(server.child.id()), "{protocol} {flags:?}");
+        let mut extra = vec!["--protocol", protocol];
+        extra.extend(client_tls.iter().map(String::as_str));
+        if flags.contains(&"raw") {
+            extra.extend(["--framing", "raw"]);
+        }
+        let (code, m, _) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{protocol} {flags:?}: {:?}", m.error);
+        assert_eq!(m.error_counters().total(), 0, "{protocol} {flags:?}");
+        let sent = m.messages_sent;
+        let report = server.stop();
+        assert_eq!(report["content_errors"], 0, "{protocol}: {report}");
+        if flags.contains(&"raw") {
+            // A byte echo counts bytes, not messages.
+            let bytes = report["raw_bytes_echoed"].as_u64().unwrap();
+            assert!(bytes >= sent * 1024, "{report}");
+        } else {
+            assert_eq!(
+                report["measured_messages_received"].as_u64(),
+                Some(sent),
+                "{protocol} {flags:?}: {report}"
+            );
+        }
+    }
+    // What monoio cannot run is a usage error, as for once.
+    let out = runner(&[
+        "serve",
+        "--backend",
+        "monoio",
+        "--io-model",
+        "shared",
+        "--io-threads",
+        "2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--backend monoio cannot run shared 2"));
+}
+
+#[test]
+fn serve_and_once_target_measure_every_protocol_as_two_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        let (server, client_tls) = serve_protocol(dir.path(), protocol);
+        let mut extra = vec!["--protocol", protocol];
+        extra.extend(client_tls.iter().map(String::as_str));
+        let (code, m, raw) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+        assert!(m.ok && m.messages > 0, "{protocol}");
+        assert_eq!(m.error_counters().total(), 0, "{protocol}");
+        // The server's counters are unknown to the client: null, never 0.
+        for field in [
+            "server_messages_received",
+            "server_send_rejections",
+            "server_send_completion_errors",
+        ] {
+            assert!(raw[field].is_null(), "{protocol}: {field} = {}", raw[field]);
+        }
+        let target = m.target.as_ref().expect("the target is named");
+        assert_eq!(target.address, server.address, "{protocol}");
+        let path = target.path.as_ref().expect("the path is described");
+        assert_eq!(path.kind, echomark_archive::PathKind::Loopback, "{path:?}");
+        assert_eq!(path.client_address, "127.0.0.1");
+        if ["tcps", "wss", "https"].contains(&protocol) {
+            assert_eq!(m.tls_version.as_deref(), Some("TLSv1_3"), "{protocol}");
+            assert_eq!(
+                target.tls_verification,
+                Some(echomark_archive::TlsVerification::Ca)
+            );
+        }
+        let sent = m.messages_sent;
+        let report = server.stop();
+        // What the client sent in the measured phase is what echomark's server counted.
+        let counted = report["measured_messages_received"].as_u64().unwrap();
+        assert_eq!(counted, sent, "{protocol}: {report}");
+        assert_eq!(report["content_errors"], 0, "{protocol}: {report}");
+        assert_eq!(report["foreign_messages"], 0, "{protocol}: {report}");
+    }
+}
+
+#[test]
+fn once_target_runs_on_monoio_too() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        let (server, client_tls) = serve_protocol(dir.path(), protocol);
+        let mut extra = vec!["--protocol", protocol, "--backend", "monoio"];
+        extra.extend(client_tls.iter().map(String::as_str));
+        let (code, m, _) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+        assert_eq!(m.io_driver.as_deref(), Some("io_uring"), "{protocol}");
+        assert_eq!(m.backend, "monoio");
+        assert_eq!(m.error_counters().total(), 0, "{protocol}");
+        let sent = m.messages_sent;
+        let report = server.stop();
+        assert_eq!(
+            report["measured_messages_received"].as_u64(),
+            Some(sent),
+            "{protocol}: {report}"
+        );
+    }
+    // Servers that fragment and ping, or do not pipeline: the same handling as on tokio.
+    for (mode, protocol, more) in [
+        ("ws-fragments", "websocket", vec![]),
+        ("http-no-pipelining", "http", vec!["--no-pipelining"]),
+    ] {
+        let server = Server::python(mode);
+        let mut extra = vec!["--protocol", protocol, "--backend", "monoio"];
+        extra.extend(more);
+        let (code, m, _) = once(&server.address, &extra);
+        assert_eq!(code, 0, "{mode}: {:?}", m.error);
+        assert!(m.messages > 0, "{mode}");
+        assert_eq!(m.error_counters().total(), 0, "{mode}");
+    }
+}
+
+#[test]
+fn once_target_over_ipv6_takes_the_family_of_the_address() {
+    let server = Server::echomark(&["--protocol", "tcp", "--listen", "[::1]:0"]);
+    assert!(server.address.starts_with("[::1]:"), "{}", server.address);
+    let (code, m, _) = once(&server.address, &[]);
+    assert_eq!(code, 0, "{:?}", m.error);
+    assert_eq!(m.address_family, echomark_archive::AddressFamily::Ipv6);
+}
+
+#[test]
+fn serve_echoes_foreign_messages_and_counts_them() {
+    let server = Server::echomark(&["--protocol", "tcp", "--framing", "raw"]);
+    let mut s = std::net::TcpStream::connect(&server.address).unwrap();
+    use std::io::{Read, Write};
+    s.write_all(b"hello, not echomark").unwrap();
+    let mut back = [0u8; 19];
+    s.read_exact(&mut back).unwrap();
+    assert_eq!(&back, b"hello, not echomark");
+    drop(s);
+    let report = server.stop();
+    assert_eq!(report["raw_bytes_echoed"], 19, "{report}");
+
+    // HTTP: an ordinary POST without echomark's header is echoed and counted as foreign.
+    let server = Server::echomark(&["--protocol", "http"]);
+    let mut s = std::net::TcpStream::connect(&server.address).unwrap();
+    s.write_all(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 256];
+    while !answer.ends_with(b"hello") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&answer));
+        answer.extend_from_slice(&buf[..n]);
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 200"));
+    drop(s);
+    let report = server.stop();
+    assert_eq!(report["foreign_messages"], 1, "{report}");
+}
+
+#[test]
+fn verify_passes_echomarks_own_server_on_every_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    for protocol in PROTOCOLS {
+        let (server, client_tls) = serve_protocol(dir.path(), protocol);
+        let extra: Vec<&str> = client_tls.iter().map(String::as_str).collect();
+        let (code, report) = verify(protocol, &server.address, &extra);
+        assert_eq!(code, 0, "{protocol}: {report}");
+        assert_eq!(report["passed"], true);
+        let (sizes, detail) = outcome(&report, "echo-sizes");
+        assert_eq!(sizes, "passed", "{protocol}: {detail}");
+        let malformed = outcome(&report, "malformed-request").0;
+        let expected = if ["http", "https", "websocket", "wss"].contains(&protocol) {
+            "passed"
+        } else {
+            "skipped"
+        };
+        assert_eq!(malformed, expected, "{protocol}");
+        let (fragments, detail) = outcome(&report, "fragments-and-ping");
+        let expected = if ["websocket", "wss"].contains(&protocol) {
+            "passed"
+        } else {
+            "skipped"
+        };
+        assert_eq!(fragments, expected, "{protocol}: {detail}");
+    }
+}
+
+#[test]
+fn verify_and_measure_independent_python_servers() {
+    for (mode, protocol, framing) in [
+        ("tcp", "tcp", Some("raw")),
+        ("udp", "udp", None),
+        ("http-chunked", "http", None),
+        // Pings before and inside every echo, each echo in three fragments: the client
+        // joins them and answers every ping, or the server drops the connection.
+        ("ws-fragments", "websocket", None),
+    ] {
+        let server = Server::python(mode);
+        let mut extra: Vec<&str> = Vec::new();
+        if let Some(f) = framing {
+            extra.extend(["--framing", f]);
+        }
+        let (code, report) = verify(protocol, &server.address, &extra);
+        assert_eq!(code, 0, "{mode}: {report}");
+        let mut flags = vec!["--protocol", protocol];
+        flags.extend(&extra);
+        let (code, m, _) = once(&server.address, &flags);
+        assert_eq!(code, 0, "{mode}: {:?}", m.error);
+        assert!(m.messages > 0 && m.ok, "{mode}");
+        assert_eq!(
+            (m.content_errors, m.disconnect_errors),
+            (0, 0),
+            "{mode}: {:?}",
+            m.error
+        );
+        if let Some(f) = framing {
+            assert_eq!(
+                m.target
+                    .as_ref()
+                    .and_then(|t| t.framing)
+                    .map(|f| f.as_str()),
+                Some(f)
+            );
+        }
+    }
+}
+
+#[test]
+fn verify_names_the_check_a_broken_server_fails() {
+    for (mode, protocol, check, says) in [
+        ("tcp-drop-byte", "tcp", "echo-sizes", ""),
+        ("udp-reorder", "udp", "pipelined-window", "out of order"),
+        ("tcp-close-after", "tcp", "echo-sizes", "closed"),
+        ("http-no-body", "http", "echo-sizes", "has 0 bytes"),
+        (
+            "ws-no-pong",
+            "websocket",
+            "fragments-and-ping",
+            "the ping: pong",
+        ),
+    ] {
+        let server = Server::python(mode);
+        let extra: &[&str] = if protocol == "tcp" {
+            &["--framing", "raw"]
+        } else {
+            &[]
+        };
+        let (code, report) = verify(protocol, &server.address, extra);
+        assert_eq!(code, 1, "{mode}: {report}");
+        assert_eq!(report["passed"], false);
+        let (result, detail) = outcome(&report, check);
+        assert_eq!(result, "failed", "{mode}: {report}");
+        assert!(detail.contains(says), "{mode}: {detail}");
+    }
+}
+
+#[test]
+fn bad_targets_are_usage_errors_or_clear_failures() {
+    for (args, says) in [
+        (
+            vec!["--protocol", "http", "--framing", "raw"],
+            "--framing raw is for tcp and tcps",
+        ),
+        (
+            vec!["--protocol", "tcps"],
+            "needs --tls-ca FILE or --tls-insecure",
+        ),
+        (
+            vec!["--protocol", "tcp", "--tls-insecure"],
+            "are for tcps, wss, https and the QUIC protocols",
+        ),
+        (vec!["--work", "10"], "--work runs in echomark's own server"),
+        (
+            vec!["--backend", "monoio", "--rate", "1000"],
+            "--rate (open loop) is measured on tokio only",
+        ),
+    ] {
+        let mut all = vec!["once", "--target", "127.0.0.1:9"];
+        all.extend(args);
+        let out = runner(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+    }
+    // Nothing listens on a port of a freshly closed listener: a failed run that says why.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let target = format!("127.0.0.1:{port}");
+    let (code, m, _) = once(&target, &[]);
+    assert_eq!(code, 1);
+    let error = m.error.expect("an error");
+    assert!(
+        error.contains(&format!("connecting to {target}")),
+        "{error}"
+    );
+    let (code, report) = verify("tcp", &target, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(outcome(&report, "connect").0, "failed");
+}
+
+#[test]
+fn calibrate_apart_is_a_blocking_echo_server_and_client_that_once_target_measures_too() {
+    for protocol in ["tcp", "udp"] {
+        let mut c = Command::new(RUNNER);
+        c.args([
+            "calibrate",
+            "--serve",
+            "127.0.0.1:0",
+            "--protocol",
+            protocol,
+        ]);
+        let server = Server::start(c, listening_address);
+        let out = runner(&[
+            "calibrate",
+            "--target",
+            &server.address,
+            "--protocol",
+            protocol,
+            "--seconds",
+            "0.3",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let floor: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(floor["roundtrips_per_second"].as_f64().unwrap() > 0.0);
+        let framing: &[&str] = if protocol == "tcp" {
+            &["--protocol", "tcp", "--framing", "raw"]
+        } else {
+            &["--protocol", "udp"]
+        };
+        let (code, m, _) = once(&server.address, framing);
+        assert_eq!(code, 0, "{protocol}: {:?}", m.error);
+    }
+}
+
+#[test]
+fn verify_gives_up_on_a_server_that_drips_its_websocket_upgrade() {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    // Answers every read in time (a byte each 300 ms, under the 3 s read limit) and never
+    // finishes the upgrade's head.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut request = [0u8; 4096];
+                let _ = s.read(&mut request);
+                for byte in b"HTTP/1.1 101 Switching Protocols\r\nX-Slow: "
+                    .iter()
+                    .cycle()
+                {
+                    if s.write_all(&[*byte]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+            });
+        }
+    });
+    let started = Instant::now();
+    let (code, report) = verify("websocket", &address, &[]);
+    assert_ne!(code, 0);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "verify took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("WebSocket upgrade not answered within 10 s"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn serve_out_of_file_descriptors_waits_instead_of_spinning() {
+    for backend in ["tokio", "monoio"] {
+        // 32 descriptors: a handful of connections exhaust them.
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            &format!("ulimit -n 32 && exec {RUNNER} serve --protocol tcp --backend {backend}"),
+        ]);
+        let server = Server::start(c, listening_address);
+        let held: Vec<std::net::TcpStream> = (0..64)
+            .filter_map(|_| std::net::TcpStream::connect(&server.address).ok())
+            .collect();
+        assert!(held.len() > 32, "{backend}: {} connections", held.len());
+        std::thread::sleep(Duration::from_millis(300));
+        let pid = server.child.id();
+        let before = cpu_seconds(pid);
+        std::thread::sleep(Duration::from_secs(2));
+        let used = cpu_seconds(pid) - before;
+        assert!(
+            used < 0.5,
+            "{backend}: {used:.2} s of CPU in 2 s with no descriptor left (a spinning accept loop)"
+        );
+        drop(held);
+        server.stop();
+    }
+}
+
+#[test]
+fn serve_closes_silent_connections_after_its_idle_timeout_and_keeps_busy_ones() {
+    for backend in ["tokio", "monoio"] {
+        // A byte echo (the raw loop) and HTTP (the framed loop every framing shares).
+        for (protocol, framing) in [("tcp", "raw"), ("http", "prefix")] {
+            let server = Server::echomark(&[
+                "--protocol",
+                protocol,
+                "--framing",
+                framing,
+                "--backend",
+                backend,
+                "--idle-timeout",
+                "0.5",
+            ]);
+            let mut silent = std::net::TcpStream::connect(&server.address).unwrap();
+            let mut busy = std::net::TcpStream::connect(&server.address).unwrap();
+            busy.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            // An exchange every 100 ms for 1.5 s: three idle timeouts long, never idle.
+            for _ in 0..15 {
+                exchange(&mut busy, protocol);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            assert!(
+                closed_within(&mut silent, Duration::from_secs(3)),
+                "{backend} {protocol}: a silent connection outlived the idle timeout"
+            );
+            drop(busy);
+            let report = server.stop();
+            assert_eq!(report["idle_closed"], 1, "{backend} {protocol}: {report}");
+            assert_eq!(report["disconnect_errors"], 0, "{report}");
+        }
+    }
+    // 0 keeps silent connections open, and the listening line says which limit applies.
+    let mut c = Command::new(RUNNER);
+    c.args(["serve", "--protocol", "tcp", "--idle-timeout", "0"]);
+    let mut line = String::new();
+    let server = Server::start(c, |l| {
+        line = l.to_string();
+        listening_address(l)
+    });
+    let listening: Value = serde_json::from_str(&line).unwrap();
+    assert!(listening.get("idle_timeout_seconds").is_none(), "{line}");
+    let mut silent = std::net::TcpStream::connect(&server.address).unwrap();
+    assert!(!closed_within(&mut silent, Duration::from_millis(800)));
+    assert_eq!(server.stop()["idle_closed"], 0);
+}

@@ -1,0 +1,22 @@
+//! echomark-runner's integration tests in one binary: the real `echomark-runner` against
+//! real sockets, servers and archives, one module per subject. One binary instead of one per
+//! file: each would link the generator (and polars) again, which made most of the tests'
+//! build time.
+
+mod common;
+mod compare_aa;
+mod external;
+mod hostile;
+mod isolation;
+mod matrix;
+mod monoio;
+mod namespaces;
+mod once;
+mod open_loop;
+mod placement;
+mod quic;
+mod quic_interop;
+mod ring;
+mod servers;
+mod soak;
+mod websocket_interop;

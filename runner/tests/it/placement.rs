@@ -1,0 +1,273 @@
+//! Placement: `--client-cpus` and `--server-cpus` pin real threads, the kernel's own view of
+//! them (`/proc/PID/task/*/status`) agrees, and the archives record where every side ran.
+//! CPU numbers come from this process's own affinity, so the tests run on any host; on a
+//! host with one CPU, client and server get the same one.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::common::{threads, RUNNER};
+
+/// The CPUs this test may run on, as the kernel lists them for it.
+fn allowed() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    list.parse::<echomark_archive::cpus::CpuList>()
+        .unwrap()
+        .cpus()
+        .to_vec()
+}
+
+fn once(args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(RUNNER)
+        .arg("once")
+        .args(["--seconds", "0.2", "--warmup", "0"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn once_pins_its_runtime_threads_and_records_where_they_ran() {
+    let cpus = allowed();
+    let last = cpus.last().unwrap().to_string();
+    for backend in ["tokio", "monoio"] {
+        if backend == "monoio" && echomark_runner::measure::shards::probe().is_err() {
+            echomark::skip::because("io_uring is not available here (kernel.io_uring_disabled)");
+            continue;
+        }
+        for (model, threads) in [("shared", "1"), ("sharded", "2")] {
+            let (code, m, stderr) = once(&[
+                "--backend",
+                backend,
+                "--io-model",
+                model,
+                "--io-threads",
+                threads,
+                "--clients",
+                "2",
+                "--client-cpus",
+                &last,
+            ]);
+            assert_eq!(code, 0, "{backend} {model}: {stderr}");
+            assert_eq!(m["ok"], true, "{m}");
+            assert_eq!(
+                m["placement"],
+                serde_json::json!({
+                    "client_cpus": last,
+                    "client_pinned": true,
+                    "server_in_process": true,
+                }),
+                "{backend} {model}"
+            );
+        }
+    }
+    // Unpinned, the record is the scheduler's whole choice.
+    let (code, m, _) = once(&[]);
+    assert_eq!(code, 0);
+    assert_eq!(m["placement"]["client_pinned"], false);
+    let everywhere = echomark_archive::cpus::CpuList::of(cpus)
+        .unwrap()
+        .to_string();
+    assert_eq!(m["placement"]["client_cpus"], everywhere.as_str());
+}
+
+#[test]
+fn a_cpu_the_host_lacks_is_a_usage_error() {
+    let past = allowed().last().unwrap() + 1;
+    for (command, flag) in [("once", "--client-cpus"), ("serve", "--server-cpus")] {
+        let out = Command::new(RUNNER)
+            .args([command, flag, &format!("0,{past}")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("CPU {past} is not available here")),
+            "{stderr}"
+        );
+    }
+    let out = Command::new(RUNNER)
+        .args(["once", "--client-cpus", "1-0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a CPU list"));
+}
+
+#[test]
+fn serve_pins_every_runtime_thread_to_its_cpu() {
+    let cpus = allowed();
+    let list = echomark_archive::cpus::CpuList::of(cpus.clone()).unwrap();
+    let mut child = Command::new(RUNNER)
+        .args([
+            "serve",
+            "--io-model",
+            "sharded",
+            "--io-threads",
+            "2",
+            "--server-cpus",
+            &list.to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let listening: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(listening["cpus"], list.to_string().as_str(), "{line}");
+    let seen = threads(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    let shards: Vec<&(String, String)> = seen
+        .iter()
+        .filter(|(name, _)| name.starts_with("echomark-shard"))
+        .collect();
+    assert_eq!(shards.len(), 2, "{seen:?}");
+    for (name, allowed) in &shards {
+        assert!(
+            list.cpus().iter().any(|c| c.to_string() == *allowed),
+            "{name} may run on {allowed}, not one CPU of {list}"
+        );
+    }
+    // Runtime i takes the list's i-th CPU in turn; thread order in /proc is not runtime
+    // order, so the two are compared as sets.
+    let mut taken: Vec<&str> = shards.iter().map(|(_, a)| a.as_str()).collect();
+    taken.sort();
+    let mut expected: Vec<String> = (0..2).map(|i| list.for_runtime(i).to_string()).collect();
+    expected.sort();
+    assert_eq!(taken, expected);
+    // Every other thread stays inside the list.
+    for (name, allowed) in &seen {
+        let cpus: echomark_archive::cpus::CpuList = allowed.parse().unwrap();
+        assert!(cpus.outside(&list).is_none(), "{name}: {allowed}");
+    }
+}
+
+#[test]
+fn a_matrix_pins_client_and_server_apart_and_records_both() {
+    let cpus = allowed();
+    let (client, server) = (cpus[0].to_string(), cpus.last().unwrap().to_string());
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("apart");
+    std::fs::create_dir(&folder).unwrap();
+    let out = folder.join("serve-tokio.json");
+    let serve = format!("{RUNNER} serve --listen 127.0.0.1:{{port}} --protocol {{protocol}}");
+    let status = Command::new(RUNNER)
+        .args(["matrix", "--preset", "quick", "--protocols", "tcp,udp"])
+        .args(["--clients", "1", "--windows", "1", "--io-models", "shared"])
+        .args([
+            "--io-threads",
+            "1",
+            "--repetitions",
+            "1",
+            "--seconds",
+            "0.2",
+        ])
+        .args([
+            "--warmup",
+            "0",
+            "--client-cpus",
+            &client,
+            "--server-cpus",
+            &server,
+        ])
+        .args(["--udp-batch", "8"])
+        .args(["--server-name", "serve-tokio", "--server-cmd", &serve])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let archive: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(archive["settings"]["client_cpus"], client.as_str());
+    assert_eq!(archive["settings"]["server_cpus"], server.as_str());
+    let results = archive["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for e in results {
+        assert_eq!(e["metrics"]["ok"], true, "{e}");
+        assert_eq!(e["metrics"]["placement"]["client_cpus"], client.as_str());
+        assert_eq!(e["metrics"]["placement"]["server_in_process"], false);
+        assert_eq!(e["server"]["cpus"], server.as_str(), "{}", e["server"]);
+        assert_eq!(e["server"]["pinned"], true);
+        // The batch applies to UDP runs only, and each records it.
+        let batched = (e["protocol"] == "udp").then_some(8);
+        assert_eq!(
+            e["metrics"]["udp_batch"].as_u64(),
+            batched,
+            "{}",
+            e["protocol"]
+        );
+        let argv: Vec<&str> = e["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert!(
+            argv.windows(2)
+                .any(|w| w == ["--client-cpus", client.as_str()]),
+            "{argv:?}"
+        );
+    }
+    // The generator reads it back: one placement for the dataset, each side on its CPUs.
+    let dataset = echomark::compare::side::load_dataset(&folder).expect("the archive validates");
+    match echomark::analysis::placement::of(&dataset) {
+        echomark::analysis::placement::Placement::Same(p) => {
+            assert_eq!(p.client.to_string(), client);
+            assert_eq!(p.server.map(|s| s.to_string()), Some(server.clone()));
+            assert!(p.client_pinned && p.server_pinned && !p.server_in_process);
+        }
+        other => panic!("{other:?}"),
+    }
+    let batches: Vec<Option<u64>> = dataset.runs.iter().map(|r| r.udp_batch).collect();
+    assert!(
+        batches.contains(&Some(8)) && batches.contains(&None),
+        "{batches:?}"
+    );
+    // And the overview says both, in both languages.
+    let datasets = vec![dataset];
+    let analysis = echomark::analysis::Analysis::of(&datasets).unwrap();
+    let site = echomark::site::render(&datasets, &analysis, "https://example.test/").unwrap();
+    let page = |lang: &str| {
+        String::from_utf8(site.files[&format!("{lang}/apart/overview.md")].clone()).unwrap()
+    };
+    let shared = if client == server {
+        format!("they share CPU {client}")
+    } else {
+        "they share no CPU".to_string()
+    };
+    let en = page("en");
+    assert!(
+        en.contains(&format!(
+            "CPUs: the client ran on CPU {client} (pinned), the server on CPU {server} (pinned); {shared}"
+        )),
+        "{en}"
+    );
+    assert!(en.contains("up to 8 datagrams per system call"), "{en}");
+    let zh = page("zh");
+    assert!(
+        zh.contains(&format!("客户端运行在 CPU {client}（已绑核）")),
+        "{zh}"
+    );
+    assert!(zh.contains("`--udp-batch 8`"), "{zh}");
+}

@@ -1,0 +1,254 @@
+//! `serve --backend io-uring`: echomark's server on io_uring directly. Every protocol it
+//! supports on one ring and on two, measured by `once --target` as another process; each
+//! technique proved used by the ring's own counters, and each switch proved to turn its
+//! technique off; injected faults still caught; what it cannot serve refused. io_uring is
+//! required here: a kernel or sandbox that refuses rings fails these tests, it does not skip.
+use crate::common::*;
+use serde_json::Value;
+
+/// The protocols the backend serves, with the client's and the server's extra flags.
+const SUPPORTED: [(&str, &[&str]); 5] = [
+    ("tcp", &[]),
+    ("tcp", &["--framing", "raw"]),
+    ("udp", &[]),
+    ("http", &[]),
+    ("websocket", &[]),
+];
+
+const SHARED_1: [&str; 4] = ["--io-model", "shared", "--io-threads", "1"];
+const SHARDED_2: [&str; 4] = ["--io-model", "sharded", "--io-threads", "2"];
+
+/// Serves `protocol` on io-uring with `flags`, measures it once, and returns the client's
+/// exit code, its metrics and the server's report.
+fn measure(
+    protocol: &str,
+    flags: &[&str],
+    client: &[&str],
+) -> (i32, echomark_archive::Metrics, Value) {
+    let mut args = vec!["--backend", "io-uring", "--protocol", protocol];
+    args.extend_from_slice(flags);
+    let server = Server::echomark(&args);
+    assert!(holds_io_uring(server.child.id()), "{protocol} {flags:?}");
+    let mut extra = vec!["--protocol", protocol];
+    extra.extend_from_slice(client);
+    let (code, m, _) = once(&server.address, &extra);
+    (code, m, server.stop())
+}
+
+#[test]
+fn io_uring_serves_every_supported_protocol_on_one_ring_and_on_two() {
+    for (protocol, framing) in SUPPORTED {
+        for model in [SHARED_1, SHARDED_2] {
+            let flags: Vec<&str> = model.iter().chain(framing).copied().collect();
+            let (code, m, report) = measure(protocol, &flags, framing);
+            let what = format!("{protocol} {flags:?}");
+            assert_eq!(code, 0, "{what}: {:?}", m.error);
+            assert!(m.messages > 0, "{what}");
+            assert_eq!(m.error_counters().total(), 0, "{what}");
+            assert_eq!(report["content_errors"], 0, "{what}: {report}");
+            assert_eq!(report["disconnect_errors"], 0, "{what}: {report}");
+            if framing.is_empty() {
+                assert_eq!(
+                    report["measured_messages_received"].as_u64(),
+                    Some(m.messages_sent),
+                    "{what}: {report}"
+                );
+            } else {
+                let bytes = report["raw_bytes_echoed"].as_u64().unwrap();
+                assert!(bytes >= m.messages_sent * 1024, "{what}: {report}");
+            }
+            // The ring's own counters: multishot receives that stayed armed, their bytes in
+            // buffers the kernel took from the provided ring, IO through registered files,
+            // and fewer system calls than completions (one enter serves many).
+            let ring = &report["ring"];
+            let n = |k: &str| ring[k].as_u64().unwrap_or_else(|| panic!("{k}: {report}"));
+            assert!(n("multishot_receives") > 0, "{what}: {ring}");
+            assert!(
+                n("ring_buffers_used") >= n("multishot_receives"),
+                "{what}: {ring}"
+            );
+            assert!(n("registered_files") >= 1, "{what}: {ring}");
+            assert!(
+                n("enters") > 0 && n("enters") < n("completions"),
+                "{what}: {ring}"
+            );
+        }
+    }
+}
+
+#[test]
+fn each_switch_turns_its_technique_off_and_the_counters_show_it() {
+    let ring_of = |flags: &[&str]| {
+        let all: Vec<&str> = SHARED_1.iter().chain(flags).copied().collect();
+        let (code, m, report) = measure("tcp", &all, &[]);
+        assert_eq!(code, 0, "{flags:?}: {:?}", m.error);
+        assert_eq!(m.error_counters().total(), 0, "{flags:?}");
+        (report["ring"].clone(), m.messages_sent)
+    };
+    let (ring, _) = ring_of(&["--uring-multishot", "off"]);
+    assert_eq!(ring["multishot_receives"], 0, "{ring}");
+    assert_eq!(ring["ring_buffers_used"], 0, "{ring}");
+    assert!(
+        ring["receives_armed"].as_u64().unwrap() > 2,
+        "re-armed per read: {ring}"
+    );
+
+    let (ring, _) = ring_of(&["--uring-fixed-files", "off"]);
+    assert_eq!(ring["registered_files"], 0, "{ring}");
+    assert!(ring["multishot_receives"].as_u64().unwrap() > 0, "{ring}");
+
+    // Without batching, every submission is entered on its own, besides the waits.
+    let (ring, _) = ring_of(&["--uring-batched-submit", "off"]);
+    assert!(
+        ring["enters"].as_u64() >= ring["submissions"].as_u64(),
+        "{ring}"
+    );
+
+    // The listening line records the tuning as it ran.
+    let server = Server::echomark(&["--backend", "io-uring", "--uring-sqpoll"]);
+    let names = threads(server.child.id());
+    assert!(
+        names.iter().any(|(name, _)| name.starts_with("iou-sqp-")),
+        "an SQPOLL kernel thread in the process: {names:?}"
+    );
+    let (code, m, _) = once(&server.address, &["--protocol", "tcp"]);
+    assert_eq!(code, 0, "{:?}", m.error);
+    server.stop();
+    let line = runner_listening(&["--backend", "io-uring", "--uring-sqpoll"]);
+    assert_eq!(line["uring"]["sqpoll"], true, "{line}");
+    assert_eq!(
+        line["uring"]["defer_taskrun"], false,
+        "not with SQPOLL: {line}"
+    );
+    assert_eq!(line["uring"]["multishot"], true, "{line}");
+    let line = runner_listening(&["--backend", "tokio"]);
+    assert!(line.get("uring").is_none(), "{line}");
+}
+
+#[test]
+fn injected_corruption_and_reordering_are_caught_by_the_client() {
+    for protocol in ["tcp", "udp", "http", "websocket"] {
+        for (fault, counter) in [("corrupt", "content_errors"), ("reorder", "order_errors")] {
+            let flags = ["--inject-fault", fault];
+            let (code, m, _) = measure(protocol, &flags, &[]);
+            let raw = serde_json::to_value(&m).unwrap();
+            assert_eq!(code, 1, "{protocol} {fault}: {raw}");
+            assert!(
+                raw[counter].as_u64().unwrap() > 0,
+                "{protocol} {fault}: {raw}"
+            );
+        }
+    }
+}
+
+#[test]
+fn pinned_shards_run_on_their_cpus() {
+    let server = Server::echomark(&[
+        "--backend",
+        "io-uring",
+        "--io-model",
+        "sharded",
+        "--io-threads",
+        "2",
+        "--server-cpus",
+        "0",
+    ]);
+    let rings: Vec<(String, String)> = threads(server.child.id())
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("echomark-ring"))
+        .collect();
+    assert_eq!(rings.len(), 2, "one thread per ring: {rings:?}");
+    for (name, allowed) in rings {
+        assert_eq!(allowed, "0", "{name}");
+    }
+}
+
+#[test]
+fn what_io_uring_cannot_serve_is_a_usage_error() {
+    for (args, says) in [
+        (vec!["--protocol", "tcps"], "not supported by this backend"),
+        (vec!["--protocol", "wss"], "not supported by this backend"),
+        (vec!["--protocol", "https"], "not supported by this backend"),
+        (vec!["--io-threads", "2"], "one ring per thread"),
+        (
+            vec!["--protocol", "udp", "--udp-batch", "16"],
+            "--udp-batch is for tokio",
+        ),
+        (vec!["--inject-fault", "stall"], "stall is not supported"),
+    ] {
+        let mut all = vec!["serve", "--backend", "io-uring"];
+        all.extend_from_slice(&args);
+        let out = runner(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    let out = runner(&["serve", "--backend", "tokio", "--uring-multishot", "off"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("for --backend io-uring"));
+}
+
+/// The listening line of a `serve` with `args`, which is then stopped.
+fn runner_listening(args: &[&str]) -> Value {
+    let mut c = std::process::Command::new(RUNNER);
+    c.arg("serve").args(args);
+    let server = Server::start(c, |line| line.to_string());
+    let line: Value = serde_json::from_str(&server.address).unwrap();
+    server.stop();
+    line
+}
+
+/// One client for the io_uring server and the tokio one, interleaved by one matrix: every
+/// io-uring run records its rings' counters from the report `serve` printed, and the
+/// dataset reads strictly; the tokio server's runs have none.
+#[test]
+fn a_matrix_records_each_io_uring_runs_ring_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("servers");
+    let serve = |backend: &str| {
+        format!("{RUNNER} serve --protocol {{protocol}} --listen 127.0.0.1:{{port}} --backend {backend}")
+    };
+    let tokio = serve("tokio");
+    let args = [
+        "--protocols",
+        "tcp,udp",
+        "--windows",
+        "4",
+        "--repetitions",
+        "1",
+        "--shuffle",
+        "3",
+        "--server-name",
+        "serve-io-uring",
+        "--server-cmd",
+        &serve("io-uring"),
+        "--server-name",
+        "serve-tokio",
+    ];
+    let (code, _, stderr) = matrix_with_server(&out, &tokio, &args);
+    assert_eq!(code, 0, "{stderr}");
+    // The generator reads the dataset strictly: the counters are part of the contract.
+    let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("the dataset loads");
+    assert!(
+        datasets[0].runs.iter().all(|r| r.passed),
+        "every run passed"
+    );
+    for (name, has_ring) in [("serve-io-uring", true), ("serve-tokio", false)] {
+        let path = out.join(format!("{name}.json"));
+        let archive: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for r in archive["results"].as_array().unwrap() {
+            let ring = &r["server"]["ring"];
+            assert_eq!(ring.is_object(), has_ring, "{name}: {}", r["server"]);
+            if has_ring {
+                let echoed = r["metrics"]["messages"].as_u64().unwrap();
+                assert!(ring["multishot_receives"].as_u64().unwrap() > 0, "{ring}");
+                let enters = ring["enters"].as_u64().unwrap();
+                assert!(
+                    enters > 0 && enters < 2 * echoed,
+                    "{ring} for {echoed} echoes"
+                );
+            }
+        }
+    }
+}
