@@ -166,26 +166,26 @@ pub fn load(cat: &Catalog, k: &CaseKey) -> Markup {
 
 /// The QUIC transport settings that differ from quinn's defaults (`bbr, GSO off, initial
 /// MTU 1,400 B`), or "quinn defaults", in the page's language.
-pub fn quic_transport(cat: &Catalog, t: &echomark_archive::QuicTransport) -> Markup {
+pub fn quic_transport(cat: &Catalog, q: &echomark_archive::QuicTransport) -> Markup {
     let d = echomark_archive::QuicTransport::default();
     let bytes = |n: u64| Markup::trusted(format!("{} B", format::count(n)));
     let mut parts = Vec::new();
-    if t.congestion != d.congestion {
-        parts.push(Markup::trusted(t.congestion.as_str()));
+    if q.congestion != d.congestion {
+        parts.push(Markup::trusted(q.congestion.as_str()));
     }
-    if t.gso != d.gso {
-        parts.push(cat.text(if t.gso { "quic.gso_on" } else { "quic.gso_off" }));
+    if q.gso != d.gso {
+        parts.push(cat.text(if q.gso { "quic.gso_on" } else { "quic.gso_off" }));
     }
-    if t.initial_mtu != d.initial_mtu {
-        let size = bytes(u64::from(t.initial_mtu));
+    if q.initial_mtu != d.initial_mtu {
+        let size = bytes(u64::from(q.initial_mtu));
         parts.push(cat.fill("quic.initial_mtu", &[("size", &size)]));
     }
-    if t.stream_window != d.stream_window {
-        let size = bytes(t.stream_window);
+    if q.stream_window != d.stream_window {
+        let size = bytes(q.stream_window);
         parts.push(cat.fill("quic.stream_window", &[("size", &size)]));
     }
-    if t.connection_window != d.connection_window {
-        let size = bytes(t.connection_window);
+    if q.connection_window != d.connection_window {
+        let size = bytes(q.connection_window);
         parts.push(cat.fill("quic.connection_window", &[("size", &size)]));
     }
     if parts.is_empty() {
