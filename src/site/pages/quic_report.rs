@@ -144,9 +144,16 @@ fn transport_row(cat: &Catalog, view: &DatasetView, row: &TransportRow) -> Vec<M
 
 fn pressure_row(cat: &Catalog, view: &DatasetView, row: &PressureRow) -> Vec<Markup> {
     let k = &row.key;
+    // The buffer has a column of its own.
+    let load = echomark_archive::CaseKey {
+        udp_server_recv_buffer: None,
+        ..k.clone()
+    };
     vec![
         Markup::text(&view.dataset.name),
         labels::protocol(cat, k.protocol),
+        labels::load(cat, &load),
+        labels::topology(cat, k.backend.as_str(), k.io_model, k.io_threads),
         Markup::trusted(
             k.udp_server_recv_buffer
                 .map_or("—".to_string(), format::buffer_size),
@@ -183,7 +190,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     );
     let mut pressure = Table::new(
         cat.list("quic.pressure_columns", &[]),
-        &[L, L, R, R, R, R, R],
+        &[L, L, L, L, R, R, R, R, R],
     );
     for view in &datasets {
         for row in &view.analysis.quic.transports {
