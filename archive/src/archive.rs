@@ -402,7 +402,7 @@ pub struct SoakRecord {
 ///
 /// The configuration is the contract's one [`RunId`] (its [`CaseKey`] and repetition); in
 /// the JSON its fields stay flat beside the others, as arknet writes them (see
-/// [`EntryRecord`]).
+/// `EntryRecord`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(from = "EntryRecord<'static>")]
 pub struct Entry {

@@ -93,6 +93,9 @@ fn the_quic_report_shows_each_transport_setting_and_the_pressure_runs_the_archiv
             .unwrap_or_else(|| panic!("no {protocol} {buffer} row"))
             .to_string()
     };
-    assert!(row("QUIC", "8 KiB").contains("| 5 / 5 |"), "the stream protocol passes");
+    assert!(
+        row("QUIC", "8 KiB").contains("| 5 / 5 |"),
+        "the stream protocol passes"
+    );
     assert!(row("UDP", "8 KiB").contains("| 0 / 5 |"));
 }
