@@ -196,11 +196,7 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
         ("quic-congestion", list(&q.congestion)),
         (
             "quic-gso",
-            q.gso
-                .iter()
-                .map(|&on| if on { "on" } else { "off" })
-                .collect::<Vec<_>>()
-                .join(","),
+            list(q.gso.iter().map(|&on| echomark_archive::quic::on_off(on))),
         ),
         ("quic-initial-mtu", list(&q.initial_mtu)),
         ("quic-stream-window", list(&q.stream_window)),

@@ -37,7 +37,7 @@ pub use key::{
 };
 pub use metrics::{ErrorCounters, Metric, Metrics, Placement, QuicCounters, ERROR_COUNTER_NAMES};
 pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
-pub use quic::{Congestion, QuicAxes, QuicTransport};
+pub use quic::{Congestion, QuicAxes, QuicSetting, QuicTransport};
 pub use soak::{SoakReport, SoakRound};
 pub use target::{
     ExternalServer, NetworkPath, PathKind, RingCounters, ServerIdentity, ServerProcess,

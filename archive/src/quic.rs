@@ -119,27 +119,74 @@ impl QuicTransport {
     }
 }
 
-/// `bbr, GSO off, MTU 1,452 B, stream window 64 KiB`: the settings that differ from quinn's
-/// defaults, or `quinn defaults`.
+/// One transport setting that differs from quinn's default, with its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuicSetting {
+    Congestion(Congestion),
+    Gso(bool),
+    InitialMtu(u16),
+    StreamWindow(u64),
+    ConnectionWindow(u64),
+}
+
+impl QuicSetting {
+    /// The `once` flag that sets it, and its value.
+    pub fn flag(self) -> (&'static str, String) {
+        match self {
+            QuicSetting::Congestion(c) => ("--quic-congestion", c.to_string()),
+            QuicSetting::Gso(on) => ("--quic-gso", on_off(on).to_string()),
+            QuicSetting::InitialMtu(bytes) => ("--quic-initial-mtu", bytes.to_string()),
+            QuicSetting::StreamWindow(bytes) => ("--quic-stream-window", bytes.to_string()),
+            QuicSetting::ConnectionWindow(bytes) => ("--quic-connection-window", bytes.to_string()),
+        }
+    }
+}
+
+/// A switch's value as the flags spell it: `on` or `off`.
+pub fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+impl QuicTransport {
+    /// The settings that differ from quinn's defaults, in field order; empty for the
+    /// defaults.
+    pub fn differences(&self) -> Vec<QuicSetting> {
+        let d = QuicTransport::default();
+        [
+            (self.congestion != d.congestion).then_some(QuicSetting::Congestion(self.congestion)),
+            (self.gso != d.gso).then_some(QuicSetting::Gso(self.gso)),
+            (self.initial_mtu != d.initial_mtu)
+                .then_some(QuicSetting::InitialMtu(self.initial_mtu)),
+            (self.stream_window != d.stream_window)
+                .then_some(QuicSetting::StreamWindow(self.stream_window)),
+            (self.connection_window != d.connection_window)
+                .then_some(QuicSetting::ConnectionWindow(self.connection_window)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// `bbr, GSO off, initial MTU 1452 B`: the settings that differ from quinn's defaults, or
+/// `quinn defaults`.
 impl fmt::Display for QuicTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = QuicTransport::default();
-        let mut parts = Vec::new();
-        if self.congestion != d.congestion {
-            parts.push(self.congestion.to_string());
-        }
-        if self.gso != d.gso {
-            parts.push(if self.gso { "GSO on" } else { "GSO off" }.to_string());
-        }
-        if self.initial_mtu != d.initial_mtu {
-            parts.push(format!("initial MTU {} B", self.initial_mtu));
-        }
-        if self.stream_window != d.stream_window {
-            parts.push(format!("stream window {} B", self.stream_window));
-        }
-        if self.connection_window != d.connection_window {
-            parts.push(format!("connection window {} B", self.connection_window));
-        }
+        let parts: Vec<String> = self
+            .differences()
+            .into_iter()
+            .map(|s| match s {
+                QuicSetting::Congestion(c) => c.to_string(),
+                QuicSetting::Gso(on) => format!("GSO {}", on_off(on)),
+                QuicSetting::InitialMtu(bytes) => format!("initial MTU {bytes} B"),
+                QuicSetting::StreamWindow(bytes) => format!("stream window {bytes} B"),
+                QuicSetting::ConnectionWindow(bytes) => format!("connection window {bytes} B"),
+            })
+            .collect();
         if parts.is_empty() {
             f.write_str("quinn defaults")
         } else {
@@ -169,6 +216,24 @@ impl QuicAxes {
     /// Whether no axis is set (every QUIC case runs with quinn's defaults).
     pub fn is_empty(&self) -> bool {
         *self == QuicAxes::default()
+    }
+
+    /// These axes with each axis `given` lists replacing its own (flags over a preset).
+    pub fn overridden_by(self, given: QuicAxes) -> QuicAxes {
+        fn pick<T>(given: Vec<T>, own: Vec<T>) -> Vec<T> {
+            if given.is_empty() {
+                own
+            } else {
+                given
+            }
+        }
+        QuicAxes {
+            congestion: pick(given.congestion, self.congestion),
+            gso: pick(given.gso, self.gso),
+            initial_mtu: pick(given.initial_mtu, self.initial_mtu),
+            stream_window: pick(given.stream_window, self.stream_window),
+            connection_window: pick(given.connection_window, self.connection_window),
+        }
     }
 
     /// Every combination, in axis order (congestion slowest), each listed once.

@@ -375,21 +375,9 @@ impl Case {
             }
         }
         if self.protocol.is_quic() {
-            let (q, d) = (&self.quic, echomark_archive::QuicTransport::default());
-            if q.congestion != d.congestion {
-                push("--quic-congestion", q.congestion.to_string());
-            }
-            if q.gso != d.gso {
-                push("--quic-gso", if q.gso { "on" } else { "off" }.into());
-            }
-            if q.initial_mtu != d.initial_mtu {
-                push("--quic-initial-mtu", q.initial_mtu.to_string());
-            }
-            if q.stream_window != d.stream_window {
-                push("--quic-stream-window", q.stream_window.to_string());
-            }
-            if q.connection_window != d.connection_window {
-                push("--quic-connection-window", q.connection_window.to_string());
+            for setting in self.quic.differences() {
+                let (flag, value) = setting.flag();
+                push(flag, value);
             }
         }
         if let Some(open) = &self.open_loop {

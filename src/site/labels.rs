@@ -167,27 +167,23 @@ pub fn load(cat: &Catalog, k: &CaseKey) -> Markup {
 /// The QUIC transport settings that differ from quinn's defaults (`bbr, GSO off, initial
 /// MTU 1,400 B`), or "quinn defaults", in the page's language.
 pub fn quic_transport(cat: &Catalog, q: &echomark_archive::QuicTransport) -> Markup {
-    let d = echomark_archive::QuicTransport::default();
+    use echomark_archive::QuicSetting;
     let bytes = |n: u64| Markup::trusted(format!("{} B", format::count(n)));
-    let mut parts = Vec::new();
-    if q.congestion != d.congestion {
-        parts.push(Markup::trusted(q.congestion.as_str()));
-    }
-    if q.gso != d.gso {
-        parts.push(cat.text(if q.gso { "quic.gso_on" } else { "quic.gso_off" }));
-    }
-    if q.initial_mtu != d.initial_mtu {
-        let size = bytes(u64::from(q.initial_mtu));
-        parts.push(cat.fill("quic.initial_mtu", &[("size", &size)]));
-    }
-    if q.stream_window != d.stream_window {
-        let size = bytes(q.stream_window);
-        parts.push(cat.fill("quic.stream_window", &[("size", &size)]));
-    }
-    if q.connection_window != d.connection_window {
-        let size = bytes(q.connection_window);
-        parts.push(cat.fill("quic.connection_window", &[("size", &size)]));
-    }
+    let parts: Vec<Markup> = q
+        .differences()
+        .into_iter()
+        .map(|setting| match setting {
+            QuicSetting::Congestion(c) => Markup::trusted(c.as_str()),
+            QuicSetting::Gso(on) => cat.text(if on { "quic.gso_on" } else { "quic.gso_off" }),
+            QuicSetting::InitialMtu(n) => {
+                cat.fill("quic.initial_mtu", &[("size", &bytes(u64::from(n)))])
+            }
+            QuicSetting::StreamWindow(n) => cat.fill("quic.stream_window", &[("size", &bytes(n))]),
+            QuicSetting::ConnectionWindow(n) => {
+                cat.fill("quic.connection_window", &[("size", &bytes(n))])
+            }
+        })
+        .collect();
     if parts.is_empty() {
         cat.text("quic.defaults")
     } else {

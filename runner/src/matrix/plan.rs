@@ -96,22 +96,7 @@ impl MatrixSpec {
         take!(protocols <- protocols, payloads <- payloads, io_models <- io_models,
               io_threads <- io_threads, work <- work, repetitions <- repetitions,
               seconds <- seconds, warmup <- warmup, address_family <- address_family);
-        let (q, axes) = (o.quic_axes, &mut self.quic_axes);
-        if !q.congestion.is_empty() {
-            axes.congestion = q.congestion;
-        }
-        if !q.gso.is_empty() {
-            axes.gso = q.gso;
-        }
-        if !q.initial_mtu.is_empty() {
-            axes.initial_mtu = q.initial_mtu;
-        }
-        if !q.stream_window.is_empty() {
-            axes.stream_window = q.stream_window;
-        }
-        if !q.connection_window.is_empty() {
-            axes.connection_window = q.connection_window;
-        }
+        self.quic_axes = std::mem::take(&mut self.quic_axes).overridden_by(o.quic_axes);
         let wants_open = o.rates.is_some() || o.rate_sweep.is_some();
         if wants_open || o.arrival.is_some() || o.arrival_seed.is_some() {
             let mut open = self.open_loop.take().unwrap_or(OpenLoopPlan {
