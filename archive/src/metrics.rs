@@ -218,6 +218,14 @@ pub struct QuicCounters {
     /// where the peer accepts no datagrams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub datagram_size_limit: Option<u64>,
+    /// `quic-datagram`: the datagrams the clients handed to quinn (each a message, echoed or
+    /// not), and the DATAGRAM frames quinn sent (RFC 9221 §4; never retransmitted). What was
+    /// handed and never sent quinn dropped on the send side: queued behind congestion
+    /// control until it made room for newer ones, or too large for a shrunken path MTU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams_handed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagram_frames_sent: Option<u64>,
     /// `quic-handshake`, `quic-0rtt`: connections the clients completed over the whole run
     /// (warmup, measured phase and drain), one per message; the figures above are then
     /// absent (0), since each connection's statistics go with it.

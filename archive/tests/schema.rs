@@ -140,6 +140,8 @@ fn sample_metrics() -> Metrics {
             cwnd_bytes: 14720.0,
             current_mtu: 1452,
             datagram_size_limit: Some(1162),
+            datagrams_handed: Some(50),
+            datagram_frames_sent: Some(49),
             handshakes: Some(900),
             zero_rtt_accepted: Some(880),
             server_connections: Some(900),

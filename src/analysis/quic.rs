@@ -37,6 +37,9 @@ pub struct CounterRow {
     pub smoothed_rtt_us: f64,
     /// The smallest datagram size limit any run ended with (RFC 9221).
     pub datagram_size_limit: Option<u64>,
+    /// `quic-datagram`: datagrams handed to quinn and never sent, per run (median over the
+    /// runs that recorded both counts).
+    pub datagrams_dropped_on_send: Option<f64>,
     /// A connection per message (`quic-handshake`, `quic-0rtt`): the handshakes a run made
     /// (the connection figures above are then zero), and the share whose 0-RTT data the
     /// server accepted, in percent.
@@ -259,6 +262,9 @@ fn counter_row(key: &CaseKey, dataset: &Dataset) -> Option<CounterRow> {
             .iter()
             .filter_map(|(_, q)| q.datagram_size_limit)
             .min(),
+        datagrams_dropped_on_send: optional_median(&counted, |q| {
+            Some(q.datagrams_handed?.saturating_sub(q.datagram_frames_sent?) as f64)
+        }),
         handshakes: optional_median(&counted, |q| Some(q.handshakes? as f64)),
         zero_rtt_accepted_percent: optional_median(&counted, |q| {
             Some(100.0 * per(q.zero_rtt_accepted?, q.handshakes?))
@@ -316,6 +322,36 @@ mod tests {
             (row.handshakes, row.zero_rtt_accepted_percent),
             (None, None)
         );
+    }
+
+    #[test]
+    fn datagrams_dropped_on_send_are_those_handed_and_never_framed() {
+        let datagram_run = |repetition, handed, framed| Run {
+            quic: Some(echomark_archive::QuicCounters {
+                datagrams_handed: Some(handed),
+                datagram_frames_sent: Some(framed),
+                ..Default::default()
+            }),
+            ..run(Protocol::QuicDatagram, repetition)
+        };
+        let dataset = Dataset {
+            runs: vec![
+                datagram_run(1, 1000, 1000),
+                datagram_run(2, 1000, 990),
+                datagram_run(3, 1000, 970),
+            ],
+            name: "d".into(),
+            files: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let row = counter_row(&dataset.runs[0].key, &dataset).expect("counted");
+        assert_eq!(row.datagrams_dropped_on_send, Some(10.0));
+        let streams = Dataset {
+            runs: vec![quic_run(1, 1000, 10)],
+            ..dataset
+        };
+        let row = counter_row(&streams.runs[0].key, &streams).expect("counted");
+        assert_eq!(row.datagrams_dropped_on_send, None);
     }
 
     #[test]

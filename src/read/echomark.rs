@@ -398,7 +398,7 @@ fn add_runs(
 }
 
 /// The arithmetic of a QUIC run's counters: no more packets lost than sent, no more send
-/// calls than datagrams sent.
+/// calls than datagrams sent, no more DATAGRAM frames sent than datagrams handed.
 fn check_quic(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entry) {
     let Some(q) = entry.metrics.as_ref().and_then(|m| m.quic.as_ref()) else {
         return;
@@ -420,6 +420,17 @@ fn check_quic(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entr
                 &file.path,
                 path("zero_rtt_accepted"),
                 format!("is {accepted}, more than the {made} handshakes made"),
+            );
+        }
+    }
+    if let (Some(handed), Some(sent)) = (q.datagrams_handed, q.datagram_frames_sent) {
+        if sent > handed {
+            out.problem(
+                &file.path,
+                path("datagram_frames_sent"),
+                format!(
+                    "is {sent}, more DATAGRAM frames than the {handed} datagrams handed to quinn"
+                ),
             );
         }
     }

@@ -70,7 +70,7 @@ pub(super) struct Rig<R> {
     /// The IO driver the runtimes run on, as the backend reports it.
     pub(super) io_driver: Option<String>,
     /// `quic`: the clients' connections, whose statistics the run reports.
-    pub(super) quic: Vec<quinn::Connection>,
+    pub(super) quic: Vec<crate::traffic::quic::Tap>,
     /// `quic-handshake`, `quic-0rtt`: the connections made and accepted over the run.
     pub(super) handshakes: Option<Arc<crate::traffic::quic::per_message::HandshakeCounts>>,
 }

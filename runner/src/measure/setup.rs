@@ -277,7 +277,8 @@ impl Rig<TokioRuntimes> {
             let waits = (self.alarm_for_new_client(), self.pacer_for(case, i));
             match connected {
                 Connected::Stream(stream) => {
-                    self.quic.push(stream.connection().clone());
+                    self.quic
+                        .push(quic::Tap::streams(stream.connection().clone()));
                     let conn = stream::Conn::Quic(Box::new(stream));
                     let client = StreamClient::new(conn, i, shape, LengthPrefix, waits);
                     self.spawn_client(&handle, i, client);
@@ -299,13 +300,14 @@ impl Rig<TokioRuntimes> {
                     self.spawn_client(&handle, i, client);
                 }
                 Connected::Connection(client) if case.protocol == Protocol::QuicStreams => {
-                    self.quic.push(client.connection.clone());
+                    self.quic
+                        .push(quic::Tap::streams(client.connection.clone()));
                     let client = PerMessageClient::new(client, i, shape, waits);
                     self.spawn_client(&handle, i, client);
                 }
                 Connected::Connection(client) => {
                     client.check_datagram_fits(case.payload)?;
-                    self.quic.push(client.connection.clone());
+                    self.quic.push(client.datagram_tap());
                     let client = UdpClient::new(client, i, shape, case.udp_timeout, waits);
                     self.spawn_client(&handle, i, client);
                 }

@@ -115,6 +115,15 @@ fn every_quic_protocol_echoes_on_every_io_model_with_every_check_passing() {
             // The datagram size limit the connections negotiated (RFC 9221).
             let limit = q.datagram_size_limit.expect("datagram size limit");
             assert!((1024..1500).contains(&limit), "{q:?}");
+            // Datagrams handed to quinn against the DATAGRAM frames it sent: a run that lost
+            // no message had none dropped on the send side.
+            if protocol == "quic-datagram" {
+                let handed = q.datagrams_handed.expect("datagrams handed counted");
+                assert!(handed >= m.messages_sent, "{q:?}");
+                assert_eq!(q.datagram_frames_sent, Some(handed), "{q:?}");
+            } else {
+                assert_eq!((q.datagrams_handed, q.datagram_frames_sent), (None, None));
+            }
         }
     }
 }
@@ -286,28 +295,32 @@ fn a_matrix_of_quic_tcp_tls_and_udp_validates_and_the_pages_set_them_side_by_sid
         .iter()
         .all(|e| e.metrics.as_ref().unwrap().quic.is_some() == e.run.case.protocol.is_quic()));
     let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("reads strictly");
-    // Counters that cannot hold are refused, at their JSON path.
-    let mut tampered: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("archive.json")).unwrap()).unwrap();
-    let quic_run = tampered["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|r| r["protocol"] == "quic")
-        .unwrap();
-    let sent = tampered["results"][quic_run]["metrics"]["quic"]["sent_packets"].clone();
-    tampered["results"][quic_run]["metrics"]["quic"]["lost_packets"] =
-        serde_json::json!(sent.as_u64().unwrap() + 1);
+    // Counters that cannot hold are refused, at their JSON path: more packets lost than
+    // sent, more DATAGRAM frames sent than datagrams handed to quinn.
     let bad = dir.path().join("tampered");
     std::fs::create_dir(&bad).unwrap();
-    std::fs::write(bad.join("archive.json"), tampered.to_string()).unwrap();
-    let err = echomark::read::load(std::slice::from_ref(&bad))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains(&format!("results[{quic_run}].metrics.quic.lost_packets")),
-        "{err}"
-    );
+    let refusal = |protocol: &str, field: &str, exceeded: &str| {
+        let mut tampered: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("archive.json")).unwrap())
+                .unwrap();
+        let run = tampered["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|r| r["protocol"] == protocol)
+            .unwrap();
+        let counters = &mut tampered["results"][run]["metrics"]["quic"];
+        let bound = counters[exceeded].as_u64().expect("counted");
+        counters[field] = serde_json::json!(bound + 1);
+        std::fs::write(bad.join("archive.json"), tampered.to_string()).unwrap();
+        let err = echomark::read::load(std::slice::from_ref(&bad))
+            .unwrap_err()
+            .to_string();
+        let path = format!("results[{run}].metrics.quic.{field}");
+        assert!(err.contains(&path), "{path}: {err}");
+    };
+    refusal("quic", "lost_packets", "sent_packets");
+    refusal("quic-datagram", "datagram_frames_sent", "datagrams_handed");
     assert!(datasets[0].runs.iter().all(|r| r.passed));
     // The QUIC page compares each load with TCP+TLS first.
     let analysis = echomark::analysis::Analysis::of(&datasets).expect("analysed");

@@ -95,6 +95,10 @@ fn counter_row(cat: &Catalog, view: &DatasetView, row: &CounterRow) -> Vec<Marku
             || Markup::trusted("—"),
             |l| Markup::trusted(format::count(l)),
         ),
+        row.datagrams_dropped_on_send.map_or_else(
+            || Markup::trusted("—"),
+            |n| Markup::trusted(format::grouped(n, 0)),
+        ),
     ]);
     cells
 }
@@ -181,7 +185,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     );
     let mut counters = Table::new(
         cat.list("quic.counter_columns", &[]),
-        &[L, L, L, L, R, R, R, R, R],
+        &[L, L, L, L, R, R, R, R, R, R],
     );
     let mut handshakes = Table::new(cat.list("quic.handshake_columns", &[]), &[L, L, L, L, R, R]);
     let mut transports = Table::new(

@@ -15,7 +15,10 @@ impl DatagramSocket for QuicClient {
         let datagram = Bytes::copy_from_slice(message);
         async move {
             match self.connection.send_datagram_wait(datagram).await {
-                Ok(()) => Ok(len),
+                Ok(()) => {
+                    self.handed_datagram();
+                    Ok(len)
+                }
                 Err(SendDatagramError::ConnectionLost(e)) => Err(lost(e)),
                 Err(e) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)),
             }

@@ -16,6 +16,7 @@ pub mod per_message;
 pub mod server;
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use quinn::crypto::rustls::{QuicClientConfig, QuicServerConfig};
@@ -145,6 +146,27 @@ pub struct QuicClient {
     /// The connection (also what its statistics are read from).
     pub connection: quinn::Connection,
     endpoint: quinn::Endpoint,
+    /// `quic-datagram`: the datagrams handed to quinn, to set against the DATAGRAM frames
+    /// it sent.
+    datagrams_handed: Arc<AtomicU64>,
+}
+
+/// What a run reads of one client connection at its end: quinn's statistics, and the
+/// datagrams the client handed it (`quic-datagram`).
+#[derive(Clone)]
+pub struct Tap {
+    connection: quinn::Connection,
+    datagrams_handed: Option<Arc<AtomicU64>>,
+}
+
+impl Tap {
+    /// A connection whose client sends no datagrams.
+    pub fn streams(connection: quinn::Connection) -> Self {
+        Self {
+            connection,
+            datagrams_handed: None,
+        }
+    }
 }
 
 /// A client endpoint on `socket` connecting with `config` (call inside the client's
@@ -179,6 +201,7 @@ pub async fn connect(
     Ok(QuicClient {
         connection,
         endpoint,
+        datagrams_handed: Arc::default(),
     })
 }
 
@@ -198,6 +221,19 @@ impl QuicClient {
             counts,
             setup: Arc::new(self.connection),
         }
+    }
+
+    /// What the run reads of this client's connection at its end, datagrams handed included.
+    pub fn datagram_tap(&self) -> Tap {
+        Tap {
+            connection: self.connection.clone(),
+            datagrams_handed: Some(self.datagrams_handed.clone()),
+        }
+    }
+
+    /// Counts one datagram handed to quinn.
+    fn handed_datagram(&self) {
+        self.datagrams_handed.fetch_add(1, Ordering::Relaxed);
     }
 
     /// `quic-datagram`: fails unless the peer accepts datagrams and a message of
@@ -250,10 +286,10 @@ impl QuicStream {
 /// quinn's statistics of `connections`, summed (averaged where a sum means nothing), and
 /// what the connection-per-message protocols counted.
 pub fn counters(
-    connections: &[quinn::Connection],
+    connections: &[Tap],
     handshakes: Option<(&per_message::HandshakeCounts, bool)>,
 ) -> Option<echomark_archive::QuicCounters> {
-    use std::sync::atomic::Ordering::Relaxed;
+    use Ordering::Relaxed;
     // The connection-per-message protocols: `bool` says whether the server ran in process.
     if let Some((h, in_process)) = handshakes {
         return Some(echomark_archive::QuicCounters {
@@ -271,8 +307,17 @@ pub fn counters(
         current_mtu: u64::MAX,
         ..Default::default()
     };
-    for connection in connections {
+    for Tap {
+        connection,
+        datagrams_handed,
+    } in connections
+    {
         let s = connection.stats();
+        if let Some(handed) = datagrams_handed {
+            let add = |total: &mut Option<u64>, n: u64| *total = Some(total.unwrap_or(0) + n);
+            add(&mut c.datagrams_handed, handed.load(Relaxed));
+            add(&mut c.datagram_frames_sent, s.frame_tx.datagram);
+        }
         c.sent_packets += s.path.sent_packets;
         c.lost_packets += s.path.lost_packets;
         c.lost_bytes += s.path.lost_bytes;
