@@ -113,17 +113,25 @@ pub enum Preset {
     #[serde(rename = "quic-buffers")]
     #[cfg_attr(feature = "clap", value(name = "quic-buffers"))]
     QuicBuffers,
+    /// QUIC on the baseline's loads: `quic`, `quic-streams` and `quic-datagram` beside the
+    /// protocols they are weighed against (`tcp`, `tcps`, `udp`), with the baseline's
+    /// payloads (datagrams up to what fits one), profiles, IO models and repetitions. Its own
+    /// preset rather than part of `baseline`, which stays arknet's matrix, so that baseline
+    /// datasets stay comparable with arknet's and with each other.
+    #[serde(rename = "quic")]
+    Quic,
 }
 
 impl Preset {
     /// Every preset.
-    pub const ALL: [Preset; 6] = [
+    pub const ALL: [Preset; 7] = [
         Preset::Quick,
         Preset::Baseline,
         Preset::Dimensions,
         Preset::UdpBuffers,
         Preset::LatencyCurve,
         Preset::QuicBuffers,
+        Preset::Quic,
     ];
 
     /// The spelling used in JSON and on the command line.
@@ -135,6 +143,7 @@ impl Preset {
             Preset::UdpBuffers => "udp-buffers",
             Preset::LatencyCurve => "latency-curve",
             Preset::QuicBuffers => "quic-buffers",
+            Preset::Quic => "quic",
         }
     }
 }

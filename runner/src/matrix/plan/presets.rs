@@ -1,5 +1,5 @@
 //! The presets: arknet's runner defaults and the named matrices (`quick`, `baseline`,
-//! `dimensions`, `udp-buffers`, `latency-curve`, `quic-buffers`) as starting values of a
+//! `dimensions`, `udp-buffers`, `latency-curve`, `quic-buffers`, `quic`) as starting values of a
 //! [`MatrixSpec`].
 
 use echomark_archive::{Arrival, ExplicitCase, OpenLoopPlan, Preset, QuicAxes, TrafficProfile};
@@ -74,6 +74,17 @@ impl MatrixSpec {
             },
             Some(Preset::UdpBuffers) => Self::udp_buffers(one_second),
             Some(Preset::QuicBuffers) => Self::quic_buffers(one_second),
+            Some(Preset::Quic) => Self {
+                protocols: vec![
+                    Protocol::Tcp,
+                    Protocol::Tcps,
+                    Protocol::Udp,
+                    Protocol::Quic,
+                    Protocol::QuicStreams,
+                    Protocol::QuicDatagram,
+                ],
+                ..one_second
+            },
             Some(Preset::LatencyCurve) => Self {
                 protocols: vec![Protocol::Tcp, Protocol::Udp, Protocol::Http],
                 payloads: vec![1024],
@@ -248,6 +259,33 @@ mod tests {
             .iter()
             .any(|r| r.case().protocol == Protocol::QuicStreams
                 && r.case().udp_server_recv_buffer == Some(8 << 10)));
+    }
+
+    #[test]
+    fn quic_is_the_baseline_for_the_quic_protocols_and_what_they_are_weighed_against() {
+        let quic = MatrixSpec::preset(Some(Preset::Quic));
+        let baseline = MatrixSpec::preset(Some(Preset::Baseline));
+        let runs = quic.runs(None, Backend::Tokio);
+        // Five protocols at three payloads, datagrams at the two that fit one; 2 profiles,
+        // 5 IO profiles, 3 repetitions (the size of the committed quic-protocols dataset).
+        assert_eq!(runs.len(), (5 * 3 + 2) * 2 * 5 * 3);
+        assert_eq!(runs.len(), 510);
+        assert!(runs
+            .iter()
+            .all(|r| r.case().protocol != Protocol::QuicDatagram
+                || r.case().payload_bytes <= echomark_archive::plan::QUIC_DATAGRAM_FITS));
+        // The baseline's loads, timing and placements; the baseline itself keeps arknet's
+        // seven protocols and gains none.
+        assert_eq!(
+            (&quic.payloads, &quic.profiles, quic.io_profiles()),
+            (
+                &baseline.payloads,
+                &baseline.profiles,
+                baseline.io_profiles()
+            )
+        );
+        assert_eq!((quic.seconds, quic.repetitions), (baseline.seconds, 3));
+        assert_eq!(baseline.protocols, Protocol::CLASSIC.to_vec());
     }
 
     #[test]
