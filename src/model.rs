@@ -84,6 +84,9 @@ pub struct Run {
     /// `serve --backend io-uring`: the `io_uring_enter` calls its rings counted over the
     /// run's echoes (warmup and measured messages sent); absent for every other server.
     pub server_enters_per_echo: Option<f64>,
+    /// `--count-syscalls`: the system calls of the measuring process per measured echo
+    /// (clients and, in process, the server), counted by the kernel.
+    pub syscalls_per_echo: Option<f64>,
     /// `matrix --server-cmd`: the server process's CPU time (wait4, its whole life) over
     /// the run's echoes, in microseconds.
     pub server_cpu_us_per_echo: Option<f64>,
@@ -459,6 +462,7 @@ pub(crate) mod tests {
             placement: None,
             udp_batch: None,
             server_enters_per_echo: None,
+            syscalls_per_echo: None,
             server_cpu_us_per_echo: None,
             quic: None,
         }

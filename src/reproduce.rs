@@ -217,8 +217,13 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
             flag(name, list.clone());
         }
     }
-    if s.keep_going {
-        flags.push("--keep-going".to_string());
+    for (switch, on) in [
+        ("--count-syscalls", s.count_syscalls),
+        ("--keep-going", s.keep_going),
+    ] {
+        if on {
+            flags.push(switch.to_string());
+        }
     }
     flags
 }

@@ -234,6 +234,10 @@ pub struct Settings {
     /// call (absent for one per call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_batch: Option<u64>,
+    /// `--count-syscalls`: every run counted its process's system calls over the measured
+    /// interval (`metrics.syscalls`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_syscalls: bool,
     /// QUIC: the transport axes; every QUIC case is measured at each combination. Absent
     /// when every QUIC case runs with quinn's defaults.
     #[serde(default, skip_serializing_if = "crate::QuicAxes::is_empty")]

@@ -182,6 +182,11 @@ pub struct Metrics {
     /// datagrams per system call (`recvmmsg`/`sendmmsg`); absent for one per call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_batch: Option<u64>,
+    /// `--count-syscalls`: the system calls this process made over the measured interval
+    /// (from the start signal to the deadline), counted by the kernel for every thread: the
+    /// clients' and, in process, the server's. Absent when not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls: Option<u64>,
     /// `quic`: what quinn counted on the clients' connections, from connect to the end of
     /// the measured phase, summed over clients.
     #[serde(default, skip_serializing_if = "Option::is_none")]

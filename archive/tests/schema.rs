@@ -127,6 +127,7 @@ fn sample_metrics() -> Metrics {
             server_in_process: false,
         }),
         udp_batch: Some(16),
+        syscalls: Some(123_456),
         quic: Some(echomark_archive::QuicCounters {
             connections: 2,
             sent_packets: 100,
@@ -332,6 +333,7 @@ fn sample() -> Archive {
             client_cpus: Some("0".into()),
             server_cpus: Some("1".into()),
             udp_batch: Some(16),
+            count_syscalls: true,
             quic_axes: QuicAxes {
                 congestion: vec![Congestion::Cubic, Congestion::Bbr],
                 gso: vec![true, false],

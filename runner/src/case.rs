@@ -175,6 +175,8 @@ pub struct Case {
     /// UDP, `--udp-batch N`: up to N datagrams per system call (`recvmmsg`/`sendmmsg`) on
     /// every client socket and the server's; `None` for one per call.
     pub udp_batch: Option<usize>,
+    /// `--count-syscalls`: count the process's system calls over the measured interval.
+    pub count_syscalls: bool,
     /// QUIC: the transport settings of the client's and the server's endpoints (`--quic-*`).
     pub quic: echomark_archive::QuicTransport,
 }
@@ -204,6 +206,7 @@ impl Default for Case {
             open_loop: None,
             client_cpus: None,
             udp_batch: None,
+            count_syscalls: false,
             quic: echomark_archive::QuicTransport::default(),
             spin: crate::traffic::pacing::DEFAULT_SPIN,
             target: None,
@@ -392,6 +395,9 @@ impl Case {
         }
         if !self.record_latency {
             a.push("--no-latency".into());
+        }
+        if self.count_syscalls {
+            a.push("--count-syscalls".into());
         }
         if let Some(cpus) = &self.client_cpus {
             a.push("--client-cpus".into());

@@ -77,16 +77,17 @@ pub fn base_backend<'a>(backends: &BTreeSet<&'a str>) -> Option<&'a str> {
         .copied()
 }
 
-/// The io_uring backend's system calls per echo in `runs` of `backend`: the lowest and the
-/// highest of its configurations' medians (passed runs), or `None` where no run of it
-/// recorded its rings' counters.
-pub fn enters_per_echo(
+/// A per-echo figure of `backend`'s passed runs in `runs` (the io_uring server's
+/// `io_uring_enter` calls, the measuring process's system calls): the median, lowest and
+/// highest of its configurations' medians, or `None` where no run of it recorded the figure.
+pub fn per_echo(
     runs: &[crate::model::Run],
     backend: &str,
+    figure: impl Fn(&crate::model::Run) -> Option<f64>,
 ) -> Option<crate::analysis::aggregate::Stat> {
     let mut by_configuration: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in runs.iter().filter(|r| r.passed && r.key.backend == backend) {
-        if let Some(e) = r.server_enters_per_echo {
+        if let Some(e) = figure(r) {
             by_configuration
                 .entry(format!("{:?}", r.key))
                 .or_default()

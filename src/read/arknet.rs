@@ -257,6 +257,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             placement: None,
             udp_batch: None,
             server_enters_per_echo: None,
+            syscalls_per_echo: None,
             server_cpu_us_per_echo: None,
             quic: None,
         };

@@ -377,6 +377,7 @@ fn add_runs(
         );
         check_ring(out, file, index, &entry);
         check_quic(out, file, index, &entry);
+        check_syscalls(out, file, (index, &entry), settings.count_syscalls);
         let facts = EntryFacts {
             index,
             key,
@@ -390,11 +391,38 @@ fn add_runs(
             placement: placement(out, file, index, &entry),
             udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
             server_enters_per_echo: per_echo(&entry, |s| Some(s.ring.as_ref()?.enters as f64)),
+            syscalls_per_echo: entry.metrics.as_ref().and_then(|m| {
+                let calls = m.syscalls? as f64;
+                (m.messages > 0).then(|| calls / m.messages as f64)
+            }),
             server_cpu_us_per_echo: per_echo(&entry, |s| Some(s.cpu_seconds? * 1e6)),
             quic: entry.metrics.as_ref().and_then(|m| m.quic.clone()),
         };
         out.add_run(file, facts, measurement.as_ref());
     }
+}
+
+/// A matrix that counted system calls has a count in every run that measured (and one that
+/// did not, none): what was asked for is what was recorded.
+fn check_syscalls(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    (index, entry): (usize, &Entry),
+    asked: bool,
+) {
+    let Some(m) = entry.metrics.as_ref() else {
+        return;
+    };
+    let problem = match (asked, m.syscalls) {
+        (true, None) if m.ok => "is missing, though settings.count_syscalls asked every run for it",
+        (false, Some(_)) => "is present, though settings.count_syscalls did not ask for it",
+        _ => return,
+    };
+    out.problem(
+        &file.path,
+        format!("results[{index}].metrics.syscalls"),
+        problem.to_string(),
+    );
 }
 
 /// The arithmetic of a QUIC run's counters: no more packets lost than sent, no more send

@@ -28,7 +28,7 @@ pub struct MatrixArgs {
         "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
-        "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "soak", "shard", "rates", "rate_sweep",
+        "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "count_syscalls", "soak", "shard", "rates", "rate_sweep",
         "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus",
         "quic_congestion", "quic_gso", "quic_initial_mtu", "quic_stream_window",
         "quic_connection_window",
@@ -91,6 +91,10 @@ pub struct MatrixArgs {
     /// UDP on tokio: up to N datagrams per system call on every socket (2 to 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=64))]
     pub udp_batch: Option<u64>,
+    /// Every run counts its process's system calls over the measured interval (see once
+    /// --count-syscalls); recorded in the settings and each run's metrics.
+    #[arg(long)]
+    pub count_syscalls: bool,
     #[command(flatten)]
     pub quic: super::quic::QuicAxesArgs,
     /// After the cases, run `soak` for this many seconds per protocol and record it.
@@ -287,6 +291,7 @@ impl MatrixArgs {
                 udp_server_recv_buffer: self.udp_server_recv_buffer,
                 udp_timeout_ms: self.udp_timeout_ms,
                 udp_batch: self.udp_batch,
+                count_syscalls: self.count_syscalls,
                 soak: self.soak,
                 external_servers: self.external_servers()?,
                 client_cpus: self.client_cpus.clone(),

@@ -146,6 +146,11 @@ pub struct OnceArgs {
     /// Do not record round trips into the latency histogram (to measure its cost).
     #[arg(long)]
     pub no_latency: bool,
+    /// Count this process's system calls over the measured interval (clients and, in
+    /// process, the server), with the kernel's raw_syscalls:sys_enter tracepoint as a
+    /// counter: needs root or CAP_PERFMON, and costs a few percent at the highest rates.
+    #[arg(long)]
+    pub count_syscalls: bool,
     /// Open loop: send on a schedule at this many messages per second over all clients,
     /// whether or not echoes have come back (--window caps the messages in flight per
     /// client). Latency is measured from each message's due time.
@@ -227,6 +232,7 @@ impl OnceArgs {
             udp_server_recv_buffer: self.udp_server_recv_buffer,
             udp_timeout: Duration::from_millis(self.udp_timeout_ms),
             record_latency: !self.no_latency,
+            count_syscalls: self.count_syscalls,
             fault: self.inject_fault,
             open_loop: self.rate.map(|rate| OpenLoop {
                 rate,

@@ -7,4 +7,5 @@ pub mod counters;
 pub mod latency;
 pub mod path;
 pub mod resources;
+pub mod syscalls;
 pub mod timer;

@@ -189,6 +189,7 @@ impl MatrixSpec {
             client_cpus: None,
             server_cpus: None,
             udp_batch: None,
+            count_syscalls: false,
             quic_axes: self.quic_axes.clone(),
         }
     }
@@ -265,6 +266,7 @@ impl MatrixSpec {
             udp_server_recv_buffer,
             udp_timeout: Duration::from_millis(udp_timeout_ms),
             record_latency: true,
+            count_syscalls: settings.count_syscalls,
             fault: None,
             open_loop: run.case().load.map(|load| OpenLoop {
                 rate: load.rate,

@@ -24,6 +24,7 @@ use echomark_archive::Metrics;
 
 use crate::case::{Backend, Case};
 use crate::instruments::resources;
+use crate::instruments::syscalls::SyscallCounter;
 
 /// How long after a deadline in-flight messages are waited for.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
@@ -41,16 +42,31 @@ pub fn measure(case: &Case) -> Metrics {
             return metrics;
         }
     }
+    // Opened before any runtime thread starts: they inherit it.
+    let mut syscalls = if case.count_syscalls {
+        match SyscallCounter::open() {
+            Ok(counter) => Some(counter),
+            Err(e) => {
+                metrics.error = Some(format!("setup failed: cannot count system calls: {e}"));
+                report::finish_verdict(&mut metrics);
+                return metrics;
+            }
+        }
+    } else {
+        None
+    };
+    let counter = syscalls.as_mut();
     let started = match (&case.target, case.backend) {
         (Some(target), Backend::Tokio) => {
-            rig::Rig::start_target(case, target).map(|rig| rig.run(case, &mut metrics))
+            rig::Rig::start_target(case, target).map(|rig| rig.run(case, &mut metrics, counter))
         }
-        (Some(target), Backend::Monoio) => {
-            rig::Rig::start_target_uring(case, target).map(|rig| rig.run(case, &mut metrics))
+        (Some(target), Backend::Monoio) => rig::Rig::start_target_uring(case, target)
+            .map(|rig| rig.run(case, &mut metrics, counter)),
+        (None, Backend::Tokio) => {
+            rig::Rig::start(case).map(|rig| rig.run(case, &mut metrics, counter))
         }
-        (None, Backend::Tokio) => rig::Rig::start(case).map(|rig| rig.run(case, &mut metrics)),
         (None, Backend::Monoio) => {
-            rig::Rig::start_uring(case).map(|rig| rig.run(case, &mut metrics))
+            rig::Rig::start_uring(case).map(|rig| rig.run(case, &mut metrics, counter))
         }
     };
     if let Err(e) = started {

@@ -18,6 +18,7 @@ use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::ServerStats;
 use crate::instruments::latency;
 use crate::instruments::resources::{self, UdpCounters};
+use crate::instruments::syscalls::SyscallCounter;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 use crate::traffic::stream::ServerDuty;
 
@@ -102,8 +103,14 @@ impl<R: Runtimes> Rig<R> {
         }
     }
 
-    /// Runs warmup and the measured phase, then stops everything and writes `m`.
-    pub(super) fn run(mut self, case: &Case, m: &mut Metrics) {
+    /// Runs warmup and the measured phase, then stops everything and writes `m`; with
+    /// `syscalls`, the system calls counted over the measured interval too.
+    pub(super) fn run(
+        mut self,
+        case: &Case,
+        m: &mut Metrics,
+        mut syscalls: Option<&mut SyscallCounter>,
+    ) {
         if let Some((version, suite)) = self.tls.take() {
             m.tls_version = Some(version);
             m.tls_cipher_suite = Some(suite);
@@ -134,6 +141,7 @@ impl<R: Runtimes> Rig<R> {
             let kernel_before = UdpCounters::read(ipv6);
             let rss_start = resources::current_rss_bytes();
             let cpu_start = resources::process_cpu_seconds();
+            let syscalls_start = syscalls.as_mut().map(|c| c.read());
             let start = Instant::now();
             let measured_plan = plan(PHASE_MEASURED, start, case.seconds);
             let deadline = measured_plan.deadline;
@@ -142,7 +150,16 @@ impl<R: Runtimes> Rig<R> {
             self.commands.send_replace(Command::Run(measured_plan));
             self.sleep_ringing(deadline);
             let cpu_end = resources::process_cpu_seconds();
+            let syscalls_end = syscalls.as_mut().map(|c| c.read());
             let cpu_elapsed = start.elapsed();
+            m.syscalls = match (syscalls_start, syscalls_end) {
+                (Some(Ok(a)), Some(Ok(b))) => Some(b.saturating_sub(a)),
+                (Some(Err(e)), _) | (_, Some(Err(e))) => {
+                    m.error.get_or_insert_with(|| e.to_string());
+                    None
+                }
+                _ => None,
+            };
             // Every runtime thread is still alive here: where they may run, as the kernel
             // holds it.
             m.placement =

@@ -599,3 +599,78 @@ fn every_committed_archive_is_valid_under_the_published_schema() {
     }
     assert!(checked >= 20, "{checked} archives");
 }
+
+#[test]
+fn a_matrix_that_counts_system_calls_records_them_in_every_run_and_the_pages_compare_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("counted");
+    std::fs::create_dir(&folder).unwrap();
+    let mut args = small("1");
+    args.extend([
+        "--backends",
+        "tokio,monoio",
+        "--count-syscalls",
+        "--out",
+        folder.to_str().unwrap(),
+    ]);
+    let o = matrix(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && stderr.contains("cannot count system calls") {
+        return echomark::skip::because("counting system calls needs root or CAP_PERFMON");
+    }
+    assert!(o.status.success(), "{stderr}");
+    for backend in ["tokio", "monoio"] {
+        let archive = load_valid(&folder.join(format!("{backend}.json")));
+        assert!(archive.settings.count_syscalls);
+        assert_eq!(archive.results.len(), 4);
+        for e in &archive.results {
+            let m = e.metrics.as_ref().unwrap();
+            assert!(
+                m.syscalls.is_some_and(|n| n >= m.messages),
+                "{:?}",
+                m.syscalls
+            );
+            assert!(
+                e.command.iter().any(|a| a == "--count-syscalls"),
+                "{:?}",
+                e.command
+            );
+        }
+    }
+    // The published command asks for the count again, and the overview sets the two
+    // backends' system calls per echo side by side.
+    let datasets = echomark::read::load(std::slice::from_ref(&folder)).expect("reads strictly");
+    let commands = echomark::reproduce::commands(&datasets[0]);
+    assert!(
+        commands.iter().any(|c| c.contains(" --count-syscalls")),
+        "{commands:?}"
+    );
+    assert!(datasets[0]
+        .runs
+        .iter()
+        .all(|r| r.syscalls_per_echo.is_some()));
+    let analysis = echomark::analysis::Analysis::of(&datasets).expect("analysed");
+    let site =
+        echomark::site::render(&datasets, &analysis, "https://example.test/").expect("rendered");
+    for (lang, says) in [
+        ("en", "System calls per echo"),
+        ("zh", "每次回显的系统调用次数"),
+    ] {
+        let page =
+            String::from_utf8(site.files[&format!("{lang}/counted/overview.md")].clone()).unwrap();
+        assert!(page.contains(says), "{lang}: {page}");
+    }
+    // A run without its count, in a matrix that asked for one, is refused at its path.
+    let out = folder.join("tokio.json");
+    let mut tampered: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    tampered["results"][2]["metrics"]
+        .as_object_mut()
+        .unwrap()
+        .remove("syscalls");
+    std::fs::write(&out, tampered.to_string()).unwrap();
+    let err = echomark::read::load(std::slice::from_ref(&folder))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("results[2].metrics.syscalls"), "{err}");
+}

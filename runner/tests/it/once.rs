@@ -401,3 +401,35 @@ fn udp_batch_is_refused_where_it_cannot_run() {
         );
     }
 }
+
+#[test]
+fn counted_system_calls_show_what_each_backend_asks_of_the_kernel_per_echo() {
+    let per_echo = |extra: &[&str]| {
+        let mut args = vec!["--protocol", "tcp", "--count-syscalls"];
+        args.extend_from_slice(extra);
+        let (code, m) = once(&args);
+        assert_eq!(code, 0, "{extra:?}: {:?}", m.error);
+        assert!(m.messages > 0, "{extra:?}");
+        m.syscalls.expect("counted") as f64 / m.messages as f64
+    };
+    // Counting needs root or CAP_PERFMON, which CI has.
+    let (code, m) = once(&["--protocol", "tcp", "--count-syscalls"]);
+    if code != 0 {
+        let error = m.error.unwrap_or_default();
+        assert!(error.contains("cannot count system calls"), "{error}");
+        return echomark::skip::because(&error);
+    }
+    // One message in flight, client and server in this process on tokio: every echo costs
+    // at least the client's send and receive and the server's.
+    let tokio_1x1 = per_echo(&[]);
+    assert!((4.0..20.0).contains(&tokio_1x1), "{tokio_1x1}");
+    // 16 clients × 16 in flight: a wakeup reads and writes many messages at once.
+    let tokio_16x16 = per_echo(&["--clients", "16", "--window", "16"]);
+    assert!(tokio_16x16 < 1.0, "{tokio_16x16}");
+    // io_uring submits the reads and writes of a turn in one io_uring_enter.
+    let monoio_1x1 = per_echo(&["--backend", "monoio"]);
+    assert!((1.0..4.0).contains(&monoio_1x1), "{monoio_1x1}");
+    // Not asked for: not counted.
+    let (_, plain) = once(&["--protocol", "tcp"]);
+    assert_eq!(plain.syscalls, None);
+}

@@ -97,7 +97,7 @@ fn backends_section(
         ));
     }
     // The io_uring backend's own count of its system calls, where its runs recorded it.
-    if let Some(e) = backends::enters_per_echo(&view.dataset.runs, subject) {
+    if let Some(e) = backends::per_echo(&view.dataset.runs, subject, |r| r.server_enters_per_echo) {
         let x = |v: f64| labels::number(format::per_echo(v));
         summary.push(&cat.text("site.sentence_sep"));
         summary.push(&cat.fill(
@@ -107,6 +107,26 @@ fn backends_section(
                 ("min", &x(e.min)),
                 ("max", &x(e.max)),
                 ("median", &x(e.median)),
+            ],
+        ));
+    }
+    // The measuring process's system calls per echo (--count-syscalls), both backends.
+    let syscalls =
+        |backend: &str| backends::per_echo(&view.dataset.runs, backend, |r| r.syscalls_per_echo);
+    if let (Some(s), Some(b)) = (syscalls(subject), syscalls(base)) {
+        let x = |v: f64| labels::number(format::per_echo(v));
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.fill(
+            "overview.backends_syscalls",
+            &[
+                ("subject", &s_label),
+                ("base", &b_label),
+                ("subject_median", &x(s.median)),
+                ("subject_min", &x(s.min)),
+                ("subject_max", &x(s.max)),
+                ("base_median", &x(b.median)),
+                ("base_min", &x(b.min)),
+                ("base_max", &x(b.max)),
             ],
         ));
     }
