@@ -87,6 +87,9 @@ pub struct Run {
     /// `--count-syscalls`: the system calls of the measuring process per measured echo
     /// (clients and, in process, the server), counted by the kernel.
     pub syscalls_per_echo: Option<f64>,
+    /// `serve --count-syscalls` under `matrix --server-cmd`: the server process's system
+    /// calls over its whole run, over the run's echoes (warmup and measured).
+    pub server_syscalls_per_echo: Option<f64>,
     /// `matrix --server-cmd`: the server process's CPU time (wait4, its whole life) over
     /// the run's echoes, in microseconds.
     pub server_cpu_us_per_echo: Option<f64>,
@@ -463,6 +466,7 @@ pub(crate) mod tests {
             udp_batch: None,
             server_enters_per_echo: None,
             syscalls_per_echo: None,
+            server_syscalls_per_echo: None,
             server_cpu_us_per_echo: None,
             quic: None,
         }

@@ -220,6 +220,10 @@ pub struct ServerProcess {
     /// it stopped: present when the server is echomark's `serve --backend io-uring`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring: Option<RingCounters>,
+    /// The server's system calls over its whole run, every thread, from the report it
+    /// printed when it stopped: present when it is echomark's `serve --count-syscalls`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls: Option<u64>,
 }
 
 /// The counters of `serve --backend io-uring`, summed over its rings: the proof that each

@@ -228,6 +228,7 @@ fn sample() -> Archive {
             cpu_seconds: Some(0.5),
             peak_rss_bytes: Some(1 << 20),
             stderr_tail: String::new(),
+            syscalls: Some(98_765),
             separate_network_namespace: Some(true),
             ring: Some(echomark_archive::RingCounters {
                 enters: 10,

@@ -391,6 +391,7 @@ fn add_runs(
             placement: placement(out, file, index, &entry),
             udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
             server_enters_per_echo: per_echo(&entry, |s| Some(s.ring.as_ref()?.enters as f64)),
+            server_syscalls_per_echo: per_echo(&entry, |s| Some(s.syscalls? as f64)),
             syscalls_per_echo: entry.metrics.as_ref().and_then(|m| {
                 let calls = m.syscalls? as f64;
                 (m.messages > 0).then(|| calls / m.messages as f64)

@@ -322,6 +322,8 @@ pub struct EntryFacts<'a> {
     pub server_enters_per_echo: Option<f64>,
     /// `--count-syscalls`: the measuring process's system calls per measured echo.
     pub syscalls_per_echo: Option<f64>,
+    /// `serve --count-syscalls` under a matrix: the server's system calls per echo.
+    pub server_syscalls_per_echo: Option<f64>,
     /// An external server's CPU microseconds per echo.
     pub server_cpu_us_per_echo: Option<f64>,
     /// QUIC runs: quinn's connection statistics, summed over the clients.
@@ -448,6 +450,7 @@ impl FileRead {
             udp_batch: facts.udp_batch,
             server_enters_per_echo: facts.server_enters_per_echo,
             syscalls_per_echo: facts.syscalls_per_echo,
+            server_syscalls_per_echo: facts.server_syscalls_per_echo,
             server_cpu_us_per_echo: facts.server_cpu_us_per_echo,
             quic: facts.quic,
             open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {

@@ -315,6 +315,11 @@ pub struct ServeArgs {
     /// after narrowing the whole process to the list.
     #[arg(long, value_name = "LIST", value_parser = available_cpus)]
     pub server_cpus: Option<CpuList>,
+    /// Count the server process's system calls from start to stop (the kernel's
+    /// raw_syscalls:sys_enter tracepoint as a counter; needs root or CAP_PERFMON) and report
+    /// them as `syscalls` in the last line; a matrix records them per run.
+    #[arg(long)]
+    pub count_syscalls: bool,
     /// UDP on tokio: receive and answer up to N datagrams per system call (recvmmsg and
     /// sendmmsg, 2 to 64).
     #[arg(long, value_name = "N")]
@@ -353,6 +358,7 @@ impl ServeArgs {
             udp_recv_buffer: self.udp_recv_buffer,
             tls_certificate_out: self.tls_certificate_out.clone(),
             server_cpus: self.server_cpus.clone(),
+            count_syscalls: self.count_syscalls,
             udp_batch: self
                 .udp_batch
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),

@@ -159,13 +159,14 @@ fn tail_of(
     rx
 }
 
-/// The io_uring counters in the report echomark's `serve` prints as its last line, if the
-/// server printed one (any other server's output is ignored).
-fn ring_counters(stdout: &[u8]) -> Option<echomark_archive::RingCounters> {
+/// A figure of the report echomark's `serve` prints as its last line (its io_uring
+/// counters, its system calls), if the server printed one (any other server's output is
+/// ignored).
+fn report_field<T: serde::de::DeserializeOwned>(stdout: &[u8], field: &str) -> Option<T> {
     let text = String::from_utf8_lossy(stdout);
     let last = text.lines().rev().find(|l| !l.trim().is_empty())?;
     let report: serde_json::Value = serde_json::from_str(last).ok()?;
-    serde_json::from_value(report.get("ring")?.clone()).ok()
+    serde_json::from_value(report.get(field)?.clone()).ok()
 }
 
 /// Whether child `pid` has exited, leaving it waitable (`WNOWAIT`): `Child::try_wait`
@@ -317,7 +318,8 @@ impl Started {
             left_behind: kill_left_behind(),
             cpus,
             pinned: self.pinned,
-            ring: ring_counters(&stdout),
+            ring: report_field(&stdout, "ring"),
+            syscalls: report_field(&stdout, "syscalls"),
         }
     }
 

@@ -100,6 +100,8 @@ pub struct ServeOptions {
     /// `--server-cpus`: the CPUs the runtime threads are pinned to, one CPU each (the whole
     /// process is narrowed to the list first); `None` leaves placement to the scheduler.
     pub server_cpus: Option<crate::placement::CpuList>,
+    /// `--count-syscalls`: count the process's system calls from start to stop.
+    pub count_syscalls: bool,
     /// UDP, `--udp-batch N`: up to N datagrams per `recvmmsg`/`sendmmsg` (tokio only).
     pub udp_batch: Option<usize>,
     /// `--idle-timeout`: how long a TCP connection may send nothing before it is closed;
@@ -168,6 +170,9 @@ pub struct ServeReport {
     /// taken from the ring), summed over the shards.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ring: Option<ring::RingCounters>,
+    /// `--count-syscalls`: the process's system calls from start to stop, every thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscalls: Option<u64>,
 }
 
 /// Why `serve` could not start.
@@ -397,6 +402,14 @@ pub fn run(
         // Before any thread starts: they all inherit the list.
         crate::placement::pin_current_thread(cpus).map_err(std::io::Error::other)?;
     }
+    // Before any runtime thread starts: they inherit it.
+    let mut syscalls = if o.count_syscalls {
+        let counter = crate::instruments::syscalls::SyscallCounter::open()
+            .map_err(|e| std::io::Error::other(format!("cannot count system calls: {e}")))?;
+        Some(counter)
+    } else {
+        None
+    };
     let tls = tls_server(o)?;
     let started = match o.backend {
         ServeBackend::Tokio => tokio::start(o, (tls, quic_server(o)?), &registry, &closing)?,
@@ -429,7 +442,12 @@ pub fn run(
     }
     closing.store(true, Ordering::Relaxed);
     (started.stop)();
-    Ok(registry.report(since.elapsed().as_secs_f64()))
+    let mut report = registry.report(since.elapsed().as_secs_f64());
+    // The runtime threads have ended: their counts are folded into the counter.
+    if let Some(counter) = syscalls.as_mut() {
+        report.syscalls = Some(counter.read().map_err(std::io::Error::other)?);
+    }
+    Ok(report)
 }
 
 /// TLS protocols: a fresh self-signed certificate for the listening address and

@@ -252,3 +252,69 @@ fn a_matrix_records_each_io_uring_runs_ring_counters() {
         }
     }
 }
+
+#[test]
+fn servers_that_count_their_system_calls_are_compared_per_echo_on_the_overview() {
+    if let Err(e) = echomark_runner::instruments::syscalls::SyscallCounter::open() {
+        return echomark::skip::because(&e.to_string());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("counted-servers");
+    let serve = |backend: &str| {
+        format!(
+            "{RUNNER} serve --protocol {{protocol}} --listen 127.0.0.1:{{port}} --backend {backend} --count-syscalls"
+        )
+    };
+    let tokio = serve("tokio");
+    let args = [
+        "--protocols",
+        "tcp",
+        "--windows",
+        "1,16",
+        "--repetitions",
+        "1",
+        "--server-name",
+        "serve-io-uring",
+        "--server-cmd",
+        &serve("io-uring"),
+        "--server-name",
+        "serve-tokio",
+    ];
+    let (code, _, stderr) = matrix_with_server(&out, &tokio, &args);
+    assert_eq!(code, 0, "{stderr}");
+    for name in ["serve-io-uring", "serve-tokio"] {
+        let path = out.join(format!("{name}.json"));
+        let archive: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for r in archive["results"].as_array().unwrap() {
+            let echoes = r["metrics"]["messages_sent"].as_u64().unwrap()
+                + r["metrics"]["warmup_messages"].as_u64().unwrap();
+            let calls = r["server"]["syscalls"].as_u64().expect("counted");
+            // On epoll every message in flight alone costs the server a read and a write;
+            // the io-uring server's own count of its enters is among its calls.
+            if name == "serve-tokio" && r["metrics"]["window"] == 1 {
+                assert!(calls >= 2 * echoes, "{name}: {calls} for {echoes} echoes");
+            }
+            if let Some(enters) = r["server"]["ring"]["enters"].as_u64() {
+                assert!(calls >= enters, "{name}: {calls} < {enters} enters");
+            }
+        }
+    }
+    let datasets = echomark::read::load(std::slice::from_ref(&out)).expect("the dataset loads");
+    assert!(datasets[0]
+        .runs
+        .iter()
+        .all(|r| r.server_syscalls_per_echo.is_some()));
+    let analysis = echomark::analysis::Analysis::of(&datasets).expect("analysed");
+    let site =
+        echomark::site::render(&datasets, &analysis, "https://example.test/").expect("rendered");
+    for (lang, says) in [
+        ("en", "for each server's process over its whole run"),
+        ("zh", "由内核统计每个服务端进程整个运行期间的调用"),
+    ] {
+        let page =
+            String::from_utf8(site.files[&format!("{lang}/counted-servers/overview.md")].clone())
+                .unwrap();
+        assert!(page.contains(says), "{lang}: {page}");
+    }
+}

@@ -110,14 +110,25 @@ fn backends_section(
             ],
         ));
     }
-    // The measuring process's system calls per echo (--count-syscalls), both backends.
-    let syscalls =
-        |backend: &str| backends::per_echo(&view.dataset.runs, backend, |r| r.syscalls_per_echo);
+    // System calls per echo (--count-syscalls), both sides: the servers' own count where
+    // they are processes of their own, else the measuring process's.
+    let figure = |r: &crate::model::Run| {
+        if external {
+            r.server_syscalls_per_echo
+        } else {
+            r.syscalls_per_echo
+        }
+    };
+    let syscalls = |backend: &str| backends::per_echo(&view.dataset.runs, backend, figure);
     if let (Some(s), Some(b)) = (syscalls(subject), syscalls(base)) {
         let x = |v: f64| labels::number(format::per_echo(v));
         summary.push(&cat.text("site.sentence_sep"));
         summary.push(&cat.fill(
-            "overview.backends_syscalls",
+            if external {
+                "overview.servers_syscalls"
+            } else {
+                "overview.backends_syscalls"
+            },
             &[
                 ("subject", &s_label),
                 ("base", &b_label),
