@@ -141,6 +141,21 @@ pub struct ExternalServer {
     /// archives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<ServerIdentity>,
+    /// `--server-ready-timeout`: how long a started server may take to accept or echo, in
+    /// milliseconds; absent for [`DEFAULT_SERVER_READY_MS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_timeout_ms: Option<u64>,
+}
+
+/// How long a started external server may take to accept or echo unless
+/// `--server-ready-timeout` says otherwise, in milliseconds.
+pub const DEFAULT_SERVER_READY_MS: u64 = 10_000;
+
+impl ExternalServer {
+    /// How long a start of this server may take to be ready.
+    pub fn ready_limit(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.ready_timeout_ms.unwrap_or(DEFAULT_SERVER_READY_MS))
+    }
 }
 
 /// What an external server is: its version as it reports it, the executable its command

@@ -323,6 +323,7 @@ fn sample() -> Archive {
                 tls_ca: Some("ca.pem".into()),
                 machine: Some(sample_host()),
                 version_command: Some("nginx -v".into()),
+                ready_timeout_ms: Some(30_000),
                 identity: Some(echomark_archive::ServerIdentity {
                     version_command: Some("nginx -v".into()),
                     version: Some("nginx version: nginx/1.22.1".into()),

@@ -117,6 +117,10 @@ pub struct MatrixArgs {
     /// The address the external server listens on (default: the address family's loopback).
     #[arg(long, value_name = "IP", requires = "server_cmd")]
     pub server_host: Option<std::net::IpAddr>,
+    /// How long a started server may take to accept or echo (default 10 s): more for servers
+    /// that start slowly, such as a JVM's.
+    #[arg(long, value_name = "S", value_parser = seconds, requires = "server_cmd")]
+    pub server_ready_timeout: Option<f64>,
     /// tcp, tcps against --server-cmd: `prefix` or `raw`.
     #[arg(long, value_enum, default_value = "prefix", requires = "server_cmd")]
     pub framing: StreamFraming,
@@ -242,6 +246,9 @@ impl MatrixArgs {
             }),
             version_command: None,
             identity: None,
+            ready_timeout_ms: self
+                .server_ready_timeout
+                .map(|s| (s * 1000.0).round().max(1.0) as u64),
         })
     }
 

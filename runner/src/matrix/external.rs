@@ -109,7 +109,8 @@ pub(super) fn verify_first(
                 checks: vec![echomark_archive::VerificationCheck {
                     name: "start".into(),
                     outcome: "failed".into(),
-                    detail: server::failure(&process, false).unwrap_or_default(),
+                    detail: server::failure(&process, false, server.ready_limit())
+                        .unwrap_or_default(),
                 }],
             },
         };

@@ -170,11 +170,17 @@ impl Session<'_> {
         if self.signal.flag.load(Ordering::Relaxed) {
             return Ok(None);
         }
+        let ready_limit = target
+            .archive
+            .settings
+            .external_server
+            .as_ref()
+            .map(echomark_archive::ExternalServer::ready_limit);
         let judged = self.judge(
             run,
             &target.archive.backend,
             outcome.as_ref(),
-            server.as_ref(),
+            server.as_ref().zip(ready_limit),
         );
         let summary = summary_line(&judged);
         let failed = judged.error.is_some();
@@ -229,7 +235,7 @@ impl Session<'_> {
         run: &PlannedRun,
         backend: &echomark_archive::Backend,
         outcome: Option<&child::ChildOutcome>,
-        server: Option<&echomark_archive::ServerProcess>,
+        server: Option<(&echomark_archive::ServerProcess, std::time::Duration)>,
     ) -> child::Judged {
         let mut judged = match outcome {
             Some(outcome) => child::judge(
@@ -246,7 +252,9 @@ impl Session<'_> {
                 error: None,
             },
         };
-        if let Some(reason) = server.and_then(|p| server::failure(p, outcome.is_some())) {
+        if let Some(reason) =
+            server.and_then(|(p, ready_limit)| server::failure(p, outcome.is_some(), ready_limit))
+        {
             judged.error = Some(reason);
         }
         judged

@@ -15,8 +15,6 @@ use echomark_archive::{ExternalServer, Protocol, ServerProcess};
 
 use crate::placement::CpuList;
 
-/// How long a started server may take to accept or echo.
-pub const READY_LIMIT: Duration = Duration::from_secs(10);
 /// How long a server gets to exit after SIGTERM.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
 /// How much of the server's stderr is kept.
@@ -59,7 +57,7 @@ pub fn pinned_cpus(
 
 /// Starts `server` for `protocol` on a free port, pinned to `cpus` when given (before it
 /// execs, so every thread it makes inherits them), and waits until it is ready (or exited,
-/// or [`READY_LIMIT`] passed; see [`Started::ready_seconds`]).
+/// or its ready limit passed; see [`Started::ready_seconds`]).
 pub fn start(
     server: &ExternalServer,
     protocol: Protocol,
@@ -129,7 +127,8 @@ pub fn start(
         separate_network_namespace: None,
         pinned: cpus.is_some(),
     };
-    while s.started.elapsed() < READY_LIMIT {
+    let limit = server.ready_limit();
+    while s.started.elapsed() < limit {
         // Looked at, not reaped: `stop` reads its status and resource usage with wait4.
         if has_exited(s.child.id()) {
             break;
@@ -406,8 +405,8 @@ fn seconds(t: libc::timeval) -> f64 {
 
 /// Why a run against an external server could not be measured, from its server's record,
 /// if the server is to blame.
-pub fn failure(p: &ServerProcess, ran: bool) -> Option<String> {
-    failure_reason(p, ran).map(|reason| {
+pub fn failure(p: &ServerProcess, ran: bool, ready_limit: Duration) -> Option<String> {
+    failure_reason(p, ran, ready_limit).map(|reason| {
         // What the server said last is most often why it gave up.
         let said = p.stderr_tail.trim();
         if p.exited_early && !said.is_empty() {
@@ -422,7 +421,7 @@ pub fn failure(p: &ServerProcess, ran: bool) -> Option<String> {
     })
 }
 
-fn failure_reason(p: &ServerProcess, ran: bool) -> Option<String> {
+fn failure_reason(p: &ServerProcess, ran: bool, ready_limit: Duration) -> Option<String> {
     if p.ready_seconds.is_none() {
         return Some(match (p.exited_early, p.exit_code, p.signal) {
             (true, Some(code), _) => {
@@ -431,7 +430,7 @@ fn failure_reason(p: &ServerProcess, ran: bool) -> Option<String> {
             (true, _, Some(sig)) => format!("the server died of signal {sig} before it was ready"),
             _ => format!(
                 "the server was not ready within {} s",
-                READY_LIMIT.as_secs()
+                ready_limit.as_secs_f64()
             ),
         });
     }

@@ -289,19 +289,26 @@ fn a_server_that_exits_at_once_is_reported_with_its_exit_code_and_stderr() {
 fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
     let dir = tempfile::tempdir().unwrap();
     let pid = std::process::id();
-    // Never listens: the verification records why, and nothing is measured (exit 2).
+    // Never listens: the verification records why, and nothing is measured (exit 2), after
+    // the ready limit --server-ready-timeout set (10 s without it).
     let tag = format!("emk-never-{pid}");
     let started = Instant::now();
-    let (code, archive, stderr) = matrix_against(dir.path(), "never-listen", &tag, &[]);
+    let (code, archive, stderr) = matrix_against(
+        dir.path(),
+        "never-listen",
+        &tag,
+        &["--server-ready-timeout", "1.5"],
+    );
     assert_eq!(code, 2, "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(30), "no hang");
+    assert!(started.elapsed() < Duration::from_secs(8), "waited the 1.5 s given");
     assert!(stderr.contains("fails the echo contract"), "{stderr}");
     let a = archive.unwrap();
     assert_eq!(a["verification"][0]["passed"], false);
+    assert_eq!(a["settings"]["external_server"]["ready_timeout_ms"], 1500);
     let detail = a["verification"][0]["checks"][0]["detail"]
         .as_str()
         .unwrap();
-    assert!(detail.contains("not ready within 10 s"), "{detail}");
+    assert!(detail.contains("not ready within 1.5 s"), "{detail}");
     assert!(a["results"].as_array().unwrap().is_empty());
     assert_eq!(processes_tagged(&tag), 0);
 
