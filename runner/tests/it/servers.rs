@@ -300,7 +300,10 @@ fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
         &["--server-ready-timeout", "1.5"],
     );
     assert_eq!(code, 2, "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(8), "waited the 1.5 s given");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "waited the 1.5 s given"
+    );
     assert!(stderr.contains("fails the echo contract"), "{stderr}");
     let a = archive.unwrap();
     assert_eq!(a["verification"][0]["passed"], false);
