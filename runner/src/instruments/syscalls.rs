@@ -22,10 +22,10 @@ const TRACEPOINT_ID_FILES: [&str; 2] = [
 /// Why system calls could not be counted.
 #[derive(Debug, thiserror::Error)]
 pub enum SyscallCountError {
-    #[error("the raw_syscalls:sys_enter tracepoint is not in tracefs ({})", TRACEPOINT_ID_FILES.join(", "))]
+    #[error("cannot count system calls: the raw_syscalls:sys_enter tracepoint is not in tracefs ({})", TRACEPOINT_ID_FILES.join(", "))]
     NoTracepoint,
     #[error(
-        "the kernel refused a counter of raw_syscalls:sys_enter (root or CAP_PERFMON needed): {0}"
+        "cannot count system calls: the kernel refused a counter of raw_syscalls:sys_enter (root or CAP_PERFMON needed): {0}"
     )]
     Refused(#[source] std::io::Error),
     #[error("reading the system call counter failed: {0}")]
@@ -56,6 +56,12 @@ impl SyscallCounter {
             .build()
             .map_err(SyscallCountError::Refused)?;
         Ok(Self { counter })
+    }
+
+    /// [`open`](Self::open) when `asked`, else no counter: what `once` and `serve` do with
+    /// `--count-syscalls`.
+    pub fn open_if(asked: bool) -> Result<Option<Self>, SyscallCountError> {
+        asked.then(Self::open).transpose()
     }
 
     /// System calls counted so far, live threads included.

@@ -43,17 +43,13 @@ pub fn measure(case: &Case) -> Metrics {
         }
     }
     // Opened before any runtime thread starts: they inherit it.
-    let mut syscalls = if case.count_syscalls {
-        match SyscallCounter::open() {
-            Ok(counter) => Some(counter),
-            Err(e) => {
-                metrics.error = Some(format!("setup failed: cannot count system calls: {e}"));
-                report::finish_verdict(&mut metrics);
-                return metrics;
-            }
+    let mut syscalls = match SyscallCounter::open_if(case.count_syscalls) {
+        Ok(counter) => counter,
+        Err(e) => {
+            metrics.error = Some(format!("setup failed: {e}"));
+            report::finish_verdict(&mut metrics);
+            return metrics;
         }
-    } else {
-        None
     };
     let counter = syscalls.as_mut();
     let started = match (&case.target, case.backend) {

@@ -403,13 +403,8 @@ pub fn run(
         crate::placement::pin_current_thread(cpus).map_err(std::io::Error::other)?;
     }
     // Before any runtime thread starts: they inherit it.
-    let mut syscalls = if o.count_syscalls {
-        let counter = crate::instruments::syscalls::SyscallCounter::open()
-            .map_err(|e| std::io::Error::other(format!("cannot count system calls: {e}")))?;
-        Some(counter)
-    } else {
-        None
-    };
+    let mut syscalls = crate::instruments::syscalls::SyscallCounter::open_if(o.count_syscalls)
+        .map_err(std::io::Error::other)?;
     let tls = tls_server(o)?;
     let started = match o.backend {
         ServeBackend::Tokio => tokio::start(o, (tls, quic_server(o)?), &registry, &closing)?,
