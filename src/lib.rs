@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod compare;
 pub mod error;
 pub mod format;
+pub mod import;
 pub mod measurement;
 pub mod model;
 pub mod output;

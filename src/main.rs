@@ -51,6 +51,51 @@ enum Command {
     /// the repetitions and histograms support (exit 1 on a regression with --fail-on
     /// regression, 2 on bad input).
     Compare(CompareArgs),
+    /// Read another load generator's output files (oha, autocannon, wrk, Locust, iperf3)
+    /// into OUT/TOOL.json, an archive the site, compare and history read beside echomark's.
+    Import(ImportArgs),
+}
+
+/// The flags of `import`.
+#[derive(Debug, clap::Args)]
+struct ImportArgs {
+    /// The tool that wrote the files.
+    #[arg(long = "from", value_name = "TOOL", value_parser = parse_tool)]
+    tool: echomark_archive::Tool,
+    /// The tool's output files, one run each.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The dataset folder to write TOOL.json into (created when missing; an archive there
+    /// is never replaced).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// `echomark-runner describe-host` output for the machine the tool ran on; without it
+    /// the pages say the host was not recorded.
+    #[arg(long, value_name = "FILE")]
+    host: Option<PathBuf>,
+    /// The command that produced the files (once for all, or once per file in order);
+    /// needed where the output does not say its load (oha, autocannon, Locust).
+    #[arg(long = "command", value_name = "CMD")]
+    commands: Vec<String>,
+    /// The tool's version, where its output does not say it (all but iperf3).
+    #[arg(long, value_name = "VERSION")]
+    tool_version: Option<String>,
+    /// The request body's length in bytes, where the output does not say it.
+    #[arg(long, value_name = "BYTES")]
+    payload: Option<u64>,
+}
+
+fn parse_tool(name: &str) -> Result<echomark_archive::Tool, String> {
+    echomark_archive::Tool::named(name).ok_or_else(|| {
+        let known: Vec<&str> = echomark_archive::Tool::ALL
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
+        format!(
+            "{name:?} is not a tool echomark imports ({})",
+            known.join(", ")
+        )
+    })
 }
 
 /// The flags of `compare`.
@@ -114,6 +159,7 @@ fn main() -> ExitCode {
         }
         Command::Check(a) => run_check(&default_paths(a.raw), &a.out, &a.base_url),
         Command::Compare(args) => return run_compare(&args),
+        Command::Import(args) => return run_import(args),
     };
     match result {
         Ok(()) => ExitCode::from(exit_codes::OK),
@@ -139,6 +185,39 @@ fn analyse(paths: &[PathBuf]) -> anyhow::Result<(Vec<Dataset>, Analysis)> {
     let datasets = read::load(paths)?;
     let analysis = Analysis::of(&datasets).context("aggregating the run table")?;
     Ok((datasets, analysis))
+}
+
+/// `import`: 0 with the archive written, 1 for an input file that is not the tool's, 2 for
+/// a request that cannot be carried out.
+fn run_import(args: ImportArgs) -> ExitCode {
+    use echomark::import::{import, ImportError, ImportRequest};
+    let request = ImportRequest {
+        tool: args.tool,
+        files: args.files,
+        out: args.out,
+        host: args.host,
+        commands: args.commands,
+        tool_version: args.tool_version,
+        payload_bytes: args.payload,
+    };
+    match import(&request) {
+        Ok(path) => {
+            println!(
+                "{}: {} runs of {} imported",
+                printable(&path.display().to_string()),
+                request.files.len(),
+                request.tool
+            );
+            ExitCode::from(exit_codes::OK)
+        }
+        Err(e) => {
+            eprintln!("echomark import: {e}");
+            ExitCode::from(match e {
+                ImportError::Usage(_) => exit_codes::USAGE,
+                ImportError::Input(_) | ImportError::Write { .. } => exit_codes::FAILED,
+            })
+        }
+    }
 }
 
 /// `compare` has its own exit codes: CI gates on them.

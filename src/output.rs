@@ -129,6 +129,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     echomark_archive::files::write_atomically(path, bytes)
 }
 
+/// Writes `bytes` to a new file at `path` as [`write_atomically`] does; an existing file is
+/// an `AlreadyExists` error, never replaced.
+pub fn write_new_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    echomark_archive::files::write_new_atomically(path, bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::safe_name;

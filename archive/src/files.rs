@@ -14,6 +14,17 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 /// then the directory entry flushed too. The folder must exist (nothing is created but the
 /// file); an existing file keeps its permissions, a new one gets the process's default.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_through_temporary(path, bytes, true)
+}
+
+/// Writes `bytes` to `path` as [`write_atomically`] does, but only when nothing is there:
+/// the finished file is linked into place, which fails with `AlreadyExists` instead of
+/// replacing a file that appeared meanwhile.
+pub fn write_new_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_through_temporary(path, bytes, false)
+}
+
+fn write_through_temporary(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -35,7 +46,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
             file.set_permissions(p)?;
         }
         file.sync_all()?;
-        fs::rename(&tmp, path)?;
+        if replace {
+            fs::rename(&tmp, path)?;
+        } else {
+            fs::hard_link(&tmp, path)?;
+            fs::remove_file(&tmp)?;
+        }
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }

@@ -3,7 +3,7 @@
 //! One crate owns the JSON shapes so that the producer and the reader cannot drift apart
 //! (the same idea as `nextest-metadata`): the configuration key and its enums ([`key`]), the
 //! metrics one run prints and its error counters ([`metrics`]), the archive around them
-//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), an external server's description ([`target`]), the latency histogram's wire form ([`histogram`]) and the
+//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), an external server's description ([`target`]), the latency histogram's wire form ([`histogram`]), what other load generators measured ([`imported`]) and the
 //! check that a measurement measured what was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
 //! reader understands an echomark archive, and echomark adds what arknet lacks (full latency
 //! histograms, interval-exact throughput, kernel UDP counters, per-run timing and a shuffle
@@ -16,6 +16,7 @@ pub mod cpus;
 pub mod echo;
 pub mod files;
 pub mod histogram;
+pub mod imported;
 pub mod key;
 pub mod metrics;
 pub mod open_loop;
@@ -32,6 +33,10 @@ pub use archive::{
 };
 pub use backend::{unsupported, Backend};
 pub use echo::{check_echo, CaseParameters, RequestedTiming};
+pub use imported::{
+    Bucket, ImportInfo, ImportedArchive, ImportedLatency, ImportedLoad, ImportedRun,
+    LatencyFidelity, Loop, Percentile, StreamFigures, Tool, IMPORT_FORMAT_VERSION,
+};
 pub use key::{
     AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,
 };

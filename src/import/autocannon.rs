@@ -1,0 +1,194 @@
+//! autocannon's JSON (`--json`, checked against autocannon 9.0): connections, pipelining,
+//! duration, counts by status class and code, and latency percentiles in whole
+//! milliseconds. It names neither its rate (`-R`) nor its version, so the command is needed
+//! to know whether the load was open loop.
+
+use std::collections::BTreeMap;
+
+use echomark_archive::{
+    ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Protocol, Tool,
+};
+use serde::Deserialize;
+
+use super::{percentiles, request_failures, Read, Source};
+use crate::error::Problem;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Report {
+    url: String,
+    connections: u64,
+    #[allow(dead_code)]
+    sample_int: u64,
+    pipelining: u64,
+    workers: u64,
+    duration: f64,
+    #[allow(dead_code)]
+    samples: u64,
+    start: String,
+    #[allow(dead_code)]
+    finish: String,
+    errors: u64,
+    #[allow(dead_code)]
+    timeouts: u64,
+    mismatches: u64,
+    non2xx: u64,
+    resets: u64,
+    #[serde(rename = "1xx")]
+    informational: u64,
+    #[serde(rename = "2xx")]
+    success: u64,
+    #[serde(rename = "3xx")]
+    redirect: u64,
+    #[serde(rename = "4xx")]
+    client_error: u64,
+    #[serde(rename = "5xx")]
+    server_error: u64,
+    status_code_stats: BTreeMap<String, CodeCount>,
+    latency: Histogram,
+    requests: Histogram,
+    throughput: Histogram,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CodeCount {
+    count: u64,
+}
+
+/// autocannon's summary of an HdrHistogram: statistics and `pNN_N` percentiles.
+#[derive(Deserialize)]
+struct Histogram {
+    mean: f64,
+    stddev: f64,
+    min: f64,
+    max: f64,
+    #[serde(flatten)]
+    rest: BTreeMap<String, serde_json::Value>,
+}
+
+impl Histogram {
+    /// The `pNN_N` fields, as names and numbers.
+    fn percentiles(&self) -> Vec<(String, Option<f64>)> {
+        self.rest
+            .iter()
+            .filter(|(k, _)| k.starts_with('p'))
+            .map(|(k, v)| (k.clone(), v.as_f64()))
+            .collect()
+    }
+}
+
+/// Reads one autocannon JSON report.
+pub fn read(source: &Source) -> Result<Read, Problem> {
+    let report: Report = source.json(Tool::Autocannon)?;
+    let command = source.command_for(
+        Tool::Autocannon,
+        "its rate (-R), so whether it ran open loop",
+    )?;
+    let usage = |e: String| source.problem("", format!("--command: {e}"));
+    let rate = command.decimal(&["-R", "--overallRate"]).map_err(usage)?;
+    let duration = super::finite_non_negative(source, "duration", report.duration)?;
+    let responses = report.informational
+        + report.success
+        + report.redirect
+        + report.client_error
+        + report.server_error;
+    let counted: u64 = report.status_code_stats.values().map(|c| c.count).sum();
+    if counted != responses {
+        return Err(source.problem(
+            "statusCodeStats",
+            format!("counts {counted} answers, but 1xx–5xx count {responses}"),
+        ));
+    }
+    let latency = if responses == 0 {
+        None
+    } else {
+        let l = &report.latency;
+        for (name, v) in [
+            ("mean", l.mean),
+            ("stddev", l.stddev),
+            ("min", l.min),
+            ("max", l.max),
+        ] {
+            super::finite_non_negative(source, &format!("latency.{name}"), v)?;
+        }
+        Some(ImportedLatency {
+            fidelity: LatencyFidelity::SummaryOnly,
+            resolution_us: 1000.0,
+            measures: "from writing the request to the end of the response, in whole milliseconds \
+                       (no correction for coordinated omission)"
+                .into(),
+            min_us: Some(l.min * 1e3),
+            mean_us: Some(l.mean * 1e3),
+            max_us: Some(l.max * 1e3),
+            stddev_us: Some(l.stddev * 1e3),
+            percentiles: percentiles(source, "latency", l.percentiles(), 1e3)?,
+            histogram: Vec::new(),
+        })
+    };
+    let mut errors = BTreeMap::new();
+    // autocannon's `errors` counts every request that ended without an answer, timeouts
+    // included; mismatches (`--expectBody`) and resets are counted on their own.
+    for (kind, n) in [
+        ("errors (timeouts included)", report.errors),
+        ("body mismatches", report.mismatches),
+        ("resets", report.resets),
+    ] {
+        if n > 0 {
+            errors.insert(kind.to_string(), n);
+        }
+    }
+    let status_codes: BTreeMap<String, u64> = report
+        .status_code_stats
+        .into_iter()
+        .map(|(code, c)| (code, c.count))
+        .collect();
+    let mut run = ImportedRun {
+        source_file: String::new(),
+        source_sha256: String::new(),
+        command: None,
+        started_at_utc: Some(report.start),
+        protocol: Protocol::Http,
+        target: Some(report.url),
+        load: ImportedLoad {
+            connections: report.connections,
+            threads: (report.workers > 0).then_some(report.workers),
+            pipelining: report.pipelining,
+            duration_seconds: duration,
+            payload_bytes: source
+                .payload_bytes
+                .or_else(|| command.value(&["-b", "--body"]).map(|b| b.len() as u64)),
+            loop_kind: if rate.is_some() {
+                Loop::Open
+            } else {
+                Loop::Closed
+            },
+            rate,
+            latency_correction: false,
+        },
+        responses: Some(responses),
+        responses_per_second: Some(responses as f64 / duration),
+        reported_rate: Some(report.requests.mean),
+        bytes_per_second: Some(report.throughput.mean),
+        latency,
+        unfinished: None,
+        errors,
+        status_codes,
+        stream: None,
+        failed: false,
+        failure: Vec::new(),
+    };
+    if report.non2xx != run.non_2xx() {
+        return Err(source.problem(
+            "non2xx",
+            format!(
+                "is {}, but the status codes hold {} answers outside 2xx",
+                report.non2xx,
+                run.non_2xx()
+            ),
+        ));
+    }
+    run.failure = request_failures(&run);
+    run.failed = !run.failure.is_empty();
+    Ok(Read { run, version: None })
+}

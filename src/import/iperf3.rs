@@ -1,0 +1,258 @@
+//! iperf3's JSON (`-J`, checked against iperf 3.12): a one-way bulk transfer over TCP or
+//! UDP, with retransmits (TCP), datagram loss and jitter (UDP) and both hosts' CPU use. A
+//! run iperf3 could not make is `{"error": …}` with an empty `end`, and is kept as a failed
+//! run. There are no requests and no latency: what it measures is throughput one way.
+
+use echomark_archive::{ImportedLoad, ImportedRun, Loop, Protocol, StreamFigures, Tool};
+use serde::Deserialize;
+
+use super::{Read, Source};
+use crate::error::Problem;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    start: Start,
+    #[allow(dead_code)]
+    intervals: Vec<serde_json::Value>,
+    end: End,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Start {
+    version: String,
+    #[serde(default)]
+    timestamp: Option<Timestamp>,
+    #[serde(default)]
+    connecting_to: Option<Endpoint>,
+    #[serde(default)]
+    test_start: Option<TestStart>,
+}
+
+#[derive(Deserialize)]
+struct Timestamp {
+    timesecs: i64,
+}
+
+#[derive(Deserialize)]
+struct Endpoint {
+    host: String,
+    port: u16,
+}
+
+#[derive(Deserialize)]
+struct TestStart {
+    protocol: String,
+    num_streams: u64,
+    blksize: u64,
+    duration: f64,
+    reverse: u8,
+    target_bitrate: u64,
+}
+
+#[derive(Deserialize, Default)]
+struct End {
+    #[serde(default)]
+    sum_sent: Option<Sum>,
+    #[serde(default)]
+    sum_received: Option<Sum>,
+    /// UDP: the receiver's view of loss and jitter.
+    #[serde(default)]
+    sum: Option<Sum>,
+    #[serde(default)]
+    cpu_utilization_percent: Option<Cpu>,
+}
+
+#[derive(Deserialize)]
+struct Sum {
+    seconds: f64,
+    bytes: u64,
+    bits_per_second: f64,
+    #[serde(default)]
+    retransmits: Option<u64>,
+    #[serde(default)]
+    jitter_ms: Option<f64>,
+    #[serde(default)]
+    lost_packets: Option<u64>,
+    #[serde(default)]
+    packets: Option<u64>,
+    #[serde(default)]
+    lost_percent: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct Cpu {
+    host_total: f64,
+    remote_total: f64,
+}
+
+/// Reads one iperf3 JSON report.
+pub fn read(source: &Source) -> Result<Read, Problem> {
+    let report: Report = source.json(Tool::Iperf3)?;
+    let version = report
+        .start
+        .version
+        .strip_prefix("iperf ")
+        .filter(|v| v.starts_with('3'))
+        .ok_or_else(|| {
+            source.problem(
+                "start.version",
+                format!("{:?} is not iperf 3's", report.start.version),
+            )
+        })?
+        .to_string();
+    let target = report
+        .start
+        .connecting_to
+        .as_ref()
+        .map(|c| format!("{}:{}", c.host, c.port));
+    let started_at_utc = report
+        .start
+        .timestamp
+        .as_ref()
+        .map(|t| super::utc_from_unix(t.timesecs));
+    let command_streams = source
+        .command
+        .as_ref()
+        .and_then(|c| c.number(&["-P", "--parallel"]).ok().flatten());
+    let failed_run = |why: String, protocol: Protocol| ImportedRun {
+        source_file: String::new(),
+        source_sha256: String::new(),
+        command: None,
+        started_at_utc: started_at_utc.clone(),
+        protocol,
+        target: target.clone(),
+        load: ImportedLoad {
+            connections: command_streams.unwrap_or(1),
+            threads: None,
+            pipelining: 1,
+            duration_seconds: 0.0,
+            payload_bytes: None,
+            loop_kind: Loop::Closed,
+            rate: None,
+            latency_correction: false,
+        },
+        responses: None,
+        responses_per_second: None,
+        reported_rate: None,
+        bytes_per_second: None,
+        latency: None,
+        unfinished: None,
+        errors: Default::default(),
+        status_codes: Default::default(),
+        stream: None,
+        failed: true,
+        failure: vec![why],
+    };
+    let udp_by_command = source
+        .command
+        .as_ref()
+        .is_some_and(|c| c.has("-u") || c.has("--udp"));
+    if let Some(error) = report.error {
+        let protocol = if udp_by_command {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        };
+        return Ok(Read {
+            run: failed_run(format!("iperf3: {error}"), protocol),
+            version: Some(version),
+        });
+    }
+    let test = report.start.test_start.as_ref().ok_or_else(|| {
+        source.problem("start.test_start", "missing, and iperf3 reported no error")
+    })?;
+    let protocol = match test.protocol.as_str() {
+        "TCP" => Protocol::Tcp,
+        "UDP" => Protocol::Udp,
+        other => {
+            return Err(source.problem(
+                "start.test_start.protocol",
+                format!("{other:?}: only TCP and UDP are imported"),
+            ))
+        }
+    };
+    let sent = report
+        .end
+        .sum_sent
+        .as_ref()
+        .ok_or_else(|| source.problem("end.sum_sent", "missing"))?;
+    let received = report
+        .end
+        .sum_received
+        .as_ref()
+        .or(report.end.sum.as_ref())
+        .ok_or_else(|| source.problem("end.sum_received", "missing"))?;
+    for (path, v) in [
+        ("end.sum_sent.seconds", sent.seconds),
+        ("end.sum_sent.bits_per_second", sent.bits_per_second),
+        ("end.sum_received.bits_per_second", received.bits_per_second),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(source.problem(path, format!("{v}: not finite and non-negative")));
+        }
+    }
+    let (host_cpu, remote_cpu) = report
+        .end
+        .cpu_utilization_percent
+        .as_ref()
+        .map_or((None, None), |c| (Some(c.host_total), Some(c.remote_total)));
+    // With -R the server sends and this host receives.
+    let (sender_cpu, receiver_cpu) = if test.reverse != 0 {
+        (remote_cpu, host_cpu)
+    } else {
+        (host_cpu, remote_cpu)
+    };
+    let loss = report
+        .end
+        .sum
+        .as_ref()
+        .filter(|_| protocol == Protocol::Udp);
+    let rate = (protocol == Protocol::Udp && test.target_bitrate > 0 && test.blksize > 0)
+        .then(|| test.target_bitrate as f64 / 8.0 / test.blksize as f64);
+    let mut run = ImportedRun {
+        load: ImportedLoad {
+            connections: test.num_streams,
+            threads: None,
+            pipelining: 1,
+            duration_seconds: if sent.seconds > 0.0 {
+                sent.seconds
+            } else {
+                test.duration
+            },
+            payload_bytes: Some(test.blksize),
+            loop_kind: if rate.is_some() {
+                Loop::Open
+            } else {
+                Loop::Closed
+            },
+            rate,
+            latency_correction: false,
+        },
+        stream: Some(StreamFigures {
+            streams: test.num_streams,
+            sent_bits_per_second: sent.bits_per_second,
+            received_bits_per_second: received.bits_per_second,
+            sent_bytes: sent.bytes,
+            received_bytes: received.bytes,
+            retransmits: sent.retransmits.filter(|_| protocol == Protocol::Tcp),
+            datagrams: loss.and_then(|s| s.packets),
+            lost_datagrams: loss.and_then(|s| s.lost_packets),
+            lost_percent: loss.and_then(|s| s.lost_percent),
+            jitter_ms: loss.and_then(|s| s.jitter_ms),
+            datagram_bytes: (protocol == Protocol::Udp).then_some(test.blksize),
+            sender_cpu_percent: sender_cpu,
+            receiver_cpu_percent: receiver_cpu,
+        }),
+        failed: false,
+        bytes_per_second: Some(received.bits_per_second / 8.0),
+        ..failed_run(String::new(), protocol)
+    };
+    run.failure.clear();
+    Ok(Read {
+        run,
+        version: Some(version),
+    })
+}

@@ -1,0 +1,187 @@
+//! Locust's JSON statistics (`--json`, checked against Locust 2.47): per endpoint, request
+//! and failure counts, the first and last request's time and every response time in a
+//! histogram of whole milliseconds (Locust rounds longer times coarser: to 10 ms above
+//! 100 ms, to 100 ms above 1 s). The histogram holds every request, so the latency is
+//! lossless at Locust's resolution; percentiles are read from it by nearest rank. The users
+//! (`-u`) come from the command.
+
+use std::collections::BTreeMap;
+
+use echomark_archive::{
+    Bucket, ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Percentile,
+    Protocol, Tool,
+};
+use serde::Deserialize;
+
+use super::{request_failures, Read, Source};
+use crate::error::Problem;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Endpoint {
+    name: String,
+    method: Option<String>,
+    last_request_timestamp: Option<f64>,
+    start_time: f64,
+    num_requests: u64,
+    #[allow(dead_code)]
+    num_none_requests: u64,
+    num_failures: u64,
+    total_response_time: f64,
+    max_response_time: f64,
+    min_response_time: Option<f64>,
+    #[allow(dead_code)]
+    total_content_length: u64,
+    response_times: BTreeMap<String, u64>,
+    #[allow(dead_code)]
+    num_reqs_per_sec: BTreeMap<String, u64>,
+    #[allow(dead_code)]
+    num_fail_per_sec: BTreeMap<String, u64>,
+}
+
+/// The percentiles read from the histogram.
+const PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
+/// Reads one Locust JSON statistics file.
+pub fn read(source: &Source) -> Result<Read, Problem> {
+    let endpoints: Vec<Endpoint> = source.json(Tool::Locust)?;
+    if endpoints.is_empty() {
+        return Err(source.problem("", "no endpoint: Locust made no request"));
+    }
+    let command = source.command_for(Tool::Locust, "how many users it ran (-u)")?;
+    let usage = |e: String| source.problem("", format!("--command: {e}"));
+    let users = command
+        .number(&["-u", "--users"])
+        .map_err(usage)?
+        .ok_or_else(|| source.problem("", "--command names no users (-u)"))?;
+    let mut histogram: BTreeMap<u64, u64> = BTreeMap::new();
+    let (mut requests, mut failures, mut total_ms) = (0u64, 0u64, 0.0f64);
+    let (mut start, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut min_ms, mut max_ms) = (f64::INFINITY, 0.0f64);
+    for (i, e) in endpoints.iter().enumerate() {
+        let at = |field: &str| format!("[{i}].{field}");
+        for (field, v) in [
+            ("start_time", e.start_time),
+            ("total_response_time", e.total_response_time),
+            ("max_response_time", e.max_response_time),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(source.problem(at(field), format!("{v}: not finite and non-negative")));
+            }
+        }
+        for (key, &count) in &e.response_times {
+            let ms: u64 = key.parse().map_err(|_| {
+                source.problem(
+                    at(&format!("response_times.{key:?}")),
+                    "not whole milliseconds",
+                )
+            })?;
+            *histogram.entry(ms).or_default() += count;
+        }
+        let recorded: u64 = e.response_times.values().sum();
+        if recorded != e.num_requests {
+            return Err(source.problem(
+                at("response_times"),
+                format!(
+                    "holds {recorded} requests, but num_requests is {}",
+                    e.num_requests
+                ),
+            ));
+        }
+        let _ = (&e.name, &e.method);
+        requests += e.num_requests;
+        failures += e.num_failures;
+        total_ms += e.total_response_time;
+        start = start.min(e.start_time);
+        if let Some(t) = e.last_request_timestamp {
+            last = last.max(t);
+        }
+        if let Some(m) = e.min_response_time {
+            min_ms = min_ms.min(m);
+        }
+        max_ms = max_ms.max(e.max_response_time);
+    }
+    let duration = last - start;
+    if !(duration.is_finite() && duration > 0.0) {
+        return Err(source.problem(
+            "[0].last_request_timestamp",
+            "missing or not after start_time: the run has no duration",
+        ));
+    }
+    let latency = (requests > 0).then(|| ImportedLatency {
+        fidelity: LatencyFidelity::Lossless,
+        resolution_us: 1000.0,
+        measures: "from sending the request to the end of the response, as Locust's HTTP client \
+                   times it, rounded to whole milliseconds (closed loop: each user waits for its \
+                   answer)"
+            .into(),
+        min_us: min_ms.is_finite().then_some(min_ms * 1e3),
+        mean_us: Some(total_ms / requests as f64 * 1e3),
+        max_us: Some(max_ms * 1e3),
+        stddev_us: None,
+        percentiles: PERCENTILES
+            .iter()
+            .map(|&at| Percentile {
+                at,
+                us: nearest_rank(&histogram, requests, at) as f64 * 1e3,
+            })
+            .collect(),
+        histogram: histogram
+            .iter()
+            .map(|(&ms, &count)| Bucket {
+                upper_us: ms as f64 * 1e3,
+                count,
+            })
+            .collect(),
+    });
+    let answered = requests - failures.min(requests);
+    let mut errors = BTreeMap::new();
+    if failures > 0 {
+        errors.insert("failures (Locust's count)".to_string(), failures);
+    }
+    let mut run = ImportedRun {
+        source_file: String::new(),
+        source_sha256: String::new(),
+        command: None,
+        started_at_utc: Some(super::utc_from_unix(start.floor() as i64)),
+        protocol: Protocol::Http,
+        target: command.value(&["-H", "--host"]).map(str::to_string),
+        load: ImportedLoad {
+            connections: users,
+            threads: None,
+            pipelining: 1,
+            duration_seconds: duration,
+            payload_bytes: source.payload_bytes,
+            loop_kind: Loop::Closed,
+            rate: None,
+            latency_correction: false,
+        },
+        responses: Some(answered),
+        responses_per_second: Some(answered as f64 / duration),
+        reported_rate: None,
+        bytes_per_second: None,
+        latency,
+        unfinished: None,
+        errors,
+        status_codes: BTreeMap::new(),
+        stream: None,
+        failed: false,
+        failure: Vec::new(),
+    };
+    run.failure = request_failures(&run);
+    run.failed = !run.failure.is_empty();
+    Ok(Read { run, version: None })
+}
+
+/// The smallest value with at least `at` percent of the `total` requests at or below it.
+fn nearest_rank(histogram: &BTreeMap<u64, u64>, total: u64, at: f64) -> u64 {
+    let rank = ((at / 100.0) * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (&value, &count) in histogram {
+        seen += count;
+        if seen >= rank {
+            return value;
+        }
+    }
+    histogram.keys().next_back().copied().unwrap_or(0)
+}

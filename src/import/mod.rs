@@ -1,0 +1,412 @@
+//! `echomark import`: other load generators' output files read strictly into one imported
+//! archive ([`echomark_archive::ImportedArchive`]) per tool.
+//!
+//! One reader per tool ([`oha`], [`autocannon`], [`wrk`], [`locust`], [`iperf3`]) turns one
+//! output file into one [`ImportedRun`]; anything that is not that tool's format, a field of
+//! another version, a missing percentile or a negative or non-finite value is an error that
+//! names the file and the JSON path (or the line), and nothing is written. A run the tool
+//! itself marks as failed (errors, answers outside 2xx) is kept, marked failed.
+//!
+//! What an output does not say (oha names neither its connections nor its rate) comes from
+//! the command that produced it ([`command`]), given with `--command`.
+
+pub mod autocannon;
+pub mod command;
+pub mod iperf3;
+pub mod locust;
+pub mod oha;
+pub mod wrk;
+
+use std::path::{Path, PathBuf};
+
+use echomark_archive::{
+    Host, ImportInfo, ImportedArchive, ImportedLatency, ImportedRun, Percentile, Tool,
+    IMPORT_FORMAT_VERSION,
+};
+
+use crate::error::{printable, Problem};
+
+/// What `echomark import` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    pub tool: Tool,
+    /// The tool's output files, one run each.
+    pub files: Vec<PathBuf>,
+    /// The dataset folder the archive goes into (created when missing).
+    pub out: PathBuf,
+    /// `echomark-runner describe-host` output for the machine the tool ran on.
+    pub host: Option<PathBuf>,
+    /// The command lines that produced the files: one for every file, or one per file.
+    pub commands: Vec<String>,
+    /// The tool's version, where its output does not say it.
+    pub tool_version: Option<String>,
+    /// The request body's length, where the output does not say it.
+    pub payload_bytes: Option<u64>,
+}
+
+/// Why an import wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The request cannot be carried out as asked (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// An input file could not be read, or was not what the tool writes (exit 1).
+    #[error("{0}")]
+    Input(Problem),
+    /// The archive could not be written.
+    #[error("{path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<Problem> for ImportError {
+    fn from(p: Problem) -> Self {
+        ImportError::Input(p)
+    }
+}
+
+/// What one reader gives back for one file: the run, and the tool's version where the file
+/// names it.
+pub struct Read {
+    pub run: ImportedRun,
+    pub version: Option<String>,
+}
+
+/// What a reader knows besides the file's bytes.
+pub struct Source<'a> {
+    /// The file as the user named it, for errors.
+    pub file: &'a str,
+    pub bytes: &'a [u8],
+    /// The command line that produced it, split into words.
+    pub command: Option<command::Words>,
+    pub payload_bytes: Option<u64>,
+}
+
+impl Source<'_> {
+    /// A problem at `json_path` of this file.
+    pub fn problem(&self, json_path: impl Into<String>, message: impl Into<String>) -> Problem {
+        Problem::new(self.file, json_path, message)
+    }
+
+    /// The file's text, which must be UTF-8.
+    pub fn text(&self) -> Result<&str, Problem> {
+        std::str::from_utf8(self.bytes).map_err(|e| self.problem("", format!("not text: {e}")))
+    }
+
+    /// The file parsed as `tool`'s JSON output; any mismatch names the JSON path and says
+    /// whose format was expected.
+    pub fn json<T: serde::de::DeserializeOwned>(&self, tool: Tool) -> Result<T, Problem> {
+        crate::read::parse::typed(self.file, self.bytes).map_err(|p| Problem {
+            message: format!(
+                "not {tool}'s JSON output as echomark reads it: {}",
+                p.message
+            ),
+            ..p
+        })
+    }
+
+    /// The command line, which this tool's output needs because it does not say `what`.
+    pub fn command_for(&self, tool: Tool, what: &str) -> Result<&command::Words, Problem> {
+        self.command.as_ref().ok_or_else(|| {
+            self.problem(
+                "",
+                format!(
+                    "{tool}'s output does not say {what}: give the command that produced it \
+                     with --command"
+                ),
+            )
+        })
+    }
+}
+
+/// Reads every file, then writes `OUT/TOOL.json` atomically; returns its path. Nothing is
+/// written when any file fails, and an existing archive is never replaced.
+pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
+    if request.files.is_empty() {
+        return Err(ImportError::Usage("no files to import".into()));
+    }
+    if request.commands.len() > 1 && request.commands.len() != request.files.len() {
+        return Err(ImportError::Usage(format!(
+            "{} --command for {} files: give one for all of them or one per file, in order",
+            request.commands.len(),
+            request.files.len()
+        )));
+    }
+    let target = request.out.join(format!("{}.json", request.tool));
+    if target.exists() {
+        return Err(ImportError::Usage(format!(
+            "{} already exists; import into another --out folder (an archive is never replaced)",
+            printable(&target.display().to_string())
+        )));
+    }
+    let host = request.host.as_deref().map(read_host).transpose()?;
+    let mut runs = Vec::new();
+    let mut versions = std::collections::BTreeSet::new();
+    for (i, path) in request.files.iter().enumerate() {
+        let command = match request.commands.as_slice() {
+            [] => None,
+            [one] => Some(one.as_str()),
+            many => Some(many[i].as_str()),
+        };
+        let read = read_file(request.tool, path, command, request.payload_bytes)?;
+        versions.extend(read.version);
+        runs.push(read.run);
+    }
+    let tool_version = match (versions.len(), &request.tool_version) {
+        (0, given) => given.clone(),
+        (1, given) => {
+            let found = versions.into_iter().next();
+            if let (Some(given), Some(found)) = (given, &found) {
+                if given != found {
+                    return Err(ImportError::Usage(format!(
+                        "--tool-version {given:?}, but the files say {found:?}"
+                    )));
+                }
+            }
+            found
+        }
+        _ => {
+            return Err(ImportError::Usage(format!(
+                "the files were written by different versions of {} ({}): import each version \
+                 into its own dataset",
+                request.tool,
+                versions.into_iter().collect::<Vec<_>>().join(", ")
+            )))
+        }
+    };
+    let archive = ImportedArchive {
+        echomark_import: ImportInfo {
+            format_version: IMPORT_FORMAT_VERSION,
+            importer: format!("echomark {}", env!("CARGO_PKG_VERSION")),
+        },
+        tool: request.tool,
+        tool_version,
+        host,
+        runs,
+    };
+    let mut json = serde_json::to_vec_pretty(&archive).expect("plain data");
+    json.push(b'\n');
+    let write_error = |source| ImportError::Write {
+        path: printable(&target.display().to_string()),
+        source,
+    };
+    std::fs::create_dir_all(&request.out).map_err(write_error)?;
+    crate::output::write_new_atomically(&target, &json).map_err(write_error)?;
+    Ok(target)
+}
+
+fn read_host(path: &Path) -> Result<Host, ImportError> {
+    let file = printable(&path.display().to_string());
+    let bytes = std::fs::read(path)
+        .map_err(|e| Problem::new(&file, "", format!("cannot read the host description: {e}")))?;
+    Ok(crate::read::parse::typed::<Host>(&file, &bytes)?)
+}
+
+/// Reads one output file of `tool`.
+pub fn read_file(
+    tool: Tool,
+    path: &Path,
+    command: Option<&str>,
+    payload_bytes: Option<u64>,
+) -> Result<Read, ImportError> {
+    let file = printable(&path.display().to_string());
+    let bytes =
+        std::fs::read(path).map_err(|e| Problem::new(&file, "", format!("cannot read: {e}")))?;
+    let source = Source {
+        file: &file,
+        bytes: &bytes,
+        command: command
+            .map(command::Words::split)
+            .transpose()
+            .map_err(|e| {
+                ImportError::Usage(format!(
+                    "--command {}: {e}",
+                    printable(command.unwrap_or(""))
+                ))
+            })?,
+        payload_bytes,
+    };
+    let mut read = match tool {
+        Tool::Oha => oha::read(&source)?,
+        Tool::Autocannon => autocannon::read(&source)?,
+        Tool::Wrk => wrk::read(&source)?,
+        Tool::Locust => locust::read(&source)?,
+        Tool::Iperf3 => iperf3::read(&source)?,
+    };
+    read.run.source_file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    read.run.source_sha256 = sha256_hex(&bytes);
+    if read.run.command.is_none() {
+        read.run.command = command.map(str::to_string);
+    }
+    check_run(&source, &read.run)?;
+    Ok(read)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The checks every reader's run must pass: finite, non-negative figures, percentiles in
+/// order, a duration.
+fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
+    let measured = run.load.duration_seconds.is_finite() && run.load.duration_seconds > 0.0;
+    // A run the tool could not make (iperf3's `error`) has no duration and is kept as data.
+    if !measured && !(run.failed && run.load.duration_seconds == 0.0) {
+        return Err(source.problem(
+            "",
+            format!(
+                "the run's duration is {} s: not a measurement",
+                run.load.duration_seconds
+            ),
+        ));
+    }
+    if run.load.connections == 0 {
+        return Err(source.problem("", "the run used no connections"));
+    }
+    if let Some(latency) = &run.latency {
+        check_latency(source, latency)?;
+    }
+    Ok(())
+}
+
+fn check_latency(source: &Source, latency: &ImportedLatency) -> Result<(), Problem> {
+    let named = [
+        ("min", latency.min_us),
+        ("mean", latency.mean_us),
+        ("max", latency.max_us),
+        ("stddev", latency.stddev_us),
+    ];
+    for (name, value) in named {
+        if let Some(v) = value {
+            finite_non_negative(source, &format!("latency {name}"), v)?;
+        }
+    }
+    let mut previous: Option<&Percentile> = None;
+    for p in &latency.percentiles {
+        finite_non_negative(source, &format!("latency p{}", p.at), p.us)?;
+        if let Some(before) = previous {
+            if p.us < before.us {
+                return Err(source.problem(
+                    "",
+                    format!(
+                        "latency p{} ({} µs) is below p{} ({} µs): percentiles must not decrease",
+                        p.at, p.us, before.at, before.us
+                    ),
+                ));
+            }
+        }
+        previous = Some(p);
+    }
+    Ok(())
+}
+
+/// `value` of the field named `what`, refused when negative or not finite.
+pub fn finite_non_negative(source: &Source, what: &str, value: f64) -> Result<f64, Problem> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(source.problem(
+            "",
+            format!("{what} is {value}: a measurement is finite and not negative"),
+        ))
+    }
+}
+
+/// Percentiles from `(name, value)` pairs such as `("p99.9", 0.0027)`, in increasing order,
+/// each value scaled to microseconds by `to_us`; `json_path` names where they were.
+pub fn percentiles(
+    source: &Source,
+    json_path: &str,
+    pairs: impl IntoIterator<Item = (String, Option<f64>)>,
+    to_us: f64,
+) -> Result<Vec<Percentile>, Problem> {
+    let mut out = Vec::new();
+    for (name, value) in pairs {
+        let at_text = name.trim_start_matches('p').replace('_', ".");
+        let at: f64 = at_text.parse().map_err(|_| {
+            source.problem(
+                format!("{json_path}.{name}"),
+                "not a percentile's name (p50, p99.9)",
+            )
+        })?;
+        let Some(value) = value else {
+            return Err(source.problem(
+                format!("{json_path}.{name}"),
+                "missing: the tool printed no value for this percentile",
+            ));
+        };
+        if !(value.is_finite() && value >= 0.0 && (0.0..=100.0).contains(&at)) {
+            return Err(source.problem(
+                format!("{json_path}.{name}"),
+                format!("{value}: a latency is finite and not negative"),
+            ));
+        }
+        out.push(Percentile {
+            at,
+            us: value * to_us,
+        });
+    }
+    out.sort_by(|a, b| a.at.total_cmp(&b.at));
+    Ok(out)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch.
+pub fn utc_from_unix(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let rem = seconds.rem_euclid(86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The failure reasons of a request tool's run: errors and answers outside 2xx.
+pub fn request_failures(run: &ImportedRun) -> Vec<String> {
+    let mut out = Vec::new();
+    for (kind, n) in &run.errors {
+        out.push(format!("{n} requests ended in an error: {kind}"));
+    }
+    for (code, n) in &run.status_codes {
+        if !code.starts_with('2') {
+            out.push(format!("{n} answers with status {code}"));
+        }
+    }
+    if run.responses == Some(0) && out.is_empty() {
+        out.push("no request was answered".into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unix_seconds_become_utc_dates() {
+        assert_eq!(utc_from_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_from_unix(1_796_445_476), "2026-12-05T04:37:56Z");
+        assert_eq!(utc_from_unix(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

@@ -1,0 +1,160 @@
+//! oha's JSON (`--output-format json`, checked against oha 1.16): a summary, percentiles
+//! p10–p99.99, an 11-bucket histogram, status codes and errors. It names neither the
+//! connections nor the rate nor oha's version, so they come from `--command` and
+//! `--tool-version`.
+
+use std::collections::BTreeMap;
+
+use echomark_archive::{
+    Bucket, ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Protocol, Tool,
+};
+use serde::Deserialize;
+
+use super::{percentiles, request_failures, Read, Source};
+use crate::error::Problem;
+
+/// oha's JSON, every top-level key of the version read: another version's fields are an
+/// error rather than a guess.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Report {
+    summary: Summary,
+    #[allow(dead_code)]
+    metrics: serde_json::Value,
+    response_time_histogram: BTreeMap<String, u64>,
+    latency_percentiles: BTreeMap<String, Option<f64>>,
+    #[allow(dead_code)]
+    first_byte_histogram: serde_json::Value,
+    #[allow(dead_code)]
+    first_byte_percentiles: serde_json::Value,
+    #[allow(dead_code)]
+    rps: serde_json::Value,
+    #[allow(dead_code)]
+    details: serde_json::Value,
+    status_code_distribution: BTreeMap<String, u64>,
+    error_distribution: BTreeMap<String, u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Summary {
+    #[allow(dead_code)]
+    success_rate: f64,
+    total: f64,
+    slowest: Option<f64>,
+    fastest: Option<f64>,
+    average: Option<f64>,
+    requests_per_sec: f64,
+    #[allow(dead_code)]
+    total_data: u64,
+    #[allow(dead_code)]
+    size_per_request: Option<u64>,
+    size_per_sec: f64,
+}
+
+/// What oha calls the requests its deadline cut off: in flight, not failed.
+const CUT_AT_DEADLINE: &str = "aborted due to deadline";
+
+/// oha's default connections (`-c`).
+const DEFAULT_CONNECTIONS: u64 = 50;
+
+/// Reads one oha JSON report.
+pub fn read(source: &Source) -> Result<Read, Problem> {
+    let report: Report = source.json(Tool::Oha)?;
+    let command = source.command_for(Tool::Oha, "its connections, duration or rate")?;
+    let usage = |e: String| source.problem("", format!("--command: {e}"));
+    let connections = command
+        .number(&["-c"])
+        .map_err(usage)?
+        .unwrap_or(DEFAULT_CONNECTIONS);
+    let rate = command.decimal(&["-q"]).map_err(usage)?;
+    let summary = &report.summary;
+    let duration = super::finite_non_negative(source, "summary.total", summary.total)?;
+    let responses: u64 = report.status_code_distribution.values().sum();
+    let mut errors = report.error_distribution.clone();
+    let unfinished = errors.remove(CUT_AT_DEADLINE);
+    let latency = if responses == 0 {
+        None
+    } else {
+        let mut histogram = Vec::new();
+        for (bound, &count) in &report.response_time_histogram {
+            let at = format!("responseTimeHistogram.{bound:?}");
+            let seconds: f64 = bound
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                .ok_or_else(|| source.problem(&at, "not a latency in seconds"))?;
+            histogram.push(Bucket {
+                upper_us: seconds * 1e6,
+                count,
+            });
+        }
+        histogram.sort_by(|a, b| a.upper_us.total_cmp(&b.upper_us));
+        Some(ImportedLatency {
+            fidelity: LatencyFidelity::SummaryOnly,
+            resolution_us: 0.001,
+            measures: if command.has("--latency-correction") {
+                "from when the request was due by the rate's schedule to the end of the response"
+                    .into()
+            } else {
+                "from sending the request to the end of the response".into()
+            },
+            min_us: summary.fastest.map(|s| s * 1e6),
+            mean_us: summary.average.map(|s| s * 1e6),
+            max_us: summary.slowest.map(|s| s * 1e6),
+            stddev_us: None,
+            percentiles: percentiles(
+                source,
+                "latencyPercentiles",
+                report.latency_percentiles.clone(),
+                1e6,
+            )?,
+            histogram,
+        })
+    };
+    let mut run = ImportedRun {
+        source_file: String::new(),
+        source_sha256: String::new(),
+        command: None,
+        started_at_utc: None,
+        protocol: Protocol::Http,
+        target: last_url(command).map(str::to_string),
+        load: ImportedLoad {
+            connections,
+            threads: None,
+            pipelining: 1,
+            duration_seconds: duration,
+            payload_bytes: source.payload_bytes,
+            loop_kind: if rate.is_some() {
+                Loop::Open
+            } else {
+                Loop::Closed
+            },
+            rate,
+            latency_correction: command.has("--latency-correction"),
+        },
+        responses: Some(responses),
+        responses_per_second: Some(responses as f64 / duration),
+        reported_rate: Some(super::finite_non_negative(
+            source,
+            "summary.requestsPerSec",
+            summary.requests_per_sec,
+        )?),
+        bytes_per_second: Some(summary.size_per_sec),
+        latency,
+        unfinished,
+        errors,
+        status_codes: report.status_code_distribution,
+        stream: None,
+        failed: false,
+        failure: Vec::new(),
+    };
+    run.failure = request_failures(&run);
+    run.failed = !run.failure.is_empty();
+    Ok(Read { run, version: None })
+}
+
+/// The URL a request tool's command line measures: its last word that looks like one.
+pub fn last_url(command: &super::command::Words) -> Option<&str> {
+    command.urls().last().copied()
+}

@@ -1,0 +1,336 @@
+//! wrk's report (checked against Debian's wrk 4.1.0): its text, with the latency
+//! distribution of `--latency`, and optionally the JSON line `scripts/wrk-json.lua` prints
+//! after it with wrk's exact counts and percentiles. The JSON line wins where both say a
+//! figure; the text is checked against it.
+
+use std::collections::BTreeMap;
+
+use echomark_archive::{
+    ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Percentile, Protocol,
+};
+use serde::Deserialize;
+
+use super::{percentiles, request_failures, Read, Source};
+use crate::error::Problem;
+
+/// The JSON line of `scripts/wrk-json.lua`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Hook {
+    format: String,
+    format_version: u32,
+    threads: u64,
+    connections: u64,
+    body_bytes: u64,
+    duration_us: u64,
+    requests: u64,
+    bytes: u64,
+    errors: HookErrors,
+    latency_us: HookLatency,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HookErrors {
+    connect: u64,
+    read: u64,
+    write: u64,
+    status: u64,
+    timeout: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HookLatency {
+    min: f64,
+    max: f64,
+    mean: f64,
+    stdev: f64,
+    percentiles: BTreeMap<String, Option<f64>>,
+}
+
+/// What the text report says.
+#[derive(Default)]
+struct Text {
+    url: Option<String>,
+    threads: Option<u64>,
+    connections: Option<u64>,
+    requests: Option<u64>,
+    seconds: Option<f64>,
+    requests_per_second: Option<f64>,
+    bytes_per_second: Option<f64>,
+    socket_errors: BTreeMap<String, u64>,
+    non_2xx_3xx: u64,
+    mean_us: Option<f64>,
+    stdev_us: Option<f64>,
+    max_us: Option<f64>,
+    distribution: Vec<Percentile>,
+    /// The JSON line and its line number.
+    hook: Option<(usize, String)>,
+}
+
+const MEASURES: &str = "from writing the request to the end of the response, on each \
+    connection's own schedule (closed loop: no correction for coordinated omission)";
+
+/// Reads one wrk report.
+pub fn read(source: &Source) -> Result<Read, Problem> {
+    let text = parse_text(source)?;
+    let missing = |what: &str| source.problem("", format!("not wrk's report: no {what} line"));
+    let url = text
+        .url
+        .clone()
+        .ok_or_else(|| missing("'Running … test @ URL'"))?;
+    let hook = text
+        .hook
+        .as_ref()
+        .map(|(line, json)| {
+            crate::read::parse::typed::<Hook>(
+                &format!("{} line {line}", source.file),
+                json.as_bytes(),
+            )
+        })
+        .transpose()?;
+    if let Some(h) = &hook {
+        if h.format != "echomark-wrk-json" || h.format_version != 1 {
+            return Err(source.problem(
+                "",
+                format!(
+                    "the JSON line is {:?} version {}, not scripts/wrk-json.lua's echomark-wrk-json 1",
+                    h.format, h.format_version
+                ),
+            ));
+        }
+        if text.requests.is_some_and(|r| r != h.requests) {
+            return Err(source.problem(
+                "",
+                "the text's request count and the JSON line's disagree: not one run",
+            ));
+        }
+    }
+    let connections = match &hook {
+        Some(h) => h.connections,
+        None => text
+            .connections
+            .ok_or_else(|| missing("'N threads and M connections'"))?,
+    };
+    let threads = hook.as_ref().map(|h| h.threads).or(text.threads);
+    let requests = match &hook {
+        Some(h) => h.requests,
+        None => text.requests.ok_or_else(|| missing("'N requests in T'"))?,
+    };
+    let seconds = match &hook {
+        Some(h) => h.duration_us as f64 / 1e6,
+        None => text.seconds.ok_or_else(|| missing("'N requests in T'"))?,
+    };
+    let mut errors = text.socket_errors.clone();
+    let mut non_2xx_3xx = text.non_2xx_3xx;
+    if let Some(h) = &hook {
+        errors = [
+            ("connect", h.errors.connect),
+            ("read", h.errors.read),
+            ("write", h.errors.write),
+            ("timeout", h.errors.timeout),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| (format!("socket {k}"), n))
+        .collect();
+        non_2xx_3xx = h.errors.status;
+    }
+    let latency = if requests == 0 {
+        None
+    } else {
+        Some(match &hook {
+            Some(h) => {
+                for (name, v) in [
+                    ("min", h.latency_us.min),
+                    ("max", h.latency_us.max),
+                    ("mean", h.latency_us.mean),
+                    ("stdev", h.latency_us.stdev),
+                ] {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(source.problem(
+                            format!(
+                                "line {}: latency_us.{name}",
+                                text.hook.as_ref().map_or(0, |h| h.0)
+                            ),
+                            format!("{v}: a latency is finite and not negative"),
+                        ));
+                    }
+                }
+                ImportedLatency {
+                    fidelity: LatencyFidelity::SummaryOnly,
+                    resolution_us: 1.0,
+                    measures: MEASURES.into(),
+                    min_us: Some(h.latency_us.min),
+                    mean_us: Some(h.latency_us.mean),
+                    max_us: Some(h.latency_us.max),
+                    stddev_us: Some(h.latency_us.stdev),
+                    percentiles: percentiles(
+                        source,
+                        "latency_us.percentiles",
+                        h.latency_us.percentiles.clone(),
+                        1.0,
+                    )?,
+                    histogram: Vec::new(),
+                }
+            }
+            None => {
+                if text.distribution.is_empty() {
+                    return Err(source.problem(
+                        "",
+                        "wrk printed no latency percentiles: run it with --latency, or with -s scripts/wrk-json.lua",
+                    ));
+                }
+                ImportedLatency {
+                    fidelity: LatencyFidelity::SummaryOnly,
+                    // The text rounds to two decimals of its unit: 0.01 µs at best.
+                    resolution_us: 0.01,
+                    measures: MEASURES.into(),
+                    min_us: None,
+                    mean_us: text.mean_us,
+                    max_us: text.max_us,
+                    stddev_us: text.stdev_us,
+                    percentiles: text.distribution.clone(),
+                    histogram: Vec::new(),
+                }
+            }
+        })
+    };
+    let ok = requests.saturating_sub(non_2xx_3xx);
+    let mut status_codes = BTreeMap::new();
+    if ok > 0 {
+        status_codes.insert("2xx or 3xx".to_string(), ok);
+    }
+    if non_2xx_3xx > 0 {
+        status_codes.insert("4xx or 5xx".to_string(), non_2xx_3xx);
+    }
+    let mut run = ImportedRun {
+        source_file: String::new(),
+        source_sha256: String::new(),
+        command: None,
+        started_at_utc: None,
+        protocol: Protocol::Http,
+        target: Some(url),
+        load: ImportedLoad {
+            connections,
+            threads,
+            pipelining: 1,
+            duration_seconds: seconds,
+            payload_bytes: hook.as_ref().map(|h| h.body_bytes).or(source.payload_bytes),
+            loop_kind: Loop::Closed,
+            rate: None,
+            latency_correction: false,
+        },
+        responses: Some(requests),
+        responses_per_second: Some(requests as f64 / seconds),
+        reported_rate: text.requests_per_second,
+        bytes_per_second: match &hook {
+            Some(h) => Some(h.bytes as f64 / seconds),
+            None => text.bytes_per_second,
+        },
+        latency,
+        unfinished: None,
+        errors,
+        status_codes,
+        stream: None,
+        failed: false,
+        failure: Vec::new(),
+    };
+    run.failure = request_failures(&run);
+    run.failed = !run.failure.is_empty();
+    Ok(Read { run, version: None })
+}
+
+fn parse_text(source: &Source) -> Result<Text, Problem> {
+    let body = source.text()?;
+    let mut text = Text::default();
+    let mut in_distribution = false;
+    for (i, line) in body.lines().enumerate() {
+        let n = i + 1;
+        let at = |what: &str| {
+            source.problem(format!("line {n}"), format!("cannot read {what}: {line:?}"))
+        };
+        let trimmed = line.trim();
+        let words: Vec<&str> = trimmed.split_whitespace().collect();
+        if trimmed.starts_with('{') {
+            text.hook = Some((n, trimmed.to_string()));
+        } else if let Some(rest) = trimmed.strip_prefix("Running ") {
+            text.url = rest.split_once(" @ ").map(|(_, u)| u.trim().to_string());
+        } else if words.len() == 5 && words[1] == "threads" && words[4] == "connections" {
+            text.threads = Some(words[0].parse().map_err(|_| at("the threads"))?);
+            text.connections = Some(words[3].parse().map_err(|_| at("the connections"))?);
+        } else if words.first() == Some(&"Latency") && words.len() == 5 {
+            text.mean_us = Some(micros(words[1]).ok_or_else(|| at("the mean latency"))?);
+            text.stdev_us = Some(micros(words[2]).ok_or_else(|| at("the latency's deviation"))?);
+            text.max_us = Some(micros(words[3]).ok_or_else(|| at("the largest latency"))?);
+        } else if trimmed == "Latency Distribution" {
+            in_distribution = true;
+            continue;
+        } else if in_distribution && words.len() == 2 && words[0].ends_with('%') {
+            let at_pct: f64 = words[0]
+                .trim_end_matches('%')
+                .parse()
+                .map_err(|_| at("a percentile"))?;
+            let us = micros(words[1]).ok_or_else(|| at("a percentile's latency"))?;
+            text.distribution.push(Percentile { at: at_pct, us });
+            continue;
+        } else if words.len() >= 4 && words[1] == "requests" && words[2] == "in" {
+            text.requests = Some(words[0].parse().map_err(|_| at("the requests"))?);
+            let secs = words[3].trim_end_matches(',');
+            text.seconds = Some(super::command::seconds(secs).ok_or_else(|| at("the duration"))?);
+        } else if let Some(rest) = trimmed.strip_prefix("Requests/sec:") {
+            text.requests_per_second = Some(rest.trim().parse().map_err(|_| at("the rate"))?);
+        } else if let Some(rest) = trimmed.strip_prefix("Transfer/sec:") {
+            text.bytes_per_second =
+                Some(bytes(rest.trim()).ok_or_else(|| at("the transfer rate"))?);
+        } else if let Some(rest) = trimmed.strip_prefix("Socket errors:") {
+            for part in rest.split(',') {
+                let mut kv = part.split_whitespace();
+                let (Some(k), Some(v)) = (kv.next(), kv.next()) else {
+                    return Err(at("the socket errors"));
+                };
+                let v: u64 = v.parse().map_err(|_| at("the socket errors"))?;
+                if v > 0 {
+                    text.socket_errors.insert(format!("socket {k}"), v);
+                }
+            }
+        } else if let Some(rest) = trimmed.strip_prefix("Non-2xx or 3xx responses:") {
+            text.non_2xx_3xx = rest.trim().parse().map_err(|_| at("the non-2xx answers"))?;
+        }
+        in_distribution = false;
+    }
+    Ok(text)
+}
+
+/// Microseconds in wrk's `69.94us`, `9.06ms`, `1.20s`, `2.00m`.
+fn micros(text: &str) -> Option<f64> {
+    let split = text.find(|c: char| c.is_ascii_alphabetic())?;
+    let (number, unit) = text.split_at(split);
+    let v: f64 = number.parse().ok()?;
+    let scale = match unit {
+        "us" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        "m" => 60e6,
+        "h" => 3600e6,
+        _ => return None,
+    };
+    Some(v * scale).filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+/// Bytes in wrk's `220.77MB` (powers of 1,024, as wrk divides).
+fn bytes(text: &str) -> Option<f64> {
+    let split = text.find(|c: char| c.is_ascii_alphabetic())?;
+    let (number, unit) = text.split_at(split);
+    let v: f64 = number.parse().ok()?;
+    let scale = match unit {
+        "B" => 1.0,
+        "KB" => 1024.0,
+        "MB" => 1024.0 * 1024.0,
+        "GB" => 1024.0 * 1024.0 * 1024.0,
+        "TB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some(v * scale).filter(|v| v.is_finite() && *v >= 0.0)
+}
