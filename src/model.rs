@@ -17,6 +17,8 @@ pub enum Program {
     ArknetLoopback,
     /// arknet's `arknet_coroutine_benchmark` (the native program).
     ArknetCoroutine,
+    /// Another load generator, imported by `echomark import` (the file names which).
+    Imported,
 }
 
 /// The archive layout a file uses.
@@ -26,6 +28,8 @@ pub enum Format {
     Echomark,
     ArknetSchema1,
     ArknetSchema2,
+    /// `echomark import`: another load generator's output.
+    Imported,
 }
 
 /// One repetition of one configuration, normalised.
@@ -95,6 +99,25 @@ pub struct Run {
     pub server_cpu_us_per_echo: Option<f64>,
     /// QUIC runs: quinn's connection statistics, summed over the clients.
     pub quic: Option<echomark_archive::QuicCounters>,
+    /// Imported runs: what the other tool measured that echomark's runs do not have.
+    pub imported: Option<Box<ImportedFigures>>,
+}
+
+/// What an imported run says beyond the figures every run has: how its latency was kept,
+/// what the tool counts as latency, its errors and iperf3's stream figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportedFigures {
+    /// `None` when the run recorded no latency (no request answered, or iperf3).
+    pub fidelity: Option<echomark_archive::LatencyFidelity>,
+    /// The tool's latency unit, microseconds.
+    pub resolution_us: f64,
+    pub loop_kind: echomark_archive::Loop,
+    pub latency_correction: bool,
+    pub errors: u64,
+    pub non_2xx: u64,
+    /// Requests cut off in flight when the run's time ended.
+    pub unfinished: Option<u64>,
+    pub stream: Option<echomark_archive::StreamFigures>,
 }
 
 /// Where one run's threads ran, as the runner and the matrix read it back from the kernel.
@@ -201,10 +224,33 @@ pub struct ArchiveFile {
     /// archive writes them, so they compare as text).
     #[serde(skip)]
     pub run_span: Option<(String, String)>,
+    /// Imported archives: the tool that measured and its version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<ImportedSource>,
     /// echomark archives: the matrix settings as recorded, from which the reproduction
     /// commands are derived.
     #[serde(skip)]
     pub matrix: Option<Box<echomark_archive::Settings>>,
+}
+
+/// Who measured an imported archive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportedSource {
+    pub tool: echomark_archive::Tool,
+    /// As the tool or the import said it; `None` when neither did.
+    pub version: Option<String>,
+    /// Whether the host was recorded (`--host`).
+    pub host_recorded: bool,
+}
+
+impl ImportedSource {
+    /// `oha 1.16.0`, or the tool's name alone.
+    pub fn label(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{} {v}", self.tool),
+            None => self.tool.to_string(),
+        }
+    }
 }
 
 /// How the clients of a file's runs reached an external server: the path their host routed
@@ -384,6 +430,24 @@ impl Dataset {
     }
 
     /// When the dataset was recorded: its earliest archive's time, if any archive says.
+    /// The files another load generator measured (`echomark import`).
+    pub fn imported_files(&self) -> impl Iterator<Item = (usize, &ArchiveFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.imported.is_some())
+    }
+
+    /// Whether any run of the dataset was measured by another load generator.
+    pub fn has_imported(&self) -> bool {
+        self.files.iter().any(|f| f.imported.is_some())
+    }
+
+    /// Whether every run of the dataset was measured by another load generator.
+    pub fn only_imported(&self) -> bool {
+        !self.files.is_empty() && self.files.iter().all(|f| f.imported.is_some())
+    }
+
     /// Whether every archive is complete and was measured by a build of a clean tree: the
     /// better witness when datasets are chosen between.
     pub fn is_sound(&self) -> bool {
@@ -469,6 +533,7 @@ pub(crate) mod tests {
             server_syscalls_per_echo: None,
             server_cpu_us_per_echo: None,
             quic: None,
+            imported: None,
         }
     }
 }

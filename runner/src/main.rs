@@ -210,5 +210,6 @@ fn matrix_code(outcome: MatrixOutcome) -> u8 {
             exit_codes::SIGTERM
         }
         MatrixOutcome::Interrupted { .. } => exit_codes::SIGINT,
+        MatrixOutcome::Paused { .. } => exit_codes::OK,
     }
 }

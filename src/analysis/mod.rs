@@ -7,6 +7,7 @@
 
 pub mod across;
 pub mod aggregate;
+pub mod agreement;
 pub mod backends;
 pub mod findings;
 pub mod history;
@@ -66,12 +67,28 @@ impl Analysis {
     /// Analyses `datasets` (validated by the reader).
     pub fn of(datasets: &[Dataset]) -> PolarsResult<Self> {
         let all = aggregate::configurations(datasets)?;
+        // Datasets with other tools' runs have a page of their own, which shows their
+        // open-loop loads beside the closed ones; they witness none of echomark's answers.
+        let imported: std::collections::BTreeSet<&str> = datasets
+            .iter()
+            .filter(|d| d.has_imported())
+            .map(|d| d.name.as_str())
+            .collect();
+        let is_imported = |c: &Configuration| imported.contains(c.dataset.as_str());
         // Open-loop configurations are points of curves; every other page and ranking is
         // about closed-loop throughput and latency.
-        let curves = load_curve::curves(&all);
-        let configurations: Vec<Configuration> =
-            all.into_iter().filter(|c| c.key.load.is_none()).collect();
-        let rankings = rank::rankings(&configurations);
+        let measured: Vec<Configuration> =
+            all.iter().filter(|c| !is_imported(c)).cloned().collect();
+        let curves = load_curve::curves(&measured);
+        let configurations: Vec<Configuration> = all
+            .into_iter()
+            .filter(|c| c.key.load.is_none() || is_imported(c))
+            .collect();
+        let measured: Vec<Configuration> = measured
+            .into_iter()
+            .filter(|c| c.key.load.is_none())
+            .collect();
+        let rankings = rank::rankings(&measured);
         let per_dataset: Vec<DatasetAnalysis> = datasets
             .iter()
             .map(|d| {
@@ -101,8 +118,8 @@ impl Analysis {
             })
             .collect();
         Ok(Self {
-            answers: across::answers(datasets, &per_dataset, &configurations),
-            hosts: hosts::pairs(datasets, &configurations),
+            answers: across::answers(datasets, &per_dataset, &measured),
+            hosts: hosts::pairs(datasets, &measured),
             configurations,
             curves,
             rankings,

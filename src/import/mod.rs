@@ -261,7 +261,8 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
     let measured = run.load.duration_seconds.is_finite() && run.load.duration_seconds > 0.0;
     // A run the tool could not make (iperf3's `error`) has no duration and is kept as data.
-    if !measured && !(run.failed && run.load.duration_seconds == 0.0) {
+    let failed_unmeasured = run.failed && run.load.duration_seconds == 0.0;
+    if !(measured || failed_unmeasured) {
         return Err(source.problem(
             "",
             format!(

@@ -10,6 +10,7 @@
 
 pub mod arknet;
 pub mod echomark;
+pub mod imported;
 pub mod parse;
 
 use std::collections::BTreeMap;
@@ -453,6 +454,7 @@ impl FileRead {
             server_syscalls_per_echo: facts.server_syscalls_per_echo,
             server_cpu_us_per_echo: facts.server_cpu_us_per_echo,
             quic: facts.quic,
+            imported: None,
             open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {
                 crate::model::RunOpenLoop {
                     achieved_rate: o.achieved_rate,
@@ -514,6 +516,7 @@ pub fn file_record(path: &Path, format: Format, git_status: Option<&str>) -> Arc
         shard: None,
         reach: None,
         run_span: None,
+        imported: None,
         matrix: None,
     }
 }
@@ -531,6 +534,7 @@ fn read_file(path: &Path) -> FileRead {
     match parse::parse(&file, &bytes) {
         Ok(parse::Parsed::Echomark(a)) => echomark::normalise(&mut out, path, *a),
         Ok(parse::Parsed::Arknet(a)) => arknet::normalise(&mut out, path, *a),
+        Ok(parse::Parsed::Imported(a)) => imported::normalise(&mut out, path, *a),
         Err(p) => out.problems.push(p),
     }
     out

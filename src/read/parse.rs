@@ -13,6 +13,7 @@ use crate::error::Problem;
 pub enum Parsed {
     Echomark(Box<Archive>),
     Arknet(Box<ArknetArchive>),
+    Imported(Box<echomark_archive::ImportedArchive>),
 }
 
 /// Just enough of the top level to pick the reader.
@@ -20,6 +21,8 @@ pub enum Parsed {
 struct Probe {
     #[serde(default)]
     echomark: Option<EchomarkProbe>,
+    #[serde(default)]
+    echomark_import: Option<EchomarkProbe>,
 }
 
 #[derive(Deserialize)]
@@ -28,8 +31,9 @@ struct EchomarkProbe {
     format_version: Option<u32>,
 }
 
-/// Parses `bytes` of `file` as an echomark archive when it carries an `echomark` object, and
-/// as an arknet archive otherwise.
+/// Parses `bytes` of `file` as an imported archive when it carries an `echomark_import`
+/// object, as an echomark archive when it carries an `echomark` object, and as an arknet
+/// archive otherwise.
 pub fn parse(file: &str, bytes: &[u8]) -> Result<Parsed, Problem> {
     // serde accepts a JSON array in place of a struct (fields in order); an archive is an
     // object, so an array is refused up front (anything else fails to parse as one).
@@ -41,6 +45,22 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Parsed, Problem> {
         ));
     }
     let probe: Option<Probe> = serde_json::from_slice(bytes).ok();
+    if let Some(import) = probe.as_ref().and_then(|p| p.echomark_import.as_ref()) {
+        let version = echomark_archive::IMPORT_FORMAT_VERSION;
+        if import.format_version != Some(version) {
+            return Err(Problem::new(
+                file,
+                "echomark_import.format_version",
+                format!(
+                    "unknown imported-archive version {} (this build reads {version})",
+                    import
+                        .format_version
+                        .map_or("(missing)".to_string(), |v| v.to_string())
+                ),
+            ));
+        }
+        return typed(file, bytes).map(|a| Parsed::Imported(Box::new(a)));
+    }
     match probe.and_then(|p| p.echomark) {
         Some(e) if e.format_version != Some(FORMAT_VERSION) => Err(Problem::new(
             file,

@@ -296,6 +296,13 @@ impl KindPart {
 fn kind_parts(d: &Dataset) -> Vec<KindPart> {
     let kind = |id: &str| KindPart::Catalog("nav_kind", id.to_string());
     let first = d.files.first();
+    if d.has_imported() {
+        return vec![kind(if d.only_imported() {
+            "imported"
+        } else {
+            "agreement"
+        })];
+    }
     let mut parts = vec![match first.and_then(|f| f.preset) {
         Some(preset) => kind(preset.as_str()),
         None if first.is_some_and(|f| f.format != crate::model::Format::Echomark) => kind("arknet"),

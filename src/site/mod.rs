@@ -203,7 +203,13 @@ fn dataset_pages(
         .filter(|a| a.dataset == index && a.question == Question::Path)
         .filter_map(|a| pages::index::answer_line(cat, views, a, "../"))
         .collect();
-    let mut specs = vec![pages::overview::page(cat, view, own)];
+    let imported = view.dataset.has_imported();
+    let mut specs = vec![if imported {
+        // Other tools' runs: one page says who measured what, and where echomark agrees.
+        pages::imported::page(cat, view)
+    } else {
+        pages::overview::page(cat, view, own)
+    }];
     let mut entries = Vec::new();
     for series in &analysis.history {
         if let Some((previous, step)) = series.step_into(index) {
@@ -217,6 +223,9 @@ fn dataset_pages(
                 specs.push(page);
             }
         }
+    }
+    if imported {
+        return (specs, entries);
     }
     if let Some(page) = pages::load::page(cat, view) {
         entries.push(entry(cat.raw("load.nav").to_string(), &page));

@@ -59,6 +59,10 @@ pub fn environment() -> Environment<'static> {
         ),
         ("load.md", include_str!("../../templates/pages/load.md")),
         (
+            "imported.md",
+            include_str!("../../templates/pages/imported.md"),
+        ),
+        (
             "dimensions.md",
             include_str!("../../templates/pages/dimensions.md"),
         ),

@@ -21,8 +21,28 @@ pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
     let Some(first) = dataset.files.first() else {
         return;
     };
+    // Imported archives are other tools' runs: they share the dataset's host, not
+    // echomark's build or timing, so the campaign's facts are compared among the others.
+    let measured: Vec<&crate::model::ArchiveFile> = dataset
+        .files
+        .iter()
+        .filter(|f| f.format != Format::Imported)
+        .collect();
     let first_name = first.path.display().to_string();
     for f in &dataset.files[1..] {
+        if f.host != first.host {
+            problems.push(Problem::new(
+                f.path.display().to_string(),
+                "host",
+                format!("differs from {first_name}: a dataset holds one measurement campaign (split it into folders)"),
+            ));
+        }
+    }
+    let Some((first, rest)) = measured.split_first() else {
+        return check_runs(dataset, problems);
+    };
+    let first_name = first.path.display().to_string();
+    for f in rest {
         let file = f.path.display().to_string();
         let mixed = |what: &str| {
             Problem::new(
@@ -33,9 +53,6 @@ pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
         };
         if f.source_sha256 != first.source_sha256 {
             problems.push(mixed("source_sha256"));
-        }
-        if f.host != first.host {
-            problems.push(mixed("host"));
         }
         if (f.seconds, f.warmup, f.repetitions) != (first.seconds, first.warmup, first.repetitions)
         {
@@ -52,6 +69,11 @@ pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
             problems.push(mixed("settings.shard"));
         }
     }
+    check_runs(dataset, problems);
+}
+
+/// Shards measured once, no (configuration, repetition) twice, one address family.
+fn check_runs(dataset: &Dataset, problems: &mut Vec<Problem>) {
     let mut shards: BTreeMap<u64, &str> = BTreeMap::new();
     for f in &dataset.files {
         if let Some(shard) = f.shard {
@@ -162,6 +184,11 @@ fn kinds_of(reasons: &[String]) -> BTreeMap<String, Option<u64>> {
             Some(("no_metrics".into(), None))
         } else if is_invariant_id(head) {
             Some(("invariant".into(), None))
+        } else if let Some(kind) = imported_kind(tail) {
+            // An imported run's reasons, as `echomark import` words them.
+            Some((kind.into(), head.parse::<u64>().ok()))
+        } else if r.starts_with("iperf3: ") || r == "no request was answered" {
+            Some(("tool_failed".into(), None))
         } else {
             None
         };
@@ -171,6 +198,17 @@ fn kinds_of(reasons: &[String]) -> BTreeMap<String, Option<u64>> {
         }
     }
     out
+}
+
+/// The kind of an imported run's counted failure (`38227 requests ended in an error: …`).
+fn imported_kind(tail: &str) -> Option<&'static str> {
+    if tail.starts_with("requests ended in an error") {
+        Some("request_errors")
+    } else if tail.starts_with("answers with status") {
+        Some("non_2xx")
+    } else {
+        None
+    }
 }
 
 /// An invariant's id with its colon, as the rules write it (`E1:`, `L12:`).

@@ -164,6 +164,11 @@ pub struct MatrixArgs {
     /// built from).
     #[arg(long, value_name = "DIR")]
     pub source_dir: Option<std::path::PathBuf>,
+    /// Measure at most N runs now, then stop with the archive saved (complete: false) and
+    /// exit 0; `--resume` takes the next N. Lets another tool take its turn between slices
+    /// of one matrix (scripts/measure-agreement interleaves rounds so).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pause_after: Option<u64>,
 }
 
 impl MatrixArgs {
@@ -311,6 +316,7 @@ impl MatrixArgs {
                 list
             },
             source_dir: self.source_dir.clone(),
+            pause_after: self.pause_after,
         })
     }
 }

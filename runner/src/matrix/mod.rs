@@ -77,6 +77,8 @@ pub struct MatrixRequest {
     /// Workspace whose sources `source_sha256` covers (default: the one this binary was
     /// built from).
     pub source_dir: Option<PathBuf>,
+    /// `--pause-after`: measure at most this many runs in this invocation.
+    pub pause_after: Option<u64>,
 }
 
 /// How a matrix ended (a usage problem is a [`MatrixError`] instead).
@@ -87,6 +89,8 @@ pub enum MatrixOutcome {
     Finished { failed_runs: u64, soak_failed: bool },
     /// SIGINT or SIGTERM: the running child was killed and the archive saved.
     Interrupted { signal: i32 },
+    /// `--pause-after`: this many runs were measured and saved; `--resume` goes on.
+    Paused { runs: u64 },
 }
 
 use echomark_archive::CASE_TIMEOUT_MARGIN_SECONDS as TIMEOUT_MARGIN_SECONDS;
@@ -225,9 +229,17 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         spec,
         settings,
         signal: &signal,
+        pause_after: request.pause_after,
     };
     match session.stages(&mut targets, &mut progress)? {
         runs::Flow::Interrupted => return Ok(interrupted(&targets, &progress, &signal)),
+        runs::Flow::Paused(runs) => {
+            progress.finish(&format!(
+                "paused after {runs} runs (complete: false); go on with --resume {}",
+                resume_path(&targets)
+            ));
+            return Ok(MatrixOutcome::Paused { runs });
+        }
         runs::Flow::Done {
             stopped_early: true,
         } => {}
@@ -337,18 +349,23 @@ fn interrupted(
             )
         })
         .collect();
-    let resume = match targets {
+    progress.finish(&format!(
+        "interrupted: {} (complete: false); finish with --resume {}",
+        held.join("; "),
+        resume_path(targets)
+    ));
+    MatrixOutcome::Interrupted { signal: sig }
+}
+
+/// What `--resume` takes to go on with these archives: the file, or their folder.
+fn resume_path(targets: &[Target]) -> String {
+    match targets {
         [one] => one.path.display().to_string(),
         _ => targets[0]
             .path
             .parent()
             .map_or_else(|| ".".into(), |p| p.display().to_string()),
-    };
-    progress.finish(&format!(
-        "interrupted: {} (complete: false); finish with --resume {resume}",
-        held.join("; ")
-    ));
-    MatrixOutcome::Interrupted { signal: sig }
+    }
 }
 
 struct SignalFlag {

@@ -21,6 +21,8 @@ pub(super) enum Flow {
     Done { stopped_early: bool },
     /// SIGINT or SIGTERM: the running child was killed; the archives hold what finished.
     Interrupted,
+    /// `--pause-after`: this many runs were measured and saved.
+    Paused(u64),
 }
 
 /// What every run of one matrix shares.
@@ -32,6 +34,8 @@ pub(super) struct Session<'a> {
     /// Where external servers are pinned (every archive of one matrix shares its settings).
     pub server_cpus: Option<CpuList>,
     pub signal: &'a SignalFlag,
+    /// `--pause-after`: stop after this many runs.
+    pub pause_after: Option<u64>,
 }
 
 /// Checks every case known before anything runs, so a bad matrix fails once with exit 2,
@@ -80,6 +84,7 @@ impl Session<'_> {
         targets: &mut [Target],
         progress: &mut progress::Progress,
     ) -> Result<Flow, MatrixError> {
+        let mut measured = 0;
         loop {
             let todo = self.todo(targets);
             if todo.is_empty() {
@@ -89,6 +94,10 @@ impl Session<'_> {
             }
             progress.add_planned(todo.len() as u64);
             for run in todo {
+                if self.pause_after == Some(measured) {
+                    return Ok(Flow::Paused(measured));
+                }
+                measured += 1;
                 let Some(failed) = self.measure(&mut targets[run.target], &run, progress)? else {
                     return Ok(Flow::Interrupted);
                 };

@@ -674,3 +674,50 @@ fn a_matrix_that_counts_system_calls_records_them_in_every_run_and_the_pages_com
         .to_string();
     assert!(err.contains("results[2].metrics.syscalls"), "{err}");
 }
+
+#[test]
+fn pause_after_measures_a_slice_and_resume_takes_the_next_until_the_archive_is_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("slices.json");
+    let mut args = small("1");
+    args.extend(["--out", out.to_str().unwrap(), "--pause-after", "3"]);
+    let o = matrix(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("paused after 3 runs"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let first = load_valid(&out);
+    assert!(!first.complete, "a paused archive is not complete");
+    assert_eq!(first.results.len(), 3);
+
+    let o = matrix(&["--resume", out.to_str().unwrap(), "--pause-after", "3"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let done = load_valid(&out);
+    assert!(done.complete, "the last slice completes the archive");
+    assert_eq!(done.results.len(), 4);
+    assert_eq!(
+        &done.results[..3],
+        &first.results[..],
+        "earlier slices kept"
+    );
+    assert_eq!(keys(&done).len(), 4);
+
+    let zero = matrix(&["--resume", out.to_str().unwrap(), "--pause-after", "0"]);
+    assert_eq!(
+        zero.status.code(),
+        Some(2),
+        "a slice of no runs is a usage error"
+    );
+}

@@ -8,6 +8,7 @@ pub mod charts;
 pub mod dimensions;
 pub mod failures;
 pub mod hosts;
+pub mod imported;
 pub mod index;
 pub mod key_results;
 pub mod lists;

@@ -133,10 +133,12 @@ pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
             ),
             None => not_recorded.clone(),
         };
-        let producer = match f.format {
-            Format::Echomark => "echomark-runner",
-            Format::ArknetSchema1 => "arknet schema 1",
-            Format::ArknetSchema2 => "arknet schema 2",
+        let producer = match (&f.imported, f.format) {
+            (Some(source), _) => Markup::text(&source.label()),
+            (None, Format::Echomark) => Markup::trusted("echomark-runner"),
+            (None, Format::ArknetSchema1) => Markup::trusted("arknet schema 1"),
+            (None, Format::ArknetSchema2) => Markup::trusted("arknet schema 2"),
+            (None, Format::Imported) => Markup::trusted("echomark import"),
         };
         let (compiler, mut stack) = match &f.toolchain {
             Some(t) => (
@@ -163,13 +165,7 @@ pub fn toolchain(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Table {
         if let Some(server) = &f.external_server {
             stack = server_identity(cat, server.identity.as_ref(), not_recorded);
         }
-        table.push(vec![
-            Markup::text(&f.name),
-            Markup::trusted(producer),
-            git,
-            compiler,
-            stack,
-        ]);
+        table.push(vec![Markup::text(&f.name), producer, git, compiler, stack]);
     }
     table
 }

@@ -583,7 +583,11 @@ fn evidence(views: &[&DatasetView]) -> Vec<Markup> {
 /// The site-wide UDP report, when any dataset measured UDP.
 pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     use Align::{Default as L, Right as R};
-    let with_udp: Vec<&DatasetView> = views.iter().filter(|v| v.analysis.udp.runs > 0).collect();
+    // Imported datasets have their own page: iperf3's datagrams are not echoes.
+    let with_udp: Vec<&DatasetView> = views
+        .iter()
+        .filter(|v| v.analysis.udp.runs > 0 && !v.dataset.has_imported())
+        .collect();
     if with_udp.is_empty() {
         return None;
     }

@@ -1,0 +1,480 @@
+//! The overview of a dataset that holds other load generators' runs (`echomark import`):
+//! who measured each figure, what each tool measured and nothing it did not, and, where
+//! echomark's client measured the same loads in the same dataset, whether they agree.
+
+use echomark_archive::{LatencyFidelity, Loop, Metric, Protocol};
+use serde::Serialize;
+
+use super::failures::failed_table;
+use super::provenance::host_table;
+use super::{DatasetView, PageSpec};
+use crate::analysis::aggregate::Configuration;
+use crate::analysis::agreement::{self, AgreementRow, Judged, ToolLoad, ToolRuns};
+use crate::format;
+use crate::model::{Dataset, ImportedSource};
+use crate::site::i18n::Catalog;
+use crate::site::labels;
+use crate::site::markup::Markup;
+use crate::site::table::{Align, Table};
+
+/// The page model.
+#[derive(Serialize)]
+struct ImportedPage {
+    title: Markup,
+    lead: Markup,
+    host: Option<Table>,
+    host_missing: Option<Markup>,
+    /// echomark's own runs in the dataset, when there are any.
+    echomark: Option<Section>,
+    tools: Vec<Section>,
+    agreement: Option<AgreementSection>,
+    streams: Option<Section>,
+    failed: Table,
+    sources: Vec<Markup>,
+    raw_files: Vec<Markup>,
+    reproduce: Option<Markup>,
+}
+
+/// Who measured, what their figures mean, and the figures.
+#[derive(Serialize)]
+struct Section {
+    heading: Markup,
+    notes: Vec<Markup>,
+    table: Table,
+}
+
+#[derive(Serialize)]
+struct AgreementSection {
+    intro: Markup,
+    summary: Markup,
+    table: Table,
+    differences: Vec<Markup>,
+}
+
+/// A dataset's overview when it holds imported runs.
+pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
+    let d = view.dataset;
+    let tools = agreement::tools(d, &view.configs);
+    let imported: Vec<&str> = tools.iter().map(|t| t.source.tool.as_str()).collect();
+    let own: Vec<&Configuration> = view
+        .configs
+        .iter()
+        .copied()
+        .filter(|c| !imported.contains(&c.key.backend.as_str()))
+        .collect();
+    let tool_names: Vec<Markup> = tools
+        .iter()
+        .map(|t| Markup::text(&t.source.label()))
+        .collect();
+    let names = labels::join_list(cat, &tool_names);
+    let title = if own.is_empty() {
+        cat.fill("imported.title", &[("dataset", &d.name), ("tools", &names)])
+    } else {
+        cat.fill(
+            "imported.title_agreement",
+            &[("dataset", &d.name), ("tools", &names)],
+        )
+    };
+    let host_recorded = tools.iter().all(|t| t.source.host_recorded);
+    let not_recorded = cat.text("overview.not_recorded");
+    let rows = agreement::agreement(&own, &tools);
+    let request_tools: Vec<&ToolRuns> = tools
+        .iter()
+        .filter(|t| {
+            t.loads
+                .iter()
+                .any(|l| l.config.key.protocol == Protocol::Http)
+        })
+        .collect();
+    let model = ImportedPage {
+        title: title.clone(),
+        lead: cat.fill(
+            "imported.lead",
+            &[
+                ("runs", &labels::number(format::count(d.runs.len() as u64))),
+                ("tools", &names),
+            ],
+        ),
+        host: host_recorded.then(|| host_table(cat, d, &not_recorded)),
+        host_missing: (!host_recorded).then(|| cat.text("imported.host_missing")),
+        echomark: (!own.is_empty()).then(|| echomark_section(cat, &own)),
+        tools: request_tools.iter().map(|t| tool_section(cat, t)).collect(),
+        agreement: (!rows.is_empty()).then(|| agreement_section(cat, &rows)),
+        streams: streams_section(cat, d, &own),
+        failed: failed_table(cat, view, None),
+        sources: sources(cat, d),
+        raw_files: raw_files(cat, view),
+        reproduce: (!own.is_empty()).then(|| {
+            Markup::code_block(
+                "sh",
+                &[
+                    "scripts/measure-agreement".to_string(),
+                    "echomark build".to_string(),
+                ],
+            )
+        }),
+    };
+    PageSpec::new(
+        super::overview::stem(cat, view),
+        "imported.md",
+        title,
+        &model,
+        Vec::new(),
+    )
+}
+
+/// "1,024 B / 16 clients / window 1", with the offered rate of an open-loop load.
+fn load_label(cat: &Catalog, c: &Configuration) -> Markup {
+    let mut label = labels::load(cat, &c.key);
+    if let Some(load) = c.key.load {
+        label.push(&Markup::trusted(" / "));
+        label.push(&cat.fill(
+            "imported.rate",
+            &[("rate", &labels::number(format::count(load.rate)))],
+        ));
+    }
+    label
+}
+
+fn latency_cell(s: Option<crate::analysis::aggregate::Stat>) -> Markup {
+    labels::latency_range(s)
+}
+
+fn runs_cell(c: &Configuration) -> Markup {
+    labels::number(format!("{} / {}", c.runs_passed, c.runs))
+}
+
+/// The microseconds of a resolution as the pages write it (`1 ms`, `1 µs`).
+fn resolution(us: f64) -> Markup {
+    Markup::trusted(if us >= 1000.0 {
+        format!("{} ms", format::latency(us / 1000.0))
+    } else if us >= 1.0 {
+        format!("{} µs", format::latency(us))
+    } else {
+        format!("{} ns", format::latency(us * 1000.0))
+    })
+}
+
+fn fidelity(cat: &Catalog, load: &ToolLoad) -> Markup {
+    match load.fidelity {
+        None => cat.text("imported.fidelity_none"),
+        Some(f) => cat.fill(
+            match f {
+                LatencyFidelity::Lossless => "imported.fidelity_lossless",
+                LatencyFidelity::SummaryOnly => "imported.fidelity_summary",
+            },
+            &[("resolution", &resolution(load.resolution_us))],
+        ),
+    }
+}
+
+fn loop_cell(cat: &Catalog, load: &ToolLoad) -> Markup {
+    let mut cell = cat.text(match load.loop_kind {
+        Loop::Closed => "imported.closed",
+        Loop::Open => "imported.open",
+    });
+    if load.latency_correction {
+        cell.push(&Markup::trusted(" · "));
+        cell.push(&cat.text("imported.corrected"));
+    }
+    cell
+}
+
+fn columns(cat: &Catalog) -> Table {
+    use Align::*;
+    Table::new(
+        cat.list("imported.columns", &[]),
+        &[Left, Left, Right, Right, Right, Right, Left, Right, Right],
+    )
+}
+
+fn tool_section(cat: &Catalog, tool: &ToolRuns) -> Section {
+    let mut table = columns(cat);
+    for load in &tool.loads {
+        let c = load.config;
+        table.push(vec![
+            load_label(cat, c),
+            loop_cell(cat, load),
+            runs_cell(c),
+            labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
+            latency_cell(c.stat(Metric::RttP50Us)),
+            latency_cell(c.stat(Metric::RttP99Us)),
+            fidelity(cat, load),
+            labels::number(format::count(load.errors)),
+            labels::number(format::count(load.non_2xx)),
+        ]);
+    }
+    let unfinished: u64 = tool.loads.iter().filter_map(|l| l.unfinished).sum();
+    let mut notes = vec![cat.fill(
+        "imported.measures",
+        &[("tool", &Markup::text(&tool.source.label()))],
+    )];
+    if unfinished > 0 {
+        notes.push(cat.fill(
+            "imported.unfinished",
+            &[("n", &labels::number(format::count(unfinished)))],
+        ));
+    }
+    Section {
+        heading: measured_by(cat, &tool.source),
+        notes,
+        table,
+    }
+}
+
+/// "measured by oha 1.16.0, not verified by echomark: …"
+fn measured_by(cat: &Catalog, source: &ImportedSource) -> Markup {
+    cat.fill(
+        "imported.measured_by",
+        &[("tool", &Markup::text(&source.label()))],
+    )
+}
+
+fn echomark_section(cat: &Catalog, own: &[&Configuration]) -> Section {
+    let mut table = columns(cat);
+    for c in own {
+        table.push(vec![
+            load_label(cat, c),
+            cat.text(if c.key.load.is_some() {
+                "imported.open"
+            } else {
+                "imported.closed"
+            }),
+            runs_cell(c),
+            labels::range(c.stat(Metric::RoundtripsPerSecond), 0),
+            latency_cell(c.stat(Metric::RttP50Us)),
+            latency_cell(c.stat(Metric::RttP99Us)),
+            cat.text("imported.fidelity_echomark"),
+            Markup::trusted("0"),
+            Markup::trusted("0"),
+        ]);
+    }
+    Section {
+        heading: cat.text("imported.echomark_heading"),
+        notes: vec![cat.text("imported.echomark_note")],
+        table,
+    }
+}
+
+fn judged_cells(cat: &Catalog, j: Option<Judged>, latency: bool) -> [Markup; 3] {
+    let shown = |s| {
+        if latency {
+            labels::latency_range(Some(s))
+        } else {
+            labels::range(Some(s), 0)
+        }
+    };
+    match j {
+        None => [
+            Markup::trusted("N/A"),
+            Markup::trusted("N/A"),
+            Markup::trusted(""),
+        ],
+        Some(j) => [
+            shown(j.echomark),
+            shown(j.tool),
+            match j.ratio {
+                Some(ratio) => cat.fill(
+                    if j.agrees {
+                        "imported.agrees"
+                    } else {
+                        "imported.differs"
+                    },
+                    &[("ratio", &Markup::trusted(format::ratio(ratio)))],
+                ),
+                None => cat.text(if j.agrees {
+                    "imported.agrees_unresolved"
+                } else {
+                    "imported.differs_unresolved"
+                }),
+            },
+        ],
+    }
+}
+
+fn agreement_section(cat: &Catalog, rows: &[AgreementRow]) -> AgreementSection {
+    use Align::*;
+    let mut table = Table::new(
+        cat.list("imported.agreement_columns", &[]),
+        &[
+            Left, Left, Right, Right, Left, Right, Right, Left, Right, Right, Left,
+        ],
+    );
+    let mut agreeing = 0;
+    for row in rows {
+        let [e_rate, t_rate, rate_verdict] = judged_cells(cat, row.throughput, false);
+        let [e_p50, t_p50, p50_verdict] = judged_cells(cat, row.p50, true);
+        let [e_p99, t_p99, p99_verdict] = judged_cells(cat, row.p99, true);
+        agreeing += usize::from(row.throughput.is_some_and(|j| j.agrees));
+        table.push(vec![
+            load_label(cat, row.echomark),
+            Markup::text(&row.source.label()),
+            e_rate,
+            t_rate,
+            rate_verdict,
+            e_p50,
+            t_p50,
+            p50_verdict,
+            e_p99,
+            t_p99,
+            p99_verdict,
+        ]);
+    }
+    AgreementSection {
+        intro: cat.text("imported.agreement_intro"),
+        summary: cat.fill(
+            "imported.agreement_summary",
+            &[
+                ("agree", &labels::number(format::count(agreeing as u64))),
+                ("rows", &labels::number(format::count(rows.len() as u64))),
+            ],
+        ),
+        table,
+        differences: cat.list("imported.differences", &[]),
+    }
+}
+
+/// iperf3's runs, one row each, and echomark's stream and datagram figures of the same
+/// dataset beside them.
+fn streams_section(cat: &Catalog, d: &Dataset, own: &[&Configuration]) -> Option<Section> {
+    use Align::*;
+    let runs: Vec<&crate::model::Run> = d
+        .runs
+        .iter()
+        .filter(|r| {
+            r.imported
+                .as_ref()
+                .is_some_and(|f| f.stream.is_some() || r.key.protocol != Protocol::Http)
+        })
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(
+        cat.list("imported.stream_columns", &[]),
+        &[Left, Left, Right, Right, Right, Right, Right, Right, Right],
+    );
+    let gbit = |bits: f64| labels::number(format::two_decimals(bits / 1e9));
+    let opt = |v: Option<String>| v.map_or(Markup::trusted("—"), labels::number);
+    for r in &runs {
+        let Some(s) = r.imported.as_ref().and_then(|f| f.stream.as_ref()) else {
+            table.push(vec![
+                labels::protocol(cat, r.key.protocol),
+                Markup::text(&r.reasons.join("; ")),
+                Markup::trusted("—"),
+                Markup::trusted("—"),
+                Markup::trusted("—"),
+                Markup::trusted("—"),
+                Markup::trusted("—"),
+                Markup::trusted("—"),
+                Markup::trusted("—"),
+            ]);
+            continue;
+        };
+        table.push(vec![
+            labels::protocol(cat, r.key.protocol),
+            cat.fill(
+                "imported.stream_load",
+                &[
+                    ("streams", &labels::number(format::count(s.streams))),
+                    ("bytes", &labels::number(format::count(r.key.payload_bytes))),
+                ],
+            ),
+            gbit(s.sent_bits_per_second),
+            gbit(s.received_bits_per_second),
+            opt(s.retransmits.map(format::count)),
+            opt(s.lost_percent.map(format::two_decimals)),
+            opt(s.jitter_ms.map(|j| format::latency(j * 1000.0))),
+            opt(s.sender_cpu_percent.map(format::cpu_percent)),
+            opt(s.receiver_cpu_percent.map(format::cpu_percent)),
+        ]);
+    }
+    let mut notes = vec![cat.text("imported.streams_intro")];
+    let beside: Vec<Markup> = own
+        .iter()
+        .filter(|c| matches!(c.key.protocol, Protocol::Tcp | Protocol::Udp))
+        .filter_map(|c| {
+            let mib = c.stat(Metric::PayloadMibPerSecond)?;
+            // Both ways in MiB/s → one way in Gbit/s.
+            let one_way = mib.median / 2.0 * 1_048_576.0 * 8.0 / 1e9;
+            Some(cat.fill(
+                "imported.stream_beside",
+                &[
+                    ("protocol", &labels::protocol(cat, c.key.protocol)),
+                    ("load", &labels::load(cat, &c.key)),
+                    ("gbit", &labels::number(format::two_decimals(one_way))),
+                ],
+            ))
+        })
+        .collect();
+    notes.extend(beside);
+    Some(Section {
+        heading: measured_by(
+            cat,
+            &d.files.iter().find_map(|f| {
+                f.imported
+                    .clone()
+                    .filter(|s| s.tool == echomark_archive::Tool::Iperf3)
+            })?,
+        ),
+        notes,
+        table,
+    })
+}
+
+/// Each imported run's source file, its SHA-256 and the command that produced it.
+fn sources(cat: &Catalog, d: &Dataset) -> Vec<Markup> {
+    d.runs
+        .iter()
+        .filter(|r| r.imported.is_some())
+        .map(|r| {
+            let file = &d.files[r.file];
+            cat.fill(
+                "imported.source_line",
+                &[
+                    ("archive", &Markup::text(&file.name)),
+                    ("index", &Markup::trusted(r.index.to_string())),
+                    (
+                        "command",
+                        &if r.command.is_empty() {
+                            cat.text("overview.not_recorded")
+                        } else {
+                            Markup::code(&r.command)
+                        },
+                    ),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// One line per archive: its published copy and its runs.
+fn raw_files(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
+    let slug = view.slug();
+    view.dataset
+        .files
+        .iter()
+        .map(|f| {
+            let published = crate::site::published_archive_name(&f.name);
+            cat.fill(
+                "imported.file_line",
+                &[
+                    ("file", &Markup::text(&published)),
+                    (
+                        "link",
+                        &Markup::trusted(format!("../../data/{slug}/{published}")),
+                    ),
+                    ("runs", &labels::number(format::count(f.runs as u64))),
+                    (
+                        "who",
+                        &f.imported
+                            .as_ref()
+                            .map_or(Markup::trusted("echomark-runner"), |s| {
+                                Markup::text(&s.label())
+                            }),
+                    ),
+                ],
+            )
+        })
+        .collect()
+}

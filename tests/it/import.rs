@@ -1,0 +1,643 @@
+//! `echomark import`: the committed golden outputs of each real tool (tests/fixtures/import,
+//! made by scripts/make-import-fixtures against `echomark-runner serve`) imported and checked
+//! field by field against the tool's own output; malformed, truncated and mismatched files
+//! refused by name with nothing written; an imported dataset built, validated and compared.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::echomark;
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(rel)
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Imports `files` of `tool` into `out` with `extra` flags; the archive, or the stderr of a
+/// refused import with its exit code.
+fn import(
+    tool: &str,
+    files: &[PathBuf],
+    out: &Path,
+    extra: &[&str],
+) -> Result<Value, (i32, String)> {
+    let mut args = vec!["import", "--from", tool, "--out", out.to_str().unwrap()];
+    let files: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    args.extend(&files);
+    args.extend(extra);
+    let o = echomark(&args);
+    if o.status.success() {
+        Ok(json(&out.join(format!("{tool}.json"))))
+    } else {
+        Err((
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        ))
+    }
+}
+
+fn percentile(run: &Value, at: f64) -> f64 {
+    run["latency"]["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| (p["at"].as_f64().unwrap() - at).abs() < 1e-9)
+        .unwrap_or_else(|| panic!("p{at} in {run}"))["us"]
+        .as_f64()
+        .unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+const OHA_CLOSED: &str =
+    "oha --no-tui --output-format json -z 2s -c 16 -m POST -D body http://127.0.0.1:PORT/echo";
+const OHA_OPEN: &str = "oha --no-tui --output-format json -z 2s -c 16 -q 5000 --latency-correction -m POST -D body http://127.0.0.1:PORT/echo";
+const OHA_REFUSED: &str =
+    "oha --no-tui --output-format json -z 1s -c 4 -m POST -D body http://127.0.0.1:CLOSED/echo";
+
+#[test]
+fn oha_output_is_imported_field_by_field_with_its_open_loop_and_its_failed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        "oha/closed-16.json",
+        "oha/open-16-q5000.json",
+        "oha/refused.json",
+    ]
+    .map(fixture);
+    let a = import(
+        "oha",
+        &files,
+        dir.path(),
+        &[
+            "--tool-version",
+            "1.16.0",
+            "--payload",
+            "1024",
+            "--command",
+            OHA_CLOSED,
+            "--command",
+            OHA_OPEN,
+            "--command",
+            OHA_REFUSED,
+        ],
+    )
+    .unwrap();
+    assert_eq!(a["tool"], "oha");
+    assert_eq!(a["tool_version"], "1.16.0");
+    assert!(a["host"].is_null(), "no --host: not recorded");
+    let runs = a["runs"].as_array().unwrap();
+    for (run, file) in runs.iter().zip(&files) {
+        let raw = json(file);
+        let answered: u64 = raw["statusCodeDistribution"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(run["responses"], answered);
+        assert!(close(
+            run["load"]["duration_seconds"].as_f64().unwrap(),
+            raw["summary"]["total"].as_f64().unwrap()
+        ));
+        assert!(close(
+            run["reported_rate"].as_f64().unwrap(),
+            raw["summary"]["requestsPerSec"].as_f64().unwrap()
+        ));
+        assert_eq!(run["status_codes"], raw["statusCodeDistribution"]);
+        assert_eq!(
+            run["unfinished"],
+            raw["errorDistribution"]["aborted due to deadline"]
+        );
+        assert_eq!(run["source_sha256"].as_str().unwrap().len(), 64);
+        if answered > 0 {
+            for (name, at) in [("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)] {
+                let theirs = raw["latencyPercentiles"][name].as_f64().unwrap() * 1e6;
+                assert!(close(percentile(run, at), theirs), "{name}");
+            }
+            assert_eq!(
+                run["latency"]["fidelity"], "summary-only",
+                "11 buckets are not every request"
+            );
+            let buckets: u64 = run["latency"]["histogram"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["count"].as_u64().unwrap())
+                .sum();
+            let theirs: u64 = raw["responseTimeHistogram"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum();
+            assert_eq!(buckets, theirs, "the tool's histogram kept whole");
+        }
+    }
+    assert_eq!(runs[0]["load"]["connections"], 16);
+    assert_eq!(runs[0]["load"]["loop_kind"], "closed");
+    assert_eq!(runs[0]["failed"], false);
+    assert_eq!(runs[1]["load"]["loop_kind"], "open");
+    assert_eq!(runs[1]["load"]["rate"], 5000.0);
+    assert_eq!(runs[1]["load"]["latency_correction"], true);
+    assert_eq!(
+        runs[2]["failed"], true,
+        "a run the tool saw fail is kept, marked failed"
+    );
+    assert!(runs[2]["failure"][0]
+        .as_str()
+        .unwrap()
+        .contains("Connection refused"));
+    assert!(runs[2]["latency"].is_null());
+}
+
+#[test]
+fn wrk_autocannon_locust_and_iperf3_outputs_are_imported_field_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    // wrk: the JSON line's exact figures, and the text's own distribution without it.
+    let wrk_files = [
+        "wrk/closed-16-json-hook.txt",
+        "wrk/closed-16.txt",
+        "wrk/closed-by-server-json-hook.txt",
+    ]
+    .map(fixture);
+    let a = import(
+        "wrk",
+        &wrk_files,
+        &dir.path().join("wrk"),
+        &["--tool-version", "4.1.0", "--payload", "1024"],
+    )
+    .unwrap();
+    let runs = a["runs"].as_array().unwrap();
+    let hook: Value = serde_json::from_str(
+        std::fs::read_to_string(&wrk_files[0])
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with('{'))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(runs[0]["responses"], hook["requests"]);
+    assert_eq!(runs[0]["load"]["connections"], hook["connections"]);
+    assert_eq!(runs[0]["load"]["payload_bytes"], hook["body_bytes"]);
+    assert!(close(
+        runs[0]["load"]["duration_seconds"].as_f64().unwrap(),
+        hook["duration_us"].as_f64().unwrap() / 1e6
+    ));
+    assert_eq!(
+        percentile(&runs[0], 99.0),
+        hook["latency_us"]["percentiles"]["99"].as_f64().unwrap()
+    );
+    assert_eq!(
+        runs[0]["reported_rate"], 209500.25,
+        "Requests/sec as printed"
+    );
+    assert_eq!(runs[1]["responses"], 441149);
+    assert_eq!(percentile(&runs[1], 99.0), 143.0, "'99%  143.00us'");
+    assert_eq!(runs[1]["load"]["threads"], 1);
+    assert_eq!(runs[2]["failed"], true);
+    assert_eq!(runs[2]["errors"]["socket read"], 38227);
+    assert!(
+        runs[2]["latency"].is_null(),
+        "min −2⁶³ of a run without requests is not a latency"
+    );
+
+    let ac = fixture("autocannon/closed-16.json");
+    let a = import(
+        "autocannon",
+        std::slice::from_ref(&ac),
+        &dir.path().join("autocannon"),
+        &[
+            "--tool-version",
+            "9.0.0",
+            "--command",
+            "autocannon --json -c 16 -d 2 -m POST http://127.0.0.1:PORT/echo",
+            "--payload",
+            "1024",
+        ],
+    )
+    .unwrap();
+    let (run, raw) = (&a["runs"][0], json(&ac));
+    assert_eq!(run["responses"], raw["2xx"]);
+    assert_eq!(run["load"]["connections"], raw["connections"]);
+    assert_eq!(run["load"]["pipelining"], raw["pipelining"]);
+    assert_eq!(run["started_at_utc"], raw["start"]);
+    assert_eq!(
+        percentile(run, 99.99),
+        raw["latency"]["p99_99"].as_f64().unwrap() * 1000.0
+    );
+    assert_eq!(
+        run["latency"]["resolution_us"], 1000.0,
+        "whole milliseconds"
+    );
+
+    let locust = fixture("locust/closed-16.json");
+    let a = import(
+        "locust",
+        std::slice::from_ref(&locust),
+        &dir.path().join("locust"),
+        &["--tool-version", "2.47.0", "--command", "locust -f locustfile.py --headless -u 16 -r 16 -t 2s --host http://127.0.0.1:PORT --json"],
+    )
+    .unwrap();
+    let (run, raw) = (&a["runs"][0], &json(&locust)[0]);
+    assert_eq!(
+        run["responses"],
+        raw["num_requests"].as_u64().unwrap() - raw["num_failures"].as_u64().unwrap()
+    );
+    assert_eq!(run["load"]["connections"], 16);
+    assert_eq!(
+        run["latency"]["fidelity"], "lossless",
+        "every request is in its histogram"
+    );
+    // Nearest rank over Locust's own counts: 141 at 0 ms, 19,898 at 1 ms of 20,952.
+    assert_eq!(percentile(run, 50.0), 1000.0);
+    assert_eq!(percentile(run, 99.0), 2000.0);
+
+    let iperf = ["iperf3/tcp.json", "iperf3/udp.json", "iperf3/refused.json"].map(fixture);
+    let a = import("iperf3", &iperf, &dir.path().join("iperf3"), &[]).unwrap();
+    assert_eq!(a["tool_version"], "3.12", "iperf3 names its own version");
+    let runs = a["runs"].as_array().unwrap();
+    let (tcp, udp) = (json(&iperf[0]), json(&iperf[1]));
+    assert_eq!(runs[0]["protocol"], "tcp");
+    assert_eq!(
+        runs[0]["stream"]["sent_bits_per_second"],
+        tcp["end"]["sum_sent"]["bits_per_second"]
+    );
+    assert_eq!(
+        runs[0]["stream"]["retransmits"],
+        tcp["end"]["sum_sent"]["retransmits"]
+    );
+    assert_eq!(
+        runs[0]["stream"]["sender_cpu_percent"],
+        tcp["end"]["cpu_utilization_percent"]["host_total"]
+    );
+    assert_eq!(runs[1]["protocol"], "udp");
+    assert_eq!(
+        runs[1]["stream"]["lost_datagrams"],
+        udp["end"]["sum"]["lost_packets"]
+    );
+    assert_eq!(
+        runs[1]["stream"]["received_bytes"],
+        udp["end"]["sum_received"]["bytes"]
+    );
+    assert_eq!(
+        runs[1]["load"]["loop_kind"], "open",
+        "-b 1G paces the datagrams"
+    );
+    assert_eq!(runs[2]["failed"], true);
+    assert_eq!(
+        runs[2]["failure"][0],
+        "iperf3: unable to connect to server: Connection refused"
+    );
+}
+
+/// `text` with the first occurrence of `from` replaced, asserting there is one.
+fn edited(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from:?}");
+    text.replacen(from, to, 1)
+}
+
+#[test]
+fn malformed_truncated_and_mismatched_files_are_named_errors_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let oha = std::fs::read_to_string(fixture("oha/closed-16.json")).unwrap();
+    let ac = std::fs::read_to_string(fixture("autocannon/closed-16.json")).unwrap();
+    let wrk = std::fs::read_to_string(fixture("wrk/closed-16-json-hook.txt")).unwrap();
+    let locust = std::fs::read_to_string(fixture("locust/closed-16.json")).unwrap();
+    let iperf = std::fs::read_to_string(fixture("iperf3/tcp.json")).unwrap();
+    let oha_cmd = ["--command", "oha -c 16 http://x/"];
+    let ac_cmd = ["--command", "autocannon -c 16 http://x/"];
+    let locust_cmd = ["--command", "locust -u 16"];
+    let cases: Vec<(&str, PathBuf, &[&str], &[&str])> = vec![
+        (
+            "oha",
+            bad("cut.json", oha[..oha.len() / 2].to_string()),
+            &oha_cmd,
+            &["cut.json", "truncated"],
+        ),
+        (
+            "oha",
+            bad(
+                "p99.json",
+                edited(&oha, "\"p99\": 0.000269826", "\"p99\": null"),
+            ),
+            &oha_cmd,
+            &["latencyPercentiles.p99", "missing"],
+        ),
+        (
+            "oha",
+            bad(
+                "neg.json",
+                edited(&oha, "\"p50\": 0.00010798", "\"p50\": -0.00010798"),
+            ),
+            &oha_cmd,
+            &["latencyPercentiles.p50", "not negative"],
+        ),
+        (
+            "oha",
+            bad(
+                "newer.json",
+                edited(&oha, "\"rps\":", "\"rpsV2\": {}, \"rps\":"),
+            ),
+            &oha_cmd,
+            &["rpsV2", "not oha's JSON output"],
+        ),
+        (
+            "oha",
+            fixture("autocannon/closed-16.json"),
+            &oha_cmd,
+            &["closed-16.json", "not oha's JSON output", "url"],
+        ),
+        ("oha", fixture("oha/closed-16.json"), &[], &["--command"]),
+        (
+            "autocannon",
+            bad("ac.json", edited(&ac, "\"p99\":0", "\"p99\":\"soon\"")),
+            &ac_cmd,
+            &["ac.json"],
+        ),
+        (
+            "autocannon",
+            bad("ac-cut.json", ac[..200].to_string()),
+            &ac_cmd,
+            &["truncated"],
+        ),
+        (
+            "autocannon",
+            fixture("oha/closed-16.json"),
+            &ac_cmd,
+            &["not autocannon's JSON output", "summary"],
+        ),
+        (
+            "wrk",
+            fixture("oha/closed-16.json"),
+            &[],
+            &["not wrk's report"],
+        ),
+        (
+            "wrk",
+            bad("wrk-neg.txt", edited(&wrk, "\"99\": 138", "\"99\": -138")),
+            &[],
+            &["latency_us.percentiles.99"],
+        ),
+        (
+            "wrk",
+            bad(
+                "wrk-nan.txt",
+                edited(&wrk, "\"mean\": 69.936", "\"mean\": NaN"),
+            ),
+            &[],
+            &["wrk-nan.txt line 9"],
+        ),
+        (
+            "wrk",
+            bad(
+                "wrk-lines.txt",
+                wrk.lines().take(3).collect::<Vec<_>>().join("\n"),
+            ),
+            &[],
+            &["not wrk's report"],
+        ),
+        (
+            "locust",
+            bad(
+                "locust.json",
+                edited(
+                    &locust,
+                    "\"num_requests\": 20952",
+                    "\"num_requests\": 20953",
+                ),
+            ),
+            &locust_cmd,
+            &["[0].response_times", "20952"],
+        ),
+        (
+            "locust",
+            fixture("iperf3/tcp.json"),
+            &locust_cmd,
+            &["not locust's JSON output"],
+        ),
+        (
+            "iperf3",
+            bad(
+                "iperf.json",
+                edited(
+                    &iperf,
+                    "\"version\":\t\"iperf 3.12\"",
+                    "\"version\":\t\"iperf 2.1\"",
+                ),
+            ),
+            &[],
+            &["start.version", "iperf 2.1"],
+        ),
+        (
+            "iperf3",
+            bad("iperf-neg.json", {
+                let mut v: Value = serde_json::from_str(&iperf).unwrap();
+                v["end"]["sum_sent"]["bits_per_second"] = (-1.0).into();
+                v.to_string()
+            }),
+            &[],
+            &["end.sum_sent.bits_per_second"],
+        ),
+        (
+            "iperf3",
+            fixture("locust/closed-16.json"),
+            &[],
+            &["not iperf3's JSON output"],
+        ),
+    ];
+    for (i, (tool, file, extra, expected)) in cases.into_iter().enumerate() {
+        let out = dir.path().join(format!("out-{i}"));
+        let (code, stderr) = import(tool, std::slice::from_ref(&file), &out, extra)
+            .err()
+            .unwrap_or_else(|| panic!("{tool} {} was accepted", file.display()));
+        assert_eq!(code, 1, "{tool} {}: {stderr}", file.display());
+        for needle in expected {
+            assert!(
+                stderr.contains(needle),
+                "{tool} {}: {needle:?} not in {stderr}",
+                file.display()
+            );
+        }
+        assert!(!out.exists(), "nothing written for {}", file.display());
+    }
+}
+
+#[test]
+fn an_import_never_replaces_an_archive_and_refuses_requests_it_cannot_carry_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let iperf = [fixture("iperf3/tcp.json")];
+    let first = import("iperf3", &iperf, dir.path(), &[]).unwrap();
+    let before = std::fs::read(dir.path().join("iperf3.json")).unwrap();
+    let (code, stderr) = import("iperf3", &iperf, dir.path(), &[]).unwrap_err();
+    assert_eq!(code, 2);
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(
+        std::fs::read(dir.path().join("iperf3.json")).unwrap(),
+        before
+    );
+    assert_eq!(first["runs"].as_array().unwrap().len(), 1);
+    let two = ["oha/closed-16.json", "oha/refused.json"].map(fixture);
+    let (code, stderr) = import(
+        "oha",
+        &two,
+        &dir.path().join("o"),
+        &["--command", "a", "--command", "b", "--command", "c"],
+    )
+    .unwrap_err();
+    assert_eq!(code, 2, "{stderr}");
+    let (code, stderr) = import(
+        "iperf3",
+        &iperf,
+        &dir.path().join("v"),
+        &["--tool-version", "3.99"],
+    )
+    .unwrap_err();
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("3.12"),
+        "the file's own version wins: {stderr}"
+    );
+    let o = echomark(&["import", "--from", "ab", "--out", "x", "f"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// An imported dataset of wrk and oha, with the host recorded.
+fn imported_dataset(root: &Path, name: &str) -> PathBuf {
+    let host = root.join("host.json");
+    std::fs::write(
+        &host,
+        r#"{"system": "Linux", "release": "6.1.0", "machine": "x86_64", "cpu": "Test CPU", "logical_cpus": 2, "physical_cpus": 2, "memory_bytes": 1073741824, "os_name": "Debian GNU/Linux", "os_version": "12"}"#,
+    )
+    .unwrap();
+    let out = root.join("raw").join(name);
+    let h = host.to_str().unwrap();
+    import(
+        "oha",
+        // Three repetitions of one load (compare needs three a side), and a failed run.
+        &[
+            "oha/closed-16.json",
+            "oha/closed-16.json",
+            "oha/closed-16.json",
+            "oha/refused.json",
+        ]
+        .map(fixture),
+        &out,
+        &[
+            "--host",
+            h,
+            "--tool-version",
+            "1.16.0",
+            "--payload",
+            "1024",
+            "--command",
+            OHA_CLOSED,
+            "--command",
+            OHA_CLOSED,
+            "--command",
+            OHA_CLOSED,
+            "--command",
+            OHA_REFUSED,
+        ],
+    )
+    .unwrap();
+    import(
+        "wrk",
+        &["wrk/closed-16-json-hook.txt"; 3].map(fixture),
+        &out,
+        &["--host", h, "--tool-version", "4.1.0"],
+    )
+    .unwrap();
+    out
+}
+
+#[test]
+fn an_imported_dataset_validates_builds_compares_as_no_change_and_says_who_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = imported_dataset(dir.path(), "tools-20261205");
+    let o = echomark(&["validate", "--json", data.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report[0]["runs"], 7, "{report}");
+    assert_eq!(
+        report[0]["runs_passed"], 6,
+        "the refused run is data, failed"
+    );
+
+    let o = echomark(&[
+        "compare",
+        "--json",
+        data.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        report["counts"]["no_change"], 2,
+        "oha's and wrk's loads: {report}"
+    );
+    for verdict in ["improved", "regressed"] {
+        assert_eq!(
+            report["counts"][verdict].as_u64().unwrap_or(0),
+            0,
+            "{report}"
+        );
+    }
+
+    let site = dir.path().join("site");
+    let o = echomark(&[
+        "build",
+        "--raw",
+        dir.path().join("raw").to_str().unwrap(),
+        "--out",
+        site.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let en = std::fs::read_to_string(site.join("en/tools-20261205/overview.md")).unwrap();
+    let zh = std::fs::read_to_string(site.join("zh/tools-20261205/overview.md")).unwrap();
+    assert!(
+        en.starts_with("# tools-20261205: measured by oha 1.16.0 and wrk 4.1.0"),
+        "{en}"
+    );
+    assert!(en.contains("## Measured by oha 1.16.0, not verified by echomark: echoes were not checked byte for byte"));
+    assert!(en.contains("## Measured by wrk 4.1.0, not verified by echomark"));
+    assert!(
+        zh.contains("## 由 oha 1.16.0 测量，未经 echomark 校验：回显未逐字节核对"),
+        "{zh}"
+    );
+    assert!(zh.contains("## 由 wrk 4.1.0 测量"));
+    // What the tools did not measure is not shown: no CPU or memory column, no echo counters.
+    let tables: Vec<&str> = en.lines().filter(|l| l.starts_with("| Load |")).collect();
+    assert_eq!(tables.len(), 2, "one table per tool");
+    for header in tables {
+        assert!(
+            !header.contains("CPU") && !header.contains("RSS"),
+            "{header}"
+        );
+    }
+    assert!(en.contains("129,680"), "oha's answers per second");
+    assert!(
+        en.contains("summary only: percentiles, 1.00 ns resolution"),
+        "{en}"
+    );
+    assert!(en.contains("218,969"), "the refused run's errors, kept");
+    // Imported runs are nobody's echo benchmark: not on the UDP report, not an answer.
+    assert!(!site.join("en/udp-report.md").exists());
+    let index = std::fs::read_to_string(site.join("en/index.md")).unwrap();
+    assert!(
+        index.contains("tools-20261205"),
+        "listed among the datasets"
+    );
+}
