@@ -63,17 +63,26 @@ pub fn row(c: &Configuration, repetitions: u64) -> Value {
 /// `csv` crate (quoting) and with text cells a spreadsheet would run as a formula (a leading
 /// `=`, `+`, `-`, `@`, tab or carriage return) neutralised by a leading `'`.
 pub fn csv(rows: &[Value]) -> String {
-    let mut header: Vec<String> = Vec::new();
-    if let Some(Value::Object(first)) = rows.first() {
-        for (k, v) in first {
-            match v {
-                Value::Object(_) | Value::Null if is_stat(k) => {
-                    for part in ["median", "min", "max"] {
-                        header.push(format!("{k}_{part}"));
-                    }
+    // The columns of every row, in the order they first appear: a key a configuration may
+    // leave out (an open-loop load) is an empty cell in the rows without it.
+    let mut keys: Vec<&str> = Vec::new();
+    for row in rows {
+        if let Value::Object(obj) = row {
+            for k in obj.keys() {
+                if !keys.contains(&k.as_str()) {
+                    keys.push(k);
                 }
-                _ => header.push(k.clone()),
             }
+        }
+    }
+    let mut header: Vec<String> = Vec::new();
+    for k in &keys {
+        if is_stat(k) {
+            for part in ["median", "min", "max"] {
+                header.push(format!("{k}_{part}"));
+            }
+        } else {
+            header.push(k.to_string());
         }
     }
     let mut writer = csv::WriterBuilder::new()
@@ -87,7 +96,8 @@ pub fn csv(rows: &[Value]) -> String {
     for row in rows {
         let Value::Object(obj) = row else { continue };
         let mut cells = Vec::with_capacity(header.len());
-        for (k, v) in obj {
+        for k in &keys {
+            let v = obj.get(*k).unwrap_or(&Value::Null);
             if is_stat(k) {
                 for part in ["median", "min", "max"] {
                     cells.push(cell(v.get(part).unwrap_or(&Value::Null)));
@@ -219,5 +229,17 @@ mod tests {
             assert!(cell(&json!(start)).starts_with('\''), "{start:?}");
         }
         assert_eq!(cell(&json!(-1.5)), "-1.5", "numbers are not neutralised");
+    }
+
+    #[test]
+    fn rows_with_a_key_others_lack_get_an_empty_cell_in_the_others() {
+        // An open-loop configuration has a `load`; a closed-loop one has none.
+        let rows = vec![
+            json!({"dataset": "d", "runs": 3}),
+            json!({"dataset": "d", "load": 5000, "runs": 3}),
+        ];
+        let text = csv(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines, ["dataset,runs,load", "d,3,", "d,3,5000"]);
     }
 }

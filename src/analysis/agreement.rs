@@ -2,7 +2,8 @@
 //! measured per load, and, where echomark's client measured the same load in the same
 //! dataset, whether the two agree. "Agrees" is said only where the ranges over the
 //! repetitions overlap; a latency the tool kept at a coarse resolution (whole milliseconds)
-//! stands for every value within one unit of it.
+//! stands for any value from half a unit below it (tools that round) to a unit above it
+//! (tools that truncate).
 
 use std::collections::BTreeSet;
 
@@ -144,8 +145,8 @@ pub fn agreement<'a>(
     rows
 }
 
-/// `metric` of `tool` against `own`, each over its passing runs; a tool value stands for
-/// anything within `resolution` of it.
+/// `metric` of `tool` against `own`, each over its passing runs; a tool value `v` stands for
+/// anything in `[v − resolution / 2, v + resolution)`.
 fn judge(
     own: &Configuration,
     tool: &Configuration,
@@ -158,7 +159,7 @@ fn judge(
     }
     let widened = Stat {
         median: t.median,
-        min: (t.min - resolution).max(0.0),
+        min: (t.min - resolution / 2.0).max(0.0),
         max: t.max + resolution,
     };
     Some(Judged {

@@ -32,6 +32,25 @@ impl Series {
 /// and server (a veth dataset is not a later loopback one) and the shape of the matrix.
 fn identity(d: &Dataset) -> Option<String> {
     let f = d.files.first()?;
+    if d.has_imported() {
+        // Other tools' runs have no requested timing (each run lasts what it lasted): the
+        // tools that measured and what they measured make the series.
+        let tools: Vec<String> = d
+            .files
+            .iter()
+            .map(|f| {
+                f.imported
+                    .as_ref()
+                    .map_or("echomark".into(), |s| s.tool.to_string())
+            })
+            .collect();
+        return serde_json::to_string(&(
+            host_key(d)?,
+            d.path_kind(),
+            ("imported", tools, &f.protocols, f.address_family),
+        ))
+        .ok();
+    }
     serde_json::to_string(&(
         host_key(d)?,
         d.path_kind(),

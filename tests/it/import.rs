@@ -641,3 +641,193 @@ fn an_imported_dataset_validates_builds_compares_as_no_change_and_says_who_measu
         "listed among the datasets"
     );
 }
+
+#[test]
+fn imported_datasets_of_one_host_and_tools_form_a_history_with_what_changed_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    imported_dataset(dir.path(), "tools-20261205");
+    imported_dataset(dir.path(), "tools-20261206");
+    let site = dir.path().join("site");
+    let o = echomark(&[
+        "build",
+        "--raw",
+        dir.path().join("raw").to_str().unwrap(),
+        "--out",
+        site.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for lang in ["en", "zh"] {
+        let changes = site.join(format!("{lang}/tools-20261206/changes.md"));
+        let text = std::fs::read_to_string(&changes)
+            .unwrap_or_else(|e| panic!("{}: {e}", changes.display()));
+        assert!(
+            text.contains("oha"),
+            "the tool's loads are compared: {text}"
+        );
+        assert!(site
+            .join(format!("{lang}/tools-20261206/history.md"))
+            .exists());
+    }
+    let overview = std::fs::read_to_string(site.join("en/tools-20261206/overview.md")).unwrap();
+    assert!(overview.contains("measured by oha 1.16.0"));
+}
+
+/// Whether `tool` is on the PATH; a skip (a failure under CI) when not.
+fn have(tool: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        echomark::skip::because(&format!(
+            "{tool} is not installed (.ci/run installs Debian's)"
+        ));
+    }
+    found
+}
+
+/// Runs a measuring script of `scripts/` with the tests' own binaries into `out`.
+fn measure(script: &str, out: &Path, env: &[(&str, &str)]) {
+    let bin = Path::new(env!("CARGO_BIN_EXE_echomark")).parent().unwrap();
+    assert!(
+        bin.join("echomark-runner").exists(),
+        "the workspace's tests build echomark-runner beside echomark"
+    );
+    let o = std::process::Command::new("bash")
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scripts")
+                .join(script),
+        )
+        .arg(out)
+        .env("ECHOMARK_BIN_DIR", bin)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{script}: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn measure_agreement_writes_an_interleaved_dataset_whose_page_sets_the_tool_beside_echomark() {
+    if !have("wrk") || !have("taskset") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("raw").join("agreement");
+    measure(
+        "measure-agreement",
+        &out,
+        &[
+            ("TOOLS", "wrk"),
+            ("ROUNDS", "2"),
+            ("SECONDS_EACH", "1"),
+            ("CONNECTIONS", "4"),
+        ],
+    );
+    let serve = json(&out.join("serve.json"));
+    assert_eq!(
+        serve["complete"], true,
+        "the last slice completed the matrix"
+    );
+    let started: Vec<&str> = serve["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["started_at_utc"].as_str().unwrap())
+        .collect();
+    assert_eq!(started.len(), 2, "one run per round");
+    // Round 1 is echomark then wrk, round 2 wrk then echomark: both of wrk's outputs were
+    // written after echomark's first run started and before its second.
+    let written = |round: u32| {
+        let at = std::fs::metadata(out.join(format!("outputs/wrk/c4-r{round}.out")))
+            .unwrap()
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let seconds = echomark::import::utc_from_unix(at.as_secs() as i64);
+        format!("{}.{:06}Z", &seconds[..19], at.subsec_micros())
+    };
+    let (first, second) = (written(1), written(2));
+    assert!(
+        started[0] < first.as_str() && first < second && second.as_str() < started[1],
+        "interleaved: echomark {started:?}, wrk {first} and {second}"
+    );
+    let wrk = json(&out.join("wrk.json"));
+    assert_eq!(wrk["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(wrk["runs"][0]["load"]["connections"], 4);
+    assert!(wrk["host"].is_object(), "the host is recorded");
+    let site = dir.path().join("site");
+    let o = echomark(&[
+        "build",
+        "--raw",
+        dir.path().join("raw").to_str().unwrap(),
+        "--out",
+        site.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let en = std::fs::read_to_string(site.join("en/agreement/overview.md")).unwrap();
+    assert!(
+        en.contains("## Does echomark agree with the other tools?"),
+        "{en}"
+    );
+    let row = en
+        .lines()
+        .find(|l| l.starts_with("| HTTP / 1,024 B / 4 clients / window 1 | wrk "))
+        .unwrap_or_else(|| panic!("an agreement row for wrk: {en}"));
+    assert!(
+        row.contains("agrees (") || row.contains("differs ("),
+        "{row}"
+    );
+    assert!(
+        en.contains("scripts/measure-agreement"),
+        "the page names what measured it"
+    );
+    let zh = std::fs::read_to_string(site.join("zh/agreement/overview.md")).unwrap();
+    assert!(zh.contains("## echomark 与其他工具的结果一致吗？"));
+}
+
+#[test]
+fn measure_iperf3_sets_iperf3_streams_beside_echomarks_echoes_on_the_same_path() {
+    if !have("iperf3") || !have("taskset") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("raw").join("streams");
+    measure(
+        "measure-iperf3",
+        &out,
+        &[("ROUNDS", "1"), ("SECONDS_EACH", "1")],
+    );
+    let iperf = json(&out.join("iperf3.json"));
+    let runs = iperf["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["protocol"], "tcp");
+    assert_eq!(runs[1]["protocol"], "udp");
+    assert!(
+        runs[0]["stream"]["received_bits_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let site = dir.path().join("site");
+    let o = echomark(&[
+        "build",
+        "--raw",
+        dir.path().join("raw").to_str().unwrap(),
+        "--out",
+        site.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let en = std::fs::read_to_string(site.join("en/streams/overview.md")).unwrap();
+    assert!(en.starts_with("# streams: echomark beside iperf3 "), "{en}");
+    assert!(en.contains("## Measured by iperf3 "));
+    assert!(en.contains("echomark's TCP echoes in this dataset"));
+    assert!(en.contains("echomark's UDP echoes in this dataset"));
+    assert!(en.contains("scripts/measure-iperf3"));
+}

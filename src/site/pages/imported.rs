@@ -67,17 +67,18 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         .map(|t| Markup::text(&t.source.label()))
         .collect();
     let names = labels::join_list(cat, &tool_names);
-    let title = if own.is_empty() {
-        cat.fill("imported.title", &[("dataset", &d.name), ("tools", &names)])
-    } else {
-        cat.fill(
-            "imported.title_agreement",
-            &[("dataset", &d.name), ("tools", &names)],
-        )
+    let rows = agreement::agreement(&own, &tools);
+    let title_key = match (own.is_empty(), rows.is_empty()) {
+        (true, _) => "imported.title",
+        (false, false) => "imported.title_agreement",
+        (false, true) => "imported.title_path",
     };
+    let title = cat.fill(title_key, &[("dataset", &d.name), ("tools", &names)]);
     let host_recorded = tools.iter().all(|t| t.source.host_recorded);
     let not_recorded = cat.text("overview.not_recorded");
-    let rows = agreement::agreement(&own, &tools);
+    let with_iperf3 = tools
+        .iter()
+        .any(|t| t.source.tool == echomark_archive::Tool::Iperf3);
     let request_tools: Vec<&ToolRuns> = tools
         .iter()
         .filter(|t| {
@@ -97,21 +98,21 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         ),
         host: host_recorded.then(|| host_table(cat, d, &not_recorded)),
         host_missing: (!host_recorded).then(|| cat.text("imported.host_missing")),
-        echomark: (!own.is_empty()).then(|| echomark_section(cat, &own)),
+        echomark: (!own.is_empty()).then(|| echomark_section(cat, &own, !rows.is_empty())),
         tools: request_tools.iter().map(|t| tool_section(cat, t)).collect(),
         agreement: (!rows.is_empty()).then(|| agreement_section(cat, &rows)),
         streams: streams_section(cat, d, &own),
         failed: failed_table(cat, view, None),
         sources: sources(cat, d),
         raw_files: raw_files(cat, view),
+        // The two scripts that measure tools beside echomark, each writing one such dataset.
         reproduce: (!own.is_empty()).then(|| {
-            Markup::code_block(
-                "sh",
-                &[
-                    "scripts/measure-agreement".to_string(),
-                    "echomark build".to_string(),
-                ],
-            )
+            let script = if with_iperf3 {
+                "scripts/measure-iperf3"
+            } else {
+                "scripts/measure-agreement"
+            };
+            Markup::code_block("sh", &[script.to_string(), "echomark build".to_string()])
         }),
     };
     PageSpec::new(
@@ -123,9 +124,11 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
     )
 }
 
-/// "1,024 B / 16 clients / window 1", with the offered rate of an open-loop load.
+/// "HTTP / 1,024 B / 16 clients / window 1", with the offered rate of an open-loop load.
 fn load_label(cat: &Catalog, c: &Configuration) -> Markup {
-    let mut label = labels::load(cat, &c.key);
+    let mut label = labels::protocol(cat, c.key.protocol);
+    label.push(&Markup::trusted(" / "));
+    label.push(&labels::load(cat, &c.key));
     if let Some(load) = c.key.load {
         label.push(&Markup::trusted(" / "));
         label.push(&cat.fill(
@@ -230,7 +233,7 @@ fn measured_by(cat: &Catalog, source: &ImportedSource) -> Markup {
     )
 }
 
-fn echomark_section(cat: &Catalog, own: &[&Configuration]) -> Section {
+fn echomark_section(cat: &Catalog, own: &[&Configuration], same_server: bool) -> Section {
     let mut table = columns(cat);
     for c in own {
         table.push(vec![
@@ -245,15 +248,24 @@ fn echomark_section(cat: &Catalog, own: &[&Configuration]) -> Section {
             latency_cell(c.stat(Metric::RttP50Us)),
             latency_cell(c.stat(Metric::RttP99Us)),
             cat.text("imported.fidelity_echomark"),
-            Markup::trusted("0"),
-            Markup::trusted("0"),
+            // A passing run has no error of any kind; a failed one is listed below.
+            zero_if_passed(c),
+            zero_if_passed(c),
         ]);
     }
     Section {
         heading: cat.text("imported.echomark_heading"),
-        notes: vec![cat.text("imported.echomark_note")],
+        notes: vec![cat.text(if same_server {
+            "imported.echomark_note"
+        } else {
+            "imported.echomark_note_path"
+        })],
         table,
     }
+}
+
+fn zero_if_passed(c: &Configuration) -> Markup {
+    Markup::trusted(if c.runs_passed == c.runs { "0" } else { "—" })
 }
 
 fn judged_cells(cat: &Catalog, j: Option<Judged>, latency: bool) -> [Markup; 3] {
