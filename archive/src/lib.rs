@@ -51,3 +51,7 @@ pub use target::{
 
 /// The JSON Schema of an echomark archive, as shipped in `schema/archive.schema.json`.
 pub const ARCHIVE_JSON_SCHEMA: &str = include_str!("../schema/archive.schema.json");
+
+/// The JSON Schema of an imported archive ([`ImportedArchive`]), as shipped in
+/// `schema/imported.schema.json`.
+pub const IMPORTED_JSON_SCHEMA: &str = include_str!("../schema/imported.schema.json");

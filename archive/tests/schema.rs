@@ -511,15 +511,52 @@ fn without(value: &Value, path: &[String], key: &str) -> Value {
     copy
 }
 
+/// Where a maximal document from the types breaks `schema`.
+fn violations(schema: &Value, value: &Value) -> Vec<String> {
+    let validator = jsonschema::validator_for(schema).expect("the schema compiles");
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+/// The fields the types cannot read without (`reads` fails without them) that `schema`
+/// does not require.
+fn unrequired(schema: &Value, value: &Value, reads: fn(Value) -> bool) -> Vec<String> {
+    let mut all = Vec::new();
+    keys(value, Vec::new(), &mut all);
+    let mut problems = Vec::new();
+    for (path, key) in all {
+        let needed = !reads(without(value, &path, &key));
+        let node = node_at(schema, &path);
+        let required = node
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.contains(&json!(key)));
+        if needed && !required {
+            problems.push(format!(
+                "{}.{key}: the types need it, the schema does not require it",
+                path.join(".")
+            ));
+        }
+    }
+    problems
+}
+
+/// Every check of the types against `schema`, for the maximal document `value`.
+fn schema_and_types_agree(schema: &Value, value: &Value, reads: fn(Value) -> bool) {
+    let errors = violations(schema, value);
+    assert!(errors.is_empty(), "types → schema: {errors:#?}");
+    let mut problems = Vec::new();
+    compare(schema, schema, value, "", &mut problems);
+    assert!(problems.is_empty(), "schema → types: {problems:#?}");
+    let problems = unrequired(schema, value, reads);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
 #[test]
 fn a_maximal_archive_from_the_types_is_valid_under_the_schema() {
-    let schema = schema();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let value = serde_json::to_value(sample()).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&value)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
+    let errors = violations(&schema(), &serde_json::to_value(sample()).unwrap());
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
@@ -534,26 +571,92 @@ fn the_schema_lists_exactly_the_fields_the_types_write() {
 
 #[test]
 fn every_field_the_types_require_is_required_by_the_schema() {
-    let schema = schema();
     let value = serde_json::to_value(sample()).unwrap();
-    let mut all = Vec::new();
-    keys(&value, Vec::new(), &mut all);
-    let mut problems = Vec::new();
-    for (path, key) in all {
-        let needed = serde_json::from_value::<Archive>(without(&value, &path, &key)).is_err();
-        let node = node_at(&schema, &path);
-        let required = node
-            .get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| r.contains(&json!(key)));
-        if needed && !required {
-            problems.push(format!(
-                "{}.{key}: the types need it, the schema does not require it",
-                path.join(".")
-            ));
-        }
-    }
+    let problems = unrequired(&schema(), &value, |v| {
+        serde_json::from_value::<Archive>(v).is_ok()
+    });
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// An imported archive with every optional field present and every list non-empty.
+fn imported_sample() -> ImportedArchive {
+    ImportedArchive {
+        echomark_import: ImportInfo {
+            format_version: IMPORT_FORMAT_VERSION,
+            importer: "echomark 0.1.0".into(),
+        },
+        tool: Tool::Oha,
+        tool_version: Some("1.16.0".into()),
+        host: Some(sample().host),
+        runs: vec![ImportedRun {
+            source_file: "closed-16.json".into(),
+            source_sha256: "0".repeat(64),
+            command: Some("oha -c 16 http://127.0.0.1:8080/echo".into()),
+            started_at_utc: Some("2026-12-05T04:37:56Z".into()),
+            protocol: Protocol::Http,
+            target: Some("http://127.0.0.1:8080/echo".into()),
+            load: ImportedLoad {
+                connections: 16,
+                threads: Some(1),
+                pipelining: 1,
+                duration_seconds: 2.0,
+                payload_bytes: Some(1024),
+                loop_kind: Loop::Open,
+                rate: Some(5000.0),
+                latency_correction: true,
+            },
+            responses: Some(10_000),
+            responses_per_second: Some(5000.0),
+            reported_rate: Some(5001.0),
+            bytes_per_second: Some(5e6),
+            latency: Some(ImportedLatency {
+                fidelity: LatencyFidelity::SummaryOnly,
+                resolution_us: 0.001,
+                measures: "from sending the request to the end of the response".into(),
+                min_us: Some(20.0),
+                mean_us: Some(50.0),
+                max_us: Some(900.0),
+                stddev_us: Some(10.0),
+                percentiles: vec![Percentile {
+                    at: 99.0,
+                    us: 120.0,
+                }],
+                histogram: vec![Bucket {
+                    upper_us: 900.0,
+                    count: 10_000,
+                }],
+            }),
+            unfinished: Some(3),
+            errors: [("timeout".to_string(), 1)].into(),
+            status_codes: [("200".to_string(), 10_000)].into(),
+            stream: Some(StreamFigures {
+                streams: 1,
+                sent_bits_per_second: 1e9,
+                received_bits_per_second: 0.99e9,
+                sent_bytes: 250_000_000,
+                received_bytes: 247_000_000,
+                retransmits: Some(2),
+                datagrams: Some(244_064),
+                lost_datagrams: Some(6_459),
+                lost_percent: Some(2.6),
+                jitter_ms: Some(0.002),
+                datagram_bytes: Some(1024),
+                sender_cpu_percent: Some(24.2),
+                receiver_cpu_percent: Some(17.9),
+            }),
+            failed: true,
+            failure: vec!["1 requests ended in an error: timeout".into()],
+        }],
+    }
+}
+
+#[test]
+fn the_imported_archive_schema_and_types_agree_in_both_directions() {
+    let schema: Value = serde_json::from_str(IMPORTED_JSON_SCHEMA).expect("the schema is JSON");
+    let value = serde_json::to_value(imported_sample()).unwrap();
+    schema_and_types_agree(&schema, &value, |v| {
+        serde_json::from_value::<ImportedArchive>(v).is_ok()
+    });
 }
 
 /// The committed archives: each reads into the types and writes back the same JSON, so an
@@ -574,10 +677,16 @@ fn every_committed_archive_writes_back_what_it_read() {
                 continue;
             }
             let text = std::fs::read_to_string(&path).expect("an archive's text");
-            let archive: Archive =
-                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let read: Value = serde_json::from_str(&text).expect("JSON");
-            let written = serde_json::to_value(&archive).expect("serialises");
+            let fail = |e: serde_json::Error| -> Value { panic!("{}: {e}", path.display()) };
+            // Other tools' results, imported (`echomark import`), are their own document.
+            let written = if read.get("echomark_import").is_some() {
+                serde_json::from_str::<ImportedArchive>(&text)
+                    .map_or_else(fail, |a| serde_json::to_value(a).expect("serialises"))
+            } else {
+                serde_json::from_str::<Archive>(&text)
+                    .map_or_else(fail, |a| serde_json::to_value(a).expect("serialises"))
+            };
             let mut differences = Vec::new();
             differ(&read, &written, "", &mut differences);
             assert!(

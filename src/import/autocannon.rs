@@ -5,12 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use echomark_archive::{
-    ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Protocol, Tool,
-};
+use echomark_archive::{ImportedLatency, ImportedLoad, LatencyFidelity, Tool};
 use serde::Deserialize;
 
-use super::{percentiles, request_failures, Read, Source};
+use super::{loop_of, percentiles, request_run, Read, RequestRun, Source};
 use crate::error::Problem;
 
 #[derive(Deserialize)]
@@ -143,12 +141,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         .into_iter()
         .map(|(code, c)| (code, c.count))
         .collect();
-    let mut run = ImportedRun {
-        source_file: String::new(),
-        source_sha256: String::new(),
-        command: None,
+    let run = request_run(RequestRun {
         started_at_utc: Some(report.start),
-        protocol: Protocol::Http,
         target: Some(report.url),
         load: ImportedLoad {
             connections: report.connections,
@@ -158,26 +152,18 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             payload_bytes: source
                 .payload_bytes
                 .or_else(|| command.value(&["-b", "--body"]).map(|b| b.len() as u64)),
-            loop_kind: if rate.is_some() {
-                Loop::Open
-            } else {
-                Loop::Closed
-            },
+            loop_kind: loop_of(rate),
             rate,
             latency_correction: false,
         },
-        responses: Some(responses),
-        responses_per_second: Some(responses as f64 / duration),
+        responses,
         reported_rate: Some(report.requests.mean),
         bytes_per_second: Some(report.throughput.mean),
         latency,
         unfinished: None,
         errors,
         status_codes,
-        stream: None,
-        failed: false,
-        failure: Vec::new(),
-    };
+    });
     if report.non2xx != run.non_2xx() {
         return Err(source.problem(
             "non2xx",
@@ -188,7 +174,5 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             ),
         ));
     }
-    run.failure = request_failures(&run);
-    run.failed = !run.failure.is_empty();
     Ok(Read { run, version: None })
 }

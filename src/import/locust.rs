@@ -8,12 +8,11 @@
 use std::collections::BTreeMap;
 
 use echomark_archive::{
-    Bucket, ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Percentile,
-    Protocol, Tool,
+    Bucket, ImportedLatency, ImportedLoad, LatencyFidelity, Loop, Percentile, Tool,
 };
 use serde::Deserialize;
 
-use super::{request_failures, Read, Source};
+use super::{request_run, Read, RequestRun, Source};
 use crate::error::Problem;
 
 #[derive(Deserialize)]
@@ -139,12 +138,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
     if failures > 0 {
         errors.insert("failures (Locust's count)".to_string(), failures);
     }
-    let mut run = ImportedRun {
-        source_file: String::new(),
-        source_sha256: String::new(),
-        command: None,
+    let run = request_run(RequestRun {
         started_at_utc: Some(super::utc_from_unix(start.floor() as i64)),
-        protocol: Protocol::Http,
         target: command.value(&["-H", "--host"]).map(str::to_string),
         load: ImportedLoad {
             connections: users,
@@ -156,20 +151,14 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             rate: None,
             latency_correction: false,
         },
-        responses: Some(answered),
-        responses_per_second: Some(answered as f64 / duration),
+        responses: answered,
         reported_rate: None,
         bytes_per_second: None,
         latency,
         unfinished: None,
         errors,
         status_codes: BTreeMap::new(),
-        stream: None,
-        failed: false,
-        failure: Vec::new(),
-    };
-    run.failure = request_failures(&run);
-    run.failed = !run.failure.is_empty();
+    });
     Ok(Read { run, version: None })
 }
 

@@ -20,8 +20,8 @@ pub mod wrk;
 use std::path::{Path, PathBuf};
 
 use echomark_archive::{
-    Host, ImportInfo, ImportedArchive, ImportedLatency, ImportedRun, Percentile, Tool,
-    IMPORT_FORMAT_VERSION,
+    Host, ImportInfo, ImportedArchive, ImportedLatency, ImportedLoad, ImportedRun, Percentile,
+    Tool, IMPORT_FORMAT_VERSION,
 };
 
 use crate::error::{printable, Problem};
@@ -383,8 +383,60 @@ pub fn utc_from_unix(seconds: i64) -> String {
     )
 }
 
+/// What a request tool's output says of one HTTP run, for [`request_run`].
+pub struct RequestRun {
+    pub started_at_utc: Option<String>,
+    pub target: Option<String>,
+    pub load: ImportedLoad,
+    /// Requests answered, any status.
+    pub responses: u64,
+    pub reported_rate: Option<f64>,
+    pub bytes_per_second: Option<f64>,
+    pub latency: Option<ImportedLatency>,
+    pub unfinished: Option<u64>,
+    pub errors: std::collections::BTreeMap<String, u64>,
+    pub status_codes: std::collections::BTreeMap<String, u64>,
+}
+
+/// A request tool's HTTP run: answers per second of its duration, failed when a request
+/// ended in an error, an answer was outside 2xx or nothing was answered. The source file's
+/// name, hash and command are filled in by [`read_file`].
+pub fn request_run(r: RequestRun) -> ImportedRun {
+    let mut run = ImportedRun {
+        source_file: String::new(),
+        source_sha256: String::new(),
+        command: None,
+        started_at_utc: r.started_at_utc,
+        protocol: echomark_archive::Protocol::Http,
+        target: r.target,
+        responses_per_second: Some(r.responses as f64 / r.load.duration_seconds),
+        load: r.load,
+        responses: Some(r.responses),
+        reported_rate: r.reported_rate,
+        bytes_per_second: r.bytes_per_second,
+        latency: r.latency,
+        unfinished: r.unfinished,
+        errors: r.errors,
+        status_codes: r.status_codes,
+        stream: None,
+        failed: false,
+        failure: Vec::new(),
+    };
+    run.failure = request_failures(&run);
+    run.failed = !run.failure.is_empty();
+    run
+}
+
+/// Open loop when the tool was given a rate, closed loop otherwise.
+pub fn loop_of(rate: Option<f64>) -> echomark_archive::Loop {
+    match rate {
+        Some(_) => echomark_archive::Loop::Open,
+        None => echomark_archive::Loop::Closed,
+    }
+}
+
 /// The failure reasons of a request tool's run: errors and answers outside 2xx.
-pub fn request_failures(run: &ImportedRun) -> Vec<String> {
+fn request_failures(run: &ImportedRun) -> Vec<String> {
     let mut out = Vec::new();
     for (kind, n) in &run.errors {
         out.push(format!("{n} requests ended in an error: {kind}"));

@@ -5,12 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use echomark_archive::{
-    Bucket, ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Protocol, Tool,
-};
+use echomark_archive::{Bucket, ImportedLatency, ImportedLoad, LatencyFidelity, Tool};
 use serde::Deserialize;
 
-use super::{percentiles, request_failures, Read, Source};
+use super::{loop_of, percentiles, request_run, Read, RequestRun, Source};
 use crate::error::Problem;
 
 /// oha's JSON, every top-level key of the version read: another version's fields are an
@@ -112,12 +110,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             histogram,
         })
     };
-    let mut run = ImportedRun {
-        source_file: String::new(),
-        source_sha256: String::new(),
-        command: None,
+    let run = request_run(RequestRun {
         started_at_utc: None,
-        protocol: Protocol::Http,
         target: last_url(command).map(str::to_string),
         load: ImportedLoad {
             connections,
@@ -125,16 +119,11 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             pipelining: 1,
             duration_seconds: duration,
             payload_bytes: source.payload_bytes,
-            loop_kind: if rate.is_some() {
-                Loop::Open
-            } else {
-                Loop::Closed
-            },
+            loop_kind: loop_of(rate),
             rate,
             latency_correction: command.has("--latency-correction"),
         },
-        responses: Some(responses),
-        responses_per_second: Some(responses as f64 / duration),
+        responses,
         reported_rate: Some(super::finite_non_negative(
             source,
             "summary.requestsPerSec",
@@ -145,12 +134,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         unfinished,
         errors,
         status_codes: report.status_code_distribution,
-        stream: None,
-        failed: false,
-        failure: Vec::new(),
-    };
-    run.failure = request_failures(&run);
-    run.failed = !run.failure.is_empty();
+    });
     Ok(Read { run, version: None })
 }
 

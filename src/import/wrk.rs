@@ -5,12 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use echomark_archive::{
-    ImportedLatency, ImportedLoad, ImportedRun, LatencyFidelity, Loop, Percentile, Protocol,
-};
+use echomark_archive::{ImportedLatency, ImportedLoad, LatencyFidelity, Loop, Percentile};
 use serde::Deserialize;
 
-use super::{percentiles, request_failures, Read, Source};
+use super::{percentiles, request_run, Read, RequestRun, Source};
 use crate::error::Problem;
 
 /// The JSON line of `scripts/wrk-json.lua`.
@@ -205,12 +203,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
     if non_2xx_3xx > 0 {
         status_codes.insert("4xx or 5xx".to_string(), non_2xx_3xx);
     }
-    let mut run = ImportedRun {
-        source_file: String::new(),
-        source_sha256: String::new(),
-        command: None,
+    let run = request_run(RequestRun {
         started_at_utc: None,
-        protocol: Protocol::Http,
         target: Some(url),
         load: ImportedLoad {
             connections,
@@ -222,8 +216,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             rate: None,
             latency_correction: false,
         },
-        responses: Some(requests),
-        responses_per_second: Some(requests as f64 / seconds),
+        responses: requests,
         reported_rate: text.requests_per_second,
         bytes_per_second: match &hook {
             Some(h) => Some(h.bytes as f64 / seconds),
@@ -233,12 +226,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         unfinished: None,
         errors,
         status_codes,
-        stream: None,
-        failed: false,
-        failure: Vec::new(),
-    };
-    run.failure = request_failures(&run);
-    run.failed = !run.failure.is_empty();
+    });
     Ok(Read { run, version: None })
 }
 
@@ -305,32 +293,38 @@ fn parse_text(source: &Source) -> Result<Text, Problem> {
 
 /// Microseconds in wrk's `69.94us`, `9.06ms`, `1.20s`, `2.00m`.
 fn micros(text: &str) -> Option<f64> {
-    let split = text.find(|c: char| c.is_ascii_alphabetic())?;
-    let (number, unit) = text.split_at(split);
-    let v: f64 = number.parse().ok()?;
-    let scale = match unit {
-        "us" => 1.0,
-        "ms" => 1e3,
-        "s" => 1e6,
-        "m" => 60e6,
-        "h" => 3600e6,
-        _ => return None,
-    };
-    Some(v * scale).filter(|v| v.is_finite() && *v >= 0.0)
+    with_unit(
+        text,
+        &[
+            ("us", 1.0),
+            ("ms", 1e3),
+            ("s", 1e6),
+            ("m", 60e6),
+            ("h", 3600e6),
+        ],
+    )
 }
 
 /// Bytes in wrk's `220.77MB` (powers of 1,024, as wrk divides).
 fn bytes(text: &str) -> Option<f64> {
+    const K: f64 = 1024.0;
+    with_unit(
+        text,
+        &[
+            ("B", 1.0),
+            ("KB", K),
+            ("MB", K * K),
+            ("GB", K * K * K),
+            ("TB", K * K * K * K),
+        ],
+    )
+}
+
+/// A number followed by one of `units`, scaled by it; finite and not negative.
+fn with_unit(text: &str, units: &[(&str, f64)]) -> Option<f64> {
     let split = text.find(|c: char| c.is_ascii_alphabetic())?;
     let (number, unit) = text.split_at(split);
     let v: f64 = number.parse().ok()?;
-    let scale = match unit {
-        "B" => 1.0,
-        "KB" => 1024.0,
-        "MB" => 1024.0 * 1024.0,
-        "GB" => 1024.0 * 1024.0 * 1024.0,
-        "TB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
+    let scale = units.iter().find(|(u, _)| *u == unit)?.1;
     Some(v * scale).filter(|v| v.is_finite() && *v >= 0.0)
 }

@@ -470,15 +470,24 @@ pub fn threads(pid: u32) -> Vec<(String, String)> {
 
 /// Parses the archive and validates it against the published JSON Schema.
 pub fn load_valid(path: &Path) -> echomark_archive::Archive {
+    let value = valid_under(path, echomark_archive::ARCHIVE_JSON_SCHEMA);
+    serde_json::from_value(value).expect("archive has the typed shape")
+}
+
+/// The file's JSON, asserted valid under `schema` (its text).
+pub fn valid_under(path: &Path, schema: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("archive exists");
     let value: serde_json::Value = serde_json::from_str(&text).expect("archive is JSON");
-    let schema: serde_json::Value =
-        serde_json::from_str(echomark_archive::ARCHIVE_JSON_SCHEMA).expect("schema is JSON");
+    let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let errors: Vec<String> = validator
         .iter_errors(&value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    serde_json::from_value(value).expect("archive has the typed shape")
+    assert!(
+        errors.is_empty(),
+        "{}: schema violations: {errors:#?}",
+        path.display()
+    );
+    value
 }
