@@ -1,1 +1,0 @@
-taskset -c 0 locust -f raw-results/xeon2-20261205-agreement/outputs/locustfile.py --headless -u 64 -r 64 -t 2s --host http://127.0.0.1:56925 --json --only-summary --loglevel ERROR
