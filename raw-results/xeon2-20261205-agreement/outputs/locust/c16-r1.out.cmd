@@ -1,0 +1,1 @@
+taskset -c 0 locust -f raw-results/xeon2-20261205-agreement/outputs/locustfile.py --headless -u 16 -r 16 -t 2s --host http://127.0.0.1:46923 --json --only-summary --loglevel ERROR

@@ -1,0 +1,1 @@
+taskset -c 0 oha --no-tui --output-format json -z 2s -c 16 -m POST -D raw-results/xeon2-20261205-agreement/outputs/body -H Content-Type:\ application/octet-stream http://127.0.0.1:60715/echo
