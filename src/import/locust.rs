@@ -18,7 +18,9 @@ use crate::error::Problem;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Endpoint {
+    #[allow(dead_code)]
     name: String,
+    #[allow(dead_code)]
     method: Option<String>,
     last_request_timestamp: Option<f64>,
     start_time: f64,
@@ -87,7 +89,6 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
                 ),
             ));
         }
-        let _ = (&e.name, &e.method);
         requests += e.num_requests;
         failures += e.num_failures;
         total_ms += e.total_response_time;

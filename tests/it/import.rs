@@ -831,3 +831,32 @@ fn measure_iperf3_sets_iperf3_streams_beside_echomarks_echoes_on_the_same_path()
     assert!(en.contains("echomark's UDP echoes in this dataset"));
     assert!(en.contains("scripts/measure-iperf3"));
 }
+
+#[test]
+fn an_imported_archive_edited_by_hand_is_refused_at_its_json_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = imported_dataset(dir.path(), "edited");
+    let path = data.join("wrk.json");
+    let mut archive = json(&path);
+    archive["runs"][1]["latency"]["percentiles"][3]["us"] = (-138.0).into();
+    std::fs::write(&path, archive.to_string()).unwrap();
+    let o = echomark(&["validate", data.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(
+            "wrk.json: runs[1].latency.percentiles[3].us: -138: a measurement is not negative"
+        ),
+        "{stderr}"
+    );
+    archive["echomark_import"]["format_version"] = 2.into();
+    std::fs::write(&path, archive.to_string()).unwrap();
+    let o = echomark(&["validate", data.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("echomark_import.format_version: unknown imported-archive version 2"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
