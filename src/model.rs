@@ -430,14 +430,6 @@ impl Dataset {
     }
 
     /// When the dataset was recorded: its earliest archive's time, if any archive says.
-    /// The files another load generator measured (`echomark import`).
-    pub fn imported_files(&self) -> impl Iterator<Item = (usize, &ArchiveFile)> {
-        self.files
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.imported.is_some())
-    }
-
     /// Whether any run of the dataset was measured by another load generator.
     pub fn has_imported(&self) -> bool {
         self.files.iter().any(|f| f.imported.is_some())

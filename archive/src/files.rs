@@ -63,6 +63,11 @@ fn write_through_temporary(path: &Path, bytes: &[u8], replace: bool) -> io::Resu
     result
 }
 
+/// `bytes` (a digest) as lowercase hexadecimal, as archives record every SHA-256.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Takes an exclusive `flock` on `file`: without waiting, `Ok(false)` when another holder
 /// has it; with `wait`, once it is free. The lock lasts as long as the descriptor (and any
 /// copy a child inherited).

@@ -259,6 +259,51 @@ impl ImportedRun {
         self.errors.values().sum()
     }
 
+    /// Every measured figure of the run, by its JSON path in the run (`load.rate`,
+    /// `latency.percentiles[2].us`): what must be finite and not negative, checked where an
+    /// archive is written and where one is read.
+    pub fn figures(&self) -> Vec<(String, f64)> {
+        let mut figures = vec![
+            (
+                "load.duration_seconds".to_string(),
+                Some(self.load.duration_seconds),
+            ),
+            ("load.rate".to_string(), self.load.rate),
+            (
+                "responses_per_second".to_string(),
+                self.responses_per_second,
+            ),
+            ("reported_rate".to_string(), self.reported_rate),
+            ("bytes_per_second".to_string(), self.bytes_per_second),
+        ];
+        if let Some(l) = &self.latency {
+            figures.push(("latency.resolution_us".into(), Some(l.resolution_us)));
+            figures.push(("latency.min_us".into(), l.min_us));
+            figures.push(("latency.mean_us".into(), l.mean_us));
+            figures.push(("latency.max_us".into(), l.max_us));
+            figures.push(("latency.stddev_us".into(), l.stddev_us));
+            for (i, p) in l.percentiles.iter().enumerate() {
+                figures.push((format!("latency.percentiles[{i}].us"), Some(p.us)));
+            }
+        }
+        if let Some(s) = &self.stream {
+            figures.push((
+                "stream.sent_bits_per_second".into(),
+                Some(s.sent_bits_per_second),
+            ));
+            figures.push((
+                "stream.received_bits_per_second".into(),
+                Some(s.received_bits_per_second),
+            ));
+            figures.push(("stream.lost_percent".into(), s.lost_percent));
+            figures.push(("stream.jitter_ms".into(), s.jitter_ms));
+        }
+        figures
+            .into_iter()
+            .filter_map(|(path, v)| Some((path, v?)))
+            .collect()
+    }
+
     /// Answers whose status is outside 2xx.
     pub fn non_2xx(&self) -> u64 {
         self.status_codes

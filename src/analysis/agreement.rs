@@ -39,10 +39,7 @@ pub struct ToolRuns<'a> {
 /// What each imported tool of `dataset` measured, in the order of the tools' files.
 pub fn tools<'a>(dataset: &Dataset, configs: &[&'a Configuration]) -> Vec<ToolRuns<'a>> {
     let mut out: Vec<ToolRuns> = Vec::new();
-    for (_, file) in dataset.imported_files() {
-        let Some(source) = file.imported.clone() else {
-            continue;
-        };
+    for source in dataset.files.iter().filter_map(|f| f.imported.clone()) {
         if out.iter().any(|t| t.source.tool == source.tool) {
             continue;
         }
@@ -112,18 +109,27 @@ fn same_load(a: &CaseKey, b: &CaseKey) -> bool {
     load(a) == load(b)
 }
 
+/// The configurations of `configs` that echomark's client measured: those of no tool.
+pub fn echomark_side<'a>(
+    configs: &[&'a Configuration],
+    tools: &[ToolRuns],
+) -> Vec<&'a Configuration> {
+    let imported: BTreeSet<&str> = tools.iter().map(|t| t.source.tool.as_str()).collect();
+    configs
+        .iter()
+        .copied()
+        .filter(|c| !imported.contains(c.key.backend.as_str()))
+        .collect()
+}
+
 /// Every (load, tool) that echomark's client measured too, in the order of echomark's
 /// configurations and then the tools'.
 pub fn agreement<'a>(
     configs: &[&'a Configuration],
     tools: &[ToolRuns<'a>],
 ) -> Vec<AgreementRow<'a>> {
-    let imported: BTreeSet<&str> = tools.iter().map(|t| t.source.tool.as_str()).collect();
     let mut rows = Vec::new();
-    for own in configs
-        .iter()
-        .filter(|c| !imported.contains(c.key.backend.as_str()))
-    {
+    for own in echomark_side(configs, tools) {
         for tool in tools {
             for load in tool
                 .loads

@@ -76,19 +76,19 @@ impl Analysis {
             .collect();
         let is_imported = |c: &Configuration| imported.contains(c.dataset.as_str());
         // Open-loop configurations are points of curves; every other page and ranking is
-        // about closed-loop throughput and latency.
-        let measured: Vec<Configuration> =
-            all.iter().filter(|c| !is_imported(c)).cloned().collect();
-        let curves = load_curve::curves(&measured);
-        let configurations: Vec<Configuration> = all
-            .into_iter()
-            .filter(|c| c.key.load.is_none() || is_imported(c))
-            .collect();
-        let measured: Vec<Configuration> = measured
-            .into_iter()
-            .filter(|c| c.key.load.is_none())
-            .collect();
-        let rankings = rank::rankings(&measured);
+        // about closed-loop throughput and latency. Imported datasets keep theirs: their
+        // page lists every load a tool measured.
+        let (imported_configs, own): (Vec<Configuration>, Vec<Configuration>) =
+            all.into_iter().partition(is_imported);
+        let curves = load_curve::curves(&own);
+        // echomark's closed-loop configurations first, then the imported ones: the first
+        // part is what rankings, answers and host pairs weigh (pages select by dataset).
+        let mut configurations: Vec<Configuration> =
+            own.into_iter().filter(|c| c.key.load.is_none()).collect();
+        let measured_count = configurations.len();
+        configurations.extend(imported_configs);
+        let measured = &configurations[..measured_count];
+        let rankings = rank::rankings(measured);
         let per_dataset: Vec<DatasetAnalysis> = datasets
             .iter()
             .map(|d| {
@@ -118,8 +118,8 @@ impl Analysis {
             })
             .collect();
         Ok(Self {
-            answers: across::answers(datasets, &per_dataset, &measured),
-            hosts: hosts::pairs(datasets, &measured),
+            answers: across::answers(datasets, &per_dataset, measured),
+            hosts: hosts::pairs(datasets, measured),
             configurations,
             curves,
             rankings,

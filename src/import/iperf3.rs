@@ -117,7 +117,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         .command
         .as_ref()
         .and_then(|c| c.number(&["-P", "--parallel"]).ok().flatten());
-    let failed_run = |why: String, protocol: Protocol| ImportedRun {
+    // What every run of this file says, before its transfer (or its failure) is known.
+    let base = |protocol: Protocol| ImportedRun {
         source_file: String::new(),
         source_sha256: String::new(),
         command: None,
@@ -143,8 +144,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         errors: Default::default(),
         status_codes: Default::default(),
         stream: None,
-        failed: true,
-        failure: vec![why],
+        failed: false,
+        failure: Vec::new(),
     };
     let udp_by_command = source
         .command
@@ -157,7 +158,11 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             Protocol::Tcp
         };
         return Ok(Read {
-            run: failed_run(format!("iperf3: {error}"), protocol),
+            run: ImportedRun {
+                failed: true,
+                failure: vec![format!("iperf3: {error}")],
+                ..base(protocol)
+            },
             version: Some(version),
         });
     }
@@ -212,7 +217,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         .filter(|_| protocol == Protocol::Udp);
     let rate = (protocol == Protocol::Udp && test.target_bitrate > 0 && test.blksize > 0)
         .then(|| test.target_bitrate as f64 / 8.0 / test.blksize as f64);
-    let mut run = ImportedRun {
+    let run = ImportedRun {
         load: ImportedLoad {
             connections: test.num_streams,
             threads: None,
@@ -223,11 +228,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
                 test.duration
             },
             payload_bytes: Some(test.blksize),
-            loop_kind: if rate.is_some() {
-                Loop::Open
-            } else {
-                Loop::Closed
-            },
+            loop_kind: super::loop_of(rate),
             rate,
             latency_correction: false,
         },
@@ -246,11 +247,9 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             sender_cpu_percent: sender_cpu,
             receiver_cpu_percent: receiver_cpu,
         }),
-        failed: false,
         bytes_per_second: Some(received.bits_per_second / 8.0),
-        ..failed_run(String::new(), protocol)
+        ..base(protocol)
     };
-    run.failure.clear();
     Ok(Read {
         run,
         version: Some(version),

@@ -250,14 +250,12 @@ pub fn read_file(
 
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    echomark_archive::files::hex(&sha2::Sha256::digest(bytes))
 }
 
-/// The checks every reader's run must pass: finite, non-negative figures, percentiles in
-/// order, a duration.
+/// The checks every reader's run must pass: a duration, connections, every figure finite
+/// and not negative ([`ImportedRun::figures`], which the archive's reader checks too),
+/// percentiles in order.
 fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
     let measured = run.load.duration_seconds.is_finite() && run.load.duration_seconds > 0.0;
     // A run the tool could not make (iperf3's `error`) has no duration and is kept as data.
@@ -274,39 +272,28 @@ fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
     if run.load.connections == 0 {
         return Err(source.problem("", "the run used no connections"));
     }
+    for (field, value) in run.figures() {
+        finite_non_negative(source, &field, value)?;
+    }
     if let Some(latency) = &run.latency {
-        check_latency(source, latency)?;
+        percentiles_rise(source, &latency.percentiles)?;
     }
     Ok(())
 }
 
-fn check_latency(source: &Source, latency: &ImportedLatency) -> Result<(), Problem> {
-    let named = [
-        ("min", latency.min_us),
-        ("mean", latency.mean_us),
-        ("max", latency.max_us),
-        ("stddev", latency.stddev_us),
-    ];
-    for (name, value) in named {
-        if let Some(v) = value {
-            finite_non_negative(source, &format!("latency {name}"), v)?;
+/// Refuses percentiles that fall as they rise (`p99` below `p50`).
+fn percentiles_rise(source: &Source, percentiles: &[Percentile]) -> Result<(), Problem> {
+    for pair in percentiles.windows(2) {
+        let (before, p) = (&pair[0], &pair[1]);
+        if p.us < before.us {
+            return Err(source.problem(
+                "",
+                format!(
+                    "latency p{} ({} µs) is below p{} ({} µs): percentiles must not decrease",
+                    p.at, p.us, before.at, before.us
+                ),
+            ));
         }
-    }
-    let mut previous: Option<&Percentile> = None;
-    for p in &latency.percentiles {
-        finite_non_negative(source, &format!("latency p{}", p.at), p.us)?;
-        if let Some(before) = previous {
-            if p.us < before.us {
-                return Err(source.problem(
-                    "",
-                    format!(
-                        "latency p{} ({} µs) is below p{} ({} µs): percentiles must not decrease",
-                        p.at, p.us, before.at, before.us
-                    ),
-                ));
-            }
-        }
-        previous = Some(p);
     }
     Ok(())
 }

@@ -64,7 +64,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: ImportedArchive) {
                 "a run that did not fail has a duration",
             );
         }
-        for (field, value) in negative_figures(&run) {
+        for (field, value) in run.figures().into_iter().filter(|(_, v)| *v < 0.0) {
             out.problem(
                 path,
                 format!("runs[{index}].{field}"),
@@ -79,45 +79,6 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: ImportedArchive) {
     file.repetitions = repetitions.values().copied().max().unwrap_or(0);
     out.backends.insert(tool.to_string());
     out.finish(file);
-}
-
-/// The figures of `run` that are negative (JSON has no NaN or infinity), by their path.
-fn negative_figures(run: &ImportedRun) -> Vec<(String, f64)> {
-    let mut figures = vec![
-        (
-            "load.duration_seconds".to_string(),
-            Some(run.load.duration_seconds),
-        ),
-        ("load.rate".to_string(), run.load.rate),
-        ("responses_per_second".to_string(), run.responses_per_second),
-        ("reported_rate".to_string(), run.reported_rate),
-        ("bytes_per_second".to_string(), run.bytes_per_second),
-    ];
-    if let Some(l) = &run.latency {
-        figures.push(("latency.resolution_us".into(), Some(l.resolution_us)));
-        figures.push(("latency.min_us".into(), l.min_us));
-        figures.push(("latency.mean_us".into(), l.mean_us));
-        figures.push(("latency.max_us".into(), l.max_us));
-        for (i, p) in l.percentiles.iter().enumerate() {
-            figures.push((format!("latency.percentiles[{i}].us"), Some(p.us)));
-        }
-    }
-    if let Some(s) = &run.stream {
-        figures.push((
-            "stream.sent_bits_per_second".into(),
-            Some(s.sent_bits_per_second),
-        ));
-        figures.push((
-            "stream.received_bits_per_second".into(),
-            Some(s.received_bits_per_second),
-        ));
-        figures.push(("stream.lost_percent".into(), s.lost_percent));
-    }
-    figures
-        .into_iter()
-        .filter_map(|(field, v)| Some((field, v?)))
-        .filter(|(_, v)| *v < 0.0)
-        .collect()
 }
 
 /// The address family of a target (`http://[::1]:80/`, `127.0.0.1:5201`).

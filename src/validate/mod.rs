@@ -18,9 +18,11 @@ use echomark_archive::CaseKey;
 
 /// Adds the dataset-level problems of `dataset` to `problems`.
 pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
-    let Some(first) = dataset.files.first() else {
-        return;
-    };
+    if let Some((first, rest)) = dataset.files.split_first() {
+        for f in rest.iter().filter(|f| f.host != first.host) {
+            problems.push(mixed(f, first, "host"));
+        }
+    }
     // Imported archives are other tools' runs: they share the dataset's host, not
     // echomark's build or timing, so the campaign's facts are compared among the others.
     let measured: Vec<&crate::model::ArchiveFile> = dataset
@@ -28,48 +30,41 @@ pub fn check_dataset(dataset: &Dataset, problems: &mut Vec<Problem>) {
         .iter()
         .filter(|f| f.format != Format::Imported)
         .collect();
-    let first_name = first.path.display().to_string();
-    for f in &dataset.files[1..] {
-        if f.host != first.host {
-            problems.push(Problem::new(
-                f.path.display().to_string(),
-                "host",
-                format!("differs from {first_name}: a dataset holds one measurement campaign (split it into folders)"),
-            ));
-        }
-    }
-    let Some((first, rest)) = measured.split_first() else {
-        return check_runs(dataset, problems);
-    };
-    let first_name = first.path.display().to_string();
-    for f in rest {
-        let file = f.path.display().to_string();
-        let mixed = |what: &str| {
-            Problem::new(
-                &file,
-                what,
-                format!("differs from {first_name}: a dataset holds one measurement campaign (split it into folders)"),
-            )
-        };
-        if f.source_sha256 != first.source_sha256 {
-            problems.push(mixed("source_sha256"));
-        }
-        if (f.seconds, f.warmup, f.repetitions) != (first.seconds, first.warmup, first.repetitions)
-        {
-            problems.push(mixed("settings"));
-        }
-        // The shards of one matrix must come from one build of the runner.
-        if f.format == Format::Echomark
-            && first.format == Format::Echomark
-            && f.runner_sha256 != first.runner_sha256
-        {
-            problems.push(mixed("runner_sha256"));
-        }
-        if f.shard.map(|s| s.count) != first.shard.map(|s| s.count) {
-            problems.push(mixed("settings.shard"));
+    if let Some((first, rest)) = measured.split_first() {
+        for f in rest {
+            if f.source_sha256 != first.source_sha256 {
+                problems.push(mixed(f, first, "source_sha256"));
+            }
+            if (f.seconds, f.warmup, f.repetitions)
+                != (first.seconds, first.warmup, first.repetitions)
+            {
+                problems.push(mixed(f, first, "settings"));
+            }
+            // The shards of one matrix must come from one build of the runner.
+            if f.format == Format::Echomark
+                && first.format == Format::Echomark
+                && f.runner_sha256 != first.runner_sha256
+            {
+                problems.push(mixed(f, first, "runner_sha256"));
+            }
+            if f.shard.map(|s| s.count) != first.shard.map(|s| s.count) {
+                problems.push(mixed(f, first, "settings.shard"));
+            }
         }
     }
     check_runs(dataset, problems);
+}
+
+/// File `f` differs from `first` in `what`, which one campaign shares.
+fn mixed(f: &crate::model::ArchiveFile, first: &crate::model::ArchiveFile, what: &str) -> Problem {
+    Problem::new(
+        f.path.display().to_string(),
+        what,
+        format!(
+            "differs from {}: a dataset holds one measurement campaign (split it into folders)",
+            first.path.display()
+        ),
+    )
 }
 
 /// Shards measured once, no (configuration, repetition) twice, one address family.

@@ -92,11 +92,7 @@ pub fn file_sha256(path: &Path) -> io::Result<String> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(echomark_archive::files::hex(&hasher.finalize()))
 }
 
 /// The measured source files under `root`, as relative '/'-separated paths in hash order.
@@ -153,7 +149,7 @@ pub fn source_sha256(root: &Path) -> io::Result<String> {
         hasher.update(fs::read(root.join(&rel))?);
         hasher.update([0]);
     }
-    Ok(hex(&hasher.finalize()))
+    Ok(echomark_archive::files::hex(&hasher.finalize()))
 }
 
 /// The workspace this binary was built from, if it is still there.

@@ -55,13 +55,7 @@ struct AgreementSection {
 pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
     let d = view.dataset;
     let tools = agreement::tools(d, &view.configs);
-    let imported: Vec<&str> = tools.iter().map(|t| t.source.tool.as_str()).collect();
-    let own: Vec<&Configuration> = view
-        .configs
-        .iter()
-        .copied()
-        .filter(|c| !imported.contains(&c.key.backend.as_str()))
-        .collect();
+    let own = agreement::echomark_side(&view.configs, &tools);
     let tool_names: Vec<Markup> = tools
         .iter()
         .map(|t| Markup::text(&t.source.label()))
