@@ -127,12 +127,17 @@ pub struct RunPlacement {
     pub client: echomark_archive::cpus::CpuList,
     /// Whether `--client-cpus` pinned them.
     pub client_pinned: bool,
-    /// In process: each runtime thread ran clients and the server side of their connections.
+    /// In process: echomark's own server ran in the client's process.
     pub server_in_process: bool,
-    /// The server's CPUs: the client's in process, an external server's as the matrix read
-    /// them; `None` where nobody recorded them.
+    /// In process with `--server-cpus`: the server had runtimes of its own, apart from the
+    /// client's threads; false where each runtime thread ran clients and the server side of
+    /// their connections.
+    pub server_own_runtimes: bool,
+    /// The server's CPUs: the client's in process (its own runtimes' apart), an external
+    /// server's as the matrix read them; `None` where nobody recorded them.
     pub server: Option<echomark_archive::cpus::CpuList>,
-    /// Whether the server was pinned (`--client-cpus` in process, `--server-cpus` apart).
+    /// Whether the server was pinned (`--client-cpus` in process on shared threads,
+    /// `--server-cpus` otherwise).
     pub server_pinned: bool,
 }
 

@@ -217,6 +217,15 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
             flag(name, list.clone());
         }
     }
+    // The baseline places an in-process server apart unless told otherwise; a baseline
+    // archive that records neither list was measured together.
+    let together = s.preset == Some(echomark_archive::Preset::Baseline)
+        && s.external_server.is_none()
+        && s.client_cpus.is_none()
+        && s.server_cpus.is_none();
+    if together {
+        flags.push("--together".to_string());
+    }
     for (switch, on) in [
         ("--count-syscalls", s.count_syscalls),
         ("--keep-going", s.keep_going),

@@ -259,11 +259,17 @@ pub struct Placement {
     /// Whether `--client-cpus` pinned them (each runtime thread to one CPU of the list);
     /// false when the scheduler placed them.
     pub client_pinned: bool,
-    /// In-process runs: every runtime thread ran clients and the server side of their
-    /// connections, so the server ran on the same threads and CPUs. False against a server
-    /// in another process (`once --target`), whose placement its [`crate::ServerProcess`]
-    /// records when the matrix started it.
+    /// In-process runs: echomark's own server ran in the client's process. Without
+    /// [`Self::server_cpus`] every runtime thread ran clients and the server side of their
+    /// connections, on the same threads and CPUs. False against a server in another process
+    /// (`once --target`), whose placement its [`crate::ServerProcess`] records when the
+    /// matrix started it.
     pub server_in_process: bool,
+    /// In-process runs placed apart (`--server-cpus`): the server side of every connection
+    /// ran on runtimes of its own, pinned to these CPUs (the union of their threads'
+    /// `Cpus_allowed_list`), and [`Self::client_cpus`] covers the process's other threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<String>,
 }
 
 impl Metrics {

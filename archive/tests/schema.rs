@@ -125,6 +125,7 @@ fn sample_metrics() -> Metrics {
             client_cpus: "0,2-3".into(),
             client_pinned: true,
             server_in_process: false,
+            server_cpus: Some("1".into()),
         }),
         udp_batch: Some(16),
         syscalls: Some(123_456),

@@ -169,9 +169,13 @@ pub struct Case {
     /// An external server to measure instead of echomark's own (client side only).
     pub target: Option<Target>,
     /// `--client-cpus`: the CPUs the client's runtime threads are pinned to, one CPU each
-    /// (in-process, the server side shares those threads); `None` leaves placement to the
-    /// scheduler.
+    /// (in-process without [`Self::server_cpus`], the server side shares those threads);
+    /// `None` leaves placement to the scheduler.
     pub client_cpus: Option<crate::placement::CpuList>,
+    /// `--server-cpus`, in process only: echomark's server gets runtimes of its own (as
+    /// many as the client's, the same IO model), pinned to these CPUs one each, and the
+    /// server side of every connection runs there instead of on its client's thread.
+    pub server_cpus: Option<crate::placement::CpuList>,
     /// UDP, `--udp-batch N`: up to N datagrams per system call (`recvmmsg`/`sendmmsg`) on
     /// every client socket and the server's; `None` for one per call.
     pub udp_batch: Option<usize>,
@@ -205,6 +209,7 @@ impl Default for Case {
             fault: None,
             open_loop: None,
             client_cpus: None,
+            server_cpus: None,
             udp_batch: None,
             count_syscalls: false,
             quic: echomark_archive::QuicTransport::default(),
@@ -307,6 +312,9 @@ impl Case {
         if self.fault.is_some() {
             return err("--inject-fault makes echomark's own server misbehave; it has no effect with --target");
         }
+        if self.server_cpus.is_some() {
+            return err("--server-cpus places echomark's own server; against --target, pin that server where it starts (serve --server-cpus, or matrix --server-cpus with --server-cmd)");
+        }
         if target.framing == StreamFraming::Raw
             && !matches!(self.protocol, Protocol::Tcp | Protocol::Tcps)
         {
@@ -399,9 +407,14 @@ impl Case {
         if self.count_syscalls {
             a.push("--count-syscalls".into());
         }
-        if let Some(cpus) = &self.client_cpus {
-            a.push("--client-cpus".into());
-            a.push(cpus.to_string());
+        for (flag, cpus) in [
+            ("--client-cpus", &self.client_cpus),
+            ("--server-cpus", &self.server_cpus),
+        ] {
+            if let Some(cpus) = cpus {
+                a.push(flag.into());
+                a.push(cpus.to_string());
+            }
         }
         if let Some(t) = &self.target {
             a.push("--target".into());

@@ -96,10 +96,29 @@ pub fn pin_runtime_thread(cpus: Option<&CpuList>, index: usize) -> Result<(), Pl
     }
 }
 
+/// Client and server apart on `allowed`: its first half for the client, the rest for the
+/// server (`0` and `1` on two CPUs, `0-1` and `2-3` on four, `0` and `1-2` on three: the
+/// server, which every client shares, gets the odd one). `None` on one CPU, where there
+/// is no apart.
+pub fn halves(allowed: &CpuList) -> Option<(CpuList, CpuList)> {
+    let cpus = allowed.cpus();
+    let split = cpus.len() / 2;
+    Some((
+        CpuList::of(cpus[..split].to_vec())?,
+        CpuList::of(cpus[split..].to_vec())?,
+    ))
+}
+
 /// The union of `Cpus_allowed_list` over every thread of process `pid` (`self` for this
 /// one), read from `/proc`: where the process's threads may run, as the kernel holds it.
 /// `None` when `/proc` cannot tell (the process is gone).
 pub fn threads_allowed(pid: &str) -> Option<CpuList> {
+    threads_allowed_where(pid, |_| true)
+}
+
+/// [`threads_allowed`] over the threads whose name (`Name:`, the kernel's 15 bytes of it)
+/// `keep` accepts; `None` also when no thread is kept.
+pub fn threads_allowed_where(pid: &str, keep: impl Fn(&str) -> bool) -> Option<CpuList> {
     let mut cpus = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))
         .ok()?
@@ -108,6 +127,14 @@ pub fn threads_allowed(pid: &str) -> Option<CpuList> {
         let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
             continue; // the thread ended meanwhile
         };
+        let name = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Name:"))
+            .unwrap_or_default()
+            .trim();
+        if !keep(name) {
+            continue;
+        }
         let list = status
             .lines()
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
@@ -134,6 +161,17 @@ mod tests {
             available("x"),
             Err(PlacementError::List(CpuListError::Syntax { .. }))
         ));
+    }
+
+    #[test]
+    fn halves_put_client_and_server_apart_wherever_there_are_two_cpus() {
+        let split = |text: &str| {
+            halves(&text.parse().unwrap()).map(|(c, s)| (c.to_string(), s.to_string()))
+        };
+        assert_eq!(split("0-1"), Some(("0".into(), "1".into())));
+        assert_eq!(split("0-3"), Some(("0-1".into(), "2-3".into())));
+        assert_eq!(split("2,5,7"), Some(("2".into(), "5,7".into())));
+        assert_eq!(split("3"), None);
     }
 
     #[test]

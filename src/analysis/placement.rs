@@ -20,10 +20,13 @@ pub enum Placement {
 }
 
 impl Placement {
-    /// The CPUs the client and server both ran on, when the runs agree and they share any.
+    /// The CPUs the client and server both ran on, when the runs agree, they ran on threads
+    /// of their own and share any.
     pub fn shared_cpus(&self) -> Option<CpuList> {
         match self {
-            Placement::Same(p) if !p.server_in_process => p.client.common(p.server.as_ref()?),
+            Placement::Same(p) if !p.server_in_process || p.server_own_runtimes => {
+                p.client.common(p.server.as_ref()?)
+            }
             _ => None,
         }
     }
@@ -51,8 +54,14 @@ pub fn of(d: &Dataset) -> Placement {
 
 /// How many CPUs the IO threads of `d`'s client (in process: of client and server) could
 /// run on: the placement's, where every run recorded the same, else the host's logical CPUs.
+/// Where an in-process server had runtimes of its own, as many as the client's, each side's
+/// threads had their own list: the smaller one.
 pub fn io_cpus(d: &Dataset) -> Option<u64> {
     match of(d) {
+        Placement::Same(p) if p.server_own_runtimes => {
+            let server = p.server.as_ref().map_or(usize::MAX, CpuList::len);
+            Some(p.client.len().min(server) as u64)
+        }
         Placement::Same(p) => Some(p.client.len() as u64),
         _ => d.host().and_then(|h| h.logical_cpus),
     }
@@ -68,6 +77,7 @@ mod tests {
             client: client.parse().unwrap(),
             client_pinned: true,
             server_in_process: in_process,
+            server_own_runtimes: false,
             server: server.map(|s| s.parse().unwrap()),
             server_pinned: true,
         }
@@ -100,6 +110,27 @@ mod tests {
         assert_eq!(
             of(&dataset(vec![Some(sharing)])).shared_cpus(),
             Some("1".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn an_in_process_server_on_runtimes_of_its_own_is_placed_apart() {
+        let apart = RunPlacement {
+            server_own_runtimes: true,
+            ..placed("0-1", Some("1-2"), true)
+        };
+        let d = dataset(vec![Some(apart.clone())]);
+        assert_eq!(of(&d).shared_cpus(), Some("1".parse().unwrap()));
+        assert_eq!(io_cpus(&d), Some(2));
+        let narrow = RunPlacement {
+            client: "0".parse().unwrap(),
+            ..apart
+        };
+        assert_eq!(io_cpus(&dataset(vec![Some(narrow)])), Some(1));
+        // Together, the server's CPUs are the client's: nothing is shared between sides.
+        assert_eq!(
+            of(&dataset(vec![Some(placed("0-1", Some("0-1"), true))])).shared_cpus(),
+            None
         );
     }
 

@@ -538,7 +538,17 @@ fn placement(
         format!("results[{index}].metrics.placement.client_cpus"),
     )?;
     let (server, server_pinned) = match (&entry.server, recorded.server_in_process) {
-        (_, true) => (Some(client.clone()), recorded.client_pinned),
+        (_, true) => match &recorded.server_cpus {
+            // Apart in process: the server's own runtimes, pinned by --server-cpus.
+            Some(text) => (
+                Some(list(
+                    text,
+                    format!("results[{index}].metrics.placement.server_cpus"),
+                )?),
+                true,
+            ),
+            None => (Some(client.clone()), recorded.client_pinned),
+        },
         (Some(process), false) => (
             process
                 .cpus
@@ -552,6 +562,7 @@ fn placement(
         client,
         client_pinned: recorded.client_pinned,
         server_in_process: recorded.server_in_process,
+        server_own_runtimes: recorded.server_in_process && recorded.server_cpus.is_some(),
         server,
         server_pinned,
     })

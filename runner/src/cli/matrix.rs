@@ -9,7 +9,7 @@ use echomark_runner::case::{
 };
 use echomark_runner::matrix::plan::Overrides;
 use echomark_runner::matrix::{ArchiveTarget, MatrixRequest, RunOptions};
-use echomark_runner::placement::CpuList;
+use echomark_runner::placement::{self, CpuList};
 
 use super::target::{family_of, read_machine, tls_trust};
 use super::{
@@ -29,7 +29,7 @@ pub struct MatrixArgs {
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
         "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "count_syscalls", "soak", "shard", "rates", "rate_sweep",
-        "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus",
+        "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus", "together",
         "quic_congestion", "quic_gso", "quic_initial_mtu", "quic_stream_window",
         "quic_connection_window",
     ])]
@@ -156,10 +156,17 @@ pub struct MatrixArgs {
     /// `0-1`); recorded in the archive and in every run.
     #[arg(long, value_name = "LIST", value_parser = super::available_cpus)]
     pub client_cpus: Option<CpuList>,
-    /// Pin every --server-cmd server process to these CPUs before it starts (all its threads
-    /// inherit them); recorded in the archive and in every run's server record.
-    #[arg(long, value_name = "LIST", value_parser = super::available_cpus, requires = "server_cmd")]
+    /// Pin the server to these CPUs: a --server-cmd server process before it starts (all
+    /// its threads inherit them), or in process echomark's own server, on runtimes of its
+    /// own apart from the client's; recorded in the archive and in every run.
+    #[arg(long, value_name = "LIST", value_parser = super::available_cpus)]
     pub server_cpus: Option<CpuList>,
+    /// In process, unpinned, as arknet measures: every runtime thread runs clients and the
+    /// server side of their connections. Without it (and without --client-cpus and
+    /// --server-cpus) `--preset baseline` places client and server apart, on two halves of
+    /// the CPUs this process may use, wherever there are at least two.
+    #[arg(long, conflicts_with_all = ["client_cpus", "server_cpus", "server_cmd"])]
+    pub together: bool,
     /// Workspace whose sources `source_sha256` covers (default: the one this binary was
     /// built from).
     #[arg(long, value_name = "DIR")]
@@ -257,6 +264,25 @@ impl MatrixArgs {
         })
     }
 
+    /// The CPUs of client and server: as given, or the baseline's default (apart, on two
+    /// halves of this process's CPUs) for an in-process baseline that names neither.
+    fn placement(&self) -> Result<(Option<CpuList>, Option<CpuList>), UsageError> {
+        let defaulted = self.preset == Some(Preset::Baseline)
+            && !self.together
+            && self.resume.is_none()
+            && self.server_cmd.is_empty()
+            && self.client_cpus.is_none()
+            && self.server_cpus.is_none();
+        if !defaulted {
+            return Ok((self.client_cpus.clone(), self.server_cpus.clone()));
+        }
+        let allowed = placement::allowed_for_thread().map_err(|e| UsageError(e.to_string()))?;
+        Ok(match placement::halves(&allowed) {
+            Some((client, server)) => (Some(client), Some(server)),
+            None => (None, None),
+        })
+    }
+
     /// The library's request for these flags.
     pub fn to_request(&self) -> Result<MatrixRequest, UsageError> {
         let archive = match (&self.resume, &self.out) {
@@ -271,6 +297,7 @@ impl MatrixArgs {
                 return Err(UsageError("--out FILE or --resume FILE is required".into()))
             }
         };
+        let placement = self.placement()?;
         Ok(MatrixRequest {
             archive,
             preset: self.preset,
@@ -306,8 +333,8 @@ impl MatrixArgs {
                 count_syscalls: self.count_syscalls,
                 soak: self.soak,
                 external_servers: self.external_servers()?,
-                client_cpus: self.client_cpus.clone(),
-                server_cpus: self.server_cpus.clone(),
+                client_cpus: placement.0,
+                server_cpus: placement.1,
             },
             backends: {
                 let mut list = self.backends.clone().unwrap_or(vec![Backend::Tokio]);

@@ -167,10 +167,15 @@ pub struct OnceArgs {
     #[arg(long, default_value_t = 1000, requires = "rate", value_parser = clap::value_parser!(u64).range(0..=100_000))]
     pub spin_us: u64,
     /// Pin the client's runtime threads to these CPUs, one CPU each in turn (`0`, `0-3`,
-    /// `0,2`). In-process, each runtime thread also runs the server side of its clients'
-    /// connections; to place the server apart, run `serve --server-cpus` and `--target` it.
+    /// `0,2`). In-process without --server-cpus, each runtime thread also runs the server
+    /// side of its clients' connections.
     #[arg(long, value_name = "LIST", value_parser = available_cpus)]
     pub client_cpus: Option<CpuList>,
+    /// In process: give echomark's server runtimes of its own (as many as the client's,
+    /// the same IO model), pinned to these CPUs one each, so client and server run apart.
+    /// Against --target, pin that server where it starts instead.
+    #[arg(long, value_name = "LIST", value_parser = available_cpus)]
+    pub server_cpus: Option<CpuList>,
     /// UDP on tokio: send and receive up to N datagrams per system call (recvmmsg and
     /// sendmmsg, 2 to 64) on every client socket and the server's; recorded in the metrics.
     #[arg(long, value_name = "N")]
@@ -241,6 +246,7 @@ impl OnceArgs {
             }),
             spin: Duration::from_micros(self.spin_us),
             client_cpus: self.client_cpus.clone(),
+            server_cpus: self.server_cpus.clone(),
             udp_batch: self
                 .udp_batch
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),

@@ -280,16 +280,26 @@ impl MatrixSpec {
                 .udp_batch
                 .filter(|_| udp)
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            client_cpus: match &settings.client_cpus {
-                Some(list) => Some(
-                    list.parse()
-                        .map_err(|e: crate::placement::CpuListError| UsageError(e.to_string()))?,
-                ),
-                None => None,
+            client_cpus: cpu_list(&settings.client_cpus)?,
+            // With --server-cmd the list pins the server process the matrix starts; in
+            // process it gives echomark's own server runtimes of its own.
+            server_cpus: match settings.external_server {
+                Some(_) => None,
+                None => cpu_list(&settings.server_cpus)?,
             },
         }
         .validate()
     }
+}
+
+/// A recorded CPU list, parsed.
+fn cpu_list(text: &Option<String>) -> Result<Option<crate::placement::CpuList>, UsageError> {
+    text.as_deref()
+        .map(|list| {
+            list.parse()
+                .map_err(|e: crate::placement::CpuListError| UsageError(e.to_string()))
+        })
+        .transpose()
 }
 
 /// The longest per-run timeout a matrix accepts, in seconds (a day).

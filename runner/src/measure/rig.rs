@@ -162,12 +162,7 @@ impl<R: Runtimes> Rig<R> {
             };
             // Every runtime thread is still alive here: where they may run, as the kernel
             // holds it.
-            m.placement =
-                crate::placement::threads_allowed("self").map(|cpus| echomark_archive::Placement {
-                    client_cpus: cpus.to_string(),
-                    client_pinned: case.client_cpus.is_some(),
-                    server_in_process: case.target.is_none(),
-                });
+            m.placement = placement_now(case);
             let measured = self.collect(measured_plan, case.connections().0)?;
             let handshakes = self
                 .handshakes
@@ -340,4 +335,22 @@ impl PhaseTotals {
             self.open.get_or_insert_with(Default::default).add(o);
         }
     }
+}
+
+/// Where this process's threads may run, as the kernel holds it: an in-process server's
+/// own runtime threads (`--server-cpus`) apart from every other thread.
+fn placement_now(case: &Case) -> Option<echomark_archive::Placement> {
+    use crate::placement::threads_allowed_where;
+    let server_thread = |name: &str| name.starts_with(super::topology::SERVER_THREADS.shard);
+    let server_cpus = match case.server_cpus {
+        Some(_) => Some(threads_allowed_where("self", server_thread)?.to_string()),
+        None => None,
+    };
+    let client = threads_allowed_where("self", |name| !server_thread(name))?;
+    Some(echomark_archive::Placement {
+        client_cpus: client.to_string(),
+        client_pinned: case.client_cpus.is_some(),
+        server_in_process: case.target.is_none(),
+        server_cpus,
+    })
 }

@@ -42,8 +42,12 @@ pub(super) const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 impl Rig<TokioRuntimes> {
     /// Builds the runtimes, sockets and tasks for `case`.
     pub(super) fn start(case: &Case) -> std::io::Result<Self> {
-        let runtimes =
-            TokioRuntimes::start(case.io_model, case.io_threads, case.client_cpus.as_ref())?;
+        let runtimes = TokioRuntimes::start(
+            case.io_model,
+            case.io_threads,
+            case.client_cpus.as_ref(),
+            case.server_cpus.as_ref(),
+        )?;
         let mut rig = Rig::empty(case, runtimes);
         // tokio's IO driver is mio, which is epoll on Linux.
         rig.io_driver = Some("epoll".to_string());
@@ -98,7 +102,8 @@ impl Rig<TokioRuntimes> {
         Ok(())
     }
 
-    /// One stream connection: handshakes on its runtime, then its server task and client.
+    /// One stream connection: each end's handshakes on the runtime it will run on, then its
+    /// server task and client.
     #[allow(clippy::too_many_arguments)]
     fn start_stream<C: Framing, S: Framing>(
         &mut self,
@@ -111,20 +116,28 @@ impl Rig<TokioRuntimes> {
         server_framing: S,
     ) -> std::io::Result<()> {
         let handle = self.runtimes.topology.handle_for(index);
-        let _in_runtime = handle.enter();
-        let client = tokio::net::TcpStream::from_std(pair.client)?;
-        let server = tokio::net::TcpStream::from_std(pair.server)?;
-        // The handshakes run on the connection's own runtime, before any phase, untimed.
-        let tls = tls.cloned();
-        let (done, result) = mpsc::channel();
-        handle.spawn(async move {
-            let pair =
-                connect::establish(client, server, tls.as_ref(), websocket_host.as_deref()).await;
-            let _ = done.send(pair);
+        let server_handle = self.runtimes.server_handle_for(index);
+        // Each socket joins the IO driver of the runtime that will drive it; the handshakes
+        // run there, before any phase, untimed.
+        let client = {
+            let _in_runtime = handle.enter();
+            tokio::net::TcpStream::from_std(pair.client)?
+        };
+        let server = {
+            let _in_runtime = server_handle.enter();
+            tokio::net::TcpStream::from_std(pair.server)?
+        };
+        let (client_tls, server_tls) =
+            (tls.map(|t| t.client.clone()), tls.map(|t| t.server.clone()));
+        let websocket = websocket_host.is_some();
+        let server = on_runtime(&server_handle, async move {
+            connect::establish_server(server, server_tls.as_ref(), websocket).await
         });
-        let pair = result
-            .recv_timeout(HANDSHAKE_LIMIT)
-            .map_err(|_| std::io::Error::other("connection handshake timed out"))??;
+        let client = on_runtime(&handle, async move {
+            connect::establish_client(client, client_tls.as_ref(), websocket_host.as_deref()).await
+        });
+        let deadline = std::time::Instant::now() + HANDSHAKE_LIMIT;
+        let pair = connect::Pair::of(client.wait(deadline)?, server.wait(deadline)?)?;
         if pair.tls.is_some() {
             self.tls = pair.tls;
         }
@@ -132,7 +145,7 @@ impl Rig<TokioRuntimes> {
         let serve = stream::serve_conn(pair.server, duty, server_framing);
         self.runtimes
             .server_tasks
-            .push(handle.spawn(guarded(self.panics.clone(), serve)));
+            .push(server_handle.spawn(guarded(self.panics.clone(), serve)));
         let client = StreamClient::new(
             pair.client,
             index,
@@ -184,8 +197,8 @@ impl Rig<TokioRuntimes> {
         )));
     }
 
-    /// QUIC: one server endpoint per runtime, each accepting the connections of the clients
-    /// on its runtime. Every endpoint is a UDP socket opened with the case's buffer
+    /// QUIC: one server endpoint per runtime (the server's own when apart), each accepting
+    /// the connections of the clients on the runtime of the same index. Every endpoint is a UDP socket opened with the case's buffer
     /// requests, read back as for `udp`.
     fn start_quic(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
@@ -206,7 +219,7 @@ impl Rig<TokioRuntimes> {
             buffers.server_send = ep.send_buffer;
             buffers.server_recv = ep.recv_buffer;
             servers.push(ep.socket.local_addr()?);
-            let handle = self.runtimes.topology.handle_for(k);
+            let handle = self.runtimes.server_handle_for(k);
             let _in_runtime = handle.enter();
             let endpoint = quic::server_endpoint(ep.socket, configs.server.clone())?;
             // One duty per client's connection; a connection per message shares one.
@@ -317,7 +330,8 @@ impl Rig<TokioRuntimes> {
         Ok(())
     }
 
-    /// One server socket per runtime; client `i` sends to runtime `i mod N`'s socket.
+    /// One server socket per runtime (the server's own when apart); client `i` sends to
+    /// runtime `i mod N`'s socket.
     fn start_datagrams(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
         let shards = self.runtimes.topology.len();
@@ -328,7 +342,7 @@ impl Rig<TokioRuntimes> {
             buffers.server_send = ep.send_buffer;
             buffers.server_recv = ep.recv_buffer;
             server_addrs.push(ep.socket.local_addr()?);
-            let handle = self.runtimes.topology.handle_for(k);
+            let handle = self.runtimes.server_handle_for(k);
             let _in_runtime = handle.enter();
             let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
             let duty = self.duty(case);
@@ -375,5 +389,30 @@ impl Rig<TokioRuntimes> {
         }
         self.udp = Some(buffers);
         Ok(())
+    }
+}
+
+/// The answer of a setup task running on a runtime.
+struct Pending<T>(mpsc::Receiver<std::io::Result<T>>);
+
+/// Runs `task` on `handle`'s runtime; its answer is waited for with [`Pending::wait`].
+fn on_runtime<T: Send + 'static>(
+    handle: &Handle,
+    task: impl std::future::Future<Output = std::io::Result<T>> + Send + 'static,
+) -> Pending<T> {
+    let (done, answer) = mpsc::channel();
+    handle.spawn(async move {
+        let _ = done.send(task.await);
+    });
+    Pending(answer)
+}
+
+impl<T> Pending<T> {
+    /// The task's answer, or a timeout once `deadline` has passed.
+    fn wait(self, deadline: std::time::Instant) -> std::io::Result<T> {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        self.0
+            .recv_timeout(left)
+            .map_err(|_| std::io::Error::other("connection handshake timed out"))?
     }
 }

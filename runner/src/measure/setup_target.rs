@@ -39,8 +39,12 @@ pub(super) fn target_tls(target: &Target) -> std::io::Result<Option<TlsClient>> 
 impl Rig<TokioRuntimes> {
     /// Builds the runtimes and the clients of `case` against `target`.
     pub(super) fn start_target(case: &Case, target: &Target) -> std::io::Result<Self> {
-        let runtimes =
-            TokioRuntimes::start(case.io_model, case.io_threads, case.client_cpus.as_ref())?;
+        let runtimes = TokioRuntimes::start(
+            case.io_model,
+            case.io_threads,
+            case.client_cpus.as_ref(),
+            None,
+        )?;
         let mut rig = Rig::empty(case, runtimes);
         rig.io_driver = Some("epoll".to_string());
         match case.protocol {

@@ -87,9 +87,13 @@ impl Rig<MonoioRuntimes> {
     /// The runtimes of `case` on monoio, no sockets or tasks yet; the IO driver they run
     /// on is recorded.
     pub(super) fn empty_uring(case: &Case) -> std::io::Result<Self> {
-        let runtimes =
-            MonoioRuntimes::start(case.io_model, case.io_threads, case.client_cpus.as_ref())
-                .map_err(std::io::Error::other)?;
+        let runtimes = MonoioRuntimes::start(
+            case.io_model,
+            case.io_threads,
+            case.client_cpus.as_ref(),
+            case.server_cpus.as_ref(),
+        )
+        .map_err(std::io::Error::other)?;
         let driver = runtimes.ask(0, SETUP_LIMIT, || async {
             Ok(shards::current_driver().to_string())
         })?;
@@ -151,8 +155,9 @@ impl Rig<MonoioRuntimes> {
         Ok(())
     }
 
-    /// One stream connection: its server task, then its client's reader, writer and driver,
-    /// all on the connection's shard.
+    /// One stream connection: its server task on the shard of its server side, then its
+    /// client's reader, writer and driver on the client's shard (the same one unless
+    /// apart).
     fn start_stream<C: Framing, S: Framing>(
         &mut self,
         case: &Case,
@@ -175,21 +180,25 @@ impl Rig<MonoioRuntimes> {
             self.runtimes.helpers.clone(),
         );
         let panics = self.panics.clone();
-        self.runtimes.ask(index, SETUP_LIMIT, move || async move {
-            use monoio::net::TcpStream;
-            let open = OpenSocket::of(&pair.server);
-            let server = TcpStream::from_std(pair.server)?;
-            let serving = async move {
-                let _open = open;
-                match pair.server_tls {
-                    None => stream::serve(server, duty, server_framing).await,
-                    Some(session) => {
-                        let server = monoio_rustls::ServerTlsStream::new(server, session);
-                        stream::serve(server, duty, server_framing).await
+        let (server_socket, server_tls) = (pair.server, pair.server_tls);
+        self.runtimes
+            .ask_server(index, SETUP_LIMIT, move || async move {
+                let open = OpenSocket::of(&server_socket);
+                let server = monoio::net::TcpStream::from_std(server_socket)?;
+                let serving = async move {
+                    let _open = open;
+                    match server_tls {
+                        None => stream::serve(server, duty, server_framing).await,
+                        Some(session) => {
+                            let server = monoio_rustls::ServerTlsStream::new(server, session);
+                            stream::serve(server, duty, server_framing).await
+                        }
                     }
-                }
-            };
-            shards::spawn_counted(&servers, guarded(panics, serving));
+                };
+                shards::spawn_counted(&servers, guarded(panics, serving));
+                Ok(())
+            })?;
+        self.runtimes.ask(index, SETUP_LIMIT, move || async move {
             let client = UringClient {
                 index,
                 socket: pair.client,
@@ -201,7 +210,8 @@ impl Rig<MonoioRuntimes> {
         })
     }
 
-    /// One server socket per runtime; client `i` sends to runtime `i mod N`'s socket.
+    /// One server socket per runtime (the server's own when apart); client `i` sends to
+    /// runtime `i mod N`'s socket.
     fn start_datagrams(&mut self, case: &Case) -> std::io::Result<()> {
         let ip = loopback(case.address_family);
         let mut buffers = UdpBuffers::default();
@@ -214,16 +224,17 @@ impl Rig<MonoioRuntimes> {
             let duty = self.duty(case);
             let (servers, panics) = (self.runtimes.servers.clone(), self.panics.clone());
             let socket = ep.socket;
-            self.runtimes.ask(k, SETUP_LIMIT, move || async move {
-                let open = OpenSocket::of(&socket);
-                let socket = monoio::net::udp::UdpSocket::from_std(socket)?;
-                let serving = async move {
-                    let _open = open;
-                    datagram::serve(socket, duty).await
-                };
-                shards::spawn_counted(&servers, guarded(panics, serving));
-                Ok(())
-            })?;
+            self.runtimes
+                .ask_server(k, SETUP_LIMIT, move || async move {
+                    let open = OpenSocket::of(&socket);
+                    let socket = monoio::net::udp::UdpSocket::from_std(socket)?;
+                    let serving = async move {
+                        let _open = open;
+                        datagram::serve(socket, duty).await
+                    };
+                    shards::spawn_counted(&servers, guarded(panics, serving));
+                    Ok(())
+                })?;
         }
         self.start_uring_udp_clients(case, ip, |i| server_addrs[i % server_addrs.len()], buffers)
     }

@@ -4,7 +4,8 @@
 //! * `sharded N`: N runtimes, one thread each.
 //!
 //! (`shared N > 1` does not exist on monoio: [`echomark_archive::unsupported`].) Placement is
-//! tokio's: client `i` and the server side of its connection live on shard `i mod N`.
+//! tokio's: client `i` and the server side of its connection live on shard `i mod N`, or
+//! apart (`--server-cpus`) the server side on server shard `i mod N`.
 //!
 //! A monoio task is not `Send`, so nothing is spawned from the orchestrator thread: it sends
 //! each shard a [`Job`], a `Send` closure that runs on the shard's thread, inside its runtime,
@@ -121,6 +122,9 @@ struct Shard {
 /// monoio's runtimes for one measurement and the count of tasks on them.
 pub struct MonoioRuntimes {
     shards: Vec<Shard>,
+    /// In process with `--server-cpus`: the server's own runtimes (as many as the client's),
+    /// where the server side of every connection runs; empty when it runs on its client's.
+    server_shards: Vec<Shard>,
     pub clients: TaskCount,
     pub servers: TaskCount,
     /// Every other task (a client's reader and writer).
@@ -129,23 +133,33 @@ pub struct MonoioRuntimes {
 
 impl MonoioRuntimes {
     /// The runtimes of `model` with `threads` threads, each on io_uring, no tasks yet.
-    /// With `cpus`, runtime thread `i` is pinned to the list's `i mod len`-th CPU.
+    /// With `cpus`, runtime thread `i` is pinned to the list's `i mod len`-th CPU; with
+    /// `server_cpus`, as many again for the server, pinned there (threads named
+    /// `echomark-server`).
     pub fn start(
         model: IoModel,
         threads: usize,
         cpus: Option<&CpuList>,
+        server_cpus: Option<&CpuList>,
     ) -> Result<Self, UringError> {
         probe()?;
         let count = match model {
             IoModel::Shared => 1,
             IoModel::Sharded => threads,
         };
-        let mut shards = Vec::with_capacity(count);
-        for index in 0..count {
-            shards.push(Shard::start(index, cpus)?);
-        }
+        let side = |name: &str, cpus: Option<&CpuList>| {
+            (0..count)
+                .map(|index| Shard::start(format!("{name}-{index}"), index, cpus))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let shards = side("echomark-uring", cpus)?;
+        let server_shards = match server_cpus {
+            Some(cpus) => side(super::topology::SERVER_THREADS.shard, Some(cpus))?,
+            None => Vec::new(),
+        };
         Ok(Self {
             shards,
+            server_shards,
             clients: TaskCount::default(),
             servers: TaskCount::default(),
             helpers: TaskCount::default(),
@@ -164,12 +178,16 @@ impl MonoioRuntimes {
 
     /// Runs `job` on the runtime of client `index`.
     pub fn run(&self, index: usize, job: Job) -> std::io::Result<()> {
-        let shard = &self.shards[index % self.shards.len()];
-        shard
-            .jobs
-            .as_ref()
-            .and_then(|jobs| jobs.send(job).ok())
-            .ok_or_else(stopped)
+        run_on(&self.shards, index, job)
+    }
+
+    /// The runtimes the server side of the connections runs on: its own when apart.
+    fn server_side(&self) -> &[Shard] {
+        if self.server_shards.is_empty() {
+            &self.shards
+        } else {
+            &self.server_shards
+        }
     }
 
     /// A handle that sends jobs to these runtimes from another thread. A runtime stops only
@@ -191,19 +209,55 @@ impl MonoioRuntimes {
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = std::io::Result<T>> + 'static,
     {
-        let (answer, answered) = mpsc::channel();
-        self.run(
-            index,
-            Box::new(move || {
-                monoio::spawn(async move {
-                    let _ = answer.send(make().await);
-                });
-            }),
-        )?;
-        answered
-            .recv_timeout(limit)
-            .map_err(|_| std::io::Error::other("a monoio runtime did not answer in time"))?
+        ask_on(&self.shards, index, limit, make)
     }
+
+    /// [`Self::ask`] on the runtime of the server side of client `index`'s connection.
+    pub fn ask_server<T, F, Fut>(
+        &self,
+        index: usize,
+        limit: Duration,
+        make: F,
+    ) -> std::io::Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = std::io::Result<T>> + 'static,
+    {
+        ask_on(self.server_side(), index, limit, make)
+    }
+}
+
+/// Runs `job` on runtime `index mod N` of `shards`.
+fn run_on(shards: &[Shard], index: usize, job: Job) -> std::io::Result<()> {
+    let shard = &shards[index % shards.len()];
+    shard
+        .jobs
+        .as_ref()
+        .and_then(|jobs| jobs.send(job).ok())
+        .ok_or_else(stopped)
+}
+
+/// Runs `make` on runtime `index mod N` of `shards` and waits up to `limit` for its answer.
+fn ask_on<T, F, Fut>(shards: &[Shard], index: usize, limit: Duration, make: F) -> std::io::Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = std::io::Result<T>> + 'static,
+{
+    let (answer, answered) = mpsc::channel();
+    run_on(
+        shards,
+        index,
+        Box::new(move || {
+            monoio::spawn(async move {
+                let _ = answer.send(make().await);
+            });
+        }),
+    )?;
+    answered
+        .recv_timeout(limit)
+        .map_err(|_| std::io::Error::other("a monoio runtime did not answer in time"))?
 }
 
 fn stopped() -> std::io::Error {
@@ -294,12 +348,12 @@ pub fn current_driver() -> &'static str {
 }
 
 impl Shard {
-    fn start(index: usize, cpus: Option<&CpuList>) -> Result<Self, UringError> {
+    fn start(name: String, index: usize, cpus: Option<&CpuList>) -> Result<Self, UringError> {
         let (jobs, mut queue) = tokio::sync::mpsc::unbounded_channel::<Job>();
         let (built, build_result) = mpsc::channel::<Result<(), UringError>>();
         let cpus = cpus.cloned();
         let thread = std::thread::Builder::new()
-            .name(format!("echomark-uring-{index}"))
+            .name(name)
             .spawn(move || {
                 if let Err(e) = placement::pin_runtime_thread(cpus.as_ref(), index) {
                     let _ = built.send(Err(UringError::Pin(e)));
@@ -359,12 +413,14 @@ impl Shard {
 impl Runtimes for MonoioRuntimes {
     fn stop(mut self) {
         self.clients.wait(CLIENT_STOP_GRACE);
-        for index in 0..self.shards.len() {
-            let _ = self.run(index, Box::new(shut_down_open_sockets));
+        for side in [&self.shards, &self.server_shards] {
+            for index in 0..side.len() {
+                let _ = run_on(side, index, Box::new(shut_down_open_sockets));
+            }
         }
         self.servers.wait(SERVER_STOP_GRACE);
         self.helpers.wait(SERVER_STOP_GRACE);
-        for shard in &mut self.shards {
+        for shard in self.shards.iter_mut().chain(&mut self.server_shards) {
             shard.stop();
         }
     }
@@ -372,7 +428,7 @@ impl Runtimes for MonoioRuntimes {
 
 impl Drop for MonoioRuntimes {
     fn drop(&mut self) {
-        for shard in &mut self.shards {
+        for shard in self.shards.iter_mut().chain(&mut self.server_shards) {
             shard.stop();
         }
     }

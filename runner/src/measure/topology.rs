@@ -9,6 +9,11 @@
 //! `i mod N`, and the server side of its TCP connection is spawned on the same shard, so a
 //! sharded connection never crosses threads. For UDP every shard has its own server socket
 //! and its clients send to that socket; `shared` has one server socket.
+//!
+//! Apart (`--server-cpus`): the server gets a second topology of the same model and size,
+//! pinned to its own CPUs, and the server side of client `i`'s connection (or its UDP
+//! socket, or QUIC endpoint) runs on server runtime `i mod N` instead: every echo then
+//! crosses from a client thread to a server thread and back.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -27,6 +32,9 @@ use crate::traffic::pacing::SendClock;
 /// tokio's runtimes for one measurement and the tasks spawned on them.
 pub struct TokioRuntimes {
     pub topology: Topology,
+    /// In process with `--server-cpus`: the server's own runtimes, where the server side of
+    /// every connection runs; `None` when it runs on its client's runtime.
+    pub server_topology: Option<Topology>,
     pub server_tasks: Vec<tokio::task::JoinHandle<()>>,
     pub client_tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Open loop: one send clock per runtime that has open-loop clients, and its task.
@@ -36,15 +44,35 @@ pub struct TokioRuntimes {
 
 impl TokioRuntimes {
     /// The runtimes of `model` with `threads` threads, each pinned to its CPU of `cpus`
-    /// when a list is given, no tasks yet.
-    pub fn start(model: IoModel, threads: usize, cpus: Option<&CpuList>) -> std::io::Result<Self> {
+    /// when a list is given, no tasks yet; with `server_cpus`, as many again for the server,
+    /// pinned there (threads named `echomark-server`).
+    pub fn start(
+        model: IoModel,
+        threads: usize,
+        cpus: Option<&CpuList>,
+        server_cpus: Option<&CpuList>,
+    ) -> std::io::Result<Self> {
         Ok(Self {
             topology: Topology::start(model, threads, cpus)?,
+            server_topology: server_cpus
+                .map(|cpus| Topology::named(model, threads, Some(cpus), SERVER_THREADS))
+                .transpose()?,
             server_tasks: Vec::new(),
             client_tasks: Vec::new(),
             clocks: Vec::new(),
             clock_tasks: Vec::new(),
         })
+    }
+}
+
+impl TokioRuntimes {
+    /// The runtime that hosts the server side of client `index`'s connection (its own
+    /// runtime unless the server has runtimes of its own).
+    pub fn server_handle_for(&self, index: usize) -> Handle {
+        self.server_topology
+            .as_ref()
+            .unwrap_or(&self.topology)
+            .handle_for(index)
     }
 }
 
@@ -65,8 +93,33 @@ impl Runtimes for TokioRuntimes {
             task.abort();
         }
         self.topology.shutdown(RUNTIME_STOP_GRACE);
+        if let Some(server) = self.server_topology {
+            server.shutdown(RUNTIME_STOP_GRACE);
+        }
     }
 }
+
+/// The names of an in-process server's own runtime threads (`echomark-server-0`, …; the
+/// kernel keeps 15 bytes, `echomark-server`), by which the placement record tells them
+/// from the client's.
+pub const SERVER_THREADS: ThreadNames = ThreadNames {
+    shard: "echomark-server",
+    pool: "echomark-server",
+};
+
+/// How a topology names its threads: `{shard}-{i}` for a dedicated runtime's thread,
+/// `pool` for a multi-thread runtime's workers.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadNames {
+    pub shard: &'static str,
+    pub pool: &'static str,
+}
+
+/// The names of the client's runtimes in process, and of `serve`'s.
+const RUNTIME_THREADS: ThreadNames = ThreadNames {
+    shard: "echomark-shard",
+    pool: "echomark-shared",
+};
 
 /// The runtimes of one measurement.
 pub struct Topology {
@@ -89,20 +142,31 @@ impl Topology {
     /// `i` is pinned to the list's `i mod len`-th CPU (a pool's workers in the order they
     /// start).
     pub fn start(model: IoModel, threads: usize, cpus: Option<&CpuList>) -> std::io::Result<Self> {
+        Self::named(model, threads, cpus, RUNTIME_THREADS)
+    }
+
+    /// [`Self::start`] with threads named `names`.
+    pub fn named(
+        model: IoModel,
+        threads: usize,
+        cpus: Option<&CpuList>,
+        names: ThreadNames,
+    ) -> std::io::Result<Self> {
         let shards = match (model, threads) {
-            (IoModel::Shared, 1) => vec![Shard::dedicated(0, cpus)?],
+            (IoModel::Shared, 1) => vec![Shard::dedicated(0, cpus, names)?],
             (IoModel::Shared, n) => {
                 let mut builder = Builder::new_multi_thread();
                 builder
                     .worker_threads(n)
-                    .thread_name("echomark-shared")
+                    .thread_name(names.pool)
                     .enable_all();
                 if let Some(cpus) = cpus.cloned() {
                     let started = std::sync::atomic::AtomicUsize::new(0);
                     builder.on_thread_start(move || {
                         let index = started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        // The process is already narrowed to the list, so a worker that
-                        // cannot take its one CPU still runs inside it.
+                        // A client's process is already narrowed to the list, so a worker
+                        // that cannot take its one CPU still runs inside it; a server's
+                        // CPUs were checked available before it started.
                         let _ = placement::pin_runtime_thread(Some(&cpus), index);
                     });
                 }
@@ -112,7 +176,7 @@ impl Topology {
                 }]
             }
             (IoModel::Sharded, n) => (0..n)
-                .map(|i| Shard::dedicated(i, cpus))
+                .map(|i| Shard::dedicated(i, cpus, names))
                 .collect::<Result<_, _>>()?,
         };
         Ok(Self { shards })
@@ -185,14 +249,18 @@ impl Drop for Topology {
 }
 
 impl Shard {
-    fn dedicated(index: usize, cpus: Option<&CpuList>) -> std::io::Result<Self> {
+    fn dedicated(
+        index: usize,
+        cpus: Option<&CpuList>,
+        names: ThreadNames,
+    ) -> std::io::Result<Self> {
         let runtime = Builder::new_current_thread().enable_all().build()?;
         let handle = runtime.handle().clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let (pinned, pin_result) = std::sync::mpsc::channel();
         let cpus = cpus.cloned();
         let thread = std::thread::Builder::new()
-            .name(format!("echomark-shard-{index}"))
+            .name(format!("{}-{index}", names.shard))
             .spawn(move || {
                 let pin = placement::pin_runtime_thread(cpus.as_ref(), index);
                 let failed = pin.is_err();

@@ -32,7 +32,7 @@ pub fn start(
     registry: &Arc<Registry>,
     closing: &Arc<AtomicBool>,
 ) -> std::io::Result<Started> {
-    let runtimes = MonoioRuntimes::start(o.io_model, o.io_threads, o.server_cpus.as_ref())
+    let runtimes = MonoioRuntimes::start(o.io_model, o.io_threads, o.server_cpus.as_ref(), None)
         .map_err(std::io::Error::other)?;
     if o.protocol == Protocol::Udp {
         let address = start_datagrams(o, &runtimes, registry, closing)?;

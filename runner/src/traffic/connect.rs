@@ -12,7 +12,7 @@ use tokio_rustls::server;
 use crate::framing::websocket::handshake::BAD_REQUEST;
 use crate::framing::websocket::{self, HandshakeError};
 use crate::traffic::stream::Conn;
-use crate::traffic::tls::{Tls, TlsClient};
+use crate::traffic::tls::{Tls, TlsClient, TlsServer};
 
 /// Bytes read at a time while waiting for an upgrade head.
 const HANDSHAKE_READ: usize = 512;
@@ -35,36 +35,43 @@ pub struct Pair {
     pub tls: Option<(String, String)>,
 }
 
-/// Completes the handshakes `tls` and `websocket_host` ask for on a connected TCP pair.
-/// `websocket_host` is the `Host` header of the upgrade request.
+/// Completes the handshakes `tls` and `websocket_host` ask for on a connected TCP pair,
+/// both halves at once on the current runtime. `websocket_host` is the `Host` header of
+/// the upgrade request.
 pub async fn establish(
     client: TcpStream,
     server: TcpStream,
     tls: Option<&Tls>,
     websocket_host: Option<&str>,
 ) -> std::io::Result<Pair> {
+    let (client, server) = tokio::join!(
+        establish_client(client, tls.map(|t| &t.client), websocket_host),
+        establish_server(server, tls.map(|t| &t.server), websocket_host.is_some()),
+    );
+    Pair::of(client?, server?)
+}
+
+/// The TLS handshake (when `tls`) and the WebSocket upgrade (when `websocket`) of
+/// echomark's server on an accepted stream.
+pub async fn establish_server(
+    stream: TcpStream,
+    tls: Option<&TlsServer>,
+    websocket: bool,
+) -> std::io::Result<ServerConn> {
     match tls {
         None => {
-            let (mut client, mut server) = (client, server);
-            if let Some(host) = websocket_host {
-                upgrade(&mut client, &mut server, host).await?;
+            let mut stream = stream;
+            if websocket {
+                server_upgrade(&mut stream).await?;
             }
-            Ok(Pair {
-                client: Conn::Plain(client),
-                server: ServerConn::Plain(server),
-                tls: None,
-            })
+            Ok(ServerConn::Plain(stream))
         }
         Some(tls) => {
-            let mut established = tls.handshake(client, server).await?;
-            if let Some(host) = websocket_host {
-                upgrade(&mut established.client, &mut established.server, host).await?;
+            let mut stream = tls.accept(stream).await?;
+            if websocket {
+                server_upgrade(&mut stream).await?;
             }
-            Ok(Pair {
-                client: Conn::Tls(Box::new(tokio::io::split(established.client))),
-                server: ServerConn::Tls(Box::new(established.server)),
-                tls: Some((established.version, established.cipher_suite)),
-            })
+            Ok(ServerConn::Tls(Box::new(stream)))
         }
     }
 }
@@ -135,24 +142,6 @@ where
     }
 }
 
-/// Both sides of the WebSocket upgrade at once.
-async fn upgrade<C, S>(client: &mut C, server: &mut S, host: &str) -> std::io::Result<()>
-where
-    C: AsyncRead + AsyncWrite + Unpin,
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let (client, server) = tokio::join!(client_upgrade(client, host), server_upgrade(server));
-    server?;
-    // echomark's server sends nothing after its 101 and the client sends nothing before
-    // it has read the 101, so nothing can come early here.
-    let early = client?;
-    if early.is_empty() {
-        Ok(())
-    } else {
-        Err(io(HandshakeError("bytes after the 101".into())))
-    }
-}
-
 /// A connected pair after its handshakes, out of tokio: std sockets and the rustls
 /// sessions, to be driven by another runtime (monoio) from here on.
 pub struct Detached {
@@ -181,6 +170,21 @@ impl ServerConn {
 }
 
 impl Pair {
+    /// The pair of `client` and `server` once both ends' handshakes are done. echomark's
+    /// server sends nothing after its `101`, so nothing may have come early.
+    pub fn of(client: Established, server: ServerConn) -> std::io::Result<Self> {
+        let tls = client.negotiated.clone();
+        let (client, early) = client.into_conn();
+        if !early.is_empty() {
+            return Err(io(HandshakeError("bytes after the 101".into())));
+        }
+        Ok(Pair {
+            client,
+            server,
+            tls,
+        })
+    }
+
     /// Takes the sockets and TLS sessions out of tokio (call inside the runtime the pair was
     /// set up on). A session's buffered records move with it, so nothing is lost.
     pub fn detach(self) -> std::io::Result<Detached> {

@@ -20,7 +20,6 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureScheme};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
 use tokio_rustls::{client, server, TlsAcceptor, TlsConnector};
 
 /// Why TLS could not be set up.
@@ -280,16 +279,10 @@ impl ServerCertVerifier for AnyCertificate {
 /// Both ends' TLS configuration for one in-process measurement.
 #[derive(Clone)]
 pub struct Tls {
-    server: TlsServer,
-    client: TlsClient,
-}
-
-/// A connected pair after the handshake, with what was negotiated.
-pub struct Established {
-    pub client: client::TlsStream<TcpStream>,
-    pub server: server::TlsStream<TcpStream>,
-    pub version: String,
-    pub cipher_suite: String,
+    /// The server's certificate and key.
+    pub server: TlsServer,
+    /// A client that trusts exactly that certificate.
+    pub client: TlsClient,
 }
 
 impl Tls {
@@ -310,22 +303,5 @@ impl Tls {
             return Ok(None);
         }
         Self::new(ip).map(Some).map_err(std::io::Error::other)
-    }
-
-    /// Runs both sides of the handshake on the current runtime.
-    pub async fn handshake(
-        &self,
-        client: TcpStream,
-        server: TcpStream,
-    ) -> std::io::Result<Established> {
-        let (client, server) =
-            tokio::join!(self.client.connect(client), self.server.accept(server));
-        let (client, server) = (client?, server?);
-        Ok(Established {
-            client: client.stream,
-            server,
-            version: client.version,
-            cipher_suite: client.cipher_suite,
-        })
     }
 }

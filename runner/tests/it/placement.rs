@@ -271,3 +271,256 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
     );
     assert!(zh.contains("`--udp-batch 8`"), "{zh}");
 }
+
+/// The first and last CPU this test may use: client and server apart where there are two.
+fn two_sides() -> (String, String) {
+    let cpus = allowed();
+    (cpus[0].to_string(), cpus.last().unwrap().to_string())
+}
+
+#[test]
+fn an_in_process_server_runs_apart_on_its_own_cpus_on_every_protocol_of_both_backends() {
+    let (client, server) = two_sides();
+    let mut loads: Vec<(&str, &str)> = [
+        "tcp",
+        "udp",
+        "websocket",
+        "tcps",
+        "wss",
+        "http",
+        "https",
+        "quic",
+        "quic-datagram",
+    ]
+    .iter()
+    .map(|p| ("tokio", *p))
+    .collect();
+    if echomark_runner::measure::shards::probe().is_ok() {
+        loads.extend(
+            ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"]
+                .iter()
+                .map(|p| ("monoio", *p)),
+        );
+    } else {
+        echomark::skip::because("io_uring is not available here (kernel.io_uring_disabled)");
+    }
+    // A few at a time: each is a real measurement, and they share the same two CPUs.
+    for batch in loads.chunks(4) {
+        let children: Vec<_> = batch
+            .iter()
+            .map(|(backend, protocol)| {
+                let child = Command::new(RUNNER)
+                    .args(["once", "--backend", backend, "--protocol", protocol])
+                    .args([
+                        "--io-model",
+                        "sharded",
+                        "--io-threads",
+                        "2",
+                        "--clients",
+                        "2",
+                    ])
+                    .args(["--seconds", "0.6", "--warmup", "0"])
+                    .args(["--client-cpus", &client, "--server-cpus", &server])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                (backend, protocol, child)
+            })
+            .collect();
+        // Each watched while it runs, all at once: the kernel's view, the server's runtime
+        // threads on the server's CPU and every other thread on the client's.
+        let finished: Vec<_> = std::thread::scope(|scope| {
+            let watchers: Vec<_> = children
+                .into_iter()
+                .map(|(backend, protocol, child)| {
+                    scope.spawn(move || {
+                        let seen = wait_for_thread(child.id(), "echomark-server");
+                        (backend, protocol, seen, child.wait_with_output().unwrap())
+                    })
+                })
+                .collect();
+            watchers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        for (backend, protocol, seen, out) in finished {
+            let what = format!("{backend} {protocol}");
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{what}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let servers: Vec<_> = seen
+                .iter()
+                .filter(|(n, _)| n == "echomark-server")
+                .collect();
+            assert_eq!(servers.len(), 2, "{what}: {seen:?}");
+            for (name, cpus) in &seen {
+                let side = if name == "echomark-server" {
+                    &server
+                } else {
+                    &client
+                };
+                assert_eq!(cpus, side, "{what}: thread {name}");
+            }
+            let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(m["ok"], true, "{what}: {m}");
+            assert_eq!(
+                m["placement"],
+                serde_json::json!({
+                    "client_cpus": client,
+                    "client_pinned": true,
+                    "server_in_process": true,
+                    "server_cpus": server,
+                }),
+                "{what}"
+            );
+        }
+    }
+}
+
+/// The threads of `pid` once one named `name` exists (or all of them after 10 s).
+fn wait_for_thread(pid: u32, name: &str) -> Vec<(String, String)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let seen = threads(pid);
+        if seen.iter().filter(|(n, _)| n == name).count() >= 2
+            || std::time::Instant::now() > deadline
+        {
+            return seen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn server_cpus_against_a_target_and_together_with_cpu_lists_are_usage_errors() {
+    let (client, server) = two_sides();
+    let out = Command::new(RUNNER)
+        .args(["once", "--target", "127.0.0.1:9", "--server-cpus", &server])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--server-cpus places echomark's own server"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(RUNNER)
+        .args([
+            "matrix",
+            "--preset",
+            "baseline",
+            "--together",
+            "--client-cpus",
+            &client,
+        ])
+        .args(["--out", "/nonexistent/never-written.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
+}
+
+#[test]
+fn the_baseline_preset_places_client_and_server_apart_unless_told_together() {
+    let cpus = allowed();
+    let dir = tempfile::tempdir().unwrap();
+    let small = [
+        "--protocols",
+        "tcp,udp",
+        "--payloads",
+        "64",
+        "--clients",
+        "1",
+        "--windows",
+        "1",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "1",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0",
+    ];
+    let matrix = |name: &str, extra: &[&str]| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir(&folder).unwrap();
+        let out = folder.join("archive.json");
+        let status = Command::new(RUNNER)
+            .args(["matrix", "--preset", "baseline"])
+            .args(small)
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        let archive: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        (folder, archive)
+    };
+    let (apart_folder, apart) = matrix("apart", &[]);
+    let (together_folder, together) = matrix("together", &["--together"]);
+    let halves = echomark_runner::placement::halves(
+        &echomark_archive::cpus::CpuList::of(cpus.clone()).unwrap(),
+    );
+    for e in together["results"].as_array().unwrap() {
+        assert_eq!(e["metrics"]["ok"], true, "{e}");
+        assert!(
+            e["metrics"]["placement"].get("server_cpus").is_none(),
+            "{e}"
+        );
+        assert_eq!(e["metrics"]["placement"]["client_pinned"], false);
+    }
+    assert!(together["settings"].get("client_cpus").is_none());
+    let Some((client, server)) = halves else {
+        echomark::skip::because("one CPU: the baseline has no apart to place client and server");
+        assert_eq!(cpus.len(), 1);
+        return;
+    };
+    let (client, server) = (client.to_string(), server.to_string());
+    assert_eq!(apart["settings"]["client_cpus"], client.as_str());
+    assert_eq!(apart["settings"]["server_cpus"], server.as_str());
+    for e in apart["results"].as_array().unwrap() {
+        assert_eq!(e["metrics"]["ok"], true, "{e}");
+        assert_eq!(e["metrics"]["placement"]["client_cpus"], client.as_str());
+        assert_eq!(e["metrics"]["placement"]["server_cpus"], server.as_str());
+        assert_eq!(e["metrics"]["placement"]["server_in_process"], true);
+    }
+    // The pages say which arrangement each dataset measured, and the reproduction commands
+    // ask for it.
+    let apart_set = echomark::compare::side::load_dataset(&apart_folder).unwrap();
+    let together_set = echomark::compare::side::load_dataset(&together_folder).unwrap();
+    let apart_commands = echomark::reproduce::commands(&apart_set).join("\n");
+    assert!(
+        apart_commands.contains(&format!("--client-cpus {client} --server-cpus {server}")),
+        "{apart_commands}"
+    );
+    assert!(echomark::reproduce::commands(&together_set)
+        .join("\n")
+        .contains("--together"));
+    let datasets = vec![apart_set, together_set];
+    let analysis = echomark::analysis::Analysis::of(&datasets).unwrap();
+    let site = echomark::site::render(&datasets, &analysis, "https://example.test/").unwrap();
+    let page = |path: &str| String::from_utf8(site.files[path].clone()).unwrap();
+    let en = page("en/apart/overview.md");
+    assert!(
+        en.contains(&format!(
+            "client and server ran in one process on threads of their own: the client's runtime threads on CPU{} {client} (pinned), the server's own runtimes, as many as the client's, on CPU{} {server}",
+            if client.len() > 1 { "s" } else { "" },
+            if server.len() > 1 { "s" } else { "" },
+        )),
+        "{en}"
+    );
+    assert!(page("zh/apart/overview.md").contains("服务端有自己的运行时"));
+    assert!(page("en/together/overview.md").contains(
+        "the scheduler placed the runtime threads, each running clients and the server side"
+    ));
+}

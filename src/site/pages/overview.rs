@@ -196,6 +196,18 @@ fn where_threads_ran(
             "overview.placement_varied",
             &[("placements", &Markup::trusted(placements.to_string()))],
         ),
+        Placement::Same(p) if p.server_own_runtimes => cat.fill(
+            "overview.placement_in_process_apart",
+            &[
+                ("client", &cpus(&p.client)),
+                ("client_how", &how(p.client_pinned)),
+                (
+                    "server",
+                    &p.server.as_ref().map_or_else(Markup::default, cpus),
+                ),
+                ("overlap", &overlap(cat, &summary, cpus)),
+            ],
+        ),
         Placement::Same(p) if p.server_in_process => cat.fill(
             if p.client_pinned {
                 "overview.placement_in_process_pinned"
@@ -212,15 +224,7 @@ fn where_threads_ran(
                     ("client_how", &how(p.client_pinned)),
                     ("server", &cpus(server)),
                     ("server_how", &how(p.server_pinned)),
-                    (
-                        "overlap",
-                        &match summary.shared_cpus() {
-                            Some(shared) => {
-                                cat.fill("overview.placement_shared", &[("cpus", &cpus(&shared))])
-                            }
-                            None => cat.text("overview.placement_disjoint"),
-                        },
-                    ),
+                    ("overlap", &overlap(cat, &summary, cpus)),
                 ],
             ),
             None => cat.fill(
@@ -231,6 +235,14 @@ fn where_threads_ran(
                 ],
             ),
         },
+    }
+}
+
+/// Whether client and server, on threads of their own, shared CPUs.
+fn overlap(cat: &Catalog, summary: &Placement, cpus: &dyn Fn(&CpuList) -> Markup) -> Markup {
+    match summary.shared_cpus() {
+        Some(shared) => cat.fill("overview.placement_shared", &[("cpus", &cpus(&shared))]),
+        None => cat.text("overview.placement_disjoint"),
     }
 }
 
