@@ -306,6 +306,8 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
     );
     let key = if view.dataset.measures_external_servers() {
         labels::for_path("overview.main_load_external", view.dataset)
+    } else if matches!(placement::of(view.dataset), Placement::Same(p) if p.server_own_runtimes) {
+        "overview.main_load_apart".to_string()
     } else {
         "overview.main_load".to_string()
     };
