@@ -289,63 +289,73 @@ fn a_server_that_exits_at_once_is_reported_with_its_exit_code_and_stderr() {
 fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
     let dir = tempfile::tempdir().unwrap();
     let pid = std::process::id();
-    // Never listens: the verification records why, and nothing is measured (exit 2), after
-    // the ready limit --server-ready-timeout set (10 s without it).
-    let tag = format!("emk-never-{pid}");
-    let started = Instant::now();
-    let (code, archive, stderr) = matrix_against(
-        dir.path(),
-        "never-listen",
-        &tag,
-        &["--server-ready-timeout", "1.5"],
-    );
-    assert_eq!(code, 2, "{stderr}");
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "waited the 1.5 s given"
-    );
-    assert!(stderr.contains("fails the echo contract"), "{stderr}");
-    let a = archive.unwrap();
-    assert_eq!(a["verification"][0]["passed"], false);
-    assert_eq!(a["settings"]["external_server"]["ready_timeout_ms"], 1500);
-    let detail = a["verification"][0]["checks"][0]["detail"]
-        .as_str()
-        .unwrap();
-    assert!(detail.contains("not ready within 1.5 s"), "{detail}");
-    assert!(a["results"].as_array().unwrap().is_empty());
-    assert_eq!(processes_tagged(&tag), 0);
-
-    // Crashes mid-run: passes verification, then each run is a failure naming the exit.
-    let tag = format!("emk-crash-{pid}");
-    let (code, archive, stderr) =
-        matrix_against(dir.path(), "tcp-crash-after", &tag, &["--keep-going"]);
-    assert_eq!(code, 1, "{stderr}");
-    for r in archive.unwrap()["results"].as_array().unwrap() {
-        assert_eq!(
-            r["error"], "the server exited with code 3 during the run",
-            "{r}"
-        );
-        assert_eq!(r["server"]["exit_code"], 3);
-    }
-    assert_eq!(processes_tagged(&tag), 0);
-
-    // Ignores SIGTERM: killed after the grace, and the run says so.
-    let tag = format!("emk-term-{pid}");
-    let (code, archive, stderr) =
-        matrix_against(dir.path(), "tcp-ignore-term", &tag, &["--keep-going"]);
-    assert_eq!(code, 1, "{stderr}");
-    for r in archive.unwrap()["results"].as_array().unwrap() {
-        assert!(
-            r["error"]
+    // The three servers are independent and their matrices mostly wait (the ready limit,
+    // the SIGTERM grace): they run at once.
+    std::thread::scope(|scope| {
+        let dir = dir.path();
+        scope.spawn(move || {
+            // Never listens: the verification records why, and nothing is measured (exit 2),
+            // after the ready limit --server-ready-timeout set (10 s without it).
+            let tag = format!("emk-never-{pid}");
+            let started = Instant::now();
+            let (code, archive, stderr) = matrix_against(
+                dir,
+                "never-listen",
+                &tag,
+                &["--server-ready-timeout", "1.5"],
+            );
+            assert_eq!(code, 2, "{stderr}");
+            assert!(
+                started.elapsed() < Duration::from_secs(8),
+                "waited the 1.5 s given"
+            );
+            assert!(stderr.contains("fails the echo contract"), "{stderr}");
+            let a = archive.unwrap();
+            assert_eq!(a["verification"][0]["passed"], false);
+            assert_eq!(a["settings"]["external_server"]["ready_timeout_ms"], 1500);
+            let detail = a["verification"][0]["checks"][0]["detail"]
                 .as_str()
-                .unwrap()
-                .contains("ignored SIGTERM for 3 s and was killed"),
-            "{r}"
-        );
-        assert_eq!(r["server"]["killed"], true);
-        assert_eq!(r["server"]["signal"], 9);
-    }
-    assert_eq!(processes_tagged(&tag), 0);
+                .unwrap();
+            assert!(detail.contains("not ready within 1.5 s"), "{detail}");
+            assert!(a["results"].as_array().unwrap().is_empty());
+            assert_eq!(processes_tagged(&tag), 0);
+        });
+        scope.spawn(move || {
+            // Crashes mid-run: passes verification, then each run is a failure naming the
+            // exit.
+            let tag = format!("emk-crash-{pid}");
+            let (code, archive, stderr) =
+                matrix_against(dir, "tcp-crash-after", &tag, &["--keep-going"]);
+            assert_eq!(code, 1, "{stderr}");
+            for r in archive.unwrap()["results"].as_array().unwrap() {
+                assert_eq!(
+                    r["error"], "the server exited with code 3 during the run",
+                    "{r}"
+                );
+                assert_eq!(r["server"]["exit_code"], 3);
+            }
+            assert_eq!(processes_tagged(&tag), 0);
+        });
+        scope.spawn(move || {
+            // Ignores SIGTERM: killed after the grace, and the run says so.
+            let tag = format!("emk-term-{pid}");
+            let (code, archive, stderr) =
+                matrix_against(dir, "tcp-ignore-term", &tag, &["--keep-going"]);
+            assert_eq!(code, 1, "{stderr}");
+            for r in archive.unwrap()["results"].as_array().unwrap() {
+                assert!(
+                    r["error"]
+                        .as_str()
+                        .unwrap()
+                        .contains("ignored SIGTERM for 3 s and was killed"),
+                    "{r}"
+                );
+                assert_eq!(r["server"]["killed"], true);
+                assert_eq!(r["server"]["signal"], 9);
+            }
+            assert_eq!(processes_tagged(&tag), 0);
+        });
+    });
 }
 
 #[test]
