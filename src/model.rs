@@ -85,6 +85,8 @@ pub struct Run {
     pub placement: Option<RunPlacement>,
     /// UDP, `--udp-batch`: datagrams per system call on both sides (absent for one).
     pub udp_batch: Option<u64>,
+    /// UDP, `--udp-gso`: those batches segmented (GSO) and coalesced (GRO) by the kernel.
+    pub udp_gso: bool,
     /// `serve --backend io-uring`: the `io_uring_enter` calls its rings counted over the
     /// run's echoes (warmup and measured messages sent); absent for every other server.
     pub server_enters_per_echo: Option<f64>,
@@ -525,6 +527,7 @@ pub(crate) mod tests {
             open_loop: None,
             placement: None,
             udp_batch: None,
+            udp_gso: false,
             server_enters_per_echo: None,
             syscalls_per_echo: None,
             server_syscalls_per_echo: None,

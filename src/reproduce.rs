@@ -227,6 +227,7 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
         flags.push("--together".to_string());
     }
     for (switch, on) in [
+        ("--udp-gso", s.udp_gso),
         ("--count-syscalls", s.count_syscalls),
         ("--keep-going", s.keep_going),
     ] {

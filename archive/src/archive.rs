@@ -227,13 +227,18 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpus: Option<String>,
     /// `--server-cpus`: the CPUs every external server process was pinned to before it
-    /// started (absent when the scheduler placed it).
+    /// started, or in process the CPUs echomark's server had runtimes of its own on (absent
+    /// when the server ran where the scheduler or the client's threads put it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<String>,
     /// `--udp-batch`: every UDP run's sockets moved up to this many datagrams per system
     /// call (absent for one per call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_batch: Option<u64>,
+    /// `--udp-gso`: every UDP run's batches were also segmented (GSO) and coalesced (GRO) by
+    /// the kernel.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub udp_gso: bool,
     /// `--count-syscalls`: every run counted its process's system calls over the measured
     /// interval (`metrics.syscalls`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -182,6 +182,10 @@ pub struct Metrics {
     /// datagrams per system call (`recvmmsg`/`sendmmsg`); absent for one per call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_batch: Option<u64>,
+    /// UDP, `--udp-gso` (with `--udp-batch`): runs of one size to one peer left as one GSO
+    /// send and the sockets received with GRO; every datagram was still checked alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub udp_gso: bool,
     /// `--count-syscalls`: the system calls this process made over the measured interval
     /// (from the start signal to the deadline), counted by the kernel for every thread: the
     /// clients' and, in process, the server's. Absent when not asked for.

@@ -278,6 +278,7 @@ mod tests {
             client_cpus: None,
             server_cpus: None,
             udp_batch: None,
+            udp_gso: false,
             count_syscalls: false,
             quic_axes: Default::default(),
         }

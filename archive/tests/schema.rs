@@ -128,6 +128,7 @@ fn sample_metrics() -> Metrics {
             server_cpus: Some("1".into()),
         }),
         udp_batch: Some(16),
+        udp_gso: true,
         syscalls: Some(123_456),
         quic: Some(echomark_archive::QuicCounters {
             connections: 2,
@@ -336,6 +337,7 @@ fn sample() -> Archive {
             client_cpus: Some("0".into()),
             server_cpus: Some("1".into()),
             udp_batch: Some(16),
+            udp_gso: true,
             count_syscalls: true,
             quic_axes: QuicAxes {
                 congestion: vec![Congestion::Cubic, Congestion::Bbr],

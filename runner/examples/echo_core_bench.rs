@@ -11,7 +11,9 @@
 //! (tokio on epoll, monoio on io_uring) on the models both can run: 1 × 1 on one runtime
 //! against the floor, 16 × 16 on two shards for TCP and UDP, and the seven protocols at
 //! 16 × 16 on two shards. Then each switch against the same case without it: batched UDP
-//! (`--udp-batch 16`) and every runtime thread pinned to one CPU (`--client-cpus`). Last, a
+//! (`--udp-batch 16`, and with the kernel's segmentation offload, `--udp-gso`), every
+//! runtime thread pinned to one CPU (`--client-cpus`), and the server on runtimes of its own
+//! on another CPU (`--client-cpus FIRST --server-cpus LAST`). Last, a
 //! fairness line: 1,024 TCP clients × window 1 on one thread, whose p99 / p50 shows whether
 //! any client starves.
 //!
@@ -132,23 +134,33 @@ fn main() {
         }
     }
     // Each switch against the same case without it, back to back: batched UDP
-    // (`--udp-batch 16`) and placement (every runtime thread pinned to the last CPU).
-    let last_cpu = std::fs::read_to_string("/proc/self/status")
+    // (`--udp-batch 16`, with and without `--udp-gso`) and placement (every runtime thread
+    // pinned to the last CPU, or the server apart on it).
+    let allowed = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
                 .and_then(|l| l.trim().parse::<echomark_archive::cpus::CpuList>().ok())
-        })
-        .and_then(|l| l.cpus().last().copied())
-        .unwrap_or(0)
-        .to_string();
+        });
+    let cpu = |pick: fn(&[usize]) -> Option<&usize>| {
+        allowed
+            .as_ref()
+            .and_then(|l| pick(l.cpus()).copied())
+            .unwrap_or(0)
+            .to_string()
+    };
+    let (first_cpu, last_cpu) = (cpu(<[usize]>::first), cpu(<[usize]>::last));
     let mut switch_cases = Vec::new();
     for (protocol, clients, window, model, threads, switch) in [
         ("udp", 16, 16, "sharded", 2, "--udp-batch 16"),
+        ("udp", 16, 16, "sharded", 2, "--udp-batch 16 --udp-gso"),
         ("udp", 16, 1, "shared", 1, "--udp-batch 16"),
+        ("udp", 16, 1, "shared", 1, "--udp-batch 16 --udp-gso"),
         ("tcp", 1, 1, "shared", 1, "--client-cpus LAST"),
         ("udp", 1, 1, "shared", 1, "--client-cpus LAST"),
+        ("tcp", 1, 1, "shared", 1, "--client-cpus FIRST --server-cpus LAST"),
+        ("tcp", 16, 16, "sharded", 2, "--client-cpus FIRST --server-cpus LAST"),
         ("quic", 16, 16, "shared", 2, "--quic-gso off"),
         ("quic-datagram", 16, 16, "shared", 2, "--quic-gso off"),
         (
@@ -171,6 +183,7 @@ fn main() {
             if on {
                 args.extend(
                     switch
+                        .replace("FIRST", &first_cpu)
                         .replace("LAST", &last_cpu)
                         .split_whitespace()
                         .map(String::from),

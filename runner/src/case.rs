@@ -179,6 +179,9 @@ pub struct Case {
     /// UDP, `--udp-batch N`: up to N datagrams per system call (`recvmmsg`/`sendmmsg`) on
     /// every client socket and the server's; `None` for one per call.
     pub udp_batch: Option<usize>,
+    /// UDP, `--udp-gso` (with `--udp-batch`): runs of one size to one peer leave as one GSO
+    /// send, and sockets receive with GRO ([`crate::traffic::mmsg`]).
+    pub udp_gso: bool,
     /// `--count-syscalls`: count the process's system calls over the measured interval.
     pub count_syscalls: bool,
     /// QUIC: the transport settings of the client's and the server's endpoints (`--quic-*`).
@@ -211,6 +214,7 @@ impl Default for Case {
             client_cpus: None,
             server_cpus: None,
             udp_batch: None,
+            udp_gso: false,
             count_syscalls: false,
             quic: echomark_archive::QuicTransport::default(),
             spin: crate::traffic::pacing::DEFAULT_SPIN,
@@ -262,6 +266,9 @@ impl Case {
         {
             return err(why);
         }
+        if self.udp_gso && self.udp_batch.is_none() {
+            return err("--udp-gso rides on --udp-batch N: give both".into());
+        }
         if self.protocol.is_quic() && self.backend != Backend::Tokio {
             return err(format!(
                 "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
@@ -295,6 +302,15 @@ impl Case {
             ));
         }
         Ok(self)
+    }
+
+    /// `--udp-batch` and `--udp-gso` as the datagram code takes them.
+    pub fn udp_batching(&self) -> Option<crate::traffic::mmsg::Batching> {
+        self.udp_batch
+            .map(|datagrams| crate::traffic::mmsg::Batching {
+                datagrams,
+                segmented: self.udp_gso,
+            })
     }
 
     /// The rules of `--target`: only the client runs here, so nothing may ask for the
@@ -406,6 +422,9 @@ impl Case {
         }
         if self.count_syscalls {
             a.push("--count-syscalls".into());
+        }
+        if self.udp_gso {
+            a.push("--udp-gso".into());
         }
         for (flag, cpus) in [
             ("--client-cpus", &self.client_cpus),

@@ -256,6 +256,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             command: std::mem::take(&mut entry.command),
             placement: None,
             udp_batch: None,
+            udp_gso: false,
             server_enters_per_echo: None,
             syscalls_per_echo: None,
             server_syscalls_per_echo: None,

@@ -377,6 +377,7 @@ fn add_runs(
         );
         check_ring(out, file, index, &entry);
         check_quic(out, file, index, &entry);
+        check_udp_gso(out, file, index, &entry);
         check_syscalls(out, file, (index, &entry), settings.count_syscalls);
         let facts = EntryFacts {
             index,
@@ -390,6 +391,7 @@ fn add_runs(
             command: entry.command.join(" "),
             placement: placement(out, file, index, &entry),
             udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
+            udp_gso: entry.metrics.as_ref().is_some_and(|m| m.udp_gso),
             server_enters_per_echo: per_echo(&entry, |s| Some(s.ring.as_ref()?.enters as f64)),
             server_syscalls_per_echo: per_echo(&entry, |s| Some(s.syscalls? as f64)),
             syscalls_per_echo: entry.metrics.as_ref().and_then(|m| {
@@ -424,6 +426,22 @@ fn check_syscalls(
         format!("results[{index}].metrics.syscalls"),
         problem.to_string(),
     );
+}
+
+/// `--udp-gso` rides on `--udp-batch`: a run that says the kernel segmented its batches
+/// must say how large they were.
+fn check_udp_gso(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entry) {
+    if entry
+        .metrics
+        .as_ref()
+        .is_some_and(|m| m.udp_gso && m.udp_batch.is_none())
+    {
+        out.problem(
+            &file.path,
+            format!("results[{index}].metrics.udp_gso"),
+            "is true, though the run records no udp_batch for it to segment".to_string(),
+        );
+    }
 }
 
 /// The arithmetic of a QUIC run's counters: no more packets lost than sent, no more send

@@ -164,6 +164,7 @@ fn run_of(index: usize, key: CaseKey, repetition: u64, run: ImportedRun) -> Run 
         open_loop: None,
         placement: None,
         udp_batch: None,
+        udp_gso: false,
         server_enters_per_echo: None,
         syscalls_per_echo: None,
         server_syscalls_per_echo: None,

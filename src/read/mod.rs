@@ -319,6 +319,8 @@ pub struct EntryFacts<'a> {
     pub placement: Option<crate::model::RunPlacement>,
     /// UDP, `--udp-batch`: datagrams per system call.
     pub udp_batch: Option<u64>,
+    /// UDP, `--udp-gso`: those batches segmented and coalesced by the kernel.
+    pub udp_gso: bool,
     /// An io-uring server's `io_uring_enter` calls per echo, from its own counters.
     pub server_enters_per_echo: Option<f64>,
     /// `--count-syscalls`: the measuring process's system calls per measured echo.
@@ -449,6 +451,7 @@ impl FileRead {
             command: facts.command,
             placement: facts.placement,
             udp_batch: facts.udp_batch,
+            udp_gso: facts.udp_gso,
             server_enters_per_echo: facts.server_enters_per_echo,
             syscalls_per_echo: facts.syscalls_per_echo,
             server_syscalls_per_echo: facts.server_syscalls_per_echo,

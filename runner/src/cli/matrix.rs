@@ -28,7 +28,7 @@ pub struct MatrixArgs {
         "preset", "protocols", "payloads", "clients", "windows", "io_models", "io_threads",
         "work", "repetitions", "seconds", "warmup", "address_family", "udp_window",
         "shuffle", "case_timeout", "udp_send_buffer", "udp_recv_buffer",
-        "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "count_syscalls", "soak", "shard", "rates", "rate_sweep",
+        "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "udp_gso", "count_syscalls", "soak", "shard", "rates", "rate_sweep",
         "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus", "together",
         "quic_congestion", "quic_gso", "quic_initial_mtu", "quic_stream_window",
         "quic_connection_window",
@@ -91,6 +91,10 @@ pub struct MatrixArgs {
     /// UDP on tokio: up to N datagrams per system call on every socket (2 to 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=64))]
     pub udp_batch: Option<u64>,
+    /// With --udp-batch: every UDP run's batches also segmented (GSO) and coalesced (GRO) by
+    /// the kernel, each datagram still checked alone.
+    #[arg(long, requires = "udp_batch")]
+    pub udp_gso: bool,
     /// Every run counts its process's system calls over the measured interval (see once
     /// --count-syscalls); recorded in the settings and each run's metrics.
     #[arg(long)]
@@ -330,6 +334,7 @@ impl MatrixArgs {
                 udp_server_recv_buffer: self.udp_server_recv_buffer,
                 udp_timeout_ms: self.udp_timeout_ms,
                 udp_batch: self.udp_batch,
+                udp_gso: self.udp_gso,
                 count_syscalls: self.count_syscalls,
                 soak: self.soak,
                 external_servers: self.external_servers()?,

@@ -180,6 +180,11 @@ pub struct OnceArgs {
     /// sendmmsg, 2 to 64) on every client socket and the server's; recorded in the metrics.
     #[arg(long, value_name = "N")]
     pub udp_batch: Option<u64>,
+    /// With --udp-batch: UDP segmentation offload, consecutive datagrams of one size to one
+    /// peer as one GSO send and receives coalesced by GRO, each datagram still checked
+    /// alone; recorded in the metrics.
+    #[arg(long, requires = "udp_batch")]
+    pub udp_gso: bool,
     #[command(flatten)]
     pub quic: quic::QuicTransportArgs,
     /// Test only: make the server misbehave so the checks can be shown to catch it.
@@ -250,6 +255,7 @@ impl OnceArgs {
             udp_batch: self
                 .udp_batch
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            udp_gso: self.udp_gso,
             quic: self.quic.transport(),
             ..self.traffic()
         };
@@ -330,6 +336,10 @@ pub struct ServeArgs {
     /// sendmmsg, 2 to 64).
     #[arg(long, value_name = "N")]
     pub udp_batch: Option<u64>,
+    /// With --udp-batch: receive one client's datagrams coalesced by GRO and answer them as
+    /// one GSO send each, every datagram still checked alone.
+    #[arg(long, requires = "udp_batch")]
+    pub udp_gso: bool,
     /// Close a TCP connection that sends nothing for this many seconds (counted in the
     /// report as `idle_closed`); 0 keeps silent connections open.
     #[arg(long, value_name = "S", default_value = "60", value_parser = warmup_seconds)]
@@ -368,6 +378,7 @@ impl ServeArgs {
             udp_batch: self
                 .udp_batch
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            udp_gso: self.udp_gso,
             idle_timeout: (self.idle_timeout > 0.0)
                 .then(|| Duration::from_secs_f64(self.idle_timeout)),
             quic: self.quic.transport(),

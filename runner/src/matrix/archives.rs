@@ -35,6 +35,7 @@ pub(super) fn settings_of(request: &MatrixRequest) -> echomark_archive::Settings
     settings.client_cpus = o.client_cpus.as_ref().map(ToString::to_string);
     settings.server_cpus = o.server_cpus.as_ref().map(ToString::to_string);
     settings.udp_batch = o.udp_batch;
+    settings.udp_gso = o.udp_gso;
     settings.count_syscalls = o.count_syscalls;
     settings
 }

@@ -53,6 +53,8 @@ pub struct RunOptions {
     pub udp_timeout_ms: Option<u64>,
     /// `--udp-batch`: datagrams per system call on every UDP run's sockets.
     pub udp_batch: Option<u64>,
+    /// `--udp-gso`: those batches segmented and coalesced by the kernel too.
+    pub udp_gso: bool,
     /// `--count-syscalls`: every run counts its process's system calls.
     pub count_syscalls: bool,
     pub soak: Option<f64>,

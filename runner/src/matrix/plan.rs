@@ -189,6 +189,7 @@ impl MatrixSpec {
             client_cpus: None,
             server_cpus: None,
             udp_batch: None,
+            udp_gso: false,
             count_syscalls: false,
             quic_axes: self.quic_axes.clone(),
         }
@@ -280,6 +281,7 @@ impl MatrixSpec {
                 .udp_batch
                 .filter(|_| udp)
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            udp_gso: settings.udp_gso && udp,
             client_cpus: cpu_list(&settings.client_cpus)?,
             // With --server-cmd the list pins the server process the matrix starts; in
             // process it gives echomark's own server runtimes of its own.

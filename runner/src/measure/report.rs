@@ -83,6 +83,7 @@ pub fn empty(case: &Case) -> Metrics {
         backend: case.backend.into(),
         kernel_io_uring_disabled: crate::measure::shards::io_uring_disabled_sysctl(),
         udp_batch: case.udp_batch.map(|n| n as u64),
+        udp_gso: case.udp_gso,
         protocol: case.protocol,
         address_family: case.address_family,
         payload_bytes: case.payload as u64,

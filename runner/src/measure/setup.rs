@@ -346,13 +346,8 @@ impl Rig<TokioRuntimes> {
             let _in_runtime = handle.enter();
             let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
             let duty = self.duty(case);
-            let task = match case.udp_batch {
-                Some(batch) => handle.spawn(guarded(
-                    self.panics.clone(),
-                    datagram::serve_batched(socket, duty, batch),
-                )),
-                None => handle.spawn(guarded(self.panics.clone(), datagram::serve(socket, duty))),
-            };
+            let serve = datagram::server_task(socket, duty, case.udp_batching())?;
+            let task = handle.spawn(guarded(self.panics.clone(), serve));
             self.runtimes.server_tasks.push(task);
         }
         self.start_udp_clients(case, ip, |i| server_addrs[i % shards], buffers)
@@ -374,6 +369,9 @@ impl Rig<TokioRuntimes> {
             let handle = self.runtimes.topology.handle_for(i);
             let _in_runtime = handle.enter();
             let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
+            if case.udp_gso {
+                crate::traffic::mmsg::enable_gro(&socket)?;
+            }
             let client = UdpClient::new(
                 socket,
                 i,
@@ -381,8 +379,8 @@ impl Rig<TokioRuntimes> {
                 case.udp_timeout,
                 (self.alarm_for_new_client(), self.pacer_for(case, i)),
             );
-            let client = match case.udp_batch {
-                Some(batch) => client.batched(batch),
+            let client = match case.udp_batching() {
+                Some(batching) => client.batched(batching),
                 None => client,
             };
             self.spawn_client(&handle, i, client);

@@ -104,6 +104,8 @@ pub struct ServeOptions {
     pub count_syscalls: bool,
     /// UDP, `--udp-batch N`: up to N datagrams per `recvmmsg`/`sendmmsg` (tokio only).
     pub udp_batch: Option<usize>,
+    /// UDP, `--udp-gso` (with `--udp-batch`): GRO on the sockets, echoes sent as GSO runs.
+    pub udp_gso: bool,
     /// `--idle-timeout`: how long a TCP connection may send nothing before it is closed;
     /// `None` keeps silent connections open.
     pub idle_timeout: Option<Duration>,
@@ -131,6 +133,9 @@ pub struct Listening {
     /// UDP: `--udp-batch`, when the server receives and answers several datagrams per call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub udp_batch: Option<usize>,
+    /// UDP: `--udp-gso`, when the kernel coalesces and segments those datagrams.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub udp_gso: bool,
     /// `--idle-timeout` in seconds; absent when silent connections stay open.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_seconds: Option<f64>,
@@ -423,6 +428,7 @@ pub fn run(
         cpus: o.server_cpus.as_ref().map(ToString::to_string),
         idle_timeout_seconds: o.idle_timeout.map(|d| d.as_secs_f64()),
         udp_batch: o.udp_batch,
+        udp_gso: o.udp_gso,
         tls_certificate: o
             .tls_certificate_out
             .as_ref()

@@ -167,12 +167,12 @@ fn start_datagrams(
     per_runtime_udp_socket(o, topology, |handle, socket| {
         let duty = registry.duty(o.work, closing);
         let socket = tokio::net::UdpSocket::from_std(socket)?;
-        Ok(match o.udp_batch {
-            Some(batch) => {
-                handle.spawn(crate::traffic::datagram::serve_batched(socket, duty, batch))
-            }
-            None => handle.spawn(crate::traffic::datagram::serve(socket, duty)),
-        })
+        let batching = o.udp_batch.map(|datagrams| crate::traffic::mmsg::Batching {
+            datagrams,
+            segmented: o.udp_gso,
+        });
+        let serve = crate::traffic::datagram::server_task(socket, duty, batching)?;
+        Ok(handle.spawn(serve))
     })
 }
 

@@ -36,11 +36,14 @@ pub trait DatagramSocket: Send + Sync + 'static {
     /// Receives one echo into `into`, returning its length. A peer that is gone fails with
     /// a kind [`is_disconnect`] recognises.
     fn recv(&self, into: &mut [u8]) -> impl Future<Output = std::io::Result<usize>> + Send;
-    /// `--udp-batch`: sends `out` in as few system calls as the socket allows.
+    /// `--udp-batch`: sends `out` in as few system calls as the socket allows (with
+    /// `segmented`, runs of one size as GSO sends).
     fn send_batch(
         &self,
         out: &[&[u8]],
+        segmented: bool,
     ) -> impl Future<Output = Vec<std::io::Result<usize>>> + Send {
+        let _ = segmented;
         async move {
             let mut outcomes = Vec::with_capacity(out.len());
             for message in out {
@@ -67,9 +70,9 @@ impl DatagramSocket for UdpSocket {
     fn recv(&self, into: &mut [u8]) -> impl Future<Output = std::io::Result<usize>> + Send {
         UdpSocket::recv(self, into)
     }
-    async fn send_batch(&self, out: &[&[u8]]) -> Vec<std::io::Result<usize>> {
+    async fn send_batch(&self, out: &[&[u8]], segmented: bool) -> Vec<std::io::Result<usize>> {
         let out: Vec<(&[u8], Option<SocketAddr>)> = out.iter().map(|b| (*b, None)).collect();
-        mmsg::send(self, &out).await
+        mmsg::send(self, &out, segmented).await
     }
     fn recv_batch(
         &self,
@@ -129,9 +132,15 @@ impl<S: DatagramSocket> UdpClient<S> {
         }
     }
 
-    /// Receives and sends up to `batch` datagrams per system call (`--udp-batch`).
-    pub fn batched(mut self, batch: usize) -> Self {
-        self.batch = Some(RecvBatch::new(batch, RECV_BUF));
+    /// Receives and sends up to `batching.datagrams` datagrams per system call
+    /// (`--udp-batch`), segmented and coalesced by the kernel with `--udp-gso` (the
+    /// socket's GRO must be on: [`mmsg::enable_gro`]).
+    pub fn batched(mut self, batching: mmsg::Batching) -> Self {
+        self.batch = Some(RecvBatch::new(
+            batching.datagrams,
+            RECV_BUF,
+            batching.segmented,
+        ));
         self
     }
 
@@ -150,7 +159,8 @@ impl<S: DatagramSocket> UdpClient<S> {
             self.core.write_next(buf, now);
         }
         let out: Vec<&[u8]> = self.batch_out[..count].iter().map(Vec::as_slice).collect();
-        let outcomes = self.socket.send_batch(&out).await;
+        let segmented = self.batch.as_ref().is_some_and(RecvBatch::segmented);
+        let outcomes = self.socket.send_batch(&out, segmented).await;
         for (i, outcome) in outcomes.into_iter().enumerate() {
             let len = self.batch_out[i].len();
             self.count_send(outcome, len);
@@ -271,9 +281,10 @@ async fn receive<S: DatagramSocket>(
 
 /// `--udp-batch N`: [`serve`] with the datagrams queued on the socket received up to N per
 /// `recvmmsg`, and their echoes (in arrival order, a held-back one right after the echo it
-/// follows) sent per `sendmmsg`.
-pub async fn serve_batched(socket: UdpSocket, duty: ServerDuty, batch: usize) {
-    let mut incoming = RecvBatch::new(batch, RECV_BUF);
+/// follows) sent per `sendmmsg`; with `--udp-gso` the kernel coalesces and segments runs
+/// of one client's datagrams (the socket's GRO must be on: [`mmsg::enable_gro`]).
+pub async fn serve_batched(socket: UdpSocket, duty: ServerDuty, batching: mmsg::Batching) {
+    let mut incoming = RecvBatch::new(batching.datagrams, RECV_BUF, batching.segmented);
     let mut server = DatagramServer::new(duty);
     loop {
         let Ok(count) = incoming.recv(&socket).await else {
@@ -306,11 +317,29 @@ pub async fn serve_batched(socket: UdpSocket, duty: ServerDuty, batch: usize) {
                 (bytes, Some(*to))
             })
             .collect();
-        let outcomes = mmsg::send(&socket, &out).await;
+        let outcomes = mmsg::send(&socket, &out, batching.segmented).await;
         for ((outcome, (bytes, _)), (_, _, phase)) in outcomes.into_iter().zip(&out).zip(&replies) {
             server.sent(*phase, outcome, bytes.len());
         }
     }
+}
+
+/// The task that serves one server socket, one datagram per system call or batched (its
+/// GRO switched on here for `--udp-gso`, so a refusal fails the setup, not the run).
+pub fn server_task(
+    socket: UdpSocket,
+    duty: ServerDuty,
+    batching: Option<mmsg::Batching>,
+) -> std::io::Result<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
+    Ok(match batching {
+        Some(batching) => {
+            if batching.segmented {
+                mmsg::enable_gro(&socket)?;
+            }
+            Box::pin(serve_batched(socket, duty, batching))
+        }
+        None => Box::pin(serve(socket, duty)),
+    })
 }
 
 /// Serves one server socket: each intact datagram is echoed to its sender after the

@@ -1,7 +1,14 @@
 //! `--udp-batch N`: up to N datagrams per system call, `recvmmsg` in and `sendmmsg` out,
 //! on tokio's UDP sockets (each call runs inside `try_io`, so readiness stays tokio's).
-//! Every datagram keeps its own buffer, length and peer, so verification, order and loss
+//! Every datagram keeps its own bytes, length and peer, so verification, order and loss
 //! accounting see exactly what one-at-a-time IO would have shown them.
+//!
+//! `--udp-gso` adds the kernel's UDP segmentation offload: consecutive datagrams of one size
+//! to one peer leave as one GSO send (`UDP_SEGMENT`), which the kernel cuts into those
+//! datagrams, and a socket with `UDP_GRO` on receives a run of one sender's datagrams
+//! coalesced, with their size, which is cut back into datagrams here. On the wire (and in
+//! every counter) they are the same datagrams; what changes is how many times each side
+//! enters the kernel and walks its stack for them.
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -34,42 +41,96 @@ pub fn refusal(
         .then(|| format!("--udp-batch must be 2 to {MAX_BATCH}, got {batch}"))
 }
 
-/// Received datagrams: `len[i]` bytes of `bufs[i]` from `peers[i]`, for `i < count`.
+/// How a UDP socket batches: up to `datagrams` per system call (`--udp-batch`), and with
+/// `segmented` the kernel's segmentation offload too (`--udp-gso`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batching {
+    pub datagrams: usize,
+    pub segmented: bool,
+}
+
+/// Linux's `UDP_SEGMENT` (`linux/udp.h`): a send's segment size, for GSO.
+const UDP_SEGMENT: libc::c_int = 103;
+/// Linux's `UDP_GRO` (`linux/udp.h`): a socket option, and the received segment size.
+const UDP_GRO: libc::c_int = 104;
+/// Most segments one GSO send may carry (Linux's `UDP_MAX_SEGMENTS`).
+const MAX_SEGMENTS: usize = 64;
+/// The largest UDP payload one send or one coalesced receive may carry.
+const MAX_COALESCED: usize = 65_507;
+/// Room for one `int` control message (`CMSG_SPACE(sizeof(int))` on 64-bit Linux).
+const CONTROL_SPACE: usize = 24;
+
+/// `--udp-gso`: switches UDP generic receive offload on for `socket`, so the kernel hands
+/// over datagrams of one flow and one size coalesced, with their segment size; every
+/// datagram is still split out and checked alone.
+pub fn enable_gro(socket: &UdpSocket) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket and a c_int option value of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_UDP,
+            UDP_GRO,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::other(format!(
+            "--udp-gso: the kernel refused UDP_GRO: {}",
+            io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+/// Received datagrams: each a part of one receive slot's buffer, with its sender.
 pub struct RecvBatch {
-    pub bufs: Vec<Vec<u8>>,
-    pub lens: Vec<usize>,
-    pub peers: Vec<Option<SocketAddr>>,
-    pub count: usize,
+    bufs: Vec<Vec<u8>>,
+    /// The datagrams of the last receive: (slot, offset, length, sender).
+    datagrams: Vec<(usize, usize, usize, Option<SocketAddr>)>,
     names: Vec<libc::sockaddr_storage>,
+    /// `--udp-gso`: a slot may hold several datagrams of one sender, coalesced.
+    coalesced: bool,
+    controls: Vec<[u64; CONTROL_SPACE / 8]>,
 }
 
 impl RecvBatch {
-    /// Room for `batch` datagrams of up to `size` bytes each.
-    pub fn new(batch: usize, size: usize) -> Self {
+    /// Room for `batch` receives of up to `size` bytes each; with `coalesced` (the socket's
+    /// GRO on, [`enable_gro`]) each receive has room for a coalesced run of datagrams.
+    pub fn new(batch: usize, size: usize, coalesced: bool) -> Self {
         let batch = batch.clamp(1, MAX_BATCH);
+        let size = if coalesced { MAX_COALESCED } else { size };
         Self {
             bufs: (0..batch).map(|_| vec![0u8; size]).collect(),
-            lens: vec![0; batch],
-            peers: vec![None; batch],
-            count: 0,
+            datagrams: Vec::with_capacity(batch),
             // SAFETY: sockaddr_storage is plain data; zeroes are a valid (unspecified) value.
             names: vec![unsafe { MaybeUninit::zeroed().assume_init() }; batch],
+            coalesced,
+            controls: vec![[0; CONTROL_SPACE / 8]; batch],
         }
+    }
+
+    /// Whether receives may be coalesced (`--udp-gso`), and sends segmented to match.
+    pub fn segmented(&self) -> bool {
+        self.coalesced
     }
 
     /// Datagram `i` of the last receive and its sender.
     pub fn get(&self, i: usize) -> (&[u8], Option<SocketAddr>) {
-        (&self.bufs[i][..self.lens[i]], self.peers[i])
+        let (slot, at, len, peer) = self.datagrams[i];
+        (&self.bufs[slot][at..at + len], peer)
     }
 
     /// Datagram `i` of the last receive, writable (the server works on it in place).
     pub fn get_mut(&mut self, i: usize) -> (&mut [u8], Option<SocketAddr>) {
-        let len = self.lens[i];
-        (&mut self.bufs[i][..len], self.peers[i])
+        let (slot, at, len, peer) = self.datagrams[i];
+        (&mut self.bufs[slot][at..at + len], peer)
     }
 
     /// Waits until `socket` is readable, then receives as many datagrams as are queued, up
-    /// to the batch, in one `recvmmsg`.
+    /// to the batch (of receives: coalesced ones hold several), in one `recvmmsg`; how many
+    /// datagrams arrived.
     pub async fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
         loop {
             socket.readable().await?;
@@ -98,9 +159,13 @@ impl RecvBatch {
             h.msg_hdr.msg_iovlen = 1;
             h.msg_hdr.msg_name = (&mut self.names[i] as *mut libc::sockaddr_storage).cast();
             h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as u32;
+            if self.coalesced {
+                h.msg_hdr.msg_control = self.controls[i].as_mut_ptr().cast();
+                h.msg_hdr.msg_controllen = CONTROL_SPACE;
+            }
         }
-        // SAFETY: `headers` holds `n` initialised headers whose buffers and names outlive the
-        // call; MSG_DONTWAIT keeps it from blocking the runtime.
+        // SAFETY: `headers` holds `n` initialised headers whose buffers, names and control
+        // buffers outlive the call; MSG_DONTWAIT keeps it from blocking the runtime.
         let got = unsafe {
             libc::recvmmsg(
                 fd,
@@ -113,21 +178,57 @@ impl RecvBatch {
         if got < 0 {
             return Err(io::Error::last_os_error());
         }
-        let got = got as usize;
-        for (i, h) in headers[..got].iter().enumerate() {
-            self.lens[i] = h.msg_len as usize;
-            self.peers[i] = address(&self.names[i], h.msg_hdr.msg_namelen);
+        self.datagrams.clear();
+        for (slot, h) in headers[..got as usize].iter().enumerate() {
+            let len = h.msg_len as usize;
+            let peer = address(&self.names[slot], h.msg_hdr.msg_namelen);
+            // Coalesced: datagrams of `segment` bytes each, the last possibly shorter.
+            let segment = match segment_size(&h.msg_hdr) {
+                Some(size) if size > 0 => size,
+                _ => len.max(1),
+            };
+            let mut at = 0;
+            while at < len || (len == 0 && at == 0) {
+                let part = segment.min(len - at);
+                self.datagrams.push((slot, at, part, peer));
+                if len == 0 {
+                    break;
+                }
+                at += part;
+            }
         }
-        self.count = got;
-        Ok(got)
+        Ok(self.datagrams.len())
     }
+}
+
+/// The segment size a GRO receive reports in its control messages, if it was coalesced.
+fn segment_size(header: &libc::msghdr) -> Option<usize> {
+    if header.msg_control.is_null() {
+        return None;
+    }
+    // SAFETY: the kernel filled `header`'s control buffer; CMSG_FIRSTHDR and CMSG_NXTHDR
+    // stay inside the length it wrote.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(header);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == UDP_GRO {
+                let value = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+                return usize::try_from(value).ok();
+            }
+            cmsg = libc::CMSG_NXTHDR(header, cmsg);
+        }
+    }
+    None
 }
 
 /// Sends `datagrams` (each to its address, or on a connected socket to its peer when
 /// `None`) with as few `sendmmsg` calls as the kernel allows; the outcome of each, in order.
+/// With `segmented` (`--udp-gso`), consecutive datagrams of one size to one peer go out as
+/// one GSO send, which the kernel cuts into those datagrams.
 pub async fn send(
     socket: &UdpSocket,
     datagrams: &[(&[u8], Option<SocketAddr>)],
+    segmented: bool,
 ) -> Vec<io::Result<usize>> {
     let mut outcomes = Vec::with_capacity(datagrams.len());
     while outcomes.len() < datagrams.len() {
@@ -136,49 +237,106 @@ pub async fn send(
             outcomes.push(Err(e));
             continue;
         }
-        match socket.try_io(Interest::WRITABLE, || send_now(socket.as_raw_fd(), rest)) {
+        let sent = socket.try_io(Interest::WRITABLE, || {
+            send_now(socket.as_raw_fd(), rest, segmented)
+        });
+        match sent {
             Ok(sent) => outcomes.extend(sent.into_iter().map(Ok)),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            // The first datagram of the rest failed: it is counted, the next are retried.
-            Err(e) => outcomes.push(Err(e)),
+            // The first datagram (or GSO run) of the rest failed: each of its datagrams is
+            // counted, the next are retried.
+            Err(e) => {
+                let failed = runs(rest, segmented).first().map_or(1, |r| r.len());
+                for _ in 0..failed {
+                    outcomes.push(Err(io::Error::new(e.kind(), e.to_string())));
+                }
+            }
         }
     }
     outcomes
 }
 
-/// One `sendmmsg` of as many of `datagrams` as the kernel takes now; their lengths.
-fn send_now(fd: i32, datagrams: &[(&[u8], Option<SocketAddr>)]) -> io::Result<Vec<usize>> {
-    let n = datagrams.len().min(MAX_BATCH);
-    let mut names: Vec<(libc::sockaddr_storage, u32)> = datagrams[..n]
+/// How `datagrams` go out: one per send, or with `segmented` in runs of one peer and one
+/// size (at most [`MAX_SEGMENTS`] and [`MAX_COALESCED`] bytes each), as index ranges.
+fn runs(datagrams: &[(&[u8], Option<SocketAddr>)], segmented: bool) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, (bytes, to)) in datagrams.iter().enumerate() {
+        if out.len() == MAX_BATCH {
+            break;
+        }
+        let joins = segmented
+            && out.last().is_some_and(|run| {
+                let (first, first_to) = datagrams[run.start];
+                first_to == *to
+                    && first.len() == bytes.len()
+                    && run.len() < MAX_SEGMENTS
+                    && (run.len() + 1) * bytes.len() <= MAX_COALESCED
+            });
+        match out.last_mut() {
+            Some(run) if joins => run.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
+
+/// One `sendmmsg` of as many of `datagrams` as the kernel takes now (one message header per
+/// run of [`runs`]); the lengths of the datagrams sent.
+fn send_now(
+    fd: i32,
+    datagrams: &[(&[u8], Option<SocketAddr>)],
+    segmented: bool,
+) -> io::Result<Vec<usize>> {
+    let runs = runs(datagrams, segmented);
+    let n = runs.len();
+    let mut names: Vec<(libc::sockaddr_storage, u32)> = runs
         .iter()
-        .map(|(_, to)| to.map_or_else(empty_name, raw_address))
+        .map(|run| datagrams[run.start].1.map_or_else(empty_name, raw_address))
         .collect();
-    let mut iov: Vec<libc::iovec> = datagrams[..n]
+    // One iovec per datagram: a run's are consecutive.
+    let mut iov: Vec<libc::iovec> = datagrams[..runs.last().map_or(0, |r| r.end)]
         .iter()
         .map(|(bytes, _)| libc::iovec {
             iov_base: bytes.as_ptr() as *mut libc::c_void,
             iov_len: bytes.len(),
         })
         .collect();
+    let mut controls = vec![[0u64; CONTROL_SPACE / 8]; n];
     // SAFETY: mmsghdr is plain data; every pointer field is set below before use.
     let mut headers: Vec<libc::mmsghdr> = vec![unsafe { MaybeUninit::zeroed().assume_init() }; n];
-    for (i, h) in headers.iter_mut().enumerate() {
-        h.msg_hdr.msg_iov = &mut iov[i];
-        h.msg_hdr.msg_iovlen = 1;
-        if datagrams[i].1.is_some() {
+    for (i, (h, run)) in headers.iter_mut().zip(&runs).enumerate() {
+        h.msg_hdr.msg_iov = &mut iov[run.start];
+        h.msg_hdr.msg_iovlen = run.len();
+        if datagrams[run.start].1.is_some() {
             h.msg_hdr.msg_name = (&mut names[i].0 as *mut libc::sockaddr_storage).cast();
             h.msg_hdr.msg_namelen = names[i].1;
         }
+        if run.len() > 1 {
+            let size = datagrams[run.start].0.len() as u16;
+            h.msg_hdr.msg_control = controls[i].as_mut_ptr().cast();
+            h.msg_hdr.msg_controllen = CONTROL_SPACE;
+            // SAFETY: the control buffer has room for one int message (CONTROL_SPACE), so
+            // CMSG_FIRSTHDR is inside it and its data holds a u16.
+            unsafe {
+                let cmsg = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+                (*cmsg).cmsg_level = libc::SOL_UDP;
+                (*cmsg).cmsg_type = UDP_SEGMENT;
+                (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
+                std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), size);
+                h.msg_hdr.msg_controllen =
+                    libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) as usize;
+            }
+        }
     }
     // SAFETY: `headers` holds `n` initialised headers whose buffers (borrowed from
-    // `datagrams`, which the kernel only reads) and names outlive the call.
+    // `datagrams`, which the kernel only reads), names and control messages outlive the call.
     let sent = unsafe { libc::sendmmsg(fd, headers.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT) };
     if sent < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(headers[..sent as usize]
+    Ok(runs[..sent as usize]
         .iter()
-        .map(|h| h.msg_len as usize)
+        .flat_map(|run| datagrams[run.clone()].iter().map(|(bytes, _)| bytes.len()))
         .collect())
 }
 
@@ -276,9 +434,9 @@ mod tests {
             let messages: Vec<Vec<u8>> = (0..10u8).map(|i| vec![i; 10 + i as usize]).collect();
             let out: Vec<(&[u8], Option<SocketAddr>)> =
                 messages.iter().map(|m| (m.as_slice(), to)).collect();
-            let sent = send(&a, &out).await;
+            let sent = send(&a, &out, false).await;
             assert!(sent.iter().all(|r| r.is_ok()), "{sent:?}");
-            let mut batch = RecvBatch::new(4, 128);
+            let mut batch = RecvBatch::new(4, 128, false);
             let mut seen = Vec::new();
             while seen.len() < messages.len() {
                 let n = batch.recv(&b).await.unwrap();

@@ -317,10 +317,15 @@ fn calibrate_reports_both_floors() {
 /// the server are each still caught and counted.
 #[test]
 fn batched_udp_keeps_every_datagrams_checks() {
-    for (clients, window, model, threads) in
-        [("16", "1", "shared", "1"), ("16", "16", "sharded", "2")]
-    {
-        let shape = [
+    // Batched alone, and segmented and coalesced by the kernel too (--udp-gso): the same
+    // datagrams, each checked alone.
+    for (clients, window, model, threads, gso) in [
+        ("16", "1", "shared", "1", false),
+        ("16", "16", "sharded", "2", false),
+        ("16", "1", "shared", "1", true),
+        ("16", "16", "sharded", "2", true),
+    ] {
+        let mut shape = vec![
             "--protocol",
             "udp",
             "--clients",
@@ -334,10 +339,14 @@ fn batched_udp_keeps_every_datagrams_checks() {
             "--udp-batch",
             "16",
         ];
+        if gso {
+            shape.push("--udp-gso");
+        }
         let (code, m) = once(&shape);
         assert_eq!(code, 0, "{m:?}");
         assert!(m.ok && m.messages > 0 && m.udp_lost_messages == 0, "{m:?}");
         assert_eq!(m.udp_batch, Some(16));
+        assert_eq!(m.udp_gso, gso);
         assert_accounting(&m);
         for (fault, caught) in [
             ("corrupt", "content_errors"),
@@ -361,7 +370,10 @@ fn batched_udp_keeps_every_datagrams_checks() {
                 }
                 _ => m.udp_lost_messages,
             };
-            assert!(counted > 0, "{fault} at {clients} × {window}: {m:?}");
+            assert!(
+                counted > 0,
+                "{fault} at {clients} × {window}, GSO {gso}: {m:?}"
+            );
             if fault == "drop" {
                 // A lost datagram is one sent and never received, whatever the batching.
                 assert_accounting(&m);
@@ -388,6 +400,11 @@ fn udp_batch_is_refused_where_it_cannot_run() {
         (
             &["--protocol", "udp", "--udp-batch", "1"][..],
             "must be 2 to 64",
+        ),
+        (&["--protocol", "udp", "--udp-gso"][..], "--udp-batch"),
+        (
+            &["--protocol", "tcp", "--udp-batch", "8", "--udp-gso"][..],
+            "is for udp",
         ),
     ] {
         let mut all = vec!["once"];

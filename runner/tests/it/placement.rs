@@ -187,7 +187,7 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
             "--server-cpus",
             &server,
         ])
-        .args(["--udp-batch", "8"])
+        .args(["--udp-batch", "8", "--udp-gso"])
         .args(["--server-name", "serve-tokio", "--server-cmd", &serve])
         .arg("--out")
         .arg(&out)
@@ -209,11 +209,17 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         assert_eq!(e["metrics"]["placement"]["server_in_process"], false);
         assert_eq!(e["server"]["cpus"], server.as_str(), "{}", e["server"]);
         assert_eq!(e["server"]["pinned"], true);
-        // The batch applies to UDP runs only, and each records it.
+        // The batch and its offload apply to UDP runs only, and each records them.
         let batched = (e["protocol"] == "udp").then_some(8);
         assert_eq!(
             e["metrics"]["udp_batch"].as_u64(),
             batched,
+            "{}",
+            e["protocol"]
+        );
+        assert_eq!(
+            e["metrics"]["udp_gso"].as_bool(),
+            batched.map(|_| true),
             "{}",
             e["protocol"]
         );
@@ -264,6 +270,15 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         "{en}"
     );
     assert!(en.contains("up to 8 datagrams per system call"), "{en}");
+    assert!(
+        en.contains("With `--udp-gso` the kernel also segmented (GSO) and coalesced (GRO)"),
+        "{en}"
+    );
+    let commands = echomark::reproduce::commands(&datasets[0]).join("\n");
+    assert!(
+        commands.contains("--udp-batch 8") && commands.contains("--udp-gso"),
+        "{commands}"
+    );
     let zh = page("zh");
     assert!(
         zh.contains(&format!("客户端运行在 CPU {client}（已绑核）")),

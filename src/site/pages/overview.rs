@@ -178,6 +178,10 @@ fn placement_line(cat: &Catalog, d: &Dataset) -> Markup {
             "overview.udp_batch",
             &[("n", &Markup::trusted(largest.to_string()))],
         ));
+        if d.runs.iter().any(|r| r.udp_gso) {
+            line.push(&cat.text("site.sentence_sep"));
+            line.push(&cat.text("overview.udp_gso"));
+        }
     }
     line
 }
