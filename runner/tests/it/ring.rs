@@ -5,6 +5,7 @@
 //! required here: a kernel or sandbox that refuses rings fails these tests, it does not skip.
 use crate::common::*;
 use serde_json::Value;
+use std::time::{Duration, Instant};
 
 /// The protocols the backend serves, with the client's and the server's extra flags.
 const SUPPORTED: [(&str, &[&str]); 5] = [
@@ -106,9 +107,17 @@ fn each_switch_turns_its_technique_off_and_the_counters_show_it() {
 
     // The listening line records the tuning as it ran.
     let server = Server::echomark(&["--backend", "io-uring", "--uring-sqpoll"]);
-    let names = threads(server.child.id());
+    // The kernel thread takes its name (`iou-sqp-PID`) once it first runs; until then it
+    // carries its ring thread's.
+    let sqpoll = |names: &[(String, String)]| names.iter().any(|(n, _)| n.starts_with("iou-sqp-"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut names = threads(server.child.id());
+    while !sqpoll(&names) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        names = threads(server.child.id());
+    }
     assert!(
-        names.iter().any(|(name, _)| name.starts_with("iou-sqp-")),
+        sqpoll(&names),
         "an SQPOLL kernel thread in the process: {names:?}"
     );
     let (code, m, _) = once(&server.address, &["--protocol", "tcp"]);
