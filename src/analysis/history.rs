@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::analysis::hosts::host_key;
+use crate::analysis::method;
+use crate::analysis::placement::{self, Placement};
 use crate::compare::side::Side;
 use crate::compare::{Comparison, Options};
 use crate::error::Error;
@@ -29,7 +31,9 @@ impl Series {
 }
 
 /// What makes two datasets one series: one host ([`host_key`]), one path between client
-/// and server (a veth dataset is not a later loopback one) and the shape of the matrix.
+/// and server (a veth dataset is not a later loopback one), the shape of the matrix, and
+/// how it was measured where that changes the figures: an in-process server on runtimes of
+/// its own (and where), and how UDP datagrams moved (`--udp-batch`, `--udp-gso`).
 fn identity(d: &Dataset) -> Option<String> {
     let f = d.files.first()?;
     if d.has_imported() {
@@ -51,6 +55,13 @@ fn identity(d: &Dataset) -> Option<String> {
         ))
         .ok();
     }
+    // Apart, on the same host, also where: each side's CPUs.
+    let apart_on = match placement::of(d) {
+        Placement::Same(p) if p.server_own_runtimes => {
+            Some((p.client.to_string(), p.server.map(|s| s.to_string())))
+        }
+        _ => None,
+    };
     serde_json::to_string(&(
         host_key(d)?,
         d.path_kind(),
@@ -62,6 +73,7 @@ fn identity(d: &Dataset) -> Option<String> {
             f.repetitions,
             f.address_family,
         ),
+        (method::of(d), apart_on),
     ))
     .ok()
 }

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::analysis::aggregate::Configuration;
+use crate::analysis::method;
 use crate::model::Dataset;
 use echomark_archive::CaseKey;
 
@@ -60,7 +61,7 @@ pub fn hosts<'a>(datasets: impl IntoIterator<Item = &'a Dataset>) -> Vec<Vec<usi
 }
 
 /// Each host after the first against the first, through its best pair of datasets (of one
-/// address family and one path); hosts with no configuration in common with the base host
+/// address family, one path and one [`method`]); hosts with no configuration in common with the base host
 /// are left out.
 pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<HostPair> {
     let hosts = hosts(datasets);
@@ -87,10 +88,13 @@ pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<Host
             base_host
                 .iter()
                 .flat_map(|&b| host.iter().map(move |&s| (b, s)))
-                // One address family and one path: a veth dataset of one host is not set
-                // against a loopback one of another.
+                // One address family, one path and one method: a veth dataset of one host
+                // is not set against a loopback one of another, nor a server apart against
+                // one sharing its clients' threads.
                 .filter(|&(b, s)| {
-                    family(b) == family(s) && datasets[b].path_kind() == datasets[s].path_kind()
+                    family(b) == family(s)
+                        && datasets[b].path_kind() == datasets[s].path_kind()
+                        && method::of(&datasets[b]) == method::of(&datasets[s])
                 })
                 .map(|(b, s)| HostPair {
                     base: b,

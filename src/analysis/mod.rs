@@ -13,6 +13,7 @@ pub mod findings;
 pub mod history;
 pub mod hosts;
 pub mod load_curve;
+pub mod method;
 pub mod placement;
 pub mod quic;
 pub mod rank;

@@ -76,6 +76,99 @@ fn a_series_gets_a_changes_page_and_a_history() {
     }
 }
 
+#[test]
+fn datasets_measured_another_way_do_not_join_a_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    let base = crate::common::baseline_slice();
+    let later = |archive: &serde_json::Value, hour: u32| {
+        let mut a = archive.clone();
+        a["recorded_at_utc"] = format!("2026-12-02T{hour:02}:00:00+00:00").into();
+        a
+    };
+    // The same matrix again: a later step of the series.
+    let again = later(&base, 9);
+    // Its UDP datagrams moved in batches segmented by the kernel.
+    let mut offloaded = later(&base, 10);
+    for r in offloaded["results"].as_array_mut().unwrap() {
+        if r["protocol"] == "udp" {
+            r["metrics"]["udp_batch"] = 16.into();
+            r["metrics"]["udp_gso"] = true.into();
+        }
+    }
+    // Its in-process server on runtimes of its own, on another CPU.
+    let mut apart = later(&base, 8);
+    for r in apart["results"].as_array_mut().unwrap() {
+        r["metrics"]["placement"] = json!({
+            "client_cpus": "0",
+            "client_pinned": true,
+            "server_in_process": true,
+            "server_cpus": "1",
+        });
+    }
+    // Another host, measured apart: not set against the base host's datasets, which
+    // shared their clients' threads; measured as they were, it is.
+    let elsewhere = |archive: &serde_json::Value| {
+        let mut a = archive.clone();
+        a["host"]["logical_cpus"] = 64.into();
+        a
+    };
+    let (elsewhere_apart, elsewhere_alike) = (elsewhere(&apart), elsewhere(&again));
+    for (name, archive) in [
+        ("base", &base),
+        ("again", &again),
+        ("offloaded", &offloaded),
+        ("apart", &apart),
+        ("elsewhere-apart", &elsewhere_apart),
+    ] {
+        std::fs::create_dir_all(raw.join(name)).unwrap();
+        std::fs::write(
+            raw.join(name).join("archive.json"),
+            serde_json::to_vec(archive).unwrap(),
+        )
+        .unwrap();
+    }
+    let out = dir.path().join("site");
+    let o = build(&[raw.as_path()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let files = tree(&out);
+    assert!(text(&files, "en/again/changes.md").contains("../base/overview.md"));
+    for other in ["offloaded", "apart"] {
+        assert!(
+            !files.contains_key(&format!("en/{other}/changes.md")),
+            "{other} was measured another way: not a step of the base's series"
+        );
+    }
+    // A server apart is set against the base host's dataset measured apart, never against
+    // one whose server shared its clients' threads.
+    let hosts = text(&files, "en/hosts.md");
+    assert!(
+        hosts.contains("Compared: [elsewhere-apart](elsewhere-apart/overview.md) (recorded 2026-12-02) against [apart](apart/overview.md)"),
+        "{hosts}"
+    );
+    // The control: the other host measured as the base host was is set against it.
+    std::fs::remove_dir_all(raw.join("elsewhere-apart")).unwrap();
+    std::fs::create_dir_all(raw.join("elsewhere-alike")).unwrap();
+    std::fs::write(
+        raw.join("elsewhere-alike").join("archive.json"),
+        serde_json::to_vec(&elsewhere_alike).unwrap(),
+    )
+    .unwrap();
+    let out = dir.path().join("site-alike");
+    let o = build(&[raw.as_path()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let hosts = text(&tree(&out), "en/hosts.md");
+    let compared = hosts
+        .lines()
+        .find(|l| l.starts_with("Compared: [elsewhere-alike]"))
+        .unwrap_or_else(|| panic!("{hosts}"));
+    // The newest of the base host's datasets measured alike, not the newer offloaded one.
+    assert!(
+        compared.contains("against [again](again/overview.md)"),
+        "{compared}"
+    );
+}
+
 /// The open-loop dataset gets a "latency under load" page in both languages: a knee table, a
 /// chart and a table per curve, saturated points marked, and its closed-loop reference runs
 /// on the ordinary pages only.
