@@ -306,11 +306,7 @@ impl Case {
 
     /// `--udp-batch` and `--udp-gso` as the datagram code takes them.
     pub fn udp_batching(&self) -> Option<crate::traffic::mmsg::Batching> {
-        self.udp_batch
-            .map(|datagrams| crate::traffic::mmsg::Batching {
-                datagrams,
-                segmented: self.udp_gso,
-            })
+        crate::traffic::mmsg::Batching::of(self.udp_batch, self.udp_gso)
     }
 
     /// The rules of `--target`: only the client runs here, so nothing may ask for the

@@ -96,6 +96,12 @@ pub fn pin_runtime_thread(cpus: Option<&CpuList>, index: usize) -> Result<(), Pl
     }
 }
 
+/// A CPU list as an archive records it (`settings.client_cpus`, `server_cpus`), parsed;
+/// `None` where none is recorded.
+pub fn recorded(text: Option<&str>) -> Result<Option<CpuList>, CpuListError> {
+    text.map(str::parse).transpose()
+}
+
 /// Client and server apart on `allowed`: its first half for the client, the rest for the
 /// server (`0` and `1` on two CPUs, `0-1` and `2-3` on four, `0` and `1-2` on three: the
 /// server, which every client shares, gets the odd one). `None` on one CPU, where there
@@ -113,13 +119,17 @@ pub fn halves(allowed: &CpuList) -> Option<(CpuList, CpuList)> {
 /// one), read from `/proc`: where the process's threads may run, as the kernel holds it.
 /// `None` when `/proc` cannot tell (the process is gone).
 pub fn threads_allowed(pid: &str) -> Option<CpuList> {
-    threads_allowed_where(pid, |_| true)
+    threads_allowed_split(pid, |_| false)?.0
 }
 
-/// [`threads_allowed`] over the threads whose name (`Name:`, the kernel's 15 bytes of it)
-/// `keep` accepts; `None` also when no thread is kept.
-pub fn threads_allowed_where(pid: &str, keep: impl Fn(&str) -> bool) -> Option<CpuList> {
-    let mut cpus = Vec::new();
+/// [`threads_allowed`] in one pass over the threads, in two groups: the threads whose name
+/// (`Name:`, the kernel's 15 bytes of it) `apart` accepts are the second, every other
+/// thread the first; a group without threads is `None`.
+pub fn threads_allowed_split(
+    pid: &str,
+    apart: impl Fn(&str) -> bool,
+) -> Option<(Option<CpuList>, Option<CpuList>)> {
+    let mut groups: [Vec<usize>; 2] = Default::default();
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))
         .ok()?
         .flatten()
@@ -127,20 +137,13 @@ pub fn threads_allowed_where(pid: &str, keep: impl Fn(&str) -> bool) -> Option<C
         let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
             continue; // the thread ended meanwhile
         };
-        let name = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Name:"))
-            .unwrap_or_default()
-            .trim();
-        if !keep(name) {
-            continue;
-        }
-        let list = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-        cpus.extend_from_slice(list.trim().parse::<CpuList>().ok()?.cpus());
+        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name));
+        let group = usize::from(apart(field("Name:").unwrap_or_default().trim()));
+        let list = field("Cpus_allowed_list:")?;
+        groups[group].extend_from_slice(list.trim().parse::<CpuList>().ok()?.cpus());
     }
-    CpuList::of(cpus)
+    let [others, matched] = groups;
+    Some((CpuList::of(others), CpuList::of(matched)))
 }
 
 #[cfg(test)]

@@ -79,6 +79,7 @@ pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<Host
         })
         .collect();
     let family = |i: usize| datasets[i].files.first().map(|f| f.address_family);
+    let methods: Vec<method::Method> = datasets.iter().map(method::of).collect();
     let recorded = |i: usize| datasets[i].recorded_at().unwrap_or("");
     // A dirty build or an unfinished archive is a weaker witness than a clean, whole one.
     let sound = |i: usize| datasets[i].is_sound();
@@ -94,7 +95,7 @@ pub fn pairs(datasets: &[Dataset], configurations: &[Configuration]) -> Vec<Host
                 .filter(|&(b, s)| {
                     family(b) == family(s)
                         && datasets[b].path_kind() == datasets[s].path_kind()
-                        && method::of(&datasets[b]) == method::of(&datasets[s])
+                        && methods[b] == methods[s]
                 })
                 .map(|(b, s)| HostPair {
                     base: b,

@@ -296,12 +296,7 @@ impl MatrixSpec {
 
 /// A recorded CPU list, parsed.
 fn cpu_list(text: &Option<String>) -> Result<Option<crate::placement::CpuList>, UsageError> {
-    text.as_deref()
-        .map(|list| {
-            list.parse()
-                .map_err(|e: crate::placement::CpuListError| UsageError(e.to_string()))
-        })
-        .transpose()
+    crate::placement::recorded(text.as_deref()).map_err(|e| UsageError(e.to_string()))
 }
 
 /// The longest per-run timeout a matrix accepts, in seconds (a day).

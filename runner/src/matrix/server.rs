@@ -44,15 +44,8 @@ pub struct Started {
 pub fn pinned_cpus(
     settings: &echomark_archive::Settings,
 ) -> Result<Option<CpuList>, super::MatrixError> {
-    settings
-        .server_cpus
-        .as_deref()
-        .map(|list| {
-            list.parse().map_err(|e: crate::placement::CpuListError| {
-                super::MatrixError::Refused(format!("settings.server_cpus: {e}"))
-            })
-        })
-        .transpose()
+    crate::placement::recorded(settings.server_cpus.as_deref())
+        .map_err(|e| super::MatrixError::Refused(format!("settings.server_cpus: {e}")))
 }
 
 /// Starts `server` for `protocol` on a free port, pinned to `cpus` when given (before it

@@ -340,15 +340,14 @@ impl PhaseTotals {
 /// Where this process's threads may run, as the kernel holds it: an in-process server's
 /// own runtime threads (`--server-cpus`) apart from every other thread.
 fn placement_now(case: &Case) -> Option<echomark_archive::Placement> {
-    use crate::placement::threads_allowed_where;
     let server_thread = |name: &str| name.starts_with(super::topology::SERVER_THREADS.shard);
+    let (client, server) = crate::placement::threads_allowed_split("self", server_thread)?;
     let server_cpus = match case.server_cpus {
-        Some(_) => Some(threads_allowed_where("self", server_thread)?.to_string()),
+        Some(_) => Some(server?.to_string()),
         None => None,
     };
-    let client = threads_allowed_where("self", |name| !server_thread(name))?;
     Some(echomark_archive::Placement {
-        client_cpus: client.to_string(),
+        client_cpus: client?.to_string(),
         client_pinned: case.client_cpus.is_some(),
         server_in_process: case.target.is_none(),
         server_cpus,

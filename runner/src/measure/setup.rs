@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use echomark_archive::Protocol;
 use tokio::runtime::Handle;
@@ -136,8 +136,9 @@ impl Rig<TokioRuntimes> {
         let client = on_runtime(&handle, async move {
             connect::establish_client(client, client_tls.as_ref(), websocket_host.as_deref()).await
         });
-        let deadline = std::time::Instant::now() + HANDSHAKE_LIMIT;
-        let pair = connect::Pair::of(client.wait(deadline)?, server.wait(deadline)?)?;
+        let deadline = Instant::now() + HANDSHAKE_LIMIT;
+        let what = "connection handshake";
+        let pair = connect::Pair::of(client.wait(deadline, what)?, server.wait(deadline, what)?)?;
         if pair.tls.is_some() {
             self.tls = pair.tls;
         }
@@ -267,25 +268,22 @@ impl Rig<TokioRuntimes> {
             let ep = sockets::udp_endpoint(local, case.udp_send_buffer, case.udp_recv_buffer)?;
             buffers.add_client(ep.send_buffer, ep.recv_buffer);
             let handle = self.runtimes.topology.handle_for(i);
-            let (done, result) = mpsc::channel::<std::io::Result<Connected>>();
             let (server, name) = server_of(i);
             let name = name.to_string();
             let (for_task, config) = (name.clone(), config.clone());
             let long_stream = case.protocol == Protocol::Quic;
-            handle.spawn(async move {
-                let connected = async {
-                    let client = quic::connect(ep.socket, (server, &for_task), config).await?;
-                    Ok(if long_stream {
-                        Connected::Stream(quic::QuicStream::open(client).await?)
-                    } else {
-                        Connected::Connection(client)
-                    })
-                };
-                let _ = done.send(connected.await);
-            });
-            let connected = result.recv_timeout(HANDSHAKE_LIMIT).map_err(|_| {
-                std::io::Error::other(format!("QUIC handshake with {server} timed out"))
-            })??;
+            let connected = on_runtime(&handle, async move {
+                let client = quic::connect(ep.socket, (server, &for_task), config).await?;
+                Ok(if long_stream {
+                    Connected::Stream(quic::QuicStream::open(client).await?)
+                } else {
+                    Connected::Connection(client)
+                })
+            })
+            .wait(
+                Instant::now() + HANDSHAKE_LIMIT,
+                format_args!("QUIC handshake with {server}"),
+            )?;
             let shape = ClientShape::of(case);
             let waits = (self.alarm_for_new_client(), self.pacer_for(case, i));
             match connected {
@@ -369,8 +367,9 @@ impl Rig<TokioRuntimes> {
             let handle = self.runtimes.topology.handle_for(i);
             let _in_runtime = handle.enter();
             let socket = tokio::net::UdpSocket::from_std(ep.socket)?;
-            if case.udp_gso {
-                crate::traffic::mmsg::enable_gro(&socket)?;
+            let batching = case.udp_batching();
+            if let Some(batching) = &batching {
+                batching.prepare(&socket)?;
             }
             let client = UdpClient::new(
                 socket,
@@ -379,7 +378,7 @@ impl Rig<TokioRuntimes> {
                 case.udp_timeout,
                 (self.alarm_for_new_client(), self.pacer_for(case, i)),
             );
-            let client = match case.udp_batching() {
+            let client = match batching {
                 Some(batching) => client.batched(batching),
                 None => client,
             };
@@ -391,10 +390,11 @@ impl Rig<TokioRuntimes> {
 }
 
 /// The answer of a setup task running on a runtime.
-struct Pending<T>(mpsc::Receiver<std::io::Result<T>>);
+pub(super) struct Pending<T>(mpsc::Receiver<std::io::Result<T>>);
 
-/// Runs `task` on `handle`'s runtime; its answer is waited for with [`Pending::wait`].
-fn on_runtime<T: Send + 'static>(
+/// Runs `task` on `handle`'s runtime (untimed setup: a handshake, a connection); its answer
+/// is waited for with [`Pending::wait`].
+pub(super) fn on_runtime<T: Send + 'static>(
     handle: &Handle,
     task: impl std::future::Future<Output = std::io::Result<T>> + Send + 'static,
 ) -> Pending<T> {
@@ -406,11 +406,15 @@ fn on_runtime<T: Send + 'static>(
 }
 
 impl<T> Pending<T> {
-    /// The task's answer, or a timeout once `deadline` has passed.
-    fn wait(self, deadline: std::time::Instant) -> std::io::Result<T> {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
+    /// The task's answer, or "`what` timed out" once `deadline` has passed.
+    pub(super) fn wait(
+        self,
+        deadline: Instant,
+        what: impl std::fmt::Display,
+    ) -> std::io::Result<T> {
+        let left = deadline.saturating_duration_since(Instant::now());
         self.0
             .recv_timeout(left)
-            .map_err(|_| std::io::Error::other("connection handshake timed out"))?
+            .map_err(|_| std::io::Error::other(format!("{what} timed out")))?
     }
 }

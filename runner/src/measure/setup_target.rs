@@ -5,13 +5,12 @@
 //! is timed.
 
 use std::net::SocketAddr;
-use std::sync::mpsc;
 
 use echomark_archive::{Protocol, StreamFraming};
 
 use super::report::UdpBuffers;
 use super::rig::Rig;
-use super::setup::HANDSHAKE_LIMIT;
+use super::setup::{on_runtime, HANDSHAKE_LIMIT};
 use super::topology::TokioRuntimes;
 use crate::case::{Case, Target};
 use crate::framing::http1::Http1;
@@ -108,15 +107,13 @@ impl Rig<TokioRuntimes> {
         let _in_runtime = handle.enter();
         let stream = tokio::net::TcpStream::from_std(stream)?;
         let (tls, host) = (tls.cloned(), websocket_host.cloned());
-        let (done, result) = mpsc::channel();
-        handle.spawn(async move {
-            let established =
-                connect::establish_client(stream, tls.as_ref(), host.as_deref()).await;
-            let _ = done.send(established);
-        });
-        let established = result
-            .recv_timeout(HANDSHAKE_LIMIT)
-            .map_err(|_| std::io::Error::other(format!("handshake with {addr} timed out")))??;
+        let established = on_runtime(&handle, async move {
+            connect::establish_client(stream, tls.as_ref(), host.as_deref()).await
+        })
+        .wait(
+            std::time::Instant::now() + HANDSHAKE_LIMIT,
+            format_args!("handshake with {addr}"),
+        )?;
         if established.negotiated.is_some() {
             self.tls = established.negotiated.clone();
         }

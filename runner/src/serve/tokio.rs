@@ -167,10 +167,7 @@ fn start_datagrams(
     per_runtime_udp_socket(o, topology, |handle, socket| {
         let duty = registry.duty(o.work, closing);
         let socket = tokio::net::UdpSocket::from_std(socket)?;
-        let batching = o.udp_batch.map(|datagrams| crate::traffic::mmsg::Batching {
-            datagrams,
-            segmented: o.udp_gso,
-        });
+        let batching = crate::traffic::mmsg::Batching::of(o.udp_batch, o.udp_gso);
         let serve = crate::traffic::datagram::server_task(socket, duty, batching)?;
         Ok(handle.spawn(serve))
     })

@@ -134,7 +134,7 @@ impl<S: DatagramSocket> UdpClient<S> {
 
     /// Receives and sends up to `batching.datagrams` datagrams per system call
     /// (`--udp-batch`), segmented and coalesced by the kernel with `--udp-gso` (the
-    /// socket's GRO must be on: [`mmsg::enable_gro`]).
+    /// socket [`mmsg::Batching::prepare`]d).
     pub fn batched(mut self, batching: mmsg::Batching) -> Self {
         self.batch = Some(RecvBatch::new(
             batching.datagrams,
@@ -282,7 +282,7 @@ async fn receive<S: DatagramSocket>(
 /// `--udp-batch N`: [`serve`] with the datagrams queued on the socket received up to N per
 /// `recvmmsg`, and their echoes (in arrival order, a held-back one right after the echo it
 /// follows) sent per `sendmmsg`; with `--udp-gso` the kernel coalesces and segments runs
-/// of one client's datagrams (the socket's GRO must be on: [`mmsg::enable_gro`]).
+/// of one client's datagrams (the socket [`mmsg::Batching::prepare`]d).
 pub async fn serve_batched(socket: UdpSocket, duty: ServerDuty, batching: mmsg::Batching) {
     let mut incoming = RecvBatch::new(batching.datagrams, RECV_BUF, batching.segmented);
     let mut server = DatagramServer::new(duty);
@@ -324,8 +324,8 @@ pub async fn serve_batched(socket: UdpSocket, duty: ServerDuty, batching: mmsg::
     }
 }
 
-/// The task that serves one server socket, one datagram per system call or batched (its
-/// GRO switched on here for `--udp-gso`, so a refusal fails the setup, not the run).
+/// The task that serves one server socket, one datagram per system call or batched (the
+/// socket [`mmsg::Batching::prepare`]d here).
 pub fn server_task(
     socket: UdpSocket,
     duty: ServerDuty,
@@ -333,9 +333,7 @@ pub fn server_task(
 ) -> std::io::Result<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
     Ok(match batching {
         Some(batching) => {
-            if batching.segmented {
-                mmsg::enable_gro(&socket)?;
-            }
+            batching.prepare(&socket)?;
             Box::pin(serve_batched(socket, duty, batching))
         }
         None => Box::pin(serve(socket, duty)),

@@ -49,6 +49,25 @@ pub struct Batching {
     pub segmented: bool,
 }
 
+impl Batching {
+    /// `--udp-batch` and `--udp-gso` as the datagram code takes them (`once` and `serve`).
+    pub fn of(udp_batch: Option<usize>, udp_gso: bool) -> Option<Self> {
+        udp_batch.map(|datagrams| Self {
+            datagrams,
+            segmented: udp_gso,
+        })
+    }
+
+    /// Makes `socket` ready for this batching: its GRO on when segmented (a refusal fails
+    /// the setup, not the run).
+    pub fn prepare(&self, socket: &UdpSocket) -> io::Result<()> {
+        if self.segmented {
+            enable_gro(socket)?;
+        }
+        Ok(())
+    }
+}
+
 /// Linux's `UDP_SEGMENT` (`linux/udp.h`): a send's segment size, for GSO.
 const UDP_SEGMENT: libc::c_int = 103;
 /// Linux's `UDP_GRO` (`linux/udp.h`): a socket option, and the received segment size.
@@ -63,7 +82,7 @@ const CONTROL_SPACE: usize = 24;
 /// `--udp-gso`: switches UDP generic receive offload on for `socket`, so the kernel hands
 /// over datagrams of one flow and one size coalesced, with their segment size; every
 /// datagram is still split out and checked alone.
-pub fn enable_gro(socket: &UdpSocket) -> io::Result<()> {
+fn enable_gro(socket: &UdpSocket) -> io::Result<()> {
     let on: libc::c_int = 1;
     // SAFETY: a valid socket and a c_int option value of the size passed.
     let rc = unsafe {
@@ -182,19 +201,14 @@ impl RecvBatch {
         for (slot, h) in headers[..got as usize].iter().enumerate() {
             let len = h.msg_len as usize;
             let peer = address(&self.names[slot], h.msg_hdr.msg_namelen);
-            // Coalesced: datagrams of `segment` bytes each, the last possibly shorter.
+            // Coalesced: datagrams of `segment` bytes each, the last possibly shorter; an
+            // empty datagram is one too.
             let segment = match segment_size(&h.msg_hdr) {
                 Some(size) if size > 0 => size,
                 _ => len.max(1),
             };
-            let mut at = 0;
-            while at < len || (len == 0 && at == 0) {
-                let part = segment.min(len - at);
-                self.datagrams.push((slot, at, part, peer));
-                if len == 0 {
-                    break;
-                }
-                at += part;
+            for at in (0..len.max(1)).step_by(segment) {
+                self.datagrams.push((slot, at, segment.min(len - at), peer));
             }
         }
         Ok(self.datagrams.len())
