@@ -116,7 +116,7 @@ pub struct RecvBatch {
 
 impl RecvBatch {
     /// Room for `batch` receives of up to `size` bytes each; with `coalesced` (the socket's
-    /// GRO on, [`enable_gro`]) each receive has room for a coalesced run of datagrams.
+    /// GRO on, [`Batching::prepare`]) each receive has room for a coalesced run of datagrams.
     pub fn new(batch: usize, size: usize, coalesced: bool) -> Self {
         let batch = batch.clamp(1, MAX_BATCH);
         let size = if coalesced { MAX_COALESCED } else { size };
