@@ -1,95 +1,51 @@
 //! The committed site as a reader sees it in headless Chromium: at 390 px (a phone) no page
 //! scrolls sideways, and at 1280 px no table of the index or the baseline's protocol pages is
-//! wider than its wrapper. One browser run per width measures every page: a harness page
-//! (served by the test, not part of the site) loads each page in an iframe of that width.
+//! wider than its wrapper. One browser run measures every page: a harness page (served by the
+//! test, not part of the site) loads each page once in an iframe and checks it at each width.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::common::site::chromium;
+use crate::common::static_site::serve;
 
-/// The harness: loads `pages` one by one in an iframe `width` px wide, runs `check` on each
-/// document, and writes the failures as JSON into `<pre id="out">`.
-fn harness(pages: &[String], width: u32, check: &str) -> String {
+/// Where the harness page is served (it is not part of the site).
+const HARNESS: &str = "__harness.html";
+
+/// The harness: loads `pages` one by one in an iframe, and on each document runs `check` at
+/// every width of `widths` (the iframe resized in place: a resize lays the loaded page out
+/// again without a second load, which in headless Chromium costs two frames), then writes
+/// the failures as JSON into `<pre id="out">`. `check` sees `f` (the iframe), `d` (its
+/// document), `page` and `width`.
+fn harness(pages: &[String], widths: &[u32], check: &str) -> String {
     let list = serde_json::to_string(pages).unwrap();
+    let widths = serde_json::to_string(widths).unwrap();
     format!(
         r#"<!doctype html><html><body><pre id="out">running</pre>
-<iframe id="f" style="width:{width}px;height:800px;border:0"></iframe>
+<iframe id="f" style="height:800px;border:0"></iframe>
 <script>
 const pages = {list};
+const widths = {widths};
 const f = document.getElementById('f');
 const failures = [];
 let i = 0;
 function next() {{
   if (i >= pages.length) {{ document.getElementById('out').textContent = JSON.stringify({{checked: i, failures}}); return; }}
   const page = pages[i++];
-  f.onload = () => {{ try {{ const d = f.contentDocument; {check} }} catch (e) {{ failures.push(page + ': ' + e); }} next(); }};
+  f.onload = () => {{
+    const d = f.contentDocument;
+    for (const width of widths) {{
+      f.style.width = width + 'px';
+      f.getBoundingClientRect();
+      try {{ {check} }} catch (e) {{ failures.push(page + ' at ' + width + ' px: ' + e); }}
+    }}
+    next();
+  }};
   f.src = '/' + page;
 }}
 next();
 </script></body></html>"#
     )
-}
-
-/// Serves `root` and the harness at `/__harness.html` until the process ends.
-fn serve(root: PathBuf, harness: String) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            let mut buf = [0u8; 8192];
-            let n = s.read(&mut buf).unwrap_or(0);
-            let req = String::from_utf8_lossy(&buf[..n]);
-            let path = req.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let path = percent_decode(path.trim_start_matches('/'));
-            let (status, kind, body) = if path == "__harness.html" {
-                (
-                    "200 OK",
-                    "text/html; charset=utf-8",
-                    harness.clone().into_bytes(),
-                )
-            } else {
-                let file = root.join(&path);
-                let kind = match file.extension().and_then(|e| e.to_str()) {
-                    Some("html") => "text/html; charset=utf-8",
-                    Some("css") => "text/css",
-                    Some("svg") => "image/svg+xml",
-                    _ => "application/octet-stream",
-                };
-                match std::fs::read(&file) {
-                    Ok(b) if !path.contains("..") => ("200 OK", kind, b),
-                    _ => ("404 Not Found", "text/plain", b"not found".to_vec()),
-                }
-            };
-            let _ = write!(
-                s,
-                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = s.write_all(&body);
-        }
-    });
-    port
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Runs the harness in Chromium and returns (pages checked, failures).
@@ -110,7 +66,7 @@ fn run(browser: &Path, port: u16) -> (u64, Vec<String>) {
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("http://127.0.0.1:{port}/__harness.html"))
+        .arg(format!("http://127.0.0.1:{port}/{HARNESS}"))
         .output()
         .expect("chromium runs");
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -152,13 +108,15 @@ fn pages(site: &Path) -> Vec<String> {
     out
 }
 
-/// What the layout check measures on each page, reported as `measure<TAB>page<TAB>detail`:
+/// What the layout check measures on each page at each width, reported as
+/// `width<TAB>measure<TAB>page<TAB>detail`:
 /// the page scrolling sideways, a table row wider than a phone, duplicate ids, and per
 /// chart text under 11 CSS px, two text boxes that intersect, text outside the chart; and
 /// each page's longest prose line in characters.
 const LAYOUT_CHECK: &str = r#"
 const W = f.contentWindow.innerWidth;
-const note = (m, what) => failures.push(m + '\t' + page + '\t' + what);
+const note = (m, what) => failures.push(width + '\t' + m + '\t' + page + '\t' + what);
+if (W !== width) note('viewport', 'the page saw ' + W + ' px');
 const wide = d.documentElement.scrollWidth;
 if (wide > W) note('page-scroll', wide + ' px in ' + W);
 if (W <= 400) {
@@ -212,28 +170,12 @@ for (const p of d.querySelectorAll('main > p, main > ul > li')) {
 note('longest-line-chars', String(longest));
 "#;
 
-/// Every page of the committed site, both languages, at a phone's width.
+/// Every page of the committed site, both languages, at a phone's (390 px), a laptop's
+/// (1280 px) and a wide screen's (1920 px) width, in one Chromium that loads each page once:
+/// every measure is counted, printed and asserted per width (the first offenders of each
+/// are named on failure).
 #[test]
-fn every_page_is_legible_on_a_phone_at_390_px() {
-    every_page_is_legible_at(390);
-}
-
-/// Every page of the committed site, both languages, at a laptop's width.
-#[test]
-fn every_page_is_legible_at_1280_px() {
-    every_page_is_legible_at(1280);
-}
-
-/// Every page of the committed site, both languages, at a wide screen's width.
-#[test]
-fn every_page_is_legible_at_1920_px() {
-    every_page_is_legible_at(1920);
-}
-
-/// Every page of the committed site at `width` px in its own Chromium (the three widths run
-/// as three tests, side by side with the others): every measure is counted, printed and
-/// asserted (the first offenders of each are named on failure).
-fn every_page_is_legible_at(width: u32) {
+fn every_page_is_legible_at_390_1280_and_1920_px() {
     let Some(browser) = chromium() else {
         echomark::skip::because("no Chromium installed (.ci/run installs Debian's chromium)");
         return;
@@ -245,64 +187,82 @@ fn every_page_is_legible_at(width: u32) {
         "{}",
         all.len()
     );
+    const WIDTHS: [u32; 3] = [390, 1280, 1920];
+    let port = serve(site, Some((HARNESS, harness(&all, &WIDTHS, LAYOUT_CHECK))));
+    let (checked, notes) = run(&browser, port);
+    assert_eq!(checked as usize, all.len(), "{notes:?}");
+    let mut found: BTreeMap<u32, Findings> = BTreeMap::new();
+    for n in &notes {
+        let mut parts = n.splitn(4, '\t');
+        let width = parts.next().and_then(|w| w.parse().ok());
+        let (Some(width), Some(m), Some(page), Some(what)) =
+            (width, parts.next(), parts.next(), parts.next())
+        else {
+            panic!("the check failed on a page: {n}");
+        };
+        found
+            .entry(width)
+            .or_default()
+            .entry(m)
+            .or_default()
+            .push((page, what));
+    }
     let mut problems = Vec::new();
-    {
-        let port = serve(site.clone(), harness(&all, width, LAYOUT_CHECK));
-        let (checked, notes) = run(&browser, port);
-        assert_eq!(checked as usize, all.len(), "{notes:?}");
-        let mut by_measure: std::collections::BTreeMap<&str, Vec<(&str, &str)>> =
-            Default::default();
-        for n in &notes {
-            let mut parts = n.splitn(3, '\t');
-            let (m, page, what) = (
-                parts.next().unwrap_or(""),
-                parts.next().unwrap_or(""),
-                parts.next().unwrap_or(n),
-            );
-            by_measure.entry(m).or_default().push((page, what));
-        }
-        let count = |m: &str| by_measure.get(m).map_or(0, Vec::len);
-        let longest = by_measure
-            .get("longest-line-chars")
-            .into_iter()
-            .flatten()
-            .filter_map(|(_, chars)| chars.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
-        eprintln!(
-            "{width} px, {checked} pages: pages scrolling sideways {}; pages with a table row wider than the screen {}; \
-             pages with duplicate ids {}; charts with text under 11 px {}; charts with overlapping text {}; \
-             charts with clipped text {}; longest prose line {longest} characters",
-            count("page-scroll"),
-            count("row-wider-than-phone"),
-            count("duplicate-ids"),
-            count("chart-text-under-11px"),
-            count("chart-text-overlaps"),
-            count("chart-text-clipped"),
-        );
-        for m in [
-            "page-scroll",
-            "row-wider-than-phone",
-            "duplicate-ids",
-            "chart-text-under-11px",
-            "chart-text-overlaps",
-            "chart-text-clipped",
-        ] {
-            for (page, what) in by_measure.get(m).into_iter().flatten().take(5) {
-                problems.push(format!("{width} px, {m}: {page}: {what}"));
-            }
-        }
-        for (page, height) in by_measure.get("changes-page-height").into_iter().flatten() {
-            eprintln!("{width} px: {page} is {height} px tall");
-            if height.parse::<u64>().unwrap_or(u64::MAX) >= 20_000 {
-                problems.push(format!("{width} px: {page} is {height} px tall"));
-            }
-        }
-        if width == 1920 && longest > 90 {
-            problems.push(format!("1920 px: a prose line of {longest} characters"));
-        }
+    for width in WIDTHS {
+        let by_measure = found.remove(&width).unwrap_or_default();
+        problems.extend(legibility_problems(width, checked, &by_measure));
     }
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// One width's findings: measure → (page, detail).
+type Findings<'a> = BTreeMap<&'a str, Vec<(&'a str, &'a str)>>;
+
+/// What one width's measures say is wrong, after printing them all.
+fn legibility_problems(width: u32, checked: u64, by_measure: &Findings) -> Vec<String> {
+    let count = |m: &str| by_measure.get(m).map_or(0, Vec::len);
+    let longest = by_measure
+        .get("longest-line-chars")
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, chars)| chars.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    eprintln!(
+        "{width} px, {checked} pages: pages scrolling sideways {}; pages with a table row wider than the screen {}; \
+         pages with duplicate ids {}; charts with text under 11 px {}; charts with overlapping text {}; \
+         charts with clipped text {}; longest prose line {longest} characters",
+        count("page-scroll"),
+        count("row-wider-than-phone"),
+        count("duplicate-ids"),
+        count("chart-text-under-11px"),
+        count("chart-text-overlaps"),
+        count("chart-text-clipped"),
+    );
+    let mut problems = Vec::new();
+    for m in [
+        "viewport",
+        "page-scroll",
+        "row-wider-than-phone",
+        "duplicate-ids",
+        "chart-text-under-11px",
+        "chart-text-overlaps",
+        "chart-text-clipped",
+    ] {
+        for (page, what) in by_measure.get(m).into_iter().flatten().take(5) {
+            problems.push(format!("{width} px, {m}: {page}: {what}"));
+        }
+    }
+    for (page, height) in by_measure.get("changes-page-height").into_iter().flatten() {
+        eprintln!("{width} px: {page} is {height} px tall");
+        if height.parse::<u64>().unwrap_or(u64::MAX) >= 20_000 {
+            problems.push(format!("{width} px: {page} is {height} px tall"));
+        }
+    }
+    if width == 1920 && longest > 90 {
+        problems.push(format!("1920 px: a prose line of {longest} characters"));
+    }
+    problems
 }
 
 #[test]
@@ -321,7 +281,7 @@ fn tables_fit_their_wrappers_at_1280_px() {
         .collect();
     assert!(chosen.len() >= 16, "{chosen:?}");
     let check = "d.querySelectorAll('.table-wrap').forEach((w, i) => { const t = w.querySelector('table'); if (t.scrollWidth > w.clientWidth + 1) failures.push(page + ': table ' + i + ' is ' + t.scrollWidth + ' px in ' + w.clientWidth); });";
-    let port = serve(site, harness(&chosen, 1280, check));
+    let port = serve(site, Some((HARNESS, harness(&chosen, &[1280], check))));
     let (checked, failures) = run(&browser, port);
     assert_eq!(checked as usize, chosen.len());
     assert!(failures.is_empty(), "{failures:#?}");

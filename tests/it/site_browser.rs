@@ -2,45 +2,10 @@
 //! tables and inline charts and no console error, and the language switch lands on the same
 //! page in the other language.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::common::site::*;
-
-/// Serves `root` on 127.0.0.1 for `requests` requests.
-fn serve(root: PathBuf, requests: usize) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(requests) {
-            let Ok(mut s) = stream else { continue };
-            let mut buf = [0u8; 4096];
-            let n = s.read(&mut buf).unwrap_or(0);
-            let req = String::from_utf8_lossy(&buf[..n]);
-            let path = req
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or("/")
-                .trim_start_matches('/')
-                .to_string();
-            let file = root.join(if path.is_empty() { "index.html" } else { &path });
-            let (status, body) = match std::fs::read(&file) {
-                Ok(b) if file.starts_with(&root) => ("200 OK", b),
-                _ => ("404 Not Found", b"not found".to_vec()),
-            };
-            let kind = match file.extension().and_then(|e| e.to_str()) {
-                Some("html") => "text/html; charset=utf-8",
-                Some("css") => "text/css",
-                Some("svg") => "image/svg+xml",
-                _ => "application/octet-stream",
-            };
-            let _ = write!(s, "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
-            let _ = s.write_all(&body);
-        }
-    });
-    port
-}
+use crate::common::static_site::serve;
 
 #[test]
 fn the_site_works_in_headless_chromium() {
@@ -51,7 +16,7 @@ fn the_site_works_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
     assert!(build(&[Path::new(DEMO)], &out).status.success());
-    let port = serve(out.clone(), 64);
+    let port = serve(out.clone(), None);
     let profile = dir.path().join("profile");
     let run = |url: &str, extra: &[&str]| {
         let mut cmd = std::process::Command::new(&browser);
@@ -129,7 +94,7 @@ fn the_site_works_in_headless_chromium() {
     let baseline = dir.path().join("baseline");
     let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results/epyc2-20261201-baseline");
     assert!(build(&[&raw], &baseline).status.success());
-    let baseline_port = serve(baseline, 8);
+    let baseline_port = serve(baseline, None);
     for (page, headings) in [
         (
             "en/epyc2-20261201-baseline/wss.html",
@@ -167,7 +132,7 @@ fn the_site_works_in_headless_chromium() {
     // languages, without console errors.
     let curves = dir.path().join("curves");
     assert!(build(&[Path::new(LATENCY_CURVE)], &curves).status.success());
-    let curves_port = serve(curves, 16);
+    let curves_port = serve(curves, None);
     for (page, heading) in [
         ("en/epyc2-20261201-latency-curve/load.html", ">Knees</h2>"),
         ("zh/epyc2-20261201-latency-curve/load.html", ">拐点</h2>"),

@@ -253,7 +253,7 @@ fn verify_and_measure_independent_python_servers() {
 
 #[test]
 fn verify_names_the_check_a_broken_server_fails() {
-    for (mode, protocol, check, says) in [
+    let cases = [
         ("tcp-drop-byte", "tcp", "echo-sizes", ""),
         ("udp-reorder", "udp", "pipelined-window", "out of order"),
         ("tcp-close-after", "tcp", "echo-sizes", "closed"),
@@ -264,20 +264,35 @@ fn verify_names_the_check_a_broken_server_fails() {
             "fragments-and-ping",
             "the ping: pong",
         ),
-    ] {
-        let server = Server::python(mode);
-        let extra: &[&str] = if protocol == "tcp" {
-            &["--framing", "raw"]
-        } else {
-            &[]
-        };
-        let (code, report) = verify(protocol, &server.address, extra);
-        assert_eq!(code, 1, "{mode}: {report}");
-        assert_eq!(report["passed"], false);
-        let (result, detail) = outcome(&report, check);
-        assert_eq!(result, "failed", "{mode}: {report}");
-        assert!(detail.contains(says), "{mode}: {detail}");
-    }
+    ];
+    // Each verification mostly waits (its idle pause, a missing echo's deadline): the five
+    // servers are verified at once.
+    std::thread::scope(|s| {
+        let checks: Vec<_> = cases
+            .into_iter()
+            .map(|(mode, protocol, check, says)| {
+                s.spawn(move || {
+                    let server = Server::python(mode);
+                    let extra: &[&str] = if protocol == "tcp" {
+                        &["--framing", "raw"]
+                    } else {
+                        &[]
+                    };
+                    let (code, report) = verify(protocol, &server.address, extra);
+                    assert_eq!(code, 1, "{mode}: {report}");
+                    assert_eq!(report["passed"], false);
+                    let (result, detail) = outcome(&report, check);
+                    assert_eq!(result, "failed", "{mode}: {report}");
+                    assert!(detail.contains(says), "{mode}: {detail}");
+                })
+            })
+            .collect();
+        for check in checks {
+            if let Err(panic) = check.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
 }
 
 #[test]

@@ -12,7 +12,6 @@ mod matrix;
 mod monoio;
 mod namespaces;
 mod once;
-mod open_loop;
 mod placement;
 mod quic;
 mod quic_interop;

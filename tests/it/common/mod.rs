@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod site;
+pub mod static_site;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,10 +1,25 @@
 //! End-to-end tests of open-loop runs (`once --rate`): the real binary, real loopback
 //! sockets. Timing assertions have generous margins: these machines are shared and noisy,
 //! and the figures that matter here are orders of magnitude apart.
+//!
+//! A binary of their own, one test at a time: an open-loop schedule is kept to the
+//! microsecond, and its assertions (no saturation, the achieved rate, the service time under
+//! a stall) hold only on CPUs the run does not share with other tests. Cargo runs test
+//! binaries one after another, so nothing else of the suite runs beside these.
 
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 use echomark_archive::{little_law, Metrics, OpenLoopMetrics};
+
+/// Held for the whole of each test: the tests of this binary run one at a time.
+fn alone() -> MutexGuard<'static, ()> {
+    static ALONE: Mutex<()> = Mutex::new(());
+    // A failed test poisons the lock; the next one still runs alone.
+    ALONE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Runs `once` with `args` and returns the parsed metrics (any exit code).
 fn once(args: &[&str]) -> Metrics {
@@ -32,6 +47,7 @@ const PROTOCOLS: [&str; 7] = ["tcp", "udp", "websocket", "tcps", "wss", "http", 
 
 #[test]
 fn every_protocol_runs_open_loop_with_every_check_and_littles_law() {
+    let _alone = alone();
     for protocol in PROTOCOLS {
         for (model, threads) in [("shared", "1"), ("sharded", "2")] {
             let m = once(&[
@@ -69,12 +85,14 @@ fn every_protocol_runs_open_loop_with_every_check_and_littles_law() {
 
 #[test]
 fn a_closed_loop_run_reports_no_schedule() {
+    let _alone = alone();
     let m = once(&["--seconds", "0.2", "--warmup", "0"]);
     assert!(m.ok && m.open_loop.is_none());
 }
 
 #[test]
 fn achieved_rate_matches_the_offered_rate_below_saturation() {
+    let _alone = alone();
     for protocol in ["tcp", "udp"] {
         let m = once(&[
             "--protocol",
@@ -114,6 +132,7 @@ fn achieved_rate_matches_the_offered_rate_below_saturation() {
 
 #[test]
 fn a_rate_far_above_capacity_is_saturated_not_failed() {
+    let _alone = alone();
     let m = once(&[
         "--rate",
         "20000000",
@@ -143,6 +162,7 @@ fn a_rate_far_above_capacity_is_saturated_not_failed() {
 
 #[test]
 fn poisson_schedules_are_reproducible_from_their_seed() {
+    let _alone = alone();
     let run = |seed: &str| {
         let m = once(&[
             "--rate",
@@ -172,6 +192,7 @@ fn poisson_schedules_are_reproducible_from_their_seed() {
 
 #[test]
 fn injected_faults_are_still_caught_in_open_loop() {
+    let _alone = alone();
     for protocol in ["tcp", "udp", "http"] {
         let m = once(&[
             "--protocol",
@@ -200,6 +221,7 @@ fn injected_faults_are_still_caught_in_open_loop() {
 /// shows the stall.
 #[test]
 fn a_server_stall_shows_in_corrected_latency_but_hides_in_closed_loop() {
+    let _alone = alone();
     const STALL_US: f64 = 50_000.0;
     let tolerance = 0.2 * STALL_US;
     let base = [
