@@ -268,6 +268,11 @@ pub struct RingCounters {
     /// Other system calls the loops made for connections: `setsockopt`, slot updates,
     /// `shutdown`.
     pub other_syscalls: u64,
+    /// Looks for completions that did not wait for one (`--uring-busy-poll`; each is an
+    /// `io_uring_enter` too, except with SQPOLL, where the loop reads the queue itself).
+    /// Zero, and absent, when the loops slept while there was nothing to do.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub busy_polls: u64,
 }
 
 impl RingCounters {
@@ -282,6 +287,7 @@ impl RingCounters {
         self.receives_armed += o.receives_armed;
         self.registered_files += o.registered_files;
         self.other_syscalls += o.other_syscalls;
+        self.busy_polls += o.busy_polls;
     }
 }
 

@@ -242,6 +242,7 @@ fn sample() -> Archive {
                 receives_armed: 2,
                 registered_files: 1,
                 other_syscalls: 4,
+                busy_polls: 30,
             }),
         }),
     };

@@ -1,11 +1,13 @@
 //! One client for every server: the same client (`once --target`, tokio, one runtime on one
 //! thread, its own process) against `serve` on each backend, and against the io_uring
-//! backend with each of its techniques switched off in turn, for 1 KiB messages at 1 × 1
+//! backend with each of its techniques switched off in turn (and the two that are off by
+//! default, SQPOLL and busy polling, switched on), for 1 KiB messages at 1 × 1
 //! (servers on one thread) and 16 × 16 (servers on two shards), TCP and UDP. The 1 × 1 rows
 //! also run the blocking floor of two processes (`calibrate --serve` and `--target`).
 //!
 //! Every round runs every server on a load back to back, in reversed order every other
-//! round; the table shows medians, min–max over the rounds, the ratio to the tokio server
+//! round; the table shows medians, min–max over the rounds, the ratio to the blocking floor
+//! (1 × 1), the ratio to the tokio server
 //! and a verdict from the ranges, the server's `io_uring_enter` calls per echo (from its own
 //! report) and the CPU time per echo of the server (all its threads, an SQPOLL thread
 //! included) and of the client.
@@ -60,7 +62,7 @@ const LOADS: [Load; 4] = [
 ];
 
 /// A server: its label and `serve` flags; `None` is the blocking floor.
-const SERVERS: [(&str, Option<&[&str]>); 9] = [
+const SERVERS: [(&str, Option<&[&str]>); 11] = [
     ("blocking floor (calibrate, 2 processes)", None),
     ("tokio", Some(&["--backend", "tokio"])),
     ("monoio", Some(&["--backend", "monoio"])),
@@ -84,6 +86,19 @@ const SERVERS: [(&str, Option<&[&str]>); 9] = [
     (
         "io-uring + SQPOLL",
         Some(&["--backend", "io-uring", "--uring-sqpoll"]),
+    ),
+    (
+        "io-uring + busy poll",
+        Some(&["--backend", "io-uring", "--uring-busy-poll"]),
+    ),
+    (
+        "io-uring + busy poll + SQPOLL",
+        Some(&[
+            "--backend",
+            "io-uring",
+            "--uring-busy-poll",
+            "--uring-sqpoll",
+        ]),
     ),
 ];
 
@@ -139,7 +154,8 @@ fn main() {
         print_load(load, &samples[l]);
     }
     println!(
-        "\n\"vs tokio\" divides each median by the tokio server's; the verdict compares min–max \
+        "\n\"of the floor\" divides each median by the blocking floor's (1 × 1 only); \
+         \"vs tokio\" divides each median by the tokio server's; the verdict compares min–max \
          ranges (apart: faster or slower; overlapping: no distinguishable difference). \
          Enters per echo: the io_uring server's io_uring_enter calls over the messages it \
          echoed. CPU per echo: user + system time over echoes (the server's from /proc, all \
@@ -156,9 +172,10 @@ fn print_load(load: &Load, samples: &[Vec<Sample>]) {
         load.model[1..].join(" ").replace("--io-threads ", "")
     );
     println!(
-        "| server | rt/s (min–max) | vs tokio | verdict vs tokio | enters per echo | server CPU µs per echo | client CPU µs per echo |"
+        "| server | rt/s (min–max) | of the floor | vs tokio | verdict vs tokio | enters per echo | server CPU µs per echo | client CPU µs per echo |"
     );
-    println!("| --- | ---: | ---: | --- | ---: | ---: | ---: |");
+    println!("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |");
+    let floor = (!samples[0].is_empty()).then(|| median(rates(&samples[0])));
     let tokio = &samples[1];
     let (tokio_rate, tokio_range) = (median(rates(tokio)), range(tokio));
     for (s, (label, _)) in SERVERS.iter().enumerate() {
@@ -185,8 +202,9 @@ fn print_load(load: &Load, samples: &[Vec<Sample>]) {
                 format!("{:.*}", digits, median(v))
             }
         };
+        let of_floor = floor.map_or(String::new(), |f| format!("{:.2}", rate / f));
         println!(
-            "| {label} | {rate:.0} ({lo:.0}–{hi:.0}) | {:.2} | {verdict} | {} | {} | {} |",
+            "| {label} | {rate:.0} ({lo:.0}–{hi:.0}) | {of_floor} | {:.2} | {verdict} | {} | {} | {} |",
             rate / tokio_rate,
             of(|x| x.enters_per_echo, 3),
             of(|x| x.server_cpu_us, 2),

@@ -301,6 +301,10 @@ pub struct ServeArgs {
     /// its shard's CPU when --server-cpus pins them; its CPU time counts as the server's.
     #[arg(long)]
     pub uring_sqpoll: bool,
+    /// --backend io-uring: each shard's loop never sleeps; it looks for completions without
+    /// waiting for them and keeps its CPU busy (counted in the server's CPU time).
+    #[arg(long)]
+    pub uring_busy_poll: bool,
     /// tcp, tcps: `prefix` (echomark's framing) or `raw` (a plain byte echo).
     #[arg(long, value_enum, default_value = "prefix")]
     pub framing: StreamFraming,
@@ -362,6 +366,7 @@ impl ServeArgs {
                 batched_submit: self.uring_batched_submit,
                 defer_taskrun: self.uring_defer_taskrun && !self.uring_sqpoll,
                 sqpoll: self.uring_sqpoll,
+                busy_poll: self.uring_busy_poll,
             },
             fault: self.inject_fault,
             protocol: self.protocol,

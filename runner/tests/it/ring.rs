@@ -134,6 +134,63 @@ fn each_switch_turns_its_technique_off_and_the_counters_show_it() {
     assert!(line.get("uring").is_none(), "{line}");
 }
 
+/// Busy polling: each shard's loop looks for completions without waiting for them, on every
+/// protocol the backend serves (and with SQPOLL on TCP and UDP, where the loop reads the
+/// completion queue itself and enters only to wake the kernel thread). The ring's own
+/// counter shows the looks; without the switch there are none.
+#[test]
+fn a_busy_polling_ring_looks_instead_of_waiting_and_still_echoes_every_protocol() {
+    let busy: &[&str] = &["--uring-busy-poll"];
+    let busy_sqpoll: &[&str] = &["--uring-busy-poll", "--uring-sqpoll"];
+    for (protocol, framing) in SUPPORTED {
+        let tunings: &[&[&str]] = if matches!(protocol, "tcp" | "udp") {
+            &[busy, busy_sqpoll]
+        } else {
+            &[busy]
+        };
+        for tuning in tunings {
+            let flags: Vec<&str> = SHARED_1
+                .iter()
+                .chain(framing)
+                .chain(*tuning)
+                .copied()
+                .collect();
+            let (code, m, report) = measure(protocol, &flags, framing);
+            let what = format!("{protocol} {flags:?}");
+            assert_eq!(code, 0, "{what}: {:?}", m.error);
+            assert!(m.messages > 0, "{what}");
+            assert_eq!(m.error_counters().total(), 0, "{what}");
+            assert_eq!(report["content_errors"], 0, "{what}: {report}");
+            let ring = &report["ring"];
+            let looks = ring["busy_polls"].as_u64().unwrap_or(0);
+            let enters = ring["enters"].as_u64().unwrap();
+            assert!(looks > 0, "{what}: {ring}");
+            if tuning.contains(&"--uring-sqpoll") {
+                // The kernel thread stays awake under load: the loop hardly ever enters.
+                assert!(enters * 100 < looks, "{what}: {ring}");
+            } else {
+                assert!(enters >= looks, "every look is an enter: {what}: {ring}");
+            }
+        }
+    }
+    // Idle, a busy loop keeps looking (thousands of times in 200 ms, however little CPU it
+    // gets), and a waiting loop sleeps through (a few enters, no looks).
+    let idle = |tuning: &[&str]| {
+        let mut args = vec!["--backend", "io-uring"];
+        args.extend_from_slice(tuning);
+        let server = Server::echomark(&args);
+        std::thread::sleep(Duration::from_millis(200));
+        server.stop()["ring"].clone()
+    };
+    let ring = idle(busy);
+    assert!(ring["busy_polls"].as_u64().unwrap() > 1000, "{ring}");
+    let ring = idle(&[]);
+    assert!(ring.get("busy_polls").is_none(), "{ring}");
+    assert!(ring["enters"].as_u64().unwrap() < 100, "{ring}");
+    let line = runner_listening(&["--backend", "io-uring", "--uring-busy-poll"]);
+    assert_eq!(line["uring"]["busy_poll"], true, "{line}");
+}
+
 #[test]
 fn injected_corruption_and_reordering_are_caught_by_the_client() {
     for protocol in ["tcp", "udp", "http", "websocket"] {

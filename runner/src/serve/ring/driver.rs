@@ -151,8 +151,12 @@ impl Driver {
 
     /// One turn: submits everything queued and waits for at least one completion besides
     /// those of the quiet sends just submitted, or for `wait`, in one `io_uring_enter`; then
-    /// copies every completion into `reaped` (emptied first).
+    /// copies every completion into `reaped` (emptied first). With busy polling the turn
+    /// looks instead of waiting.
     pub fn turn(&mut self, wait: Duration, reaped: &mut Vec<Completion>) -> std::io::Result<()> {
+        if self.tuning.busy_poll {
+            return self.busy_turn(wait, reaped);
+        }
         let ts = types::Timespec::from(wait);
         let args = types::SubmitArgs::new().timespec(&ts);
         let want = 1 + std::mem::take(&mut self.quiet) as usize;
@@ -168,6 +172,50 @@ impl Driver {
         } else if !self.ring.submission().is_empty() {
             self.enter_now()?;
         }
+        self.reap(reaped);
+        Ok(())
+    }
+
+    /// A turn that never sleeps: it looks for completions until one is there or `wait` has
+    /// passed, entering without waiting (with SQPOLL, only to wake the kernel thread: the
+    /// thread posts completions itself, and the loop reads the queue).
+    fn busy_turn(&mut self, wait: Duration, reaped: &mut Vec<Completion>) -> std::io::Result<()> {
+        let until = std::time::Instant::now() + wait;
+        let no_wait = types::Timespec::new();
+        let args = types::SubmitArgs::new().timespec(&no_wait);
+        // Every completion ends the look; a quiet send's alone is no reason to sleep here.
+        self.quiet = 0;
+        loop {
+            self.stats.busy_polls += 1;
+            if self.tuning.sqpoll {
+                if !self.ring.submission().is_empty() {
+                    self.enter_now()?;
+                }
+            } else {
+                self.stats.enters += 1;
+                // Asking for one completion without waiting for it is what makes the kernel
+                // run the completions' deferred task work.
+                match self.ring.submitter().submit_with_args(1, &args) {
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.raw_os_error(),
+                            Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                        ) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if !self.ring.completion().is_empty() || std::time::Instant::now() >= until {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        self.reap(reaped);
+        Ok(())
+    }
+
+    /// Copies every completion into `reaped` (emptied first).
+    fn reap(&mut self, reaped: &mut Vec<Completion>) {
         reaped.clear();
         reaped.extend(self.ring.completion().map(|cqe| Completion {
             user_data: cqe.user_data(),
@@ -175,7 +223,6 @@ impl Driver {
             flags: cqe.flags(),
         }));
         self.stats.completions += reaped.len() as u64;
-        Ok(())
     }
 
     /// Puts `fd` in registered slot `slot` when there are slots and `slot` is one of them;

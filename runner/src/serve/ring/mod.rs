@@ -13,7 +13,10 @@
 //!   interrupting the thread whenever a socket becomes ready;
 //! * **SQPOLL** (off by default): a kernel thread polls the submission queue, so submitting
 //!   takes no system call at all; the thread's CPU time is the process's, so the CPU a
-//!   run's server used includes it.
+//!   run's server used includes it;
+//! * **busy polling** (off by default): the loop never sleeps, it looks for completions
+//!   without waiting for them, so a request is seen without a wakeup; the shard's CPU is busy
+//!   whether or not there is work (with SQPOLL the loop makes no system call at all).
 //!
 //! One thread per shard (`shared 1` or `sharded N`), each with its own ring and its own
 //! listener (TCP) or socket (UDP) on one port (`SO_REUSEPORT`). The echo itself is the other
@@ -61,6 +64,9 @@ pub struct Tuning {
     pub defer_taskrun: bool,
     /// A kernel thread polls the submission queue.
     pub sqpoll: bool,
+    /// The loop never sleeps: it looks for completions without waiting for them, and so
+    /// keeps its CPU busy whether or not there is work.
+    pub busy_poll: bool,
 }
 
 impl Default for Tuning {
@@ -71,6 +77,7 @@ impl Default for Tuning {
             batched_submit: true,
             defer_taskrun: true,
             sqpoll: false,
+            busy_poll: false,
         }
     }
 }
