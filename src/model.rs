@@ -90,6 +90,9 @@ pub struct Run {
     /// `serve --backend io-uring`: the `io_uring_enter` calls its rings counted over the
     /// run's echoes (warmup and measured messages sent); absent for every other server.
     pub server_enters_per_echo: Option<f64>,
+    /// `serve --backend io-uring --uring-busy-poll`: the looks for completions its loops made
+    /// without waiting, over the run's echoes; absent where the loops slept when idle.
+    pub server_busy_polls_per_echo: Option<f64>,
     /// `--count-syscalls`: the system calls of the measuring process per measured echo
     /// (clients and, in process, the server), counted by the kernel.
     pub syscalls_per_echo: Option<f64>,
@@ -529,6 +532,7 @@ pub(crate) mod tests {
             udp_batch: None,
             udp_gso: false,
             server_enters_per_echo: None,
+            server_busy_polls_per_echo: None,
             syscalls_per_echo: None,
             server_syscalls_per_echo: None,
             server_cpu_us_per_echo: None,

@@ -258,6 +258,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             udp_batch: None,
             udp_gso: false,
             server_enters_per_echo: None,
+            server_busy_polls_per_echo: None,
             syscalls_per_echo: None,
             server_syscalls_per_echo: None,
             server_cpu_us_per_echo: None,

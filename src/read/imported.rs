@@ -166,6 +166,7 @@ fn run_of(index: usize, key: CaseKey, repetition: u64, run: ImportedRun) -> Run 
         udp_batch: None,
         udp_gso: false,
         server_enters_per_echo: None,
+        server_busy_polls_per_echo: None,
         syscalls_per_echo: None,
         server_syscalls_per_echo: None,
         server_cpu_us_per_echo: None,

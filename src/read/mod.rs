@@ -323,6 +323,8 @@ pub struct EntryFacts<'a> {
     pub udp_gso: bool,
     /// An io-uring server's `io_uring_enter` calls per echo, from its own counters.
     pub server_enters_per_echo: Option<f64>,
+    /// An io-uring server's looks for completions without waiting (busy polling) per echo.
+    pub server_busy_polls_per_echo: Option<f64>,
     /// `--count-syscalls`: the measuring process's system calls per measured echo.
     pub syscalls_per_echo: Option<f64>,
     /// `serve --count-syscalls` under a matrix: the server's system calls per echo.
@@ -453,6 +455,7 @@ impl FileRead {
             udp_batch: facts.udp_batch,
             udp_gso: facts.udp_gso,
             server_enters_per_echo: facts.server_enters_per_echo,
+            server_busy_polls_per_echo: facts.server_busy_polls_per_echo,
             syscalls_per_echo: facts.syscalls_per_echo,
             server_syscalls_per_echo: facts.server_syscalls_per_echo,
             server_cpu_us_per_echo: facts.server_cpu_us_per_echo,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use echomark_archive::Archive;
 
-use crate::common::load_valid;
+use crate::common::{load_valid, rendered_pages};
 
 fn runner() -> Command {
     Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
@@ -658,15 +658,12 @@ fn a_matrix_that_counts_system_calls_records_them_in_every_run_and_the_pages_com
         .runs
         .iter()
         .all(|r| r.syscalls_per_echo.is_some()));
-    let analysis = echomark::analysis::Analysis::of(&datasets).expect("analysed");
-    let site =
-        echomark::site::render(&datasets, &analysis, "https://example.test/").expect("rendered");
+    let page = rendered_pages(&datasets);
     for (lang, says) in [
         ("en", "System calls per echo"),
         ("zh", "每次回显的系统调用次数"),
     ] {
-        let page =
-            String::from_utf8(site.files[&format!("{lang}/counted/overview.md")].clone()).unwrap();
+        let page = page(&format!("{lang}/counted/overview.md"));
         assert!(page.contains(says), "{lang}: {page}");
     }
     // A run without its count, in a matrix that asked for one, is refused at its path.

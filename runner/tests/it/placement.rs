@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{threads, RUNNER};
+use crate::common::{rendered_pages, threads, RUNNER};
 
 /// The CPUs this test may run on, as the kernel lists them for it.
 fn allowed() -> Vec<usize> {
@@ -251,12 +251,8 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         "{batches:?}"
     );
     // And the overview says both, in both languages.
-    let datasets = vec![dataset];
-    let analysis = echomark::analysis::Analysis::of(&datasets).unwrap();
-    let site = echomark::site::render(&datasets, &analysis, "https://example.test/").unwrap();
-    let page = |lang: &str| {
-        String::from_utf8(site.files[&format!("{lang}/apart/overview.md")].clone()).unwrap()
-    };
+    let pages = rendered_pages(std::slice::from_ref(&dataset));
+    let page = |lang: &str| pages(&format!("{lang}/apart/overview.md"));
     let shared = if client == server {
         format!("they share CPU {client}")
     } else {
@@ -274,7 +270,7 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         en.contains("With `--udp-gso` the kernel also segmented (GSO) and coalesced (GRO)"),
         "{en}"
     );
-    let commands = echomark::reproduce::commands(&datasets[0]).join("\n");
+    let commands = echomark::reproduce::commands(&dataset).join("\n");
     assert!(
         commands.contains("--udp-batch 8") && commands.contains("--udp-gso"),
         "{commands}"
@@ -521,10 +517,7 @@ fn the_baseline_preset_places_client_and_server_apart_unless_told_together() {
     assert!(echomark::reproduce::commands(&together_set)
         .join("\n")
         .contains("--together"));
-    let datasets = vec![apart_set, together_set];
-    let analysis = echomark::analysis::Analysis::of(&datasets).unwrap();
-    let site = echomark::site::render(&datasets, &analysis, "https://example.test/").unwrap();
-    let page = |path: &str| String::from_utf8(site.files[path].clone()).unwrap();
+    let page = rendered_pages(&[apart_set, together_set]);
     let en = page("en/apart/overview.md");
     assert!(
         en.contains(&format!(

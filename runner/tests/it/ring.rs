@@ -264,9 +264,10 @@ fn runner_listening(args: &[&str]) -> Value {
     line
 }
 
-/// One client for the io_uring server and the tokio one, interleaved by one matrix: every
-/// io-uring run records its rings' counters from the report `serve` printed, and the
-/// dataset reads strictly; the tokio server's runs have none.
+/// One client for the io_uring server (as it comes, and busy polling) and the tokio one,
+/// interleaved by one matrix: every io-uring run records its rings' counters from the report
+/// `serve` printed, and the dataset reads strictly; the tokio server's runs have none. The
+/// overview says which server busy-polled, in both languages, and of no other.
 #[test]
 fn a_matrix_records_each_io_uring_runs_ring_counters() {
     let dir = tempfile::tempdir().unwrap();
@@ -289,6 +290,10 @@ fn a_matrix_records_each_io_uring_runs_ring_counters() {
         "--server-cmd",
         &serve("io-uring"),
         "--server-name",
+        "serve-busy",
+        "--server-cmd",
+        &serve("io-uring --uring-busy-poll"),
+        "--server-name",
         "serve-tokio",
     ];
     let (code, _, stderr) = matrix_with_server(&out, &tokio, &args);
@@ -299,7 +304,11 @@ fn a_matrix_records_each_io_uring_runs_ring_counters() {
         datasets[0].runs.iter().all(|r| r.passed),
         "every run passed"
     );
-    for (name, has_ring) in [("serve-io-uring", true), ("serve-tokio", false)] {
+    for (name, has_ring) in [
+        ("serve-io-uring", true),
+        ("serve-busy", true),
+        ("serve-tokio", false),
+    ] {
         let path = out.join(format!("{name}.json"));
         let archive: Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -310,11 +319,35 @@ fn a_matrix_records_each_io_uring_runs_ring_counters() {
                 let echoed = r["metrics"]["messages"].as_u64().unwrap();
                 assert!(ring["multishot_receives"].as_u64().unwrap() > 0, "{ring}");
                 let enters = ring["enters"].as_u64().unwrap();
-                assert!(
-                    enters > 0 && enters < 2 * echoed,
-                    "{ring} for {echoed} echoes"
-                );
+                if name == "serve-busy" {
+                    // Every look for completions is an enter when the loop busy-polls.
+                    let looks = ring["busy_polls"].as_u64().unwrap();
+                    assert!(looks > 0 && enters >= looks, "{ring}");
+                } else {
+                    assert!(
+                        enters > 0 && enters < 2 * echoed,
+                        "{ring} for {echoed} echoes"
+                    );
+                    assert!(ring.get("busy_polls").is_none(), "{ring}");
+                }
             }
+        }
+    }
+    let page = rendered_pages(&datasets);
+    for (lang, busy) in [
+        ("en", "event loops never slept (`--uring-busy-poll`)"),
+        ("zh", "的事件循环从不休眠（`--uring-busy-poll`）"),
+    ] {
+        let page = page(&format!("{lang}/servers/overview.md"));
+        // Said in the busy server's paragraphs (the answer and the backends section), and in
+        // no other server's.
+        let said: Vec<&str> = page.lines().filter(|l| l.contains(busy)).collect();
+        assert!(!said.is_empty(), "{lang}: {page}");
+        for line in said {
+            assert!(
+                line.contains("serve-busy") && !line.contains("serve-io-uring"),
+                "{lang}: {line}"
+            );
         }
     }
 }
@@ -371,16 +404,12 @@ fn servers_that_count_their_system_calls_are_compared_per_echo_on_the_overview()
         .runs
         .iter()
         .all(|r| r.server_syscalls_per_echo.is_some()));
-    let analysis = echomark::analysis::Analysis::of(&datasets).expect("analysed");
-    let site =
-        echomark::site::render(&datasets, &analysis, "https://example.test/").expect("rendered");
+    let page = rendered_pages(&datasets);
     for (lang, says) in [
         ("en", "for each server's process over its whole run"),
         ("zh", "由内核统计每个服务端进程整个运行期间的调用"),
     ] {
-        let page =
-            String::from_utf8(site.files[&format!("{lang}/counted-servers/overview.md")].clone())
-                .unwrap();
+        let page = page(&format!("{lang}/counted-servers/overview.md"));
         assert!(page.contains(says), "{lang}: {page}");
     }
 }

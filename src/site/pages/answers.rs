@@ -110,6 +110,19 @@ fn backends_section(
             ],
         ));
     }
+    // A busy-polling server's CPU is busy whether or not there is work: said beside its rate.
+    if let Some(b) = backends::per_echo(&view.dataset.runs, subject, |r| {
+        r.server_busy_polls_per_echo
+    }) {
+        summary.push(&cat.text("site.sentence_sep"));
+        summary.push(&cat.fill(
+            "overview.servers_busy_poll",
+            &[
+                ("subject", &s_label),
+                ("median", &labels::number(format::per_echo(b.median))),
+            ],
+        ));
+    }
     // System calls per echo (--count-syscalls), both sides: the servers' own count where
     // they are processes of their own, else the measuring process's.
     let figure = |r: &crate::model::Run| {

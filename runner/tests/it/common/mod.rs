@@ -491,3 +491,18 @@ pub fn valid_under(path: &Path, schema: &str) -> serde_json::Value {
     );
     value
 }
+
+/// The site the generator renders from `datasets` (analysed as `echomark build` does): a
+/// function from a page's path (`en/NAME/overview.md`) to its text.
+pub fn rendered_pages(datasets: &[echomark::model::Dataset]) -> impl Fn(&str) -> String {
+    let analysis = echomark::analysis::Analysis::of(datasets).expect("analysed");
+    let site =
+        echomark::site::render(datasets, &analysis, "https://example.test/").expect("rendered");
+    move |path: &str| {
+        let bytes = site
+            .files
+            .get(path)
+            .unwrap_or_else(|| panic!("no page {path}"));
+        String::from_utf8(bytes.clone()).expect("UTF-8")
+    }
+}
