@@ -36,6 +36,16 @@ fn measure(
     (code, m, server.stop())
 }
 
+/// A clean run: the client passed with messages and no error counted, and the server
+/// counted no content or disconnect error.
+fn assert_clean(what: &str, code: i32, m: &echomark_archive::Metrics, report: &Value) {
+    assert_eq!(code, 0, "{what}: {:?}", m.error);
+    assert!(m.messages > 0, "{what}");
+    assert_eq!(m.error_counters().total(), 0, "{what}");
+    assert_eq!(report["content_errors"], 0, "{what}: {report}");
+    assert_eq!(report["disconnect_errors"], 0, "{what}: {report}");
+}
+
 #[test]
 fn io_uring_serves_every_supported_protocol_on_one_ring_and_on_two() {
     for (protocol, framing) in SUPPORTED {
@@ -43,11 +53,7 @@ fn io_uring_serves_every_supported_protocol_on_one_ring_and_on_two() {
             let flags: Vec<&str> = model.iter().chain(framing).copied().collect();
             let (code, m, report) = measure(protocol, &flags, framing);
             let what = format!("{protocol} {flags:?}");
-            assert_eq!(code, 0, "{what}: {:?}", m.error);
-            assert!(m.messages > 0, "{what}");
-            assert_eq!(m.error_counters().total(), 0, "{what}");
-            assert_eq!(report["content_errors"], 0, "{what}: {report}");
-            assert_eq!(report["disconnect_errors"], 0, "{what}: {report}");
+            assert_clean(&what, code, &m, &report);
             if framing.is_empty() {
                 assert_eq!(
                     report["measured_messages_received"].as_u64(),
@@ -157,10 +163,7 @@ fn a_busy_polling_ring_looks_instead_of_waiting_and_still_echoes_every_protocol(
                 .collect();
             let (code, m, report) = measure(protocol, &flags, framing);
             let what = format!("{protocol} {flags:?}");
-            assert_eq!(code, 0, "{what}: {:?}", m.error);
-            assert!(m.messages > 0, "{what}");
-            assert_eq!(m.error_counters().total(), 0, "{what}");
-            assert_eq!(report["content_errors"], 0, "{what}: {report}");
+            assert_clean(&what, code, &m, &report);
             let ring = &report["ring"];
             let looks = ring["busy_polls"].as_u64().unwrap_or(0);
             let enters = ring["enters"].as_u64().unwrap();
