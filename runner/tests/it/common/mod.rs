@@ -337,7 +337,7 @@ pub fn matrix_against(
 }
 
 /// The arguments of `matrix --server-cmd command --out out` with `args` (protocols,
-/// windows, repetitions, names) on 1,024 B, 4 clients, one shared thread, 0.5 s runs.
+/// windows, repetitions, names) on 1,024 B, 4 clients, one shared thread, 0.25 s runs.
 pub fn matrix_args(out: &Path, command: &str, args: &[&str]) -> Vec<String> {
     let mut all: Vec<String> = vec!["matrix".into()];
     all.extend(args.iter().map(|a| a.to_string()));
@@ -351,7 +351,7 @@ pub fn matrix_args(out: &Path, command: &str, args: &[&str]) -> Vec<String> {
         "--io-threads",
         "1",
         "--seconds",
-        "0.5",
+        "0.25",
         "--warmup",
         "0.1",
         "--server-cmd",
@@ -365,7 +365,7 @@ pub fn matrix_args(out: &Path, command: &str, args: &[&str]) -> Vec<String> {
 }
 
 /// `matrix --server-cmd command` with `args` (protocols, windows, repetitions, names) on
-/// 1,024 B, 4 clients, one shared thread, 0.5 s runs: the exit code, the archive (if
+/// 1,024 B, 4 clients, one shared thread, 0.25 s runs: the exit code, the archive (if
 /// written) and the matrix's stderr.
 pub fn matrix_with_server(
     out: &Path,
