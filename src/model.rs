@@ -81,6 +81,20 @@ pub struct Run {
     pub command: String,
     /// Open-loop runs: what the schedule achieved.
     pub open_loop: Option<RunOpenLoop>,
+    /// How the run was measured beyond its key and figures, as echomark's own archives
+    /// record it (none of it in arknet's or an imported archive).
+    #[serde(flatten)]
+    pub instruments: RunInstruments,
+    /// Imported runs: what the other tool measured that echomark's runs do not have.
+    pub imported: Option<Box<ImportedFigures>>,
+}
+
+/// What echomark's archives record about how a run was measured, beyond its key and its
+/// figures: where its threads ran, how UDP datagrams moved, the system calls and server
+/// counters behind an echo, QUIC's statistics. Runs of other formats have none of it
+/// ([`Default`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunInstruments {
     /// Where the run's client and server threads ran (echomark archives that record it).
     pub placement: Option<RunPlacement>,
     /// UDP, `--udp-batch`: datagrams per system call on both sides (absent for one).
@@ -104,8 +118,6 @@ pub struct Run {
     pub server_cpu_us_per_echo: Option<f64>,
     /// QUIC runs: quinn's connection statistics, summed over the clients.
     pub quic: Option<echomark_archive::QuicCounters>,
-    /// Imported runs: what the other tool measured that echomark's runs do not have.
-    pub imported: Option<Box<ImportedFigures>>,
 }
 
 /// What an imported run says beyond the figures every run has: how its latency was kept,
@@ -528,15 +540,7 @@ pub(crate) mod tests {
             udp_send_buffer_requested_bytes: None,
             command: String::new(),
             open_loop: None,
-            placement: None,
-            udp_batch: None,
-            udp_gso: false,
-            server_enters_per_echo: None,
-            server_busy_polls_per_echo: None,
-            syscalls_per_echo: None,
-            server_syscalls_per_echo: None,
-            server_cpu_us_per_echo: None,
-            quic: None,
+            instruments: RunInstruments::default(),
             imported: None,
         }
     }

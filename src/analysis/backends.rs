@@ -111,7 +111,7 @@ pub fn server_cpu_ratio(
     let per_load = |backend: &str| {
         let mut by_load: HashMap<CaseKey, Vec<f64>> = HashMap::new();
         for r in runs.iter().filter(|r| r.passed && r.key.backend == backend) {
-            if let Some(cpu) = r.server_cpu_us_per_echo {
+            if let Some(cpu) = r.instruments.server_cpu_us_per_echo {
                 by_load
                     .entry(without_backend(&r.key))
                     .or_default()

@@ -22,11 +22,13 @@ pub struct Method {
 /// How `d` measured.
 pub fn of(d: &Dataset) -> Method {
     Method {
-        server_apart: d
-            .runs
-            .iter()
-            .any(|r| r.placement.as_ref().is_some_and(|p| p.server_own_runtimes)),
-        udp_batch: d.runs.iter().filter_map(|r| r.udp_batch).max(),
-        udp_gso: d.runs.iter().any(|r| r.udp_gso),
+        server_apart: d.runs.iter().any(|r| {
+            r.instruments
+                .placement
+                .as_ref()
+                .is_some_and(|p| p.server_own_runtimes)
+        }),
+        udp_batch: d.runs.iter().filter_map(|r| r.instruments.udp_batch).max(),
+        udp_gso: d.runs.iter().any(|r| r.instruments.udp_gso),
     }
 }

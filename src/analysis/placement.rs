@@ -37,7 +37,7 @@ pub fn of(d: &Dataset) -> Placement {
     let mut seen: Vec<&RunPlacement> = Vec::new();
     let mut unrecorded = false;
     for run in &d.runs {
-        match &run.placement {
+        match &run.instruments.placement {
             Some(p) if !seen.contains(&p) => seen.push(p),
             Some(_) => {}
             None => unrecorded = true,
@@ -88,9 +88,10 @@ mod tests {
             runs: placements
                 .into_iter()
                 .enumerate()
-                .map(|(i, p)| crate::model::Run {
-                    placement: p,
-                    ..run(echomark_archive::Protocol::Tcp, i as u64 + 1)
+                .map(|(i, p)| {
+                    let mut r = run(echomark_archive::Protocol::Tcp, i as u64 + 1);
+                    r.instruments.placement = p;
+                    r
                 })
                 .collect(),
             name: "d".into(),

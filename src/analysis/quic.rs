@@ -136,7 +136,7 @@ fn pressure(dataset: &Dataset) -> Vec<PressureRow> {
         .map(|(key, runs)| {
             let lost_packets: Vec<f64> = runs
                 .iter()
-                .filter_map(|r| r.quic.as_ref())
+                .filter_map(|r| r.instruments.quic.as_ref())
                 .filter(|q| q.sent_packets > 0)
                 .map(|q| 100.0 * q.lost_packets as f64 / q.sent_packets as f64)
                 .collect();
@@ -245,7 +245,7 @@ fn counter_row(key: &CaseKey, dataset: &Dataset) -> Option<CounterRow> {
         .runs
         .iter()
         .filter(|r| r.passed && &r.key == key)
-        .filter_map(|r| Some((r, r.quic.as_ref()?)))
+        .filter_map(|r| Some((r, r.instruments.quic.as_ref()?)))
         .collect();
     let median = |f: &dyn Fn(&echomark_archive::QuicCounters) -> f64| {
         ratios::median_range(counted.iter().map(|(_, q)| f(q)).collect())
@@ -286,9 +286,22 @@ mod tests {
     use super::*;
     use crate::model::tests::run;
 
+    /// A run of `protocol` whose clients' QUIC statistics were `counters`.
+    fn with_quic(
+        protocol: Protocol,
+        repetition: u64,
+        counters: echomark_archive::QuicCounters,
+    ) -> Run {
+        let mut r = run(protocol, repetition);
+        r.instruments.quic = Some(counters);
+        r
+    }
+
     fn quic_run(repetition: u64, sent: u64, lost: u64) -> Run {
-        Run {
-            quic: Some(echomark_archive::QuicCounters {
+        with_quic(
+            Protocol::Quic,
+            repetition,
+            echomark_archive::QuicCounters {
                 connections: 1,
                 sent_packets: sent,
                 lost_packets: lost,
@@ -297,9 +310,8 @@ mod tests {
                 smoothed_rtt_us: 100.0,
                 datagram_size_limit: Some(1400 - repetition),
                 ..Default::default()
-            }),
-            ..run(Protocol::Quic, repetition)
-        }
+            },
+        )
     }
 
     #[test]
@@ -326,13 +338,16 @@ mod tests {
 
     #[test]
     fn datagrams_dropped_on_send_are_those_handed_and_never_framed() {
-        let datagram_run = |repetition, handed, framed| Run {
-            quic: Some(echomark_archive::QuicCounters {
-                datagrams_handed: Some(handed),
-                datagram_frames_sent: Some(framed),
-                ..Default::default()
-            }),
-            ..run(Protocol::QuicDatagram, repetition)
+        let datagram_run = |repetition, handed, framed| {
+            with_quic(
+                Protocol::QuicDatagram,
+                repetition,
+                echomark_archive::QuicCounters {
+                    datagrams_handed: Some(handed),
+                    datagram_frames_sent: Some(framed),
+                    ..Default::default()
+                },
+            )
         };
         let dataset = Dataset {
             runs: vec![
@@ -356,13 +371,16 @@ mod tests {
 
     #[test]
     fn a_connection_per_message_counts_its_handshakes_and_the_share_resumed_in_0_rtt() {
-        let resumed = |repetition, made, accepted| Run {
-            quic: Some(echomark_archive::QuicCounters {
-                handshakes: Some(made),
-                zero_rtt_accepted: Some(accepted),
-                ..Default::default()
-            }),
-            ..run(Protocol::Quic0rtt, repetition)
+        let resumed = |repetition, made, accepted| {
+            with_quic(
+                Protocol::Quic0rtt,
+                repetition,
+                echomark_archive::QuicCounters {
+                    handshakes: Some(made),
+                    zero_rtt_accepted: Some(accepted),
+                    ..Default::default()
+                },
+            )
         };
         let dataset = Dataset {
             runs: vec![resumed(1, 200, 150), resumed(2, 400, 360)],
@@ -426,7 +444,7 @@ mod tests {
             r.key.udp_server_recv_buffer = Some(8192);
             r.passed = passed;
             r.udp_lost_messages = lost;
-            r.quic = sent_lost.map(|(sent, lost)| echomark_archive::QuicCounters {
+            r.instruments.quic = sent_lost.map(|(sent, lost)| echomark_archive::QuicCounters {
                 sent_packets: sent,
                 lost_packets: lost,
                 ..Default::default()

@@ -254,15 +254,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             runner_error: entry.error.as_deref(),
             request,
             command: std::mem::take(&mut entry.command),
-            placement: None,
-            udp_batch: None,
-            udp_gso: false,
-            server_enters_per_echo: None,
-            server_busy_polls_per_echo: None,
-            syscalls_per_echo: None,
-            server_syscalls_per_echo: None,
-            server_cpu_us_per_echo: None,
-            quic: None,
+            instruments: crate::model::RunInstruments::default(),
         };
         out.add_run(&file, facts, metrics);
     }

@@ -389,21 +389,23 @@ fn add_runs(
             runner_error: entry.error.as_deref(),
             request,
             command: entry.command.join(" "),
-            placement: placement(out, file, index, &entry),
-            udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
-            udp_gso: entry.metrics.as_ref().is_some_and(|m| m.udp_gso),
-            server_enters_per_echo: per_echo(&entry, |s| Some(s.ring.as_ref()?.enters as f64)),
-            server_busy_polls_per_echo: per_echo(&entry, |s| {
-                let looks = s.ring.as_ref()?.busy_polls;
-                (looks > 0).then_some(looks as f64)
-            }),
-            server_syscalls_per_echo: per_echo(&entry, |s| Some(s.syscalls? as f64)),
-            syscalls_per_echo: entry.metrics.as_ref().and_then(|m| {
-                let calls = m.syscalls? as f64;
-                (m.messages > 0).then(|| calls / m.messages as f64)
-            }),
-            server_cpu_us_per_echo: per_echo(&entry, |s| Some(s.cpu_seconds? * 1e6)),
-            quic: entry.metrics.as_ref().and_then(|m| m.quic.clone()),
+            instruments: crate::model::RunInstruments {
+                placement: placement(out, file, index, &entry),
+                udp_batch: entry.metrics.as_ref().and_then(|m| m.udp_batch),
+                udp_gso: entry.metrics.as_ref().is_some_and(|m| m.udp_gso),
+                server_enters_per_echo: per_echo(&entry, |s| Some(s.ring.as_ref()?.enters as f64)),
+                server_busy_polls_per_echo: per_echo(&entry, |s| {
+                    let looks = s.ring.as_ref()?.busy_polls;
+                    (looks > 0).then_some(looks as f64)
+                }),
+                server_syscalls_per_echo: per_echo(&entry, |s| Some(s.syscalls? as f64)),
+                syscalls_per_echo: entry.metrics.as_ref().and_then(|m| {
+                    let calls = m.syscalls? as f64;
+                    (m.messages > 0).then(|| calls / m.messages as f64)
+                }),
+                server_cpu_us_per_echo: per_echo(&entry, |s| Some(s.cpu_seconds? * 1e6)),
+                quic: entry.metrics.as_ref().and_then(|m| m.quic.clone()),
+            },
         };
         out.add_run(file, facts, measurement.as_ref());
     }

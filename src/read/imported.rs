@@ -162,15 +162,7 @@ fn run_of(index: usize, key: CaseKey, repetition: u64, run: ImportedRun) -> Run 
         udp_send_buffer_requested_bytes: None,
         command: run.command.unwrap_or_default(),
         open_loop: None,
-        placement: None,
-        udp_batch: None,
-        udp_gso: false,
-        server_enters_per_echo: None,
-        server_busy_polls_per_echo: None,
-        syscalls_per_echo: None,
-        server_syscalls_per_echo: None,
-        server_cpu_us_per_echo: None,
-        quic: None,
+        instruments: crate::model::RunInstruments::default(),
         imported: Some(Box::new(figures)),
     }
 }

@@ -315,24 +315,8 @@ pub struct EntryFacts<'a> {
     pub request: CaseParameters,
     /// The child's argv joined with spaces.
     pub command: String,
-    /// Where its threads ran, when the archive recorded it.
-    pub placement: Option<crate::model::RunPlacement>,
-    /// UDP, `--udp-batch`: datagrams per system call.
-    pub udp_batch: Option<u64>,
-    /// UDP, `--udp-gso`: those batches segmented and coalesced by the kernel.
-    pub udp_gso: bool,
-    /// An io-uring server's `io_uring_enter` calls per echo, from its own counters.
-    pub server_enters_per_echo: Option<f64>,
-    /// An io-uring server's looks for completions without waiting (busy polling) per echo.
-    pub server_busy_polls_per_echo: Option<f64>,
-    /// `--count-syscalls`: the measuring process's system calls per measured echo.
-    pub syscalls_per_echo: Option<f64>,
-    /// `serve --count-syscalls` under a matrix: the server's system calls per echo.
-    pub server_syscalls_per_echo: Option<f64>,
-    /// An external server's CPU microseconds per echo.
-    pub server_cpu_us_per_echo: Option<f64>,
-    /// QUIC runs: quinn's connection statistics, summed over the clients.
-    pub quic: Option<echomark_archive::QuicCounters>,
+    /// How the run was measured, as echomark's archives record it (default for others).
+    pub instruments: crate::model::RunInstruments,
 }
 
 /// The file-level rules both formats share: a source hash (every archive names its measured
@@ -451,15 +435,7 @@ impl FileRead {
             udp_send_buffer_requested_bytes: metrics
                 .and_then(|m| m.udp_send_buffer_requested_bytes),
             command: facts.command,
-            placement: facts.placement,
-            udp_batch: facts.udp_batch,
-            udp_gso: facts.udp_gso,
-            server_enters_per_echo: facts.server_enters_per_echo,
-            server_busy_polls_per_echo: facts.server_busy_polls_per_echo,
-            syscalls_per_echo: facts.syscalls_per_echo,
-            server_syscalls_per_echo: facts.server_syscalls_per_echo,
-            server_cpu_us_per_echo: facts.server_cpu_us_per_echo,
-            quic: facts.quic,
+            instruments: facts.instruments,
             imported: None,
             open_loop: metrics.and_then(|m| m.open_loop.as_ref()).map(|o| {
                 crate::model::RunOpenLoop {

@@ -657,7 +657,7 @@ fn a_matrix_that_counts_system_calls_records_them_in_every_run_and_the_pages_com
     assert!(datasets[0]
         .runs
         .iter()
-        .all(|r| r.syscalls_per_echo.is_some()));
+        .all(|r| r.instruments.syscalls_per_echo.is_some()));
     let page = rendered_pages(&datasets);
     for (lang, says) in [
         ("en", "System calls per echo"),

@@ -245,7 +245,11 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         }
         other => panic!("{other:?}"),
     }
-    let batches: Vec<Option<u64>> = dataset.runs.iter().map(|r| r.udp_batch).collect();
+    let batches: Vec<Option<u64>> = dataset
+        .runs
+        .iter()
+        .map(|r| r.instruments.udp_batch)
+        .collect();
     assert!(
         batches.contains(&Some(8)) && batches.contains(&None),
         "{batches:?}"

@@ -406,7 +406,7 @@ fn servers_that_count_their_system_calls_are_compared_per_echo_on_the_overview()
     assert!(datasets[0]
         .runs
         .iter()
-        .all(|r| r.server_syscalls_per_echo.is_some()));
+        .all(|r| r.instruments.server_syscalls_per_echo.is_some()));
     let page = rendered_pages(&datasets);
     for (lang, says) in [
         ("en", "for each server's process over its whole run"),

@@ -97,7 +97,9 @@ fn backends_section(
         ));
     }
     // The io_uring backend's own count of its system calls, where its runs recorded it.
-    if let Some(e) = backends::per_echo(&view.dataset.runs, subject, |r| r.server_enters_per_echo) {
+    if let Some(e) = backends::per_echo(&view.dataset.runs, subject, |r| {
+        r.instruments.server_enters_per_echo
+    }) {
         let x = |v: f64| labels::number(format::per_echo(v));
         summary.push(&cat.text("site.sentence_sep"));
         summary.push(&cat.fill(
@@ -112,7 +114,7 @@ fn backends_section(
     }
     // A busy-polling server's CPU is busy whether or not there is work: said beside its rate.
     if let Some(b) = backends::per_echo(&view.dataset.runs, subject, |r| {
-        r.server_busy_polls_per_echo
+        r.instruments.server_busy_polls_per_echo
     }) {
         summary.push(&cat.text("site.sentence_sep"));
         summary.push(&cat.fill(
@@ -127,9 +129,9 @@ fn backends_section(
     // they are processes of their own, else the measuring process's.
     let figure = |r: &crate::model::Run| {
         if external {
-            r.server_syscalls_per_echo
+            r.instruments.server_syscalls_per_echo
         } else {
-            r.syscalls_per_echo
+            r.instruments.syscalls_per_echo
         }
     };
     let syscalls = |backend: &str| backends::per_echo(&view.dataset.runs, backend, figure);

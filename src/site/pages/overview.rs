@@ -171,14 +171,18 @@ fn placement_line(cat: &Catalog, d: &Dataset) -> Markup {
         })
     };
     let mut line = where_threads_ran(cat, d, &cpus, &how);
-    let batches: BTreeSet<u64> = d.runs.iter().filter_map(|r| r.udp_batch).collect();
+    let batches: BTreeSet<u64> = d
+        .runs
+        .iter()
+        .filter_map(|r| r.instruments.udp_batch)
+        .collect();
     if let Some(largest) = batches.last() {
         line.push(&cat.text("site.sentence_sep"));
         line.push(&cat.fill(
             "overview.udp_batch",
             &[("n", &Markup::trusted(largest.to_string()))],
         ));
-        if d.runs.iter().any(|r| r.udp_gso) {
+        if d.runs.iter().any(|r| r.instruments.udp_gso) {
             line.push(&cat.text("site.sentence_sep"));
             line.push(&cat.text("overview.udp_gso"));
         }
