@@ -272,11 +272,13 @@ fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
     if first.framing != StreamFraming::Prefix {
         flags.extend(["--framing".to_string(), first.framing.as_str().to_string()]);
     }
-    if let Some(ms) = first.ready_timeout_ms {
-        flags.extend([
-            "--server-ready-timeout".to_string(),
-            number(ms as f64 / 1000.0),
-        ]);
+    for (flag, ms) in [
+        ("--server-ready-timeout", first.ready_timeout_ms),
+        ("--verify-idle", first.verify_idle_ms),
+    ] {
+        if let Some(ms) = ms {
+            flags.extend([flag.to_string(), number(ms as f64 / 1000.0)]);
+        }
     }
     match (first.tls_verification, &first.tls_ca) {
         (Some(TlsVerification::Insecure), _) => flags.push("--tls-insecure".to_string()),

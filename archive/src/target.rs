@@ -145,16 +145,29 @@ pub struct ExternalServer {
     /// milliseconds; absent for [`DEFAULT_SERVER_READY_MS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_timeout_ms: Option<u64>,
+    /// `--verify-idle`: the pause before the verification's idle check used its connection
+    /// again, in milliseconds; absent for [`DEFAULT_VERIFY_IDLE_MS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_idle_ms: Option<u64>,
 }
 
 /// How long a started external server may take to accept or echo unless
 /// `--server-ready-timeout` says otherwise, in milliseconds.
 pub const DEFAULT_SERVER_READY_MS: u64 = 10_000;
 
+/// How long the verification of an external server leaves a connection idle before using it
+/// again unless `--verify-idle` says otherwise, in milliseconds.
+pub const DEFAULT_VERIFY_IDLE_MS: u64 = 2_000;
+
 impl ExternalServer {
     /// How long a start of this server may take to be ready.
     pub fn ready_limit(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.ready_timeout_ms.unwrap_or(DEFAULT_SERVER_READY_MS))
+    }
+
+    /// How long the verification's idle check leaves its connection idle.
+    pub fn verify_idle(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.verify_idle_ms.unwrap_or(DEFAULT_VERIFY_IDLE_MS))
     }
 }
 

@@ -327,6 +327,7 @@ fn sample() -> Archive {
                 machine: Some(sample_host()),
                 version_command: Some("nginx -v".into()),
                 ready_timeout_ms: Some(30_000),
+                verify_idle_ms: Some(500),
                 identity: Some(echomark_archive::ServerIdentity {
                     version_command: Some("nginx -v".into()),
                     version: Some("nginx version: nginx/1.22.1".into()),

@@ -50,7 +50,7 @@ fn main() -> ExitCode {
         },
         Command::Verify(args) => match args.to_target() {
             Ok(target) => {
-                let v = echomark_runner::verify::verify(args.protocol, &target);
+                let v = echomark_runner::verify::verify(args.protocol, &target, args.limits());
                 if args.json {
                     println!("{}", serde_json::to_string_pretty(&v).expect("plain data"));
                 } else {

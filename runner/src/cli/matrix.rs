@@ -125,6 +125,11 @@ pub struct MatrixArgs {
     /// that start slowly, such as a JVM's.
     #[arg(long, value_name = "S", value_parser = seconds, requires = "server_cmd")]
     pub server_ready_timeout: Option<f64>,
+    /// How long the verification leaves a connection idle before it checks the server
+    /// still echoes on it (default 2 s): less for a server that closes idle connections
+    /// sooner, more to check it keeps them longer.
+    #[arg(long, value_name = "S", value_parser = seconds, requires = "server_cmd")]
+    pub verify_idle: Option<f64>,
     /// tcp, tcps against --server-cmd: `prefix` or `raw`.
     #[arg(long, value_enum, default_value = "prefix", requires = "server_cmd")]
     pub framing: StreamFraming,
@@ -262,9 +267,8 @@ impl MatrixArgs {
             }),
             version_command: None,
             identity: None,
-            ready_timeout_ms: self
-                .server_ready_timeout
-                .map(|s| (s * 1000.0).round().max(1.0) as u64),
+            ready_timeout_ms: self.server_ready_timeout.map(milliseconds),
+            verify_idle_ms: self.verify_idle.map(milliseconds),
         })
     }
 
@@ -351,4 +355,9 @@ impl MatrixArgs {
             pause_after: self.pause_after,
         })
     }
+}
+
+/// Seconds from the command line as the archive records them: whole milliseconds, at least 1.
+fn milliseconds(seconds: f64) -> u64 {
+    (seconds * 1000.0).round().max(1.0) as u64
 }

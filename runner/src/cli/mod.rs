@@ -26,6 +26,7 @@ use echomark_runner::case::{
 use echomark_runner::message::{HEADER_LEN, MAX_PAYLOAD};
 use echomark_runner::placement::{CpuList, PlacementError};
 use echomark_runner::serve::ServeBackend;
+use echomark_runner::verify;
 
 /// Payloads on the command line: a header, up to the largest UDP datagram.
 const PAYLOAD_RANGE: std::ops::RangeInclusive<u64> = HEADER_LEN as u64..=MAX_PAYLOAD as u64;
@@ -405,6 +406,18 @@ pub struct VerifyArgs {
     /// Print the checks as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// How long one connect, read or write may take before its check fails (default 3 s):
+    /// more for a server across a slow link.
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub io_timeout: Option<f64>,
+    /// How long a whole TLS handshake, WebSocket upgrade or QUIC handshake may take
+    /// (default 10 s).
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub handshake_timeout: Option<f64>,
+    /// The pause before the idle check uses its connection again (default 2 s): the server
+    /// must keep a connection open at least this long without traffic.
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub idle: Option<f64>,
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -424,6 +437,17 @@ impl VerifyArgs {
         };
         probe.validate()?;
         Ok(target)
+    }
+
+    /// How long the checks wait: the defaults, with what the flags change.
+    pub fn limits(&self) -> verify::Limits {
+        let given = |s: Option<f64>, default| s.map_or(default, Duration::from_secs_f64);
+        let defaults = verify::Limits::default();
+        verify::Limits {
+            io: given(self.io_timeout, defaults.io),
+            handshake: given(self.handshake_timeout, defaults.handshake),
+            idle: given(self.idle, defaults.idle),
+        }
     }
 }
 

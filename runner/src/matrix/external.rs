@@ -83,7 +83,15 @@ pub(super) fn verify_first(
         let address = started.address;
         let ready = started.ready_seconds.is_some();
         let verification = ready.then(|| {
-            crate::verify::verify(protocol, &client_target(server, protocol, address, true))
+            let limits = crate::verify::Limits {
+                idle: server.verify_idle(),
+                ..crate::verify::Limits::default()
+            };
+            crate::verify::verify(
+                protocol,
+                &client_target(server, protocol, address, true),
+                limits,
+            )
         });
         let process = started.stop();
         let record = match verification {

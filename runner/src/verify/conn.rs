@@ -8,7 +8,7 @@ use std::time::Instant;
 use echomark_archive::{Protocol, StreamFraming};
 
 use super::failure::Failure;
-use super::{HANDSHAKE_LIMIT, IO_LIMIT};
+use super::Limits;
 use crate::case::Target;
 use crate::framing::http1::Http1;
 use crate::framing::prefix::LengthPrefix;
@@ -75,6 +75,7 @@ pub(super) struct Conn {
     recv: RecvBuf,
     /// TLS: version and cipher suite.
     pub(super) negotiated: Option<String>,
+    limits: Limits,
 }
 
 impl Conn {
@@ -82,6 +83,7 @@ impl Conn {
         protocol: Protocol,
         target: &Target,
         tls: Option<&TlsClient>,
+        limits: Limits,
     ) -> Result<Conn, Failure> {
         let addr: SocketAddr = target.addr;
         if protocol == Protocol::Udp {
@@ -89,23 +91,24 @@ impl Conn {
             let socket = UdpSocket::bind(any).map_err(Failure::io_in("bind"))?;
             socket.connect(addr).map_err(Failure::io_in("connect"))?;
             socket
-                .set_read_timeout(Some(IO_LIMIT))
+                .set_read_timeout(Some(limits.io))
                 .map_err(Failure::io_in("socket"))?;
             return Ok(Conn {
                 wire: Wire::Datagram(socket),
                 framing: AnyFraming::Raw(Raw { payload: 0 }),
                 recv: RecvBuf::new(MAX_PAYLOAD),
                 negotiated: None,
+                limits,
             });
         }
-        let stream = TcpStream::connect_timeout(&addr, IO_LIMIT)
-            .map_err(|e| Failure::io(format!("connecting to {addr}"), e))?;
+        let stream = TcpStream::connect_timeout(&addr, limits.io)
+            .map_err(|e| Failure::exchange(format!("connecting to {addr}"), limits.io, e))?;
         stream.set_nodelay(true).map_err(Failure::io_in("socket"))?;
         stream
-            .set_read_timeout(Some(IO_LIMIT))
+            .set_read_timeout(Some(limits.io))
             .map_err(Failure::io_in("socket"))?;
         stream
-            .set_write_timeout(Some(IO_LIMIT))
+            .set_write_timeout(Some(limits.io))
             .map_err(Failure::io_in("socket"))?;
         let (wire, negotiated) = match tls {
             None => (Wire::Plain(stream), None),
@@ -113,17 +116,17 @@ impl Conn {
                 let session = client.blocking().map_err(Failure::TlsSession)?;
                 let mut tls = rustls::StreamOwned::new(session, stream);
                 // A read timeout bounds each read, not a server that drips a byte at a time.
-                let deadline = Instant::now() + HANDSHAKE_LIMIT;
+                let deadline = Instant::now() + limits.handshake;
                 while tls.conn.is_handshaking() {
                     if Instant::now() > deadline {
                         return Err(Failure::Deadline {
                             what: "TLS handshake not complete".into(),
-                            seconds: HANDSHAKE_LIMIT.as_secs(),
+                            limit: limits.handshake,
                         });
                     }
                     tls.conn
                         .complete_io(&mut tls.sock)
-                        .map_err(Failure::io_in("TLS handshake"))?;
+                        .map_err(|e| Failure::exchange("TLS handshake", limits.io, e))?;
                 }
                 let negotiated = format!(
                     "{:?}, {:?}",
@@ -155,6 +158,7 @@ impl Conn {
             framing,
             recv: RecvBuf::new(MAX_PAYLOAD + websocket::MAX_HEAD),
             negotiated,
+            limits,
         };
         if matches!(protocol, Protocol::Websocket | Protocol::Wss) {
             conn.upgrade(&target.authority)?;
@@ -168,12 +172,12 @@ impl Conn {
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
         // One byte at a time: nothing after the head may be consumed here.
-        let deadline = Instant::now() + HANDSHAKE_LIMIT;
+        let deadline = Instant::now() + self.limits.handshake;
         while !head.ends_with(b"\r\n\r\n") {
             if Instant::now() > deadline {
                 return Err(Failure::Deadline {
                     what: "WebSocket upgrade not answered".into(),
-                    seconds: HANDSHAKE_LIMIT.as_secs(),
+                    limit: self.limits.handshake,
                 });
             }
             if head.len() > websocket::MAX_HANDSHAKE {
@@ -182,7 +186,7 @@ impl Conn {
             match self.read(&mut byte) {
                 Ok(0) => return Err(Failure::contract("closed during the WebSocket upgrade")),
                 Ok(_) => head.push(byte[0]),
-                Err(e) => return Err(Failure::io("WebSocket upgrade", e)),
+                Err(e) => return Err(Failure::exchange("WebSocket upgrade", self.limits.io, e)),
             }
         }
         let text = String::from_utf8_lossy(&head[..head.len() - 4]).to_string();
@@ -203,7 +207,7 @@ impl Conn {
             Wire::Tls(s) => s.write_all(bytes).and_then(|_| s.flush()),
             Wire::Datagram(s) => s.send(bytes).map(|_| ()),
         };
-        r.map_err(Failure::io_in("write"))
+        r.map_err(|e| Failure::exchange("write", self.limits.io, e))
     }
 
     /// The messages framed back to back, as one write would carry them.
@@ -246,14 +250,16 @@ impl Conn {
     fn next_echo(&mut self, expected: usize) -> Result<Vec<u8>, Failure> {
         if let Wire::Datagram(s) = &self.wire {
             let mut buf = vec![0u8; MAX_PAYLOAD + 1];
-            let n = s.recv(&mut buf).map_err(Failure::io_in("echo"))?;
+            let n = s
+                .recv(&mut buf)
+                .map_err(|e| Failure::exchange("echo", self.limits.io, e))?;
             buf.truncate(n);
             return Ok(buf);
         }
         if let AnyFraming::Raw(raw) = &mut self.framing {
             raw.payload = expected;
         }
-        let deadline = Instant::now() + IO_LIMIT;
+        let deadline = Instant::now() + self.limits.io;
         loop {
             match self.recv.next_frame(&self.framing) {
                 Ok(Some(range)) => return Ok(self.recv.bytes_mut()[range].to_vec()),
@@ -271,7 +277,7 @@ impl Conn {
 
     /// Waits for the pong to a ping that carried `payload`.
     pub(super) fn await_pong(&mut self, payload: &[u8]) -> Result<(), Failure> {
-        let deadline = Instant::now() + IO_LIMIT;
+        let deadline = Instant::now() + self.limits.io;
         loop {
             match self.recv.next_frame(&self.framing) {
                 Ok(Some(_)) => return Err(Failure::contract("a message came instead of the pong")),
@@ -303,7 +309,7 @@ impl Conn {
         if Instant::now() > deadline {
             return Err(Failure::Deadline {
                 what: format!("no whole {awaited}"),
-                seconds: IO_LIMIT.as_secs(),
+                limit: self.limits.io,
             });
         }
         let spare = self.recv.spare();
@@ -320,7 +326,7 @@ impl Conn {
                 self.recv.filled(n);
                 Ok(())
             }
-            Err(e) => Err(Failure::io(awaited, e)),
+            Err(e) => Err(Failure::exchange(awaited, self.limits.io, e)),
         }
     }
 
@@ -382,7 +388,7 @@ impl Conn {
                     return if got.is_empty() {
                         Err(Failure::Deadline {
                             what: "neither answered nor closed".into(),
-                            seconds: IO_LIMIT.as_secs(),
+                            limit: self.limits.io,
                         })
                     } else {
                         Ok(got)

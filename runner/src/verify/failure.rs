@@ -3,8 +3,8 @@
 
 use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::IO_LIMIT;
 use crate::framing::websocket::HandshakeError;
 use crate::framing::FrameError;
 use crate::traffic::tls::TlsError;
@@ -13,17 +13,24 @@ use crate::traffic::tls::TlsError;
 /// is also the error's [`source`](std::error::Error::source).
 #[derive(Debug, thiserror::Error)]
 pub(super) enum Failure {
-    /// A connect, read or write failed; `what` names which. A read that timed out says
-    /// there was no answer within the read limit.
-    #[error("{what}: {}", io_words(source))]
+    /// A connect, read or write failed; `what` names which.
+    #[error("{what}: {source}")]
     Io {
         what: String,
         #[source]
         source: io::Error,
     },
-    /// The server kept answering but never finished `what` within `seconds`.
-    #[error("{what} within {seconds} s")]
-    Deadline { what: String, seconds: u64 },
+    /// A connect, read or write timed out: the server said nothing for `limit`.
+    #[error("{what}: no answer within {}", seconds(*limit))]
+    Silent {
+        what: String,
+        limit: Duration,
+        #[source]
+        source: io::Error,
+    },
+    /// The server kept answering but never finished `what` within `limit`.
+    #[error("{what} within {}", seconds(*limit))]
+    Deadline { what: String, limit: Duration },
     /// The client's TLS could not be set up (trust file, server name).
     #[error(transparent)]
     TlsSetup(Arc<TlsError>),
@@ -66,6 +73,19 @@ impl Failure {
         move |source| Self::io(what, source)
     }
 
+    /// `what`, a connect, read or write bounded by `limit`, failed with `source`: the
+    /// server's silence when it timed out, an [`io`](Self::io) failure otherwise.
+    pub(super) fn exchange(what: impl Into<String>, limit: Duration, source: io::Error) -> Self {
+        match source.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Self::Silent {
+                what: what.into(),
+                limit,
+                source,
+            },
+            _ => Self::io(what, source),
+        }
+    }
+
     /// A breach of the contract, worded as the detail line says it.
     pub(super) fn contract(words: impl Into<String>) -> Self {
         Self::Contract(words.into())
@@ -81,14 +101,10 @@ impl Failure {
     }
 }
 
-/// A socket error in the words of a detail line: a timeout is the server's silence.
-fn io_words(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            format!("no answer within {} s", IO_LIMIT.as_secs())
-        }
-        _ => e.to_string(),
-    }
+/// A limit in the words of a detail line: `3 s`, `0.5 s`.
+pub(super) fn seconds(limit: Duration) -> String {
+    let text = format!("{:.3}", limit.as_secs_f64());
+    format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
 #[cfg(test)]
@@ -97,11 +113,26 @@ mod tests {
     use std::error::Error;
 
     #[test]
-    fn a_timed_out_read_says_the_server_was_silent_and_keeps_the_cause() {
-        let f = Failure::io("echo", io::Error::from(io::ErrorKind::WouldBlock));
+    fn a_timed_out_read_says_the_server_was_silent_for_the_limit_and_keeps_the_cause() {
+        let limit = Duration::from_secs(3);
+        let f = Failure::exchange("echo", limit, io::Error::from(io::ErrorKind::WouldBlock));
         assert_eq!(f.to_string(), "echo: no answer within 3 s");
         let source = f.source().expect("the io::Error is the source");
         assert!(source.downcast_ref::<io::Error>().is_some());
+        let f = Failure::exchange(
+            "echo",
+            limit,
+            io::Error::from(io::ErrorKind::ConnectionReset),
+        );
+        assert!(matches!(f, Failure::Io { .. }), "{f:?}");
+    }
+
+    #[test]
+    fn limits_read_as_seconds_without_trailing_zeros() {
+        assert_eq!(seconds(Duration::from_secs(10)), "10 s");
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
+        assert_eq!(seconds(Duration::from_millis(250)), "0.25 s");
+        assert_eq!(seconds(Duration::from_millis(1)), "0.001 s");
     }
 
     #[test]

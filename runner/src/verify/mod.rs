@@ -32,13 +32,32 @@ use crate::framing::websocket;
 use crate::message::{self, Header, MAX_PAYLOAD, PHASE_WARMUP};
 use crate::traffic::tls::{TlsClient, TlsError};
 
-/// How long one read or connect may take before the check fails.
-const IO_LIMIT: Duration = Duration::from_secs(3);
-/// How long a whole TLS handshake or WebSocket upgrade may take (a server may answer each
-/// read in time and still never finish), as `once` allows its setup.
-const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
-/// The idle pause before a connection is used again.
-const IDLE: Duration = Duration::from_secs(2);
+/// How long verification waits, and for what. Each check fails once a wait runs out, so a
+/// server that hangs, drips or never answers fails the check it breaks instead of hanging
+/// the verification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How long one connect, read or write (a whole echo on a stream) may take
+    /// (`--io-timeout`; 3 s).
+    pub io: Duration,
+    /// How long a whole TLS handshake, WebSocket upgrade or QUIC handshake may take: a
+    /// server may answer each read in time and still never finish (`--handshake-timeout`;
+    /// 10 s, as `once` allows its setup).
+    pub handshake: Duration,
+    /// The pause before the idle check uses its connection again (`--idle`; 2 s). A server
+    /// that closes connections idle for less fails that check.
+    pub idle: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            io: Duration::from_secs(3),
+            handshake: Duration::from_secs(10),
+            idle: Duration::from_secs(2),
+        }
+    }
+}
 /// Payload sizes of the byte-exact check.
 const SIZES: [usize; 6] = [16, 64, 1024, 16_384, 32_768, MAX_PAYLOAD];
 /// Messages in the pipelined window and connections in the concurrency check.
@@ -113,11 +132,13 @@ impl Verification {
     }
 }
 
-/// Verifies the server `target` speaks `protocol` as the contract asks.
-pub fn verify(protocol: Protocol, target: &Target) -> Verification {
+/// Verifies the server `target` speaks `protocol` as the contract asks, waiting as long as
+/// `limits` allow.
+pub fn verify(protocol: Protocol, target: &Target, limits: Limits) -> Verification {
     let v = Verifier {
         protocol,
         target,
+        limits,
         tls: target
             .tls
             .as_ref()
@@ -129,7 +150,7 @@ pub fn verify(protocol: Protocol, target: &Target) -> Verification {
             protocol,
             framing: None,
             passed: false,
-            checks: quic::checks(protocol, target, v.tls.as_ref()),
+            checks: quic::checks(protocol, target, v.tls.as_ref(), limits),
         }
         .judged();
     }
@@ -167,6 +188,7 @@ enum Found {
 struct Verifier<'a> {
     protocol: Protocol,
     target: &'a Target,
+    limits: Limits,
     /// The TLS client, or why none could be set up (every check that connects then fails
     /// with it).
     tls: Option<Result<TlsClient, Arc<TlsError>>>,
@@ -197,7 +219,7 @@ impl Verifier<'_> {
             Some(Ok(client)) => Some(client),
             Some(Err(e)) => return Err(Failure::TlsSetup(e.clone())),
         };
-        Conn::open(self.protocol, self.target, tls)
+        Conn::open(self.protocol, self.target, tls, self.limits)
     }
 
     fn connect_check(&self) -> Result<Found, Failure> {
@@ -303,12 +325,12 @@ impl Verifier<'_> {
     fn idle(&self) -> Result<Found, Failure> {
         let mut conn = self.open()?;
         conn.round_trips(&[msg(0, 0, 64)])?;
-        std::thread::sleep(IDLE);
+        let idle = failure::seconds(self.limits.idle);
+        std::thread::sleep(self.limits.idle);
         conn.round_trips(&[msg(0, 1, 64)])
-            .map_err(Failure::within(format!("after {} s idle", IDLE.as_secs())))?;
+            .map_err(Failure::within(format!("after {idle} idle")))?;
         Ok(Found::Pass(format!(
-            "the same connection echoes again after {} s idle",
-            IDLE.as_secs()
+            "the same connection echoes again after {idle} idle"
         )))
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use echomark_archive::Protocol;
 
 use super::failure::Failure;
-use super::{msg, Check, Outcome, CONNECTIONS, HANDSHAKE_LIMIT, IO_LIMIT, SIZES, WINDOW};
+use super::{msg, Check, Limits, Outcome, CONNECTIONS, SIZES, WINDOW};
 use crate::case::Target;
 use crate::framing::prefix::LengthPrefix;
 use crate::framing::Framing;
@@ -24,6 +24,7 @@ pub(super) fn checks(
     protocol: Protocol,
     target: &Target,
     tls: Option<&Result<TlsClient, Arc<TlsError>>>,
+    limits: Limits,
 ) -> Vec<Check> {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -38,6 +39,7 @@ pub(super) fn checks(
                 protocol,
                 server: (target.addr, client.server_name()),
                 config,
+                limits,
             })
             .map_err(|e| Failure::TlsSetup(Arc::new(e))),
         Some(Err(e)) => Err(Failure::TlsSetup(e.clone())),
@@ -112,7 +114,7 @@ async fn within<T>(
         .unwrap_or_else(|_| {
             Err(Failure::Deadline {
                 what: format!("{what} did not finish"),
-                seconds: limit.as_secs(),
+                limit,
             })
         })
 }
@@ -125,6 +127,7 @@ struct QuicVerifier {
     protocol: Protocol,
     server: (SocketAddr, String),
     config: quinn::ClientConfig,
+    limits: Limits,
 }
 
 impl QuicVerifier {
@@ -140,7 +143,7 @@ impl QuicVerifier {
                 .await
                 .map_err(|e| quic_failure("QUIC handshake", e))
         };
-        within(HANDSHAKE_LIMIT, "the QUIC handshake", connect).await
+        within(self.limits.handshake, "the QUIC handshake", connect).await
     }
 
     async fn connect_check(&self) -> Result<String, Failure> {
@@ -228,7 +231,7 @@ impl QuicVerifier {
                 _ => echo_stream_each(connection, messages).await,
             }
         };
-        within(IO_LIMIT, "the echo", exchange).await
+        within(self.limits.io, "the echo", exchange).await
     }
 }
 

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{rendered_pages, threads, RUNNER};
+use crate::common::{rendered_pages, threads, RUNNER, TEST_VERIFY_IDLE};
 
 /// The CPUs this test may run on, as the kernel lists them for it.
 fn allowed() -> Vec<usize> {
@@ -188,6 +188,7 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
             &server,
         ])
         .args(["--udp-batch", "8", "--udp-gso"])
+        .args(["--verify-idle", TEST_VERIFY_IDLE])
         .args(["--server-name", "serve-tokio", "--server-cmd", &serve])
         .arg("--out")
         .arg(&out)

@@ -48,6 +48,23 @@ fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
     }
     assert_eq!(a["verification"][0]["protocol"], "tcp");
     assert_eq!(a["verification"][0]["passed"], true);
+    // --verify-idle: recorded, waited, said in the check, and asked for again by the
+    // published reproduction command.
+    assert_eq!(a["settings"]["external_server"]["verify_idle_ms"], 200);
+    let idle = a["verification"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "idle-keep-alive")
+        .expect("an idle check");
+    assert_eq!(
+        idle["detail"], "the same connection echoes again after 0.2 s idle",
+        "{idle}"
+    );
+    let path = dir.path().join("tcp.json");
+    let dataset = echomark::read::load_one("good", &[path]).expect("reads strictly");
+    let commands = echomark::reproduce::commands(&dataset).join("\n");
+    assert!(commands.contains(" --verify-idle 0.2 "), "{commands}");
     let results = a["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     let mut ports = std::collections::BTreeSet::new();

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use echomark_archive::Metrics;
 use serde_json::Value;
 
+pub mod open_loop;
+
 pub const RUNNER: &str = env!("CARGO_BIN_EXE_echomark-runner");
 
 pub const PROTOCOLS: [&str; 7] = ["tcp", "udp", "websocket", "tcps", "wss", "http", "https"];
@@ -124,6 +126,12 @@ pub fn once(target: &str, extra: &[&str]) -> (i32, Metrics, Value) {
     let raw: Value = serde_json::from_str(&stdout).expect("JSON");
     (out.status.code().expect("exit code"), metrics, raw)
 }
+
+/// The idle pause of the tests' verifications, in seconds: a verification waits for it
+/// once per server and protocol, and the 2 s default (which
+/// `external::verify_passes_echomarks_own_server_on_every_protocol` keeps) would be most of
+/// the tests' waiting.
+pub const TEST_VERIFY_IDLE: &str = "0.2";
 
 pub fn verify(protocol: &str, target: &str, extra: &[&str]) -> (i32, Value) {
     let mut args = vec![
@@ -337,11 +345,14 @@ pub fn matrix_against(
 }
 
 /// The arguments of `matrix --server-cmd command --out out` with `args` (protocols,
-/// windows, repetitions, names) on 1,024 B, 4 clients, one shared thread, 0.25 s runs.
+/// windows, repetitions, names) on 1,024 B, 4 clients, one shared thread, 0.25 s runs, the
+/// servers verified with a 0.2 s idle pause ([`TEST_VERIFY_IDLE`]).
 pub fn matrix_args(out: &Path, command: &str, args: &[&str]) -> Vec<String> {
     let mut all: Vec<String> = vec!["matrix".into()];
     all.extend(args.iter().map(|a| a.to_string()));
     for a in [
+        "--verify-idle",
+        TEST_VERIFY_IDLE,
         "--payloads",
         "1024",
         "--clients",
