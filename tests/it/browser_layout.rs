@@ -28,6 +28,16 @@ const pages = {list};
 const widths = {widths};
 const f = document.getElementById('f');
 const failures = [];
+// The mean width of a character in `font` (measured once per font, on the harness page).
+const canvas = document.createElement('canvas').getContext('2d');
+const widthPerChar = {{}};
+function perChar(font) {{
+  if (!(font in widthPerChar)) {{
+    canvas.font = font;
+    widthPerChar[font] = canvas.measureText('the quick brown fox jumps over a lazy dog').width / 41;
+  }}
+  return widthPerChar[font];
+}}
 let i = 0;
 function next() {{
   if (i >= pages.length) {{ document.getElementById('out').textContent = JSON.stringify({{checked: i, failures}}); return; }}
@@ -161,10 +171,7 @@ d.querySelectorAll('main svg').forEach((svg, k) => {
 let longest = 0;
 for (const p of d.querySelectorAll('main > p, main > ul > li')) {
   const style = f.contentWindow.getComputedStyle(p);
-  const c = d.createElement('canvas').getContext('2d');
-  c.font = style.fontSize + ' ' + style.fontFamily;
-  const perChar = c.measureText('the quick brown fox jumps over a lazy dog').width / 41;
-  const chars = Math.round(p.getBoundingClientRect().width / perChar);
+  const chars = Math.round(p.getBoundingClientRect().width / perChar(style.fontSize + ' ' + style.fontFamily));
   longest = Math.max(longest, chars);
 }
 note('longest-line-chars', String(longest));

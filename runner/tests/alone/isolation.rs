@@ -1,10 +1,13 @@
 //! The receive-buffer isolation experiment on Linux: loss is a server receive-queue
-//! overflow, and every lost datagram is one kernel RcvbufErrors drop. One test per binary,
-//! so no other test's UDP traffic shares the kernel counters while it runs.
+//! overflow, and every lost datagram is one kernel RcvbufErrors drop. The kernel's counters
+//! are the whole machine's: the test runs alone, so no other test's UDP traffic counts in
+//! them while it runs.
 
 use std::process::Command;
 
 use echomark_archive::Metrics;
+
+use crate::alone;
 
 fn once(args: &[&str]) -> Metrics {
     let out = Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
@@ -31,6 +34,7 @@ fn once(args: &[&str]) -> Metrics {
 
 #[test]
 fn loss_equals_the_kernel_drop_count_and_a_clean_case_is_zero_everywhere() {
+    let _alone = alone();
     let lossy = once(&[
         "--payload",
         "16384",
