@@ -208,16 +208,26 @@ fn median_closed_loop_rate(case: &CaseKey, repetitions: u64, results: &[Entry]) 
 
 /// The median (the mean of the two middle values for an even count); `None` when empty.
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
+    median_in_place(&mut values.to_vec())
+}
+
+/// [`median`] of `values`, which it reorders: a selection, not a sort.
+fn median_in_place(values: &mut [f64]) -> Option<f64> {
+    let n = values.len();
+    if n == 0 {
         return None;
     }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
+    let (below, &mut upper, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
     Some(if n % 2 == 1 {
-        v[n / 2]
+        upper
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        // The lower middle is the largest of the half below the upper one.
+        let lower = below
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or(upper);
+        (lower + upper) / 2.0
     })
 }
 

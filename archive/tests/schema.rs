@@ -670,7 +670,7 @@ fn the_imported_archive_schema_and_types_agree_in_both_directions() {
 #[test]
 fn every_committed_archive_writes_back_what_it_read() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../raw-results");
-    let mut checked = 0;
+    let mut paths = Vec::new();
     for dataset in std::fs::read_dir(&root).expect("raw-results/") {
         let dataset = dataset.expect("a dataset folder").path();
         if !dataset.is_dir() {
@@ -678,33 +678,48 @@ fn every_committed_archive_writes_back_what_it_read() {
         }
         for file in std::fs::read_dir(&dataset).expect("a dataset's files") {
             let path = file.expect("an archive").path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
+            if path.extension().and_then(|e| e.to_str()) == Some("json") {
+                paths.push(path);
             }
-            let text = std::fs::read_to_string(&path).expect("an archive's text");
-            let read: Value = serde_json::from_str(&text).expect("JSON");
-            let fail = |e: serde_json::Error| -> Value { panic!("{}: {e}", path.display()) };
-            // Other tools' results, imported (`echomark import`), are their own document.
-            let written = if read.get("echomark_import").is_some() {
-                serde_json::from_str::<ImportedArchive>(&text)
-                    .map_or_else(fail, |a| serde_json::to_value(a).expect("serialises"))
-            } else {
-                serde_json::from_str::<Archive>(&text)
-                    .map_or_else(fail, |a| serde_json::to_value(a).expect("serialises"))
-            };
-            let mut differences = Vec::new();
-            differ(&read, &written, "", &mut differences);
-            assert!(
-                differences.is_empty(),
-                "{} writes back differently ({} places), first at {:?}",
-                path.display(),
-                differences.len(),
-                &differences[..differences.len().min(2)]
-            );
-            checked += 1;
         }
     }
-    assert!(checked >= 18, "only {checked} archives under raw-results/");
+    assert!(
+        paths.len() >= 18,
+        "only {} archives under raw-results/",
+        paths.len()
+    );
+    // Tens of megabytes of JSON read twice: the files are shared among threads (this binary's
+    // other tests are quick).
+    let workers = std::thread::available_parallelism().map_or(2, usize::from);
+    std::thread::scope(|scope| {
+        for share in paths.chunks(paths.len().div_ceil(workers)) {
+            scope.spawn(move || share.iter().for_each(|p| writes_back_what_it_read(p)));
+        }
+    });
+}
+
+/// The archive at `path` reads into the types and writes back the same JSON.
+fn writes_back_what_it_read(path: &std::path::Path) {
+    let text = std::fs::read_to_string(path).expect("an archive's text");
+    let read: Value = serde_json::from_str(&text).expect("JSON");
+    let fail = |e: serde_json::Error| -> Value { panic!("{}: {e}", path.display()) };
+    // Other tools' results, imported (`echomark import`), are their own document.
+    let written = if read.get("echomark_import").is_some() {
+        serde_json::from_str::<ImportedArchive>(&text)
+            .map_or_else(fail, |a| serde_json::to_value(a).expect("serialises"))
+    } else {
+        serde_json::from_str::<Archive>(&text)
+            .map_or_else(fail, |a| serde_json::to_value(a).expect("serialises"))
+    };
+    let mut differences = Vec::new();
+    differ(&read, &written, "", &mut differences);
+    assert!(
+        differences.is_empty(),
+        "{} writes back differently ({} places), first at {:?}",
+        path.display(),
+        differences.len(),
+        &differences[..differences.len().min(2)]
+    );
 }
 
 /// The paths where `written` is not `read`, except keys `read` lacks that `written` has as

@@ -175,22 +175,18 @@ pub fn bootstrap_ratio_intervals(
         return None;
     }
     let mut rng = SplitMix64::new(seed);
-    let mut resample = |values: &[f64], buffer: &mut Vec<f64>| {
-        buffer.clear();
-        buffer.extend((0..values.len()).map(|_| values[rng.below(values.len())]));
-        median(buffer).unwrap_or(f64::NAN)
-    };
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (base, new) = (Ranked::of(base), Ranked::of(new));
+    let mut counts = Vec::new();
     let mut ratios = Vec::with_capacity(RESAMPLES);
     for _ in 0..RESAMPLES {
-        let m_base = resample(base, &mut a);
-        let m_new = resample(new, &mut b);
+        let m_base = base.resampled_median(&mut rng, &mut counts);
+        let m_new = new.resampled_median(&mut rng, &mut counts);
         if m_base == 0.0 {
             return None;
         }
         ratios.push(m_new / m_base);
     }
-    ratios.sort_by(f64::total_cmp);
+    ratios.sort_unstable_by(f64::total_cmp);
     let at = |q: f64| ratios[((q * RESAMPLES as f64) as usize).min(RESAMPLES - 1)];
     Some(
         levels
@@ -201,6 +197,59 @@ pub fn bootstrap_ratio_intervals(
             })
             .collect(),
     )
+}
+
+/// A sample sorted once, so the median of a resample of it is read from how often each rank
+/// was drawn instead of sorting the resample (the same median: the same order statistics).
+struct Ranked<'a> {
+    values: &'a [f64],
+    /// The values in ascending order.
+    sorted: Vec<f64>,
+    /// `rank[i]`: where `values[i]` stands in `sorted`.
+    rank: Vec<usize>,
+}
+
+impl<'a> Ranked<'a> {
+    fn of(values: &'a [f64]) -> Self {
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
+        let mut rank = vec![0; values.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r;
+        }
+        Self {
+            values,
+            sorted: order.iter().map(|&i| values[i]).collect(),
+            rank,
+        }
+    }
+
+    /// The median of `len` values drawn with replacement by `rng` (one draw of an index
+    /// each, in order, as a resample of `values` would take them).
+    fn resampled_median(&self, rng: &mut SplitMix64, counts: &mut Vec<usize>) -> f64 {
+        let n = self.values.len();
+        counts.clear();
+        counts.resize(n, 0);
+        for _ in 0..n {
+            counts[self.rank[rng.below(n)]] += 1;
+        }
+        // The k-th smallest drawn value (0-based).
+        let kth = |k: usize| {
+            let mut seen = 0;
+            for (value, &count) in self.sorted.iter().zip(counts.iter()) {
+                seen += count;
+                if seen > k {
+                    return *value;
+                }
+            }
+            f64::NAN
+        };
+        if n % 2 == 1 {
+            kth(n / 2)
+        } else {
+            (kth(n / 2 - 1) + kth(n / 2)) / 2.0
+        }
+    }
 }
 
 /// Benjamini-Hochberg adjusted p-values, in the order given: the smallest false discovery

@@ -82,12 +82,15 @@ pub fn published_archive_name(name: &str) -> String {
     format!("{}.gz", crate::output::bounded_name(name))
 }
 
-/// `bytes` gzip-compressed, the same bytes for the same input (no file name, time 0).
+/// `bytes` gzip-compressed, the same bytes for the same input (no file name, time 0), at
+/// gzip's default level: the committed archives come out 1.7% larger than at the best level
+/// in 0.57 of the time (zlib on the 52 committed archives, 61.8 MB: 20.2 MB in 0.80 s against
+/// 19.8 MB in 1.39 s), and compressing was a fifth of a debug `echomark check`.
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     use std::io::Write as _;
     let mut encoder = flate2::GzBuilder::new()
         .mtime(0)
-        .write(Vec::new(), flate2::Compression::best());
+        .write(Vec::new(), flate2::Compression::default());
     // Writing to a Vec cannot fail.
     let _ = encoder.write_all(bytes);
     encoder.finish().unwrap_or_default()

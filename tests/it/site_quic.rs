@@ -5,6 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::common::committed_datasets;
+
 fn committed(path: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
         .unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -12,9 +14,7 @@ fn committed(path: &str) -> String {
 
 /// The QUIC protocols the committed archives measured.
 fn measured_quic_protocols() -> BTreeSet<echomark_archive::Protocol> {
-    let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results");
-    let datasets = echomark::read::load(&[raw]).expect("the committed archives read");
-    datasets
+    committed_datasets()
         .iter()
         .flat_map(|d| d.runs.iter().map(|r| r.key.protocol))
         .filter(|p| p.is_quic())
@@ -46,8 +46,7 @@ fn the_quic_report_sets_every_measured_quic_protocol_against_its_baselines() {
 /// section of its own in both languages, and "not measured yet" only for what none measured.
 #[test]
 fn the_quic_report_shows_each_transport_setting_and_the_pressure_runs_the_archives_hold() {
-    let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results");
-    let datasets = echomark::read::load(&[raw]).expect("the committed archives read");
+    let datasets = committed_datasets();
     let quic_runs = || {
         datasets
             .iter()

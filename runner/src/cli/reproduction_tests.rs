@@ -51,85 +51,111 @@ fn comparable(mut settings: Settings) -> Settings {
 fn every_published_matrix_command_plans_its_datasets_archives() {
     let layout = echomark::read::discover(&[workspace().join("raw-results")]).unwrap();
     assert!(layout.len() >= 10, "the committed datasets: {layout:?}");
-    let mut checked = 0;
-    for (name, files) in &layout {
-        let dataset = echomark::read::load_one(name, files).unwrap();
-        let slug = echomark::site::pages::dataset_slug(&dataset);
-        if dataset.has_imported() {
-            // Other tools' runs beside echomark's: the page names the script that measures
-            // them all (its own tests run it), and no bare matrix command.
-            let page = workspace().join("site/en").join(&slug).join("overview.md");
-            let text = std::fs::read_to_string(&page).unwrap();
-            assert!(
-                text.contains("\nscripts/measure-"),
-                "{slug}: names its script"
-            );
-            assert!(published_commands(&slug).is_empty(), "{slug}");
-            continue;
-        }
-        // Each archive file of the dataset, by its path under the workspace.
-        let mut recorded: BTreeMap<String, (String, Settings)> = BTreeMap::new();
-        for path in files {
-            let text = std::fs::read_to_string(path).unwrap();
-            let archive: echomark_archive::Archive = serde_json::from_str(&text).unwrap();
-            let key = format!(
-                "raw-results/{name}/{}",
-                path.file_name().unwrap().to_string_lossy()
-            );
-            recorded.insert(
-                key,
-                (archive.backend.to_string(), comparable(archive.settings)),
-            );
-        }
-        let lines = published_commands(&slug);
-        let renames: BTreeMap<String, String> = lines
-            .iter()
-            .filter_map(|l| {
-                let words = shlex::split(l.strip_prefix("mv ")?)?;
-                let [from, to] = <[String; 2]>::try_from(words).ok()?;
-                Some((from, to))
+    // Each dataset is read whole: they are shared among threads (this binary's other tests
+    // are quick).
+    let layout: Vec<(&String, &Vec<PathBuf>)> = layout.iter().collect();
+    let workers = std::thread::available_parallelism().map_or(2, usize::from);
+    let checked: usize = std::thread::scope(|scope| {
+        let shares: Vec<_> = layout
+            .chunks(layout.len().div_ceil(workers))
+            .map(|share| {
+                scope.spawn(move || {
+                    share
+                        .iter()
+                        .map(|(name, files)| published_commands_plan(name, files))
+                        .sum::<usize>()
+                })
             })
             .collect();
-        let mut planned: BTreeMap<String, (String, Settings)> = BTreeMap::new();
-        for line in lines.iter().filter(|l| !l.starts_with("mv ")) {
-            let mut words = shlex::split(line).unwrap_or_else(|| panic!("{slug}: {line}"));
-            if words[0] == "scripts/across-namespaces" {
-                words.remove(0);
-            }
-            let cli = Cli::try_parse_from(&words)
-                .unwrap_or_else(|e| panic!("{slug}: `{line}` does not parse: {e}"));
-            let Command::Matrix(args) = cli.command else {
-                panic!("{slug}: `{line}` is not a matrix command")
-            };
-            let request = args
-                .to_request()
-                .unwrap_or_else(|e| panic!("{slug}: `{line}`: {e}"));
-            let archives = request
-                .planned_archives()
-                .unwrap_or_else(|e| panic!("{slug}: `{line}`: {e}"));
-            let out = args.out.clone().expect("--out").display().to_string();
-            for (backend, settings) in archives {
-                let written = if request.archive_names().len() > 1 {
-                    format!("{out}/{backend}.json")
-                } else {
-                    out.clone()
-                };
-                let file = renames.get(&written).cloned().unwrap_or(written);
-                let previous = planned.insert(file.clone(), (backend, comparable(settings)));
-                assert!(previous.is_none(), "{slug}: two commands write {file}");
-            }
-        }
-        assert_eq!(
-            planned.keys().collect::<Vec<_>>(),
-            recorded.keys().collect::<Vec<_>>(),
-            "{slug}: the files the published commands write"
-        );
-        for (file, (backend, settings)) in &recorded {
-            let (planned_backend, planned_settings) = &planned[file];
-            assert_eq!(planned_backend, backend, "{file}: backend");
-            assert_eq!(planned_settings, settings, "{file}: settings");
-        }
-        checked += recorded.len();
-    }
+        shares
+            .into_iter()
+            .map(|s| {
+                s.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .sum()
+    });
     assert!(checked >= 15, "{checked} archives checked");
+}
+
+/// Checks that the reproduction commands published for dataset `name` (its archive `files`)
+/// plan exactly its archives, and returns how many archives that was.
+fn published_commands_plan(name: &str, files: &[PathBuf]) -> usize {
+    let dataset = echomark::read::load_one(name, files).unwrap();
+    let slug = echomark::site::pages::dataset_slug(&dataset);
+    if dataset.has_imported() {
+        // Other tools' runs beside echomark's: the page names the script that measures
+        // them all (its own tests run it), and no bare matrix command.
+        let page = workspace().join("site/en").join(&slug).join("overview.md");
+        let text = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            text.contains("\nscripts/measure-"),
+            "{slug}: names its script"
+        );
+        assert!(published_commands(&slug).is_empty(), "{slug}");
+        return 0;
+    }
+    // Each archive file of the dataset, by its path under the workspace.
+    let mut recorded: BTreeMap<String, (String, Settings)> = BTreeMap::new();
+    for path in files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let archive: echomark_archive::Archive = serde_json::from_str(&text).unwrap();
+        let key = format!(
+            "raw-results/{name}/{}",
+            path.file_name().unwrap().to_string_lossy()
+        );
+        recorded.insert(
+            key,
+            (archive.backend.to_string(), comparable(archive.settings)),
+        );
+    }
+    let lines = published_commands(&slug);
+    let renames: BTreeMap<String, String> = lines
+        .iter()
+        .filter_map(|l| {
+            let words = shlex::split(l.strip_prefix("mv ")?)?;
+            let [from, to] = <[String; 2]>::try_from(words).ok()?;
+            Some((from, to))
+        })
+        .collect();
+    let mut planned: BTreeMap<String, (String, Settings)> = BTreeMap::new();
+    for line in lines.iter().filter(|l| !l.starts_with("mv ")) {
+        let mut words = shlex::split(line).unwrap_or_else(|| panic!("{slug}: {line}"));
+        if words[0] == "scripts/across-namespaces" {
+            words.remove(0);
+        }
+        let cli = Cli::try_parse_from(&words)
+            .unwrap_or_else(|e| panic!("{slug}: `{line}` does not parse: {e}"));
+        let Command::Matrix(args) = cli.command else {
+            panic!("{slug}: `{line}` is not a matrix command")
+        };
+        let request = args
+            .to_request()
+            .unwrap_or_else(|e| panic!("{slug}: `{line}`: {e}"));
+        let archives = request
+            .planned_archives()
+            .unwrap_or_else(|e| panic!("{slug}: `{line}`: {e}"));
+        let out = args.out.clone().expect("--out").display().to_string();
+        for (backend, settings) in archives {
+            let written = if request.archive_names().len() > 1 {
+                format!("{out}/{backend}.json")
+            } else {
+                out.clone()
+            };
+            let file = renames.get(&written).cloned().unwrap_or(written);
+            let previous = planned.insert(file.clone(), (backend, comparable(settings)));
+            assert!(previous.is_none(), "{slug}: two commands write {file}");
+        }
+    }
+    assert_eq!(
+        planned.keys().collect::<Vec<_>>(),
+        recorded.keys().collect::<Vec<_>>(),
+        "{slug}: the files the published commands write"
+    );
+    for (file, (backend, settings)) in &recorded {
+        let (planned_backend, planned_settings) = &planned[file];
+        assert_eq!(planned_backend, backend, "{file}: backend");
+        assert_eq!(planned_settings, settings, "{file}: settings");
+    }
+    recorded.len()
 }

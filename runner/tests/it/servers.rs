@@ -10,7 +10,7 @@ use serde_json::Value;
 fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
     let dir = tempfile::tempdir().unwrap();
     let tag = format!("emk-good-{}", std::process::id());
-    let (code, archive, stderr) = matrix_against(dir.path(), "tcp", &tag, &[]);
+    let (code, archive, stderr) = matrix_against(dir.path(), "tcp", &tag, &["--repetitions", "2"]);
     assert_eq!(code, 0, "{stderr}");
     let a = archive.unwrap();
     assert_eq!(a["backend"], "python-echo");
@@ -319,7 +319,7 @@ fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
                 dir,
                 "never-listen",
                 &tag,
-                &["--server-ready-timeout", "1.5"],
+                &["--server-ready-timeout", "1.5", "--repetitions", "1"],
             );
             assert_eq!(code, 2, "{stderr}");
             assert!(
@@ -341,8 +341,12 @@ fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
             // Crashes mid-run: passes verification, then each run is a failure naming the
             // exit.
             let tag = format!("emk-crash-{pid}");
-            let (code, archive, stderr) =
-                matrix_against(dir, "tcp-crash-after", &tag, &["--keep-going"]);
+            let (code, archive, stderr) = matrix_against(
+                dir,
+                "tcp-crash-after",
+                &tag,
+                &["--keep-going", "--repetitions", "2"],
+            );
             assert_eq!(code, 1, "{stderr}");
             for r in archive.unwrap()["results"].as_array().unwrap() {
                 assert_eq!(
@@ -354,10 +358,15 @@ fn servers_that_never_listen_crash_or_ignore_sigterm_are_recorded_failures() {
             assert_eq!(processes_tagged(&tag), 0);
         });
         scope.spawn(move || {
-            // Ignores SIGTERM: killed after the grace, and the run says so.
+            // Ignores SIGTERM: killed after the grace, and the run says so (one run: each
+            // stop, the verification's too, waits the 3 s grace).
             let tag = format!("emk-term-{pid}");
-            let (code, archive, stderr) =
-                matrix_against(dir, "tcp-ignore-term", &tag, &["--keep-going"]);
+            let (code, archive, stderr) = matrix_against(
+                dir,
+                "tcp-ignore-term",
+                &tag,
+                &["--keep-going", "--repetitions", "1"],
+            );
             assert_eq!(code, 1, "{stderr}");
             for r in archive.unwrap()["results"].as_array().unwrap() {
                 assert!(

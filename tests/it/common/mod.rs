@@ -10,6 +10,16 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
+/// The committed archives (`raw-results/`), read strictly once for every test that asks.
+pub fn committed_datasets() -> &'static [echomark::model::Dataset] {
+    static DATASETS: std::sync::OnceLock<Vec<echomark::model::Dataset>> =
+        std::sync::OnceLock::new();
+    DATASETS.get_or_init(|| {
+        let raw = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results");
+        echomark::read::load(&[raw]).expect("the committed archives read")
+    })
+}
+
 /// Runs the real `echomark` binary.
 pub fn echomark(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_echomark"))

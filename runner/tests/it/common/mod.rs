@@ -316,8 +316,9 @@ pub fn ip(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// `matrix --server-cmd` with the Python fixture in `mode`: the exit code, the archive (if
-/// written) and the matrix's stderr.
+/// `matrix --server-cmd` with the Python fixture in `mode` (TCP, window 4, raw framing, and
+/// `extra`, the repetitions among them): the exit code, the archive (if written) and the
+/// matrix's stderr.
 pub fn matrix_against(
     dir: &Path,
     mode: &str,
@@ -333,8 +334,6 @@ pub fn matrix_against(
         "tcp",
         "--windows",
         "4",
-        "--repetitions",
-        "2",
         "--framing",
         "raw",
         "--server-name",
@@ -485,13 +484,28 @@ pub fn load_valid(path: &Path) -> echomark_archive::Archive {
     serde_json::from_value(value).expect("archive has the typed shape")
 }
 
+/// The compiled validator of `schema` (its text), compiled once per schema for the whole
+/// binary: compiling one (its patterns included) cost as much as validating an archive.
+fn validator(schema: &'static str) -> &'static jsonschema::Validator {
+    type Compiled = std::collections::HashMap<usize, &'static jsonschema::Validator>;
+    static COMPILED: std::sync::OnceLock<std::sync::Mutex<Compiled>> = std::sync::OnceLock::new();
+    let mut compiled = COMPILED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    compiled.entry(schema.as_ptr() as usize).or_insert_with(|| {
+        let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
+        Box::leak(Box::new(
+            jsonschema::validator_for(&schema).expect("schema compiles"),
+        ))
+    })
+}
+
 /// The file's JSON, asserted valid under `schema` (its text).
-pub fn valid_under(path: &Path, schema: &str) -> serde_json::Value {
+pub fn valid_under(path: &Path, schema: &'static str) -> serde_json::Value {
     let text = std::fs::read_to_string(path).expect("archive exists");
     let value: serde_json::Value = serde_json::from_str(&text).expect("archive is JSON");
-    let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
+    let errors: Vec<String> = validator(schema)
         .iter_errors(&value)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
