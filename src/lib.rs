@@ -16,6 +16,7 @@ pub mod import;
 pub mod measurement;
 pub mod model;
 pub mod output;
+pub mod parallel;
 pub mod read;
 pub mod reproduce;
 pub mod site;

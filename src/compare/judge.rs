@@ -101,21 +101,31 @@ pub(super) fn judge_all(
     let mut raw = p_values.into_iter();
     let bootstrap_tests = tests.iter().filter(|t| !ranked(t)).count().max(1);
     let decision_confidence = 1.0 - stats::ALPHA / bootstrap_tests as f64;
-    for t in &tests {
-        let label = &configurations[t.config].label;
-        let seed = stats::seed_of(&format!("{label}|{}", t.metric.name()));
-        let evidence = if ranked(t) {
-            Evidence::Rank {
-                p: raw.next().unwrap_or(1.0),
-                adjusted: adjusted.next().unwrap_or(1.0),
-            }
-        } else {
-            Evidence::Bootstrap {
-                confidence: decision_confidence,
-                tests: bootstrap_tests,
-            }
-        };
-        if let Some(change) = judge(t, evidence, seed) {
+    let cases: Vec<(&Test, Evidence, u64)> = tests
+        .iter()
+        .map(|t| {
+            let label = &configurations[t.config].label;
+            let seed = stats::seed_of(&format!("{label}|{}", t.metric.name()));
+            let evidence = if ranked(t) {
+                Evidence::Rank {
+                    p: raw.next().unwrap_or(1.0),
+                    adjusted: adjusted.next().unwrap_or(1.0),
+                }
+            } else {
+                Evidence::Bootstrap {
+                    confidence: decision_confidence,
+                    tests: bootstrap_tests,
+                }
+            };
+            (t, evidence, seed)
+        })
+        .collect();
+    // Each test's bootstrap is seeded by its own configuration and metric: judged on every
+    // core, the verdicts are the ones a loop would give.
+    let judged =
+        crate::parallel::map_in_order(&cases, |(t, evidence, seed)| judge(t, *evidence, *seed));
+    for ((t, _, _), change) in cases.iter().zip(judged) {
+        if let Some(change) = change {
             configurations[t.config].metrics.push(change);
         }
     }

@@ -267,26 +267,7 @@ fn read_dataset(name: String, files: &[PathBuf]) -> (Dataset, Vec<Problem>) {
 
 /// Reads files on all cores; the order of results matches `files`.
 fn read_all(files: &[PathBuf]) -> Vec<FileRead> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<FileRead>> = (0..files.len()).map(|_| None).collect();
-    let done = std::sync::Mutex::new(&mut slots);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(path) = files.get(i) else { break };
-                let read = read_file(path);
-                done.lock().expect("no reader panics")[i] = Some(read);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|r| r.expect("every file read"))
-        .collect()
+    crate::parallel::map_in_order(files, |path| read_file(path))
 }
 
 /// One file, parsed and normalised on its own (so files can be read in parallel and each
