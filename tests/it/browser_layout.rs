@@ -6,100 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::common::harness::{harness, run, HARNESS};
 use crate::common::site::chromium;
 use crate::common::static_site::serve;
-
-/// Where the harness page is served (it is not part of the site).
-const HARNESS: &str = "__harness.html";
-
-/// The harness: runs `prelude` once, loads `pages` one by one in an iframe, and on each
-/// document runs `check` at every width of `widths` (the iframe resized in place: a resize lays the loaded page out
-/// again without a second load, which in headless Chromium costs two frames), then writes
-/// the failures as JSON into `<pre id="out">`. `check` sees `f` (the iframe), `d` (its
-/// document), `page` and `width`.
-fn harness(pages: &[String], widths: &[u32], prelude: &str, check: &str) -> String {
-    let list = serde_json::to_string(pages).unwrap();
-    let widths = serde_json::to_string(widths).unwrap();
-    format!(
-        r#"<!doctype html><html><body><pre id="out">running</pre>
-<iframe id="f" style="height:800px;border:0"></iframe>
-<script>
-{prelude}
-const pages = {list};
-const widths = {widths};
-const f = document.getElementById('f');
-const failures = [];
-// The mean width of a character in `font` (measured once per font, on the harness page).
-const canvas = document.createElement('canvas').getContext('2d');
-const widthPerChar = {{}};
-function perChar(font) {{
-  if (!(font in widthPerChar)) {{
-    canvas.font = font;
-    widthPerChar[font] = canvas.measureText('the quick brown fox jumps over a lazy dog').width / 41;
-  }}
-  return widthPerChar[font];
-}}
-let i = 0;
-function next() {{
-  if (i >= pages.length) {{ document.getElementById('out').textContent = JSON.stringify({{checked: i, failures}}); return; }}
-  const page = pages[i++];
-  f.onload = () => {{
-    const d = f.contentDocument;
-    for (const width of widths) {{
-      f.style.width = width + 'px';
-      f.getBoundingClientRect();
-      try {{ {check} }} catch (e) {{ failures.push(page + ' at ' + width + ' px: ' + e); }}
-    }}
-    next();
-  }};
-  f.src = '/' + page;
-}}
-next();
-</script></body></html>"#
-    )
-}
-
-/// Runs the harness in Chromium and returns (pages checked, failures).
-fn run(browser: &Path, port: u16) -> (u64, Vec<String>) {
-    let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1400,900",
-            "--virtual-time-budget=300000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("http://127.0.0.1:{port}/{HARNESS}"))
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let json = dom
-        .split("<pre id=\"out\">")
-        .nth(1)
-        .and_then(|r| r.split("</pre>").next())
-        .unwrap_or_default()
-        .replace("&quot;", "\"")
-        .replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">");
-    let v: serde_json::Value = serde_json::from_str(&json)
-        .unwrap_or_else(|e| panic!("harness did not finish ({e}): {json}"));
-    let failures = v["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap_or_default().to_string())
-        .collect();
-    (v["checked"].as_u64().unwrap(), failures)
-}
 
 /// Every HTML page of the committed site, relative to it.
 fn pages(site: &Path) -> Vec<String> {
@@ -119,6 +28,20 @@ fn pages(site: &Path) -> Vec<String> {
     out
 }
 
+/// `perChar(font)`: the mean width of a character in `font`, measured once per font on the
+/// harness page (one canvas, not one per paragraph and width).
+const PER_CHAR: &str = r#"
+const canvas = document.createElement('canvas').getContext('2d');
+const widthPerChar = {};
+function perChar(font) {
+  if (!(font in widthPerChar)) {
+    canvas.font = font;
+    widthPerChar[font] = canvas.measureText('the quick brown fox jumps over a lazy dog').width / 41;
+  }
+  return widthPerChar[font];
+}
+"#;
+
 /// What the layout check measures on each page at each width, reported as
 /// `width<TAB>measure<TAB>page<TAB>detail`:
 /// the page scrolling sideways, a table row wider than a phone, at 1280 px a table wider
@@ -127,7 +50,7 @@ fn pages(site: &Path) -> Vec<String> {
 /// each page's longest prose line in characters.
 const LAYOUT_CHECK: &str = r#"
 const W = f.contentWindow.innerWidth;
-const note = (m, what) => failures.push(width + '\t' + m + '\t' + page + '\t' + what);
+const note = (m, what) => notes.push(width + '\t' + m + '\t' + page + '\t' + what);
 if (W !== width) note('viewport', 'the page saw ' + W + ' px');
 const wide = d.documentElement.scrollWidth;
 if (wide > W) note('page-scroll', wide + ' px in ' + W);
@@ -213,13 +136,14 @@ fn every_page_is_legible_at_390_1280_and_1920_px() {
         .collect();
     assert!(must_fit.len() >= 16, "{must_fit:?}");
     let prelude = format!(
-        "const MUST_FIT = new Set({});",
+        "const MUST_FIT = new Set({});\n{PER_CHAR}",
         serde_json::to_string(&must_fit).unwrap()
     );
     const WIDTHS: [u32; 3] = [390, 1280, 1920];
     let page = harness(&all, &WIDTHS, &prelude, LAYOUT_CHECK);
     let port = serve(site, Some((HARNESS, page)));
-    let (checked, notes) = run(&browser, port);
+    let harnessed = run(&browser, port, &[]);
+    let (checked, notes) = (harnessed.checked, harnessed.notes);
     assert_eq!(checked as usize, all.len(), "{notes:?}");
     let mut found: BTreeMap<u32, Findings> = BTreeMap::new();
     for n in &notes {

@@ -2,10 +2,28 @@
 //! tables and inline charts and no console error, and the language switch lands on the same
 //! page in the other language.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde_json::Value;
+
+use crate::common::harness::{harness, run, HARNESS};
 use crate::common::site::*;
-use crate::common::static_site::serve;
+use crate::common::static_site::serve_mounted;
+
+/// What the harness notes of each page: its DOM as the browser built it, and where its
+/// language switch points and lands.
+const PAGE_FACTS: &str = r#"
+const link = d.querySelector('a.lang-switch');
+notes.push(JSON.stringify({
+  page,
+  dom: d.documentElement.outerHTML,
+  switch: link && {
+    href: link.getAttribute('href'),
+    lands: new URL(link.getAttribute('href'), f.contentWindow.location.href).pathname,
+  },
+}));
+"#;
 
 #[test]
 fn the_site_works_in_headless_chromium() {
@@ -16,36 +34,61 @@ fn the_site_works_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
     assert!(build(&[Path::new(DEMO)], &out).status.success());
-    let port = serve(out.clone(), None);
-    let profile = dir.path().join("profile");
-    let run = |url: &str, extra: &[&str]| {
-        let mut cmd = std::process::Command::new(&browser);
-        cmd.args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=3000",
-        ]);
-        cmd.arg(format!("--user-data-dir={}", profile.display()));
-        cmd.args(extra).arg(url);
-        cmd.output().expect("chromium runs")
-    };
-    let base = format!("http://127.0.0.1:{port}");
-    for (page, heading) in [
-        ("zh/demo/overview.html", "核心结果"),
-        ("en/demo/overview.html", "Key results"),
+    // The demo site, and under /committed/ the committed site's pages
+    // (`site::the_committed_site_is_up_to_date` proves they are what the committed archives
+    // build), from one origin: one Chromium reads them all.
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let pages: Vec<String> = [
+        "zh/demo/overview.html",
+        "en/demo/overview.html",
+        "committed/en/epyc2-20261201-baseline/wss.html",
+        "committed/zh/epyc2-20261201-baseline/wss.html",
+        "committed/en/epyc2-20261201-latency-curve/load.html",
+        "committed/zh/epyc2-20261201-latency-curve/load.html",
+    ]
+    .map(String::from)
+    .to_vec();
+    let harness_page = harness(&pages, &[1400], "", PAGE_FACTS);
+    let port = serve_mounted(
+        out.clone(),
+        vec![("committed", committed)],
+        Some((HARNESS, harness_page)),
+    );
+    let seen = run(&browser, port, &["--enable-logging=stderr", "--v=0"]);
+    assert_eq!(seen.checked as usize, pages.len(), "{:?}", seen.notes);
+    let facts: BTreeMap<String, Value> = seen
+        .notes
+        .iter()
+        .map(|n| {
+            let v: Value = serde_json::from_str(n).unwrap_or_else(|e| panic!("{e}: {n}"));
+            (v["page"].as_str().unwrap().to_string(), v)
+        })
+        .collect();
+    // No page logged a console error, an uncaught exception or a resource it could not load.
+    let console: Vec<&str> = seen
+        .log
+        .lines()
+        .filter(|l| {
+            l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("Failed to load resource")
+        })
+        .collect();
+    assert!(console.is_empty(), "console errors {console:?}");
+
+    for (page, heading, other, other_heading) in [
+        (
+            "zh/demo/overview.html",
+            "核心结果",
+            "en/demo/overview.html",
+            "Key results",
+        ),
+        (
+            "en/demo/overview.html",
+            "Key results",
+            "zh/demo/overview.html",
+            "核心结果",
+        ),
     ] {
-        let out = run(
-            &format!("{base}/{page}"),
-            &["--dump-dom", "--enable-logging=stderr", "--v=0"],
-        );
-        let dom = String::from_utf8_lossy(&out.stdout);
-        let log = String::from_utf8_lossy(&out.stderr);
+        let dom = dom_of(&facts, page);
         assert!(dom.contains(heading), "{page}: {dom}");
         assert!(
             dom.contains("<div class=\"table-wrap\"><table>"),
@@ -55,60 +98,25 @@ fn the_site_works_in_headless_chromium() {
             dom.contains("<figure class=\"chart\"><svg"),
             "charts inline, tooltips live"
         );
-        let console: Vec<&str> = log
-            .lines()
-            .filter(|l| {
-                l.contains("CONSOLE")
-                    || l.contains("Uncaught")
-                    || l.contains("Failed to load resource")
-            })
-            .collect();
-        assert!(console.is_empty(), "{page}: console errors {console:?}");
-        // Follow the language switch the way a reader would: it lands on the same page.
-        let href = dom
-            .split("class=\"lang-switch\" href=\"")
-            .nth(1)
-            .and_then(|r| r.split('"').next())
-            .expect("switch link");
-        let other = if page.starts_with("zh") {
-            "en/demo/overview.html"
-        } else {
-            "zh/demo/overview.html"
-        };
-        assert_eq!(href, format!("../../{other}"));
-        let page_dir = page.rsplit_once('/').map_or("", |(d, _)| d);
-        let switched = run(&format!("{base}/{page_dir}/{href}"), &["--dump-dom"]);
-        let switched = String::from_utf8_lossy(&switched.stdout);
-        let other_heading = if page.starts_with("zh") {
-            "Key results"
-        } else {
-            "核心结果"
-        };
+        let switch = &facts[page]["switch"];
+        assert_eq!(switch["href"], format!("../../{other}"), "{page}");
+        assert_eq!(switch["lands"], format!("/{other}"), "{page}");
         assert!(
-            switched.contains(other_heading),
+            dom_of(&facts, other).contains(other_heading),
             "the switch reaches the same page in the other language"
         );
     }
-    // A protocol page of the committed seven-protocol baseline: the TLS-overhead and TCP
-    // sections render as headings with their tables, in both languages, without errors.
-    // The committed site's pages (`site::the_committed_site_is_up_to_date` proves they are
-    // what the committed archives build).
-    let committed_port = serve(Path::new(env!("CARGO_MANIFEST_DIR")).join("site"), None);
     for (page, headings) in [
         (
-            "en/epyc2-20261201-baseline/wss.html",
+            "committed/en/epyc2-20261201-baseline/wss.html",
             ["TLS overhead: WSS against WebSocket", "Compared with TCP"],
         ),
         (
-            "zh/epyc2-20261201-baseline/wss.html",
+            "committed/zh/epyc2-20261201-baseline/wss.html",
             ["TLS 开销：WSS 对比 WebSocket", "与 TCP 对比"],
         ),
     ] {
-        let out = run(
-            &format!("http://127.0.0.1:{committed_port}/{page}"),
-            &["--dump-dom", "--enable-logging=stderr", "--v=0"],
-        );
-        let dom = String::from_utf8_lossy(&out.stdout);
+        let dom = dom_of(&facts, page);
         for heading in headings {
             let at = dom
                 .find(&format!(">{heading}</h2>"))
@@ -120,58 +128,54 @@ fn the_site_works_in_headless_chromium() {
                 "{page}: {heading} has its own table"
             );
         }
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !log.lines()
-                .any(|l| l.contains("CONSOLE") || l.contains("Uncaught")),
-            "{page}: {log}"
-        );
     }
-    // The latency-under-load page: its charts are inline SVG with live tooltips, in both
-    // languages, without console errors.
     for (page, heading) in [
-        ("en/epyc2-20261201-latency-curve/load.html", ">Knees</h2>"),
-        ("zh/epyc2-20261201-latency-curve/load.html", ">拐点</h2>"),
+        (
+            "committed/en/epyc2-20261201-latency-curve/load.html",
+            ">Knees</h2>",
+        ),
+        (
+            "committed/zh/epyc2-20261201-latency-curve/load.html",
+            ">拐点</h2>",
+        ),
     ] {
-        let out = run(
-            &format!("http://127.0.0.1:{committed_port}/{page}"),
-            &["--dump-dom", "--enable-logging=stderr", "--v=0"],
-        );
-        let dom = String::from_utf8_lossy(&out.stdout);
+        let dom = dom_of(&facts, page);
         assert!(dom.contains(heading), "{page}: {dom}");
         assert_eq!(
             dom.matches("<figure class=\"chart\"><svg").count(),
             9,
             "{page}: one inline chart per curve"
         );
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !log.lines()
-                .any(|l| l.contains("CONSOLE") || l.contains("Uncaught")),
-            "{page}: {log}"
-        );
     }
+
     // A screenshot of a narrow viewport is not blank: it is far larger than one of an empty page.
-    let shot = dir.path().join("narrow.png");
-    let blank = dir.path().join("blank.png");
-    run(
+    let base = format!("http://127.0.0.1:{port}");
+    let profile = dir.path().join("profile");
+    let shoot = |url: &str, png: &Path| {
+        std::process::Command::new(&browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--window-size=420,900",
+                "--virtual-time-budget=3000",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("--screenshot={}", png.display()))
+            .arg(url)
+            .output()
+            .expect("chromium runs");
+        std::fs::read(png).expect("screenshot written")
+    };
+    let png = shoot(
         &format!("{base}/en/demo/udp.html"),
-        &[
-            "--window-size=420,900",
-            &format!("--screenshot={}", shot.display()),
-        ],
+        &dir.path().join("narrow.png"),
     );
-    run(
-        "about:blank",
-        &[
-            "--window-size=420,900",
-            &format!("--screenshot={}", blank.display()),
-        ],
-    );
-    let (png, empty) = (
-        std::fs::read(&shot).expect("screenshot written"),
-        std::fs::read(&blank).expect("blank screenshot"),
-    );
+    let empty = shoot("about:blank", &dir.path().join("blank.png"));
     assert!(png.starts_with(b"\x89PNG"));
     assert!(
         png.len() > 5 * empty.len(),
@@ -179,4 +183,9 @@ fn the_site_works_in_headless_chromium() {
         png.len(),
         empty.len()
     );
+}
+
+/// The DOM the harness noted for `page`.
+fn dom_of(facts: &BTreeMap<String, Value>, page: &str) -> String {
+    facts[page]["dom"].as_str().unwrap().to_string()
 }

@@ -8,6 +8,16 @@ use std::path::PathBuf;
 /// Serves `root` on a free loopback port and returns the port. `extra` is a page of the
 /// test's own, `(name, html)`, answered at `/name`.
 pub fn serve(root: PathBuf, extra: Option<(&'static str, String)>) -> u16 {
+    serve_mounted(root, Vec::new(), extra)
+}
+
+/// [`serve`], with each `(prefix, folder)` of `mounts` served under `/prefix/` (one origin
+/// for pages of several sites, so a harness page can read them all).
+pub fn serve_mounted(
+    root: PathBuf,
+    mounts: Vec<(&'static str, PathBuf)>,
+    extra: Option<(&'static str, String)>,
+) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -30,7 +40,12 @@ pub fn serve(root: PathBuf, extra: Option<(&'static str, String)>) -> u16 {
                     html.clone().into_bytes(),
                 ),
                 _ => {
-                    let file = root.join(&path);
+                    let file = mounts
+                        .iter()
+                        .find_map(|(prefix, folder)| {
+                            Some(folder.join(path.strip_prefix(prefix)?.strip_prefix('/')?))
+                        })
+                        .unwrap_or_else(|| root.join(&path));
                     match std::fs::read(&file) {
                         Ok(b) if !path.contains("..") => ("200 OK", kind_of(&path), b),
                         _ => ("404 Not Found", "text/plain", b"not found".to_vec()),
