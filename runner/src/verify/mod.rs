@@ -440,3 +440,24 @@ fn format_count(n: usize) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults the README and `verify --help` state: 3 s per connect, read or write,
+    /// 10 s per handshake (as `once` allows its setup), a 2 s idle pause.
+    #[test]
+    fn the_default_limits_are_the_documented_ones() {
+        let limits = Limits::default();
+        assert_eq!(
+            (limits.io, limits.handshake, limits.idle),
+            (
+                Duration::from_secs(3),
+                Duration::from_secs(10),
+                Duration::from_secs(2)
+            )
+        );
+        assert_eq!(failure::seconds(limits.handshake), "10 s");
+    }
+}
