@@ -67,14 +67,14 @@ fn achieved_rate_matches_the_offered_rate_below_saturation() {
             "--window",
             "8",
             "--seconds",
-            "1",
+            "0.5",
             "--warmup",
             "0.2",
         ]);
         assert!(m.ok, "{protocol}: {:?}", m.error);
         let o = open(&m);
         assert_eq!(
-            o.scheduled_messages, 3000,
+            o.scheduled_messages, 1500,
             "{protocol}: a uniform schedule is exact"
         );
         let share = o.achieved_rate / o.offered_rate as f64;
