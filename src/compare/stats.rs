@@ -201,16 +201,15 @@ pub fn bootstrap_ratio_intervals(
 
 /// A sample sorted once, so the median of a resample of it is read from how often each rank
 /// was drawn instead of sorting the resample (the same median: the same order statistics).
-struct Ranked<'a> {
-    values: &'a [f64],
+struct Ranked {
     /// The values in ascending order.
     sorted: Vec<f64>,
-    /// `rank[i]`: where `values[i]` stands in `sorted`.
+    /// `rank[i]`: where the sample's `i`-th value stands in `sorted`.
     rank: Vec<usize>,
 }
 
-impl<'a> Ranked<'a> {
-    fn of(values: &'a [f64]) -> Self {
+impl Ranked {
+    fn of(values: &[f64]) -> Self {
         let mut order: Vec<usize> = (0..values.len()).collect();
         order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
         let mut rank = vec![0; values.len()];
@@ -218,16 +217,15 @@ impl<'a> Ranked<'a> {
             rank[i] = r;
         }
         Self {
-            values,
             sorted: order.iter().map(|&i| values[i]).collect(),
             rank,
         }
     }
 
-    /// The median of `len` values drawn with replacement by `rng` (one draw of an index
-    /// each, in order, as a resample of `values` would take them).
+    /// The median of as many values as the sample has, drawn from it with replacement by
+    /// `rng` (one draw of an index each, in order, as a resample would take them).
     fn resampled_median(&self, rng: &mut SplitMix64, counts: &mut Vec<usize>) -> f64 {
-        let n = self.values.len();
+        let n = self.rank.len();
         counts.clear();
         counts.resize(n, 0);
         for _ in 0..n {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::harness::{harness, run, HARNESS};
+use crate::common::harness::{harness, headless, run, HARNESS};
 use crate::common::site::*;
 use crate::common::static_site::serve_mounted;
 
@@ -152,19 +152,8 @@ fn the_site_works_in_headless_chromium() {
     let base = format!("http://127.0.0.1:{port}");
     let profile = dir.path().join("profile");
     let shoot = |url: &str, png: &Path| {
-        std::process::Command::new(&browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--window-size=420,900",
-                "--virtual-time-budget=3000",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
+        headless(&browser, &profile)
+            .args(["--window-size=420,900", "--virtual-time-budget=3000"])
             .arg(format!("--screenshot={}", png.display()))
             .arg(url)
             .output()

@@ -51,30 +51,14 @@ fn comparable(mut settings: Settings) -> Settings {
 fn every_published_matrix_command_plans_its_datasets_archives() {
     let layout = echomark::read::discover(&[workspace().join("raw-results")]).unwrap();
     assert!(layout.len() >= 10, "the committed datasets: {layout:?}");
-    // Each dataset is read whole: they are shared among threads (this binary's other tests
-    // are quick).
+    // Each dataset is read whole: they are read on every core (this binary's other tests are
+    // quick).
     let layout: Vec<(&String, &Vec<PathBuf>)> = layout.iter().collect();
-    let workers = std::thread::available_parallelism().map_or(2, usize::from);
-    let checked: usize = std::thread::scope(|scope| {
-        let shares: Vec<_> = layout
-            .chunks(layout.len().div_ceil(workers))
-            .map(|share| {
-                scope.spawn(move || {
-                    share
-                        .iter()
-                        .map(|(name, files)| published_commands_plan(name, files))
-                        .sum::<usize>()
-                })
-            })
-            .collect();
-        shares
-            .into_iter()
-            .map(|s| {
-                s.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .sum()
-    });
+    let checked: usize = echomark::parallel::map_in_order(&layout, |(name, files)| {
+        published_commands_plan(name, files)
+    })
+    .into_iter()
+    .sum();
     assert!(checked >= 15, "{checked} archives checked");
 }
 

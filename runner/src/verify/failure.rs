@@ -101,10 +101,9 @@ impl Failure {
     }
 }
 
-/// A limit in the words of a detail line: `3 s`, `0.5 s`.
+/// A limit in the words of a detail line, as the matrix words its own: `3 s`, `0.5 s`.
 pub(super) fn seconds(limit: Duration) -> String {
-    let text = format!("{:.3}", limit.as_secs_f64());
-    format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
+    format!("{} s", limit.as_secs_f64())
 }
 
 #[cfg(test)]

@@ -44,6 +44,25 @@ next();
     )
 }
 
+/// A headless Chromium with the profile folder `profile`, quiet (no GPU, no background
+/// networking, updates or sync): add the window size, what to do and the URL.
+pub fn headless(browser: &Path, profile: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(browser);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()));
+    command
+}
+
 /// What one harness run returned: how many pages it checked, the notes the checks pushed,
 /// and Chromium's log (its console messages when run with `--enable-logging=stderr`).
 pub struct Harnessed {
@@ -55,22 +74,13 @@ pub struct Harnessed {
 /// Runs the harness served on `port` in one headless Chromium, with `extra` flags.
 pub fn run(browser: &Path, port: u16, extra: &[&str]) -> Harnessed {
     let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(browser)
+    let out = headless(browser, profile.path())
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
             "--window-size=1400,900",
             "--virtual-time-budget=300000",
             "--dump-dom",
         ])
         .args(extra)
-        .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("http://127.0.0.1:{port}/{HARNESS}"))
         .output()
         .expect("chromium runs");

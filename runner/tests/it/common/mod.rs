@@ -487,13 +487,13 @@ pub fn load_valid(path: &Path) -> echomark_archive::Archive {
 /// The compiled validator of `schema` (its text), compiled once per schema for the whole
 /// binary: compiling one (its patterns included) cost as much as validating an archive.
 fn validator(schema: &'static str) -> &'static jsonschema::Validator {
-    type Compiled = std::collections::HashMap<usize, &'static jsonschema::Validator>;
+    type Compiled = std::collections::HashMap<&'static str, &'static jsonschema::Validator>;
     static COMPILED: std::sync::OnceLock<std::sync::Mutex<Compiled>> = std::sync::OnceLock::new();
     let mut compiled = COMPILED
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    compiled.entry(schema.as_ptr() as usize).or_insert_with(|| {
+    compiled.entry(schema).or_insert_with(|| {
         let schema: serde_json::Value = serde_json::from_str(schema).expect("schema is JSON");
         Box::leak(Box::new(
             jsonschema::validator_for(&schema).expect("schema compiles"),
