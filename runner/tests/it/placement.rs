@@ -351,7 +351,7 @@ fn an_in_process_server_runs_apart_on_its_own_cpus_on_every_protocol_of_both_bac
                 .into_iter()
                 .map(|(backend, protocol, child)| {
                     scope.spawn(move || {
-                        let seen = wait_for_thread(child.id(), "echomark-server");
+                        let seen = threads_while_running(child.id(), "echomark-server");
                         (backend, protocol, seen, child.wait_with_output().unwrap())
                     })
                 })
@@ -395,18 +395,32 @@ fn an_in_process_server_runs_apart_on_its_own_cpus_on_every_protocol_of_both_bac
     }
 }
 
-/// The threads of `pid` once one named `name` exists (or all of them after 10 s).
-fn wait_for_thread(pid: u32, name: &str) -> Vec<(String, String)> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let seen = threads(pid);
-        if seen.iter().filter(|(n, _)| n == name).count() >= 2
-            || std::time::Instant::now() > deadline
-        {
-            return seen;
+/// The threads of `pid` as last seen while at least two named `name` ran (or the last
+/// sample, if they never did, after 30 s). Sampled until the process exits, not once: a
+/// thread carries its name from birth but pins itself as its first act, so a sample taken
+/// in between (a loaded machine can hold the new thread off its CPU for milliseconds)
+/// shows the parent's CPUs on a thread that has not served yet.
+fn threads_while_running(pid: u32, name: &str) -> Vec<(String, String)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut last = Vec::new();
+    let mut with_named = None;
+    while !exited(pid) && std::time::Instant::now() < deadline {
+        last = threads(pid);
+        if last.iter().filter(|(n, _)| n == name).count() >= 2 {
+            with_named = Some(last.clone());
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    with_named.unwrap_or(last)
+}
+
+/// Whether `pid` (a child not yet waited for) has exited: a zombie, or gone.
+fn exited(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        // The state follows the command's closing parenthesis.
+        stat.rsplit_once(')')
+            .is_none_or(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
+    })
 }
 
 #[test]
