@@ -69,6 +69,8 @@ pub struct Driver {
     pub stats: RingCounters,
     /// Sends queued since the last wait: their completions alone are no reason to wake.
     quiet: u32,
+    /// `stats.submissions` when a busy SQPOLL loop last woke the kernel thread.
+    woken_at: u64,
 }
 
 impl Driver {
@@ -97,6 +99,7 @@ impl Driver {
             slots,
             stats: RingCounters::default(),
             quiet: 0,
+            woken_at: 0,
         })
     }
 
@@ -188,8 +191,12 @@ impl Driver {
         loop {
             self.stats.busy_polls += 1;
             if self.tuning.sqpoll {
-                if !self.ring.submission().is_empty() {
+                // One wake for what was queued since the last: until the kernel thread is
+                // scheduled the queue stays full, and waking it again on every look only
+                // adds system calls (thousands of them on a loaded machine).
+                if self.stats.submissions != self.woken_at && !self.ring.submission().is_empty() {
                     self.enter_now()?;
+                    self.woken_at = self.stats.submissions;
                 }
             } else {
                 self.stats.enters += 1;
