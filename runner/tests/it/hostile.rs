@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::common::{exited, proc_stat};
+
 fn runner() -> Command {
     Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
 }
@@ -119,15 +121,7 @@ fn children(pid: u32) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let after = s.rsplit_once(") ")?.1;
-                    after.split_whitespace().nth(1)?.parse::<u32>().ok()
-                })
-                == Some(pid)
-        })
+        .filter(|&p| proc_stat(p).and_then(|f| f.get(1)?.parse::<u32>().ok()) == Some(pid))
         .collect()
 }
 
@@ -176,9 +170,7 @@ fn a_killed_matrix_takes_its_running_measurement_with_it() {
     matrix.kill().unwrap();
     matrix.wait().unwrap();
     let killed = Instant::now();
-    while Path::new(&format!("/proc/{child}")).exists()
-        && std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|s| !s.contains(") Z "))
-    {
+    while !exited(child) {
         assert!(
             killed.elapsed() < Duration::from_secs(1),
             "the measurement outlived its matrix"

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{rendered_pages, threads, RUNNER, TEST_VERIFY_IDLE};
+use crate::common::{exited, rendered_pages, threads, RUNNER, TEST_VERIFY_IDLE};
 
 /// The CPUs this test may run on, as the kernel lists them for it.
 fn allowed() -> Vec<usize> {
@@ -419,15 +419,6 @@ fn threads_while_running(pid: u32, name: &str) -> Vec<(String, String)> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     with_named.unwrap_or(last)
-}
-
-/// Whether `pid` (a child not yet waited for) has exited: a zombie, or gone.
-fn exited(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
-        // The state follows the command's closing parenthesis.
-        stat.rsplit_once(')')
-            .is_none_or(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
-    })
 }
 
 #[test]

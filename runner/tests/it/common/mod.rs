@@ -404,12 +404,25 @@ pub fn processes_tagged(tag: &str) -> usize {
         .count()
 }
 
+/// The fields of `/proc/PID/stat` after the command (which may hold spaces and
+/// parentheses): `[0]` the state, `[1]` the parent's pid, `[11]` and `[12]` the user and
+/// system clock ticks. `None` once the process is gone.
+pub fn proc_stat(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(") ")?.1;
+    Some(after.split_whitespace().map(str::to_string).collect())
+}
+
+/// Whether `pid` (a child not yet waited for) has exited: a zombie, or gone.
+pub fn exited(pid: u32) -> bool {
+    proc_stat(pid)
+        .and_then(|fields| fields.into_iter().next())
+        .is_none_or(|state| state.starts_with(['Z', 'X']))
+}
+
 /// User + system CPU seconds of process `pid` so far (from /proc/PID/stat).
 pub fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = stat.rsplit_once(") ").unwrap().1;
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // Fields 14 and 15 of stat (utime, stime), counted after the command's ")".
+    let fields = proc_stat(pid).expect("the process is running");
     let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
     // SAFETY: sysconf has no preconditions.
     ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
