@@ -207,16 +207,13 @@ fn median_closed_loop_rate(case: &CaseKey, repetitions: u64, results: &[Entry]) 
 }
 
 /// The median (the mean of the two middle values for an even count); `None` when empty.
+/// A selection on a copy of `values`, not a sort.
 pub fn median(values: &[f64]) -> Option<f64> {
-    median_in_place(&mut values.to_vec())
-}
-
-/// [`median`] of `values`, which it reorders: a selection, not a sort.
-fn median_in_place(values: &mut [f64]) -> Option<f64> {
     let n = values.len();
     if n == 0 {
         return None;
     }
+    let mut values = values.to_vec();
     let (below, &mut upper, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
     Some(if n % 2 == 1 {
         upper
