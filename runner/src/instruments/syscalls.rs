@@ -5,13 +5,17 @@
 //! cannot do for the others.
 //!
 //! It needs the tracepoint's id from tracefs and the right to count it (root, or
-//! `CAP_PERFMON`, or `kernel.perf_event_paranoid` ≤ -1); without them a run records no
-//! count and says why.
+//! `CAP_PERFMON`, or `kernel.perf_event_paranoid` ≤ -1). A newly started machine often has
+//! no tracefs mounted: as root the counter mounts it (and says so on stderr); otherwise it
+//! fails with the one command that fixes it.
 
 use std::path::Path;
 
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Counter};
+
+/// Where tracefs is mounted by convention (and where the counter mounts it).
+const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// Where tracefs keeps the tracepoint's id: its own mount first, then under debugfs.
 const TRACEPOINT_ID_FILES: [&str; 2] = [
@@ -19,10 +23,17 @@ const TRACEPOINT_ID_FILES: [&str; 2] = [
     "/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
 ];
 
+/// The command that mounts tracefs, as the errors tell it.
+pub const MOUNT_COMMAND: &str = "sudo mount -t tracefs nodev /sys/kernel/tracing";
+
 /// Why system calls could not be counted.
 #[derive(Debug, thiserror::Error)]
 pub enum SyscallCountError {
-    #[error("cannot count system calls: the raw_syscalls:sys_enter tracepoint is not in tracefs ({})", TRACEPOINT_ID_FILES.join(", "))]
+    #[error("cannot count system calls: tracefs is not mounted (no {}) and this process may not mount it; run `{MOUNT_COMMAND}` once, then again", TRACEPOINT_ID_FILES.join(" or "))]
+    NotMounted,
+    #[error("cannot count system calls: mounting tracefs at {TRACEFS} failed ({0}); run `{MOUNT_COMMAND}` once, then again")]
+    MountFailed(#[source] std::io::Error),
+    #[error("cannot count system calls: tracefs is mounted but has no raw_syscalls:sys_enter tracepoint ({}); the kernel needs CONFIG_FTRACE_SYSCALLS", TRACEPOINT_ID_FILES.join(", "))]
     NoTracepoint,
     #[error(
         "cannot count system calls: the kernel refused a counter of raw_syscalls:sys_enter (root or CAP_PERFMON needed): {0}"
@@ -40,11 +51,15 @@ pub struct SyscallCounter {
 
 impl SyscallCounter {
     /// Opens and starts the counter; call before any thread to be counted is spawned.
+    /// Mounts tracefs first when it is missing and this process may mount it.
     pub fn open() -> Result<Self, SyscallCountError> {
-        let id = TRACEPOINT_ID_FILES
-            .iter()
-            .find_map(|file| read_id(Path::new(file)))
-            .ok_or(SyscallCountError::NoTracepoint)?;
+        let id = match tracepoint_id() {
+            Some(id) => id,
+            None => {
+                mount_tracefs()?;
+                tracepoint_id().ok_or(SyscallCountError::NoTracepoint)?
+            }
+        };
         let counter = Builder::new(Tracepoint::with_id(id))
             .observe_self()
             .any_cpu()
@@ -70,8 +85,44 @@ impl SyscallCounter {
     }
 }
 
+/// The tracepoint's id, from whichever tracefs mount has it.
+fn tracepoint_id() -> Option<u64> {
+    TRACEPOINT_ID_FILES
+        .iter()
+        .find_map(|file| read_id(Path::new(file)))
+}
+
 fn read_id(file: &Path) -> Option<u64> {
     std::fs::read_to_string(file).ok()?.trim().parse().ok()
+}
+
+/// Mounts tracefs at [`TRACEFS`] when this process may (its effective user is root); the
+/// mount stays for every later run, as `mount` itself would leave it.
+fn mount_tracefs() -> Result<(), SyscallCountError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(SyscallCountError::NotMounted);
+    }
+    let c = |s: &str| std::ffi::CString::new(s).expect("no NUL in a constant");
+    let (source, target, kind) = (c("nodev"), c(TRACEFS), c("tracefs"));
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call; tracefs
+    // takes no mount data.
+    let r = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            kind.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(SyscallCountError::MountFailed(
+            std::io::Error::last_os_error(),
+        ));
+    }
+    eprintln!("echomark-runner: mounted tracefs at {TRACEFS} to count system calls");
+    Ok(())
 }
 
 #[cfg(test)]

@@ -419,6 +419,76 @@ fn udp_batch_is_refused_where_it_cannot_run() {
     }
 }
 
+/// Runs `once --count-syscalls` in a mount namespace of its own whose tracefs (and debugfs,
+/// which reaches tracefs too) is unmounted, as on a newly started machine; `as_user` runs
+/// it as that user id instead of root. The host's mounts are not touched.
+fn once_without_tracefs(as_user: Option<u32>) -> Option<(i32, Metrics, String)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        echomark::skip::because("a mount namespace needs root");
+        return None;
+    }
+    let script = r#"
+        for m in /sys/kernel/debug /sys/kernel/tracing; do
+          while umount "$m" 2>/dev/null; do :; done
+        done
+        if [ -e /sys/kernel/tracing/events/raw_syscalls ]; then echo "tracefs still mounted" >&2; exit 97; fi
+        exec "$@"
+    "#;
+    let mut command = Command::new("unshare");
+    command.args([
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+    ]);
+    if let Some(uid) = as_user {
+        let id = uid.to_string();
+        command.args(["setpriv", "--reuid", &id, "--regid", &id, "--clear-groups"]);
+    }
+    let out = command
+        .arg(env!("CARGO_BIN_EXE_echomark-runner"))
+        .args(["once", "--protocol", "tcp", "--count-syscalls"])
+        .args(["--seconds", "0.2", "--warmup", "0"])
+        .output()
+        .expect("unshare starts");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_ne!(out.status.code(), Some(97), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let metrics = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("metrics ({e}): {stdout}\n{stderr}"));
+    Some((out.status.code().expect("exit code"), metrics, stderr))
+}
+
+#[test]
+fn count_syscalls_mounts_tracefs_where_it_is_missing() {
+    let Some((code, m, stderr)) = once_without_tracefs(None) else {
+        return;
+    };
+    assert_eq!(code, 0, "{:?} {stderr}", m.error);
+    assert!(m.syscalls.is_some_and(|n| n > 0), "{m:?}");
+    assert!(
+        stderr.contains("mounted tracefs"),
+        "says what it did: {stderr}"
+    );
+}
+
+#[test]
+fn count_syscalls_that_may_not_mount_tracefs_names_the_command_that_fixes_it() {
+    let Some((code, m, _)) = once_without_tracefs(Some(65534)) else {
+        return;
+    };
+    assert_eq!(code, 1);
+    let error = m.error.unwrap_or_default();
+    assert!(
+        error.contains("sudo mount -t tracefs nodev /sys/kernel/tracing"),
+        "{error}"
+    );
+}
+
 #[test]
 fn counted_system_calls_show_what_each_backend_asks_of_the_kernel_per_echo() {
     let per_echo = |extra: &[&str]| {
