@@ -164,6 +164,10 @@ pub struct Measurement {
     pub kernel_udp_in_errors_delta: Option<u64>,
     #[serde(default)]
     pub server_messages_received: Option<u64>,
+    /// echomark's datagram runs: echoes that came back after their timeout (received, not
+    /// lost); absent in older archives.
+    #[serde(default)]
+    pub udp_late_messages: Option<u64>,
     /// echomark's open-loop runs: the schedule's figures (the contract's own type).
     #[serde(default)]
     pub open_loop: Option<echomark_archive::OpenLoopMetrics>,
@@ -296,6 +300,7 @@ impl From<&Metrics> for Measurement {
             kernel_ip_reasm_fails_delta: m.kernel_ip_reasm_fails_delta,
             kernel_udp_in_errors_delta: m.kernel_udp_in_errors_delta,
             server_messages_received: m.server_messages_received,
+            udp_late_messages: m.udp_late_messages,
             open_loop: m.open_loop.clone(),
         }
     }

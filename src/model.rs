@@ -70,6 +70,9 @@ pub struct Run {
     pub content_errors: u64,
     pub order_errors: u64,
     pub udp_lost_messages: u64,
+    /// Datagram echoes that came back after their timeout (received, not lost); `None`
+    /// where the archive predates the count.
+    pub udp_late_messages: Option<u64>,
     pub kernel_udp_rcvbuf_errors_delta: Option<u64>,
     /// The kernel's own readings behind the UDP loss (echomark archives since they record
     /// them).
@@ -533,6 +536,7 @@ pub(crate) mod tests {
             content_errors: 0,
             order_errors: 0,
             udp_lost_messages: 0,
+            udp_late_messages: None,
             kernel_udp_rcvbuf_errors_delta: None,
             kernel_readings: None,
             udp_server_receive_buffer_bytes: None,

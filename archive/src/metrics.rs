@@ -195,6 +195,13 @@ pub struct Metrics {
     /// the measured phase, summed over clients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicCounters>,
+    /// Datagram protocols: verified echoes that came back after `udp_timeout_ms` (within
+    /// one more timeout), when their message had already been given up for lost. They are
+    /// round trips like any other (in `messages_received`, their latency in the histogram),
+    /// not losses: a busy machine delays echoes, the kernel's drop counters count losses.
+    /// Absent in older archives, where such an echo counted as lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_late_messages: Option<u64>,
 }
 
 /// The counters QUIC has and TCP hides, from quinn's connection statistics, summed over a

@@ -130,6 +130,7 @@ fn sample_metrics() -> Metrics {
         udp_batch: Some(16),
         udp_gso: true,
         syscalls: Some(123_456),
+        udp_late_messages: Some(3),
         quic: Some(echomark_archive::QuicCounters {
             connections: 2,
             sent_packets: 100,

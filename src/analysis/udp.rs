@@ -20,6 +20,9 @@ pub struct BackendPasses {
     pub configurations_failed: u64,
     /// The largest number of datagrams one run lost.
     pub worst_loss: u64,
+    /// Echoes that came back after their timeout, over every run that counted them (round
+    /// trips, not losses); `None` when no run did.
+    pub late: Option<u64>,
 }
 
 /// An isolation invariant that a run broke.
@@ -137,6 +140,14 @@ fn reproduction(udp: &[&Run]) -> Option<Reproduction> {
     })
 }
 
+/// The late echoes of `runs`, summed over the runs that counted them; `None` when none did
+/// (archives older than the count), so a page says nothing rather than "0".
+fn late_echoes(runs: &[&Run]) -> Option<u64> {
+    runs.iter()
+        .filter_map(|r| r.udp_late_messages)
+        .reduce(|a, b| a + b)
+}
+
 /// How many read-back pairs the report lists.
 const READBACKS_SHOWN: usize = 4;
 
@@ -165,7 +176,11 @@ pub fn analyse(d: &Dataset, configs: &[&Configuration]) -> UdpAnalysis {
     let backends = backends
         .into_iter()
         .map(|backend| {
-            let runs: Vec<&&Run> = udp.iter().filter(|r| r.key.backend == backend).collect();
+            let runs: Vec<&Run> = udp
+                .iter()
+                .copied()
+                .filter(|r| r.key.backend == backend)
+                .collect();
             let configs: Vec<&&Configuration> = configs
                 .iter()
                 .filter(|c| c.key.protocol == Protocol::Udp && c.key.backend == backend)
@@ -180,6 +195,7 @@ pub fn analyse(d: &Dataset, configs: &[&Configuration]) -> UdpAnalysis {
                     .filter(|c| c.status == Status::Failed)
                     .count() as u64,
                 worst_loss: runs.iter().map(|r| r.udp_lost_messages).max().unwrap_or(0),
+                late: late_echoes(&runs),
             }
         })
         .collect();
@@ -331,6 +347,19 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn late_echoes_are_summed_over_the_runs_that_counted_them() {
+        let with_late = |late: Option<u64>| {
+            let mut r = run(Protocol::Udp, 1);
+            r.udp_late_messages = late;
+            r
+        };
+        let (a, b, old) = (with_late(Some(2)), with_late(Some(3)), with_late(None));
+        assert_eq!(late_echoes(&[&a, &old, &b]), Some(5));
+        assert_eq!(late_echoes(&[&old]), None, "not counted is not zero");
+        assert_eq!(late_echoes(&[&with_late(Some(0))]), Some(0));
     }
 
     #[test]

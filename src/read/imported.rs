@@ -155,6 +155,7 @@ fn run_of(index: usize, key: CaseKey, repetition: u64, run: ImportedRun) -> Run 
         content_errors: 0,
         order_errors: 0,
         udp_lost_messages: 0,
+        udp_late_messages: None,
         kernel_udp_rcvbuf_errors_delta: None,
         kernel_readings: None,
         udp_server_receive_buffer_bytes: None,

@@ -398,6 +398,7 @@ impl FileRead {
             content_errors: metrics.and_then(|m| m.content_errors).unwrap_or(0),
             order_errors: metrics.and_then(|m| m.order_errors).unwrap_or(0),
             udp_lost_messages: metrics.and_then(|m| m.udp_lost_messages).unwrap_or(0),
+            udp_late_messages: metrics.and_then(|m| m.udp_late_messages),
             kernel_udp_rcvbuf_errors_delta: metrics.and_then(|m| m.kernel_udp_rcvbuf_errors_delta),
             kernel_readings: metrics.and_then(|m| {
                 Some(crate::model::KernelReadings {

@@ -13,7 +13,8 @@
 //! | L3 | `payload_mib_per_second` = 2 × payload × `messages` / `elapsed_seconds` / 2^20 | relative 1e-6 |
 //! | L10 | `warmup_ok` ⇔ `warmup_errors` = 0 | exact |
 //! | L12 | sent − received = lost + unfinished (when no content or unexpected errors) | exact |
-//! | L13 | no `udp_lost_messages` outside UDP, no `unfinished_messages` in UDP | exact |
+//! | L13 | no `udp_lost_messages` or `udp_late_messages` outside datagram protocols, no `unfinished_messages` in them | exact |
+//! | L14 | `udp_late_messages` ≤ received (a late echo is a received one) | exact |
 //! | S1 | `rtt_samples` ≤ `rtt_observations` | exact |
 //! | C1 | coroutine `latency_mode` is `message` exactly when window = 1 | exact |
 //! | C2 | coroutine observations = messages (message mode) or messages / window (batch) | exact |
@@ -146,7 +147,7 @@ fn rates(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, String))
     }
 }
 
-/// L10, L12, L13, S1: the warmup verdict, the message accounting (sent − received = lost + unfinished), loss only on UDP and unfinished messages only on streams, samples within observations.
+/// L10, L12, L13, L14, S1: the warmup verdict, the message accounting (sent − received = lost + unfinished), loss and late echoes only on datagrams and unfinished messages only on streams, late echoes among those received, samples within observations.
 fn accounting(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, String)) {
     let messages = m.messages;
     if let (Some(ok), Some(errors)) = (m.warmup_ok, m.warmup_errors) {
@@ -173,6 +174,19 @@ fn accounting(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, Str
         broken(
             "L13",
             format!("udp_lost_messages {lost} in a {} run", e.key.protocol),
+        );
+    }
+    let late = m.udp_late_messages.unwrap_or(0);
+    if !udp && late > 0 {
+        broken(
+            "L13",
+            format!("udp_late_messages {late} in a {} run", e.key.protocol),
+        );
+    }
+    if let Some(received) = m.messages_received.filter(|&r| late > r) {
+        broken(
+            "L14",
+            format!("udp_late_messages {late} > messages_received {received}"),
         );
     }
     if udp && unfinished > 0 {
@@ -292,7 +306,10 @@ fn open_loop(e: &EntryFacts, m: &Measurement, broken: &mut impl FnMut(&str, Stri
             );
         }
     }
-    let lost = m.udp_lost_messages.unwrap_or(0) + m.unfinished_messages.unwrap_or(0);
+    // Late echoes break the in-flight integral as losses do (see little_law).
+    let lost = m.udp_lost_messages.unwrap_or(0)
+        + m.unfinished_messages.unwrap_or(0)
+        + m.udp_late_messages.unwrap_or(0);
     let has_latency = m.rtt_samples.unwrap_or(0) > 0;
     let check = m
         .messages_received

@@ -49,6 +49,8 @@ pub struct ClientReport {
     pub received: u64,
     /// Verified echoes completed at or before the deadline.
     pub in_interval: u64,
+    /// Verified echoes (among `received`) of messages already given up for lost.
+    pub late: u64,
     pub finished_at: Instant,
     pub histogram: Option<Histogram<u64>>,
     /// Open loop: the schedule's figures.
@@ -104,6 +106,7 @@ impl ClientReport {
             sent: 0,
             received: 0,
             in_interval: 0,
+            late: 0,
             finished_at: Instant::now(),
             histogram: None,
             open: None,

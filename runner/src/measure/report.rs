@@ -23,6 +23,8 @@ pub struct PhaseTotals {
     pub sent: u64,
     pub received: u64,
     pub in_interval: u64,
+    /// Echoes (among `received`) of messages already given up for lost.
+    pub late: u64,
     pub last_finish: Option<Instant>,
     pub histogram: Option<Histogram<u64>>,
     /// Open loop: the clients' schedule figures, summed (histograms merged, the last echo
@@ -155,6 +157,7 @@ pub fn fill(
     m.messages = measured.in_interval;
     m.messages_received = measured.received;
     m.drain_messages = measured.received - measured.in_interval;
+    m.udp_late_messages = case.protocol.is_datagram().then_some(measured.late);
     m.drain_seconds = timing.drain.as_secs_f64();
     m.server_messages_received = Some(server_received);
     m.payload_roundtrip_bytes = 2 * case.payload as u64 * m.messages;

@@ -327,6 +327,7 @@ impl PhaseTotals {
         self.sent += r.sent;
         self.received += r.received;
         self.in_interval += r.in_interval;
+        self.late += r.late;
         self.last_finish = self.last_finish.max(Some(r.finished_at));
         if let Some(h) = r.histogram {
             latency::merge_into(&mut self.histogram, h);

@@ -9,6 +9,7 @@
 //! [`ClientCore::end_pass`]). Latency is measured from the due time (for closed loop the
 //! due time is the send time), and the service time from the send time beside it.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -89,6 +90,13 @@ struct Slot {
     sent_at: Instant,
 }
 
+/// A message given up for lost, kept for one more timeout in case its echo comes late.
+#[derive(Debug, Clone, Copy)]
+struct GivenUp {
+    slot: Slot,
+    at: Instant,
+}
+
 /// A client's open-loop state within one phase.
 struct OpenState {
     load: OpenLoop,
@@ -110,6 +118,9 @@ pub struct ClientCore {
     order: OrderRule,
     slots: Vec<Option<Slot>>,
     in_flight: usize,
+    /// Messages declared lost in this phase within the last timeout, by sequence. At most
+    /// a window's worth is added per expiry pass, and each leaves after one timeout.
+    given_up: BTreeMap<u64, GivenUp>,
     next_sequence: u64,
     /// Strict: the next sequence expected. Increasing: one above the highest seen.
     expected: u64,
@@ -129,6 +140,7 @@ impl ClientCore {
             order,
             slots: vec![None; window],
             in_flight: 0,
+            given_up: BTreeMap::new(),
             next_sequence: 0,
             expected: 0,
             plan: None,
@@ -171,6 +183,8 @@ impl ClientCore {
         self.plan = Some(plan);
         self.report = ClientReport::new(self.index, plan.phase);
         self.expected = self.next_sequence;
+        // An earlier phase's losses stay its own.
+        self.given_up.clear();
         let recording = plan.phase == message::PHASE_MEASURED && plan.record_latency;
         self.histogram = recording.then(latency::new_histogram);
         let index = self.index;
@@ -261,13 +275,16 @@ impl ClientCore {
     /// Judges one echo received at `now`.
     pub fn on_echo(&mut self, message: &[u8], now: Instant) -> Next {
         let plan = self.plan();
-        let slots = &self.slots;
+        let (slots, given_up) = (&self.slots, &self.given_up);
         let width = slots.len() as u64;
         let expect = Expectation {
             client_id: self.id,
             phase: plan.phase,
             payload: self.payload,
-            in_flight: |seq: u64| matches!(slots[(seq % width) as usize], Some(s) if s.sequence == seq),
+            in_flight: |seq: u64| {
+                matches!(slots[(seq % width) as usize], Some(s) if s.sequence == seq)
+                    || given_up.contains_key(&seq)
+            },
         };
         let verdict = message::verify_echo(&expect, message);
         let c = &mut self.report.counters;
@@ -277,29 +294,46 @@ impl ClientCore {
             EchoVerdict::NoSlot => c.unexpected_messages += 1,
             EchoVerdict::Corrupted { sequence } => {
                 c.content_errors += 1;
-                self.free(sequence, now);
-                return self.refill(now);
+                // A late echo that came back corrupted stays lost; its slot is long reused.
+                if self.given_up.remove(&sequence).is_none() {
+                    self.free(sequence, now);
+                    return self.refill(now);
+                }
             }
             EchoVerdict::Intact { sequence } => {
+                if let Some(late) = self.given_up.remove(&sequence) {
+                    // Counted lost at its timeout: it was not. Its slot was refilled then,
+                    // and it is out of order by nature, so neither is touched now.
+                    let c = &mut self.report.counters;
+                    c.udp_lost_messages -= 1;
+                    self.report.late += 1;
+                    self.received(late.slot, now);
+                    return Next::Wait;
+                }
                 let slot = self.free(sequence, now);
                 self.check_order(sequence);
-                self.report.received += 1;
-                if now <= plan.deadline {
-                    self.report.in_interval += 1;
-                }
-                if let Some(h) = self.histogram.as_mut() {
-                    latency::record(h, now.saturating_duration_since(slot.due_at));
-                }
-                if let Some(open) = self.open.as_mut() {
-                    open.report.last_echo = Some(now);
-                    if let Some(h) = open.report.service.as_mut() {
-                        latency::record(h, now.saturating_duration_since(slot.sent_at));
-                    }
-                }
+                self.received(slot, now);
                 return self.refill(now);
             }
         }
         Next::Wait
+    }
+
+    /// Counts a verified echo of `slot`'s message and records its latency.
+    fn received(&mut self, slot: Slot, now: Instant) {
+        self.report.received += 1;
+        if now <= self.plan().deadline {
+            self.report.in_interval += 1;
+        }
+        if let Some(h) = self.histogram.as_mut() {
+            latency::record(h, now.saturating_duration_since(slot.due_at));
+        }
+        if let Some(open) = self.open.as_mut() {
+            open.report.last_echo = Some(now);
+            if let Some(h) = open.report.service.as_mut() {
+                latency::record(h, now.saturating_duration_since(slot.sent_at));
+            }
+        }
     }
 
     /// Closed loop refills a freed slot before the deadline; open loop leaves sending to
@@ -355,10 +389,11 @@ impl ClientCore {
                 .is_some_and(|due| due < self.plan().deadline)
     }
 
-    /// Whether the phase still has traffic at `now`: messages in flight, or (open loop)
+    /// Whether the phase still has traffic at `now`: messages in flight, messages given up
+    /// for lost within the last timeout (their echoes may still come), or (open loop)
     /// messages the schedule has yet to send.
     pub fn has_traffic(&self, now: Instant) -> bool {
-        self.in_flight > 0 || self.schedule_pending(now)
+        self.in_flight > 0 || self.schedule_pending(now) || !self.given_up.is_empty()
     }
 
     fn scheduled_next(&self) -> Option<Instant> {
@@ -380,14 +415,20 @@ impl ClientCore {
         self.expected = self.expected.max(sequence + 1);
     }
 
-    /// Declares every message older than `timeout` lost (UDP). Returns how many were freed.
+    /// Declares every message older than `timeout` lost (UDP), remembering each for one
+    /// more timeout in case its echo comes late, and forgets those given up a timeout ago
+    /// (lost for good). Returns how many slots were freed.
     pub fn expire(&mut self, now: Instant, timeout: Duration) -> usize {
         if let Some(open) = self.open.as_mut() {
             open.account(self.in_flight, now);
         }
+        self.given_up
+            .retain(|_, g| now.saturating_duration_since(g.at) < timeout);
         let mut freed = 0;
         for slot in &mut self.slots {
-            if matches!(slot, Some(s) if now.saturating_duration_since(s.sent_at) >= timeout) {
+            if let Some(s) = slot.filter(|s| now.saturating_duration_since(s.sent_at) >= timeout) {
+                self.given_up
+                    .insert(s.sequence, GivenUp { slot: s, at: now });
                 *slot = None;
                 freed += 1;
             }
@@ -414,6 +455,7 @@ impl ClientCore {
         });
         self.slots.iter_mut().for_each(|s| *s = None);
         self.in_flight = 0;
+        self.given_up.clear();
         let c = &mut self.report.counters;
         if lost_as_udp {
             c.udp_lost_messages += left;
@@ -533,6 +575,33 @@ mod tests {
         );
         let r = core.finish(true);
         assert_eq!(r.sent - r.received, r.counters.udp_lost_messages);
+    }
+
+    #[test]
+    fn an_echo_within_one_more_timeout_is_late_not_lost_and_later_ones_stay_lost() {
+        let timeout = Duration::from_millis(100);
+        let mut core = ClientCore::new(0, 16, 2, OrderRule::Increasing);
+        core.begin(plan(60));
+        let msgs = send(&mut core, 2);
+        let t0 = Instant::now();
+        // Both given up; the window refills, and the refill's echo comes first.
+        assert_eq!(core.expire(t0 + timeout, timeout), 2);
+        let refill = send(&mut core, 1);
+        core.on_echo(&refill[0], t0 + timeout);
+        assert!(core.has_traffic(t0 + timeout), "the late horizon keeps the phase open");
+        // Message 0 comes back half a timeout after it was given up: late, not lost, not
+        // out of order; its round trip is timed from its send.
+        assert_eq!(core.on_echo(&msgs[0], t0 + timeout * 3 / 2), Next::Wait);
+        // Message 1 is forgotten a timeout after it was given up: its echo is unexpected.
+        core.expire(t0 + timeout * 2, timeout);
+        core.on_echo(&msgs[1], t0 + timeout * 2);
+        let r = core.finish(true);
+        assert_eq!((r.sent, r.received, r.late), (3, 2, 1));
+        assert_eq!(r.counters.udp_lost_messages, 1);
+        assert_eq!(r.sent - r.received, r.counters.udp_lost_messages);
+        assert_eq!(r.counters.order_errors, 0);
+        assert_eq!(r.counters.unexpected_messages, 1);
+        assert!(r.histogram.unwrap().max() >= (timeout * 3 / 2).as_nanos() as u64 * 99 / 100);
     }
 
     #[test]

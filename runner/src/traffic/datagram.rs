@@ -5,9 +5,11 @@
 //! An echo that has not come back after `--udp-timeout-ms` is counted in `udp_lost_messages`
 //! and its slot is refilled (before the deadline) or freed (after it), so loss never shrinks
 //! the window for good and a run never waits for an echo that will not come. A loss is
-//! declared between 1 and 1.25 timeouts after its send. The check runs when the orchestrator rings the client's
-//! [`Alarm`], every quarter timeout (at most every 250 ms, so that a timeout longer than the
-//! drain still lets the drain limit end the phase).
+//! declared between 1 and 1.25 timeouts after its send; an echo that still comes within one
+//! more timeout was late, not lost (`udp_late_messages`, see [`ClientCore::expire`]). The
+//! check runs when the orchestrator rings the client's [`Alarm`], every quarter timeout (at
+//! most every 250 ms, so that a timeout longer than the drain still lets the drain limit end
+//! the phase).
 
 use std::future::Future;
 use std::net::SocketAddr;

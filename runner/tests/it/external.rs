@@ -217,6 +217,38 @@ fn verify_own_server(dir: &std::path::Path, protocol: &str) {
     );
 }
 
+/// A datagram echoed after its timeout was delayed, not lost: it counts as a late round
+/// trip (received, timed from its send), and the run passes without a loss.
+#[test]
+fn a_datagram_echoed_after_its_timeout_is_late_not_lost() {
+    let server = Server::python("udp-late");
+    let out = runner(&[
+        "once",
+        "--target",
+        &server.address,
+        "--protocol",
+        "udp",
+        "--udp-timeout-ms",
+        "200",
+        "--seconds",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    let m: echomark_archive::Metrics = serde_json::from_slice(&out.stdout).expect("metrics");
+    assert_eq!(out.status.code(), Some(0), "{:?}", m.error);
+    let late = m.udp_late_messages.expect("recorded for UDP");
+    assert!(late >= 1, "{m:?}");
+    assert_eq!(m.udp_lost_messages, 0, "late echoes are not losses");
+    assert_eq!(m.messages_sent, m.messages_received);
+    assert!(
+        m.rtt_max_us >= 290_000.0,
+        "a late echo's round trip is timed: max {} µs",
+        m.rtt_max_us
+    );
+    assert_eq!(m.error_counters().total(), 0, "{:?}", m.error);
+}
+
 #[test]
 fn verify_and_measure_independent_python_servers() {
     for (mode, protocol, framing) in [

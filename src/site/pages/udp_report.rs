@@ -339,7 +339,7 @@ fn correctness_rows(cat: &Catalog, view: &DatasetView) -> Vec<Vec<Markup>> {
     let of =
         |a: u64, b: u64| Markup::trusted(format!("{} / {}", format::count(a), format::count(b)));
     for passes in &view.analysis.udp.backends {
-        let result = if passes.configurations_failed == 0 {
+        let mut result = if passes.configurations_failed == 0 {
             cat.text("udp.all_passed")
         } else {
             cat.fill(
@@ -353,6 +353,15 @@ fn correctness_rows(cat: &Catalog, view: &DatasetView) -> Vec<Vec<Markup>> {
                 ],
             )
         };
+        if let Some(late) = passes.late.filter(|&n| n > 0) {
+            result = cat.fill(
+                "udp.late",
+                &[
+                    ("result", &result),
+                    ("late", &labels::number(format::count(late))),
+                ],
+            );
+        }
         rows.push(vec![
             name.clone(),
             labels::backend(cat, &passes.backend),

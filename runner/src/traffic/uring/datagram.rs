@@ -193,7 +193,7 @@ impl LocalPhaseClient for UringUdpClient {
         loop {
             {
                 let s = link.state.borrow();
-                if s.broken || s.core.in_flight() == 0 {
+                if s.broken || !s.core.has_traffic(Instant::now()) {
                     break;
                 }
             }
