@@ -588,7 +588,10 @@ mod tests {
         assert_eq!(core.expire(t0 + timeout, timeout), 2);
         let refill = send(&mut core, 1);
         core.on_echo(&refill[0], t0 + timeout);
-        assert!(core.has_traffic(t0 + timeout), "the late horizon keeps the phase open");
+        assert!(
+            core.has_traffic(t0 + timeout),
+            "the late horizon keeps the phase open"
+        );
         // Message 0 comes back half a timeout after it was given up: late, not lost, not
         // out of order; its round trip is timed from its send.
         assert_eq!(core.on_echo(&msgs[0], t0 + timeout * 3 / 2), Next::Wait);

@@ -42,11 +42,16 @@ fn a_short_soak_passes_for_udp_and_tcp() {
     }
 }
 
+/// The server drops every 97th message, so a round that completes fewer (a round a busy
+/// machine starves fails for that, and says so) cannot show a loss: the test asks that every
+/// failed round says why, and that the rounds that got that far name the loss.
 #[test]
 fn a_soak_with_a_dropping_server_fails_and_says_why() {
     let (code, r) = soak(&[
         "--seconds",
-        "0.6",
+        "1.2",
+        "--rounds",
+        "1",
         "--protocol",
         "udp",
         "--inject-fault",
@@ -54,9 +59,21 @@ fn a_soak_with_a_dropping_server_fails_and_says_why() {
     ]);
     assert_eq!(code, 1);
     assert_eq!(r["passed"], false);
-    let failures = r["rounds"][0]["failures"].to_string();
-    assert!(
-        failures.contains("udp_lost_messages") && failures.contains("came back"),
-        "{failures}"
-    );
+    let rounds = r["rounds"].as_array().unwrap();
+    let mut named = 0;
+    for round in rounds {
+        let failures = round["failures"].to_string();
+        assert!(
+            round["passed"] == true || failures != "[]",
+            "a failed round says why: {round}"
+        );
+        if round["messages_sent"].as_u64().unwrap() >= 97 {
+            assert!(
+                failures.contains("udp_lost_messages") && failures.contains("came back"),
+                "{round}"
+            );
+            named += 1;
+        }
+    }
+    assert!(named > 0, "no round got to its first drop: {r}");
 }
