@@ -18,6 +18,7 @@ pub mod files;
 pub mod histogram;
 pub mod imported;
 pub mod key;
+pub mod limits;
 pub mod metrics;
 pub mod open_loop;
 pub mod plan;

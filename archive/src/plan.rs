@@ -78,6 +78,44 @@ impl Settings {
         [closed, derived].concat()
     }
 
+    /// An upper bound of how many runs [`Self::planned_runs`] lists, counted without listing
+    /// them (repeats and unsupported profiles included), so that settings planning more
+    /// than a matrix can hold are refused before any list is built.
+    pub fn planned_runs_bound(&self) -> u64 {
+        let product = |lens: &[usize]| lens.iter().fold(1u64, |p, &l| p.saturating_mul(l as u64));
+        let a = &self.quic_axes;
+        let quic = product(
+            &[
+                a.congestion.len(),
+                a.gso.len(),
+                a.initial_mtu.len(),
+                a.stream_window.len(),
+                a.connection_window.len(),
+            ]
+            .map(|l| l.max(1)),
+        );
+        let cases = match &self.cases {
+            Some(cases) => cases.len() as u64,
+            None => product(&[
+                self.io_profiles.len(),
+                self.protocols.len(),
+                self.payloads.len(),
+                self.profiles.len(),
+            ]),
+        };
+        let loads = self.open_loop.as_ref().map_or(1, |o| {
+            if o.rates.is_empty() {
+                1 + o.sweep_percent.len() as u64
+            } else {
+                o.rates.len() as u64
+            }
+        });
+        cases
+            .saturating_mul(self.repetitions)
+            .saturating_mul(quic)
+            .saturating_mul(loads)
+    }
+
     /// `all` restricted to this archive's shard, if any.
     fn sharded(&self, all: Vec<RunId>) -> Vec<RunId> {
         let Some(shard) = self.shard else {

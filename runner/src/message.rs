@@ -153,6 +153,14 @@ pub fn verify_echo<F: Fn(u64) -> bool>(expect: &Expectation<F>, message: &[u8]) 
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_contracts_limits_are_the_runners_own() {
+        use echomark_archive::limits;
+        assert_eq!(limits::PAYLOAD, HEADER_LEN as u64..=MAX_PAYLOAD as u64);
+        let batch = crate::traffic::mmsg::MAX_BATCH as u64;
+        assert_eq!(limits::UDP_BATCH, 2..=batch);
+    }
+
     fn naive_filler(id: u32, seq: u64, payload: usize) -> Vec<u8> {
         (HEADER_LEN..payload)
             .map(|i| ((seq as u128 + 17 * i as u128 + 31 * id as u128) % 256) as u8)

@@ -56,7 +56,7 @@ pub struct MatrixArgs {
     pub io_threads: Option<Vec<u64>>,
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(WORK_RANGE))]
     pub work: Option<Vec<u64>>,
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(echomark_archive::limits::REPETITIONS))]
     pub repetitions: Option<u64>,
     #[arg(long, value_parser = seconds)]
     pub seconds: Option<f64>,
@@ -89,7 +89,7 @@ pub struct MatrixArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(UDP_TIMEOUT_RANGE))]
     pub udp_timeout_ms: Option<u64>,
     /// UDP on tokio: up to N datagrams per system call on every socket (2 to 64).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(echomark_archive::limits::UDP_BATCH))]
     pub udp_batch: Option<u64>,
     /// With --udp-batch: every UDP run's batches also segmented (GSO) and coalesced (GRO) by
     /// the kernel, each datagram still checked alone.
@@ -153,7 +153,7 @@ pub struct MatrixArgs {
     /// median closed-loop throughput (default 10,30,50,70,80,90,95,100).
     #[arg(long, value_delimiter = ',', value_name = "PERCENTS", num_args = 0..,
           default_missing_value = "10,30,50,70,80,90,95,100",
-          value_parser = clap::value_parser!(u64).range(1..=1000))]
+          value_parser = clap::value_parser!(u64).range(echomark_archive::limits::SWEEP_PERCENT))]
     pub rate_sweep: Option<Vec<u64>>,
     /// Open loop: evenly spaced messages or a Poisson process (default uniform).
     #[arg(long, value_enum)]

@@ -23,25 +23,15 @@ use echomark_runner::case::{
 use echomark_runner::case::{
     DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
 };
-use echomark_runner::message::{HEADER_LEN, MAX_PAYLOAD};
 use echomark_runner::placement::{CpuList, PlacementError};
 use echomark_runner::serve::ServeBackend;
 use echomark_runner::verify;
 
-/// Payloads on the command line: a header, up to the largest UDP datagram.
-const PAYLOAD_RANGE: std::ops::RangeInclusive<u64> = HEADER_LEN as u64..=MAX_PAYLOAD as u64;
-/// Clients and windows: 1 to 1,024 (arknet's range).
-const COUNT_RANGE: std::ops::RangeInclusive<u64> = 1..=1024;
-/// IO threads: 1 to 64.
-const THREADS_RANGE: std::ops::RangeInclusive<u64> = 1..=64;
-/// Synthetic work per echo: 0 to 10,000,000 rounds.
-const WORK_RANGE: std::ops::RangeInclusive<u64> = 0..=10_000_000;
-/// Socket buffer requests: 1 B to 2 GiB.
-const BUFFER_RANGE: std::ops::RangeInclusive<u64> = 1..=(1 << 31);
-/// Open-loop rates: 1 to 100 million messages per second.
-const RATE_RANGE: std::ops::RangeInclusive<u64> = 1..=100_000_000;
-/// The UDP loss timeout: 1 ms to 60 s.
-const UDP_TIMEOUT_RANGE: std::ops::RangeInclusive<u64> = 1..=60_000;
+// The command line's ranges are the contract's: an archive's settings are held to the same.
+use echomark_archive::limits::{
+    BUFFER as BUFFER_RANGE, COUNT as COUNT_RANGE, PAYLOAD as PAYLOAD_RANGE, RATE as RATE_RANGE,
+    THREADS as THREADS_RANGE, UDP_TIMEOUT_MS as UDP_TIMEOUT_RANGE, WORK as WORK_RANGE,
+};
 
 /// Loopback echo benchmark on tokio and monoio (io_uring), and the matrix driver that writes
 /// raw archives.

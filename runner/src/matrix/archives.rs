@@ -231,5 +231,14 @@ pub(super) fn resume(
             archive.failed_measurements
         )));
     }
+    if let Some(server) = &archive.settings.external_server {
+        // The command comes from the file, which anyone who could write it chose: say what
+        // will run before it does.
+        eprintln!(
+            "matrix --resume: {} starts its server with the command recorded in settings.external_server.command: {}",
+            path.display(),
+            server.command
+        );
+    }
     Ok(archive)
 }

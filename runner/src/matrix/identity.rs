@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use echomark_archive::ServerIdentity;
 
+use super::child::{read_bounded, Keep};
 use super::provenance::file_sha256;
 
 /// How long a version command may take.
@@ -71,39 +72,64 @@ fn executable_of(command: &str) -> Option<PathBuf> {
 
 /// The trimmed output (stdout, else stderr: `nginx -v` writes there) of `command` run by
 /// `sh -c`, when it exits with status 0 before `deadline`.
+///
+/// It runs as the servers do: in a process group of its own, its output read to the end but
+/// kept only up to [`VERSION_BYTES`], and whatever it started is killed when it is done or
+/// out of time: the group (`sleep 1000 &`), and, when the matrix adopts orphans, every
+/// process that left the group and was reparented here (a daemon). A server script that
+/// ignores `--version` and starts serving is the common case of such a command.
 fn run_for_output(command: &str, deadline: Duration) -> Option<String> {
+    use std::os::unix::process::CommandExt;
     let mut child = Command::new("sh")
         .args(["-c", command])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
         .ok()?;
+    let group = child.id() as i32;
+    // Read on threads of their own and collected with a deadline: a process that escaped
+    // both the group and adoption may hold a pipe open for ever.
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        if let Some(p) = pipe {
+            std::thread::spawn(move || sender.send(read_bounded(p, Keep::Head(VERSION_BYTES))));
+        }
+        receiver
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
     let started = Instant::now();
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break Some(status),
             Ok(None) if started.elapsed() < deadline => {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            _ => {
-                // A command that does not answer at once is probably the server itself.
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+            // A command that does not answer at once is probably the server itself.
+            _ => break None,
         }
-    }
-    let output = child.wait_with_output().ok()?;
-    if !output.status.success() {
+    };
+    // SAFETY: signalling the process group created for this command; ESRCH when it is
+    // already empty is fine.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let _ = child.wait();
+    super::server::kill_left_behind();
+    // The pipes close once every process that held them is gone.
+    let collect = |r: std::sync::mpsc::Receiver<Vec<u8>>| {
+        r.recv_timeout(Duration::from_secs(1)).unwrap_or_default()
+    };
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    if !status?.success() {
         return None;
     }
-    let text = if output.stdout.iter().any(|b| !b.is_ascii_whitespace()) {
-        output.stdout
+    let text = if stdout.iter().any(|b| !b.is_ascii_whitespace()) {
+        stdout
     } else {
-        output.stderr
+        stderr
     };
-    let text = String::from_utf8_lossy(&text[..text.len().min(VERSION_BYTES)]);
+    let text = String::from_utf8_lossy(&text);
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
 }
@@ -161,5 +187,46 @@ mod tests {
         assert_eq!(run_for_output("sleep 30", Duration::from_millis(300)), None);
         assert!(started.elapsed() < Duration::from_secs(3));
         assert!(identify("sh", Some("false")).version.is_none());
+    }
+
+    /// Whether a process whose command line holds `tag` is alive.
+    fn alive(tag: &str) -> bool {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.windows(tag.len()).any(|w| w == tag.as_bytes()))
+            })
+    }
+
+    #[test]
+    fn a_version_command_leaves_no_process_behind() {
+        // Before: `sh` was killed and both sleeps lived on with parent 1.
+        let tag = format!("99{}", std::process::id());
+        let hanging = format!("sleep {tag}1 & sleep {tag}2");
+        assert_eq!(run_for_output(&hanging, Duration::from_millis(300)), None);
+        // One that answers, leaving a child in the background (a server script that
+        // ignores --version and starts serving).
+        let answering = format!("sleep {tag}3 & echo 'server 2.0'");
+        assert_eq!(
+            run_for_output(&answering, Duration::from_secs(3)).as_deref(),
+            Some("server 2.0")
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while alive(&format!("sleep {tag}")) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            !alive(&format!("sleep {tag}")),
+            "a probe's process outlived it"
+        );
+    }
+
+    #[test]
+    fn a_version_command_that_prints_without_end_is_read_bounded() {
+        let text = run_for_output("yes version | head -c 100000000", Duration::from_secs(10));
+        assert_eq!(text.map(|t| t.len() <= VERSION_BYTES), Some(true));
     }
 }

@@ -190,6 +190,10 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
 pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let exe =
         std::env::current_exe().map_err(|e| MatrixError::system("cannot locate own binary", e))?;
+    if !request.options.external_servers.is_empty() {
+        // Before the servers are identified: a version probe's daemon comes back here too.
+        server::adopt_orphans();
+    }
     let mut targets = open::targets(request, &exe)?;
     if targets.iter().any(|t| t.backend == Backend::Monoio) {
         crate::measure::shards::probe()?;

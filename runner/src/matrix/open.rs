@@ -17,9 +17,17 @@ pub(super) fn targets(request: &MatrixRequest, exe: &Path) -> Result<Vec<Target>
         .unwrap_or_else(provenance::default_source_dir);
     let paths = target_paths(request)?;
     if let ArchiveTarget::New(out) = &request.archive {
-        if request.archive_names().len() > 1 && !out.exists() {
-            std::fs::create_dir(out)
-                .map_err(|e| MatrixError::system(format!("cannot create {}", out.display()), e))?;
+        // The folder a new matrix is asked to write into is made, as `mkdir -p` would: the
+        // named folder itself when it holds several archives, else the file's parent.
+        let folder = if request.archive_names().len() > 1 {
+            Some(out.as_path())
+        } else {
+            out.parent().filter(|p| !p.as_os_str().is_empty())
+        };
+        if let Some(folder) = folder.filter(|f| !f.is_dir()) {
+            std::fs::create_dir_all(folder).map_err(|e| {
+                MatrixError::system(format!("cannot create {}", folder.display()), e)
+            })?;
         }
     }
     let locks = lock_all(&paths)?;

@@ -303,10 +303,15 @@ fn cpu_list(text: &Option<String>) -> Result<Option<crate::placement::CpuList>, 
 pub const MAX_CASE_TIMEOUT_SECONDS: f64 = 86_400.0;
 
 /// Checks the settings an archive carries before a matrix runs them (a resumed archive may
-/// have been edited): every duration finite and in range, at least one repetition. Each
-/// problem names its JSON path.
+/// have been edited): every count, size and list within the command line's ranges
+/// ([`echomark_archive::limits`]), every duration finite and in range. Each problem names
+/// its JSON path.
 pub fn check_settings(s: &Settings) -> Result<(), PlanError> {
     let bad = |path: &str, what: String| Err(PlanError(format!("settings.{path}: {what}")));
+    // Counts, sizes and lists first: nothing below may expand a list an edit made huge.
+    if let Some((path, what)) = echomark_archive::limits::settings_problem(s) {
+        return bad(&path, what);
+    }
     let in_range = |v: f64, low: f64, high: f64, zero: bool| {
         v.is_finite() && (v > low || (zero && v == low)) && v <= high
     };
@@ -338,15 +343,6 @@ pub fn check_settings(s: &Settings) -> Result<(), PlanError> {
                 format!("must be above 0 and at most 3600, got {soak}"),
             );
         }
-    }
-    if s.repetitions == 0 {
-        return bad("repetitions", "must be at least 1".into());
-    }
-    if !(1..=60_000).contains(&s.udp_timeout_ms) {
-        return bad(
-            "udp_timeout_ms",
-            format!("must be 1 to 60000, got {}", s.udp_timeout_ms),
-        );
     }
     for (field, list) in [
         ("client_cpus", &s.client_cpus),

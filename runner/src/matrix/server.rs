@@ -347,7 +347,7 @@ static ADOPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// Kills and reaps every process that is this process's child once the server is stopped,
 /// and theirs: the matrix has no other child then, so each is something the server left
 /// behind. Returns how many there were.
-fn kill_left_behind() -> u64 {
+pub(super) fn kill_left_behind() -> u64 {
     if !ADOPTING.load(std::sync::atomic::Ordering::Relaxed) {
         return 0;
     }

@@ -371,14 +371,21 @@ impl Conn {
         Ok(())
     }
 
-    /// Whatever arrives until the server closes or goes quiet for the read limit.
+    /// Whatever arrives until the server closes, goes quiet for the read limit, has sent
+    /// [`ANSWER_LIMIT`] bytes, or the read limit has passed since the first read: a server
+    /// that answers without end (an endless body, headers or trailers, a trickle of bytes)
+    /// is judged on what came first, and never holds the measuring host's memory or time.
     pub(super) fn read_some_until_close(&mut self) -> Result<Vec<u8>, Failure> {
         let mut got = Vec::new();
         let mut buf = [0u8; 4096];
+        let deadline = Instant::now() + self.limits.io;
         loop {
+            if got.len() >= ANSWER_LIMIT || (!got.is_empty() && Instant::now() > deadline) {
+                return Ok(got);
+            }
             match self.read(&mut buf) {
                 Ok(0) => return Ok(got),
-                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Ok(n) => got.extend_from_slice(&buf[..n.min(ANSWER_LIMIT - got.len())]),
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -400,6 +407,10 @@ impl Conn {
         }
     }
 }
+
+/// The most of an answer to a malformed request that is read: its first line and head
+/// decide the verdict.
+pub(super) const ANSWER_LIMIT: usize = 64 * 1024;
 
 /// What differs between a sent message and its echo.
 fn describe_mismatch(index: usize, sent: &[u8], echo: &[u8]) -> String {

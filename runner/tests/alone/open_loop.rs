@@ -161,6 +161,12 @@ fn achieved_rate_matches_the_offered_rate_below_saturation() {
 /// while the service time (measured from the late send) does not; closed loop, the client
 /// simply stops sending during the stall, so only the one message caught in it (the max)
 /// shows the stall.
+///
+/// What is not the stall is the machine's: a round trip can wait for the CPU at the client
+/// and at the server. The sender's own lag (how late it woke for a due message, p99.9) is
+/// that wait as this run saw it, so the "hides the stall" bounds allow it twice: on a quiet
+/// machine a few hundred microseconds, beside four CPU-bound processes tens of
+/// milliseconds (a closed-loop p99.9 of 26 ms was the machine, not the stall).
 #[test]
 fn a_server_stall_shows_in_corrected_latency_but_hides_in_closed_loop() {
     let _alone = alone();
@@ -181,14 +187,15 @@ fn a_server_stall_shows_in_corrected_latency_but_hides_in_closed_loop() {
     let m = once(&args);
     let o = open(&m);
     assert!(m.ok, "{:?}", m.error);
+    let machine = 2.0 * o.schedule_lag_p999_us;
     assert!(
         m.rtt_p999_us >= STALL_US - tolerance,
         "corrected p99.9 {}",
         m.rtt_p999_us
     );
     assert!(
-        o.service_p999_us < STALL_US / 2.0,
-        "service p99.9 {}",
+        o.service_p999_us < STALL_US / 2.0 + machine,
+        "service p99.9 {} (the machine's wait: {machine} µs)",
         o.service_p999_us
     );
     assert!(
@@ -207,8 +214,8 @@ fn a_server_stall_shows_in_corrected_latency_but_hides_in_closed_loop() {
         closed.rtt_max_us
     );
     assert!(
-        closed.rtt_p999_us < STALL_US / 2.0,
-        "closed p99.9 {}",
+        closed.rtt_p999_us < STALL_US / 2.0 + machine,
+        "closed p99.9 {} (the machine's wait: {machine} µs)",
         closed.rtt_p999_us
     );
 }

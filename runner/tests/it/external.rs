@@ -249,6 +249,47 @@ fn a_datagram_echoed_after_its_timeout_is_late_not_lost() {
     assert_eq!(m.error_counters().total(), 0, "{:?}", m.error);
 }
 
+/// Runs `args` to its end: its exit code and its peak resident set, as the kernel kept it.
+// The child is reaped by wait4, which also returns its resource usage.
+#[allow(clippy::zombie_processes)]
+fn peak_rss(args: &[&str]) -> (i32, u64) {
+    let child = Command::new(RUNNER)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child with valid pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(libc::WIFEXITED(status), "{status}");
+    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64 * 1024)
+}
+
+/// A server that answers with an endless body, head or trailer fields fails `verify` (the
+/// same checks run before a matrix measures a server) without taking the measuring host's
+/// memory: before, verify grew to 2 GB and aborted on a 4 GiB allocation.
+#[test]
+fn verify_reads_no_more_of_an_endless_answer_than_it_judges() {
+    for part in ["body", "headers", "trailers"] {
+        let server = Server::python(&format!("http-endless-{part}"));
+        let (code, rss) = peak_rss(&[
+            "verify",
+            "--protocol",
+            "http",
+            "--target",
+            &server.address,
+            "--io-timeout",
+            "1",
+        ]);
+        assert_eq!(code, 1, "{part}: every endless answer fails a check");
+        assert!(rss < 64 << 20, "{part}: peak RSS {} MiB", rss >> 20);
+    }
+}
+
 #[test]
 fn verify_and_measure_independent_python_servers() {
     for (mode, protocol, framing) in [

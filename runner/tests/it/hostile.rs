@@ -105,6 +105,32 @@ fn resume_refuses_hostile_settings_and_results_with_their_json_path() {
             edit(&|a| a["settings"]["udp_timeout_ms"] = json!(0)),
             "settings.udp_timeout_ms",
         ),
+        // Before: 3.7 GB, then an abort on a 5.4 GB allocation.
+        (
+            "a billion repetitions",
+            edit(&|a| a["settings"]["repetitions"] = json!(1_000_000_000u64)),
+            "settings.repetitions",
+        ),
+        (
+            "more repetitions than the command line allows",
+            edit(&|a| a["settings"]["repetitions"] = json!(1001)),
+            "settings.repetitions",
+        ),
+        (
+            "a payload no datagram carries",
+            edit(&|a| a["settings"]["payloads"] = json!([64, 70_000])),
+            "settings.payloads[1]",
+        ),
+        (
+            "a million clients",
+            edit(&|a| a["settings"]["profiles"][0]["clients"] = json!(1_000_000)),
+            "settings.profiles[0].clients",
+        ),
+        (
+            "a batch the command line refuses",
+            edit(&|a| a["settings"]["udp_batch"] = json!(1_000_000_000u64)),
+            "settings.udp_batch",
+        ),
     ];
     for (what, archive, path) in cases {
         let file = dir.path().join("edited.json");

@@ -8,9 +8,11 @@ use serde_json::Value;
 
 #[test]
 fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
-    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // --out into folders that do not exist yet: the matrix makes them, as `mkdir -p`.
+    let dir = tmp.path().join("made/by/the/matrix");
     let tag = format!("emk-good-{}", std::process::id());
-    let (code, archive, stderr) = matrix_against(dir.path(), "tcp", &tag, &["--repetitions", "2"]);
+    let (code, archive, stderr) = matrix_against(&dir, "tcp", &tag, &["--repetitions", "2"]);
     assert_eq!(code, 0, "{stderr}");
     let a = archive.unwrap();
     assert_eq!(a["backend"], "python-echo");
@@ -61,8 +63,9 @@ fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
         idle["detail"], "the same connection echoes again after 0.2 s idle",
         "{idle}"
     );
-    let path = dir.path().join("tcp.json");
-    let dataset = echomark::read::load_one("good", &[path]).expect("reads strictly");
+    let path = dir.join("tcp.json");
+    let dataset =
+        echomark::read::load_one("good", std::slice::from_ref(&path)).expect("reads strictly");
     let commands = echomark::reproduce::commands(&dataset).join("\n");
     assert!(commands.contains(" --verify-idle 0.2 "), "{commands}");
     let results = a["results"].as_array().unwrap();
@@ -89,6 +92,23 @@ fn a_matrix_measures_an_external_server_verified_first_fresh_per_run() {
         );
     }
     assert_eq!(ports.len(), 2, "a fresh server, on a fresh port, per run");
+    assert_eq!(processes_tagged(&tag), 0, "no server left behind");
+
+    // A resumed archive starts the server its file names: it says which, before it runs.
+    let mut unfinished = a.clone();
+    unfinished["complete"] = Value::Bool(false);
+    unfinished["results"].as_array_mut().unwrap().pop();
+    std::fs::write(&path, unfinished.to_string()).unwrap();
+    let out = runner(&["matrix", "--resume", path.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let command = a["settings"]["external_server"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        stderr.contains(&format!("settings.external_server.command: {command}")),
+        "{stderr}"
+    );
     assert_eq!(processes_tagged(&tag), 0, "no server left behind");
 }
 
