@@ -15,10 +15,14 @@ use std::sync::Arc;
 use base64::Engine as _;
 use echomark_archive::TlsVerification;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig,
+    SignatureScheme,
+};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::{client, server, TlsAcceptor, TlsConnector};
 
@@ -138,9 +142,14 @@ impl TlsClient {
     }
 
     fn with_roots(roots: RootCertStore, name: ServerName<'static>) -> Result<Self, TlsError> {
-        let config = ClientConfig::builder_with_provider(provider())
+        let provider = provider();
+        let checks = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .map_err(|e| TlsError::Config(rustls::Error::General(e.to_string())))?;
+        let config = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
-            .with_root_certificates(roots)
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Explained(checks)))
             .with_no_client_auth();
         Ok(Self {
             config: Arc::new(config),
@@ -226,6 +235,63 @@ fn handshake_error(e: std::io::Error) -> std::io::Error {
     std::io::Error::other(format!("TLS handshake: {e}"))
 }
 
+/// The standard certificate checks, with the one refusal users meet most often explained:
+/// a self-signed certificate made as a CA (`openssl req -x509` does by default) presented
+/// by the server itself, which the checks report as `Other(OtherError(CaUsedAsEndEntity))`.
+#[derive(Debug)]
+struct Explained(Arc<WebPkiServerVerifier>);
+
+/// What a CA certificate presented as a server's own means, and the two ways out.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the server presented a CA certificate as its own (basicConstraints CA:TRUE, what      `openssl req -x509` makes by default), which TLS refuses from a server: give it a      server certificate (for example `openssl req -x509 … -addext      basicConstraints=critical,CA:FALSE`, trusted with --tls-ca), or measure with --tls-insecure"
+)]
+pub struct CaUsedAsServer;
+
+impl ServerCertVerifier for Explained {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+            .map_err(|e| match &e {
+                rustls::Error::InvalidCertificate(CertificateError::Other(other))
+                    if format!("{other:?}").contains("CaUsedAsEndEntity") =>
+                {
+                    rustls::Error::Other(rustls::OtherError(Arc::new(CaUsedAsServer)))
+                }
+                _ => e,
+            })
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
 /// `--tls-insecure`: any certificate is accepted; the handshake's signatures are still
 /// checked, so the session is a real TLS session with a key the server holds.
 #[derive(Debug)]
@@ -303,5 +369,75 @@ impl Tls {
             return Ok(None);
         }
         Self::new(ip).map(Some).map_err(std::io::Error::other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drives a client and a server session against each other in memory until the client
+    /// fails or both are done (a handshake takes a few flights).
+    fn handshake(
+        client: &mut rustls::ClientConnection,
+        server: &mut rustls::ServerConnection,
+    ) -> Result<(), rustls::Error> {
+        for _ in 0..16 {
+            let mut wire = Vec::new();
+            while client.wants_write() {
+                client.write_tls(&mut wire).expect("to memory");
+            }
+            server.read_tls(&mut wire.as_slice()).expect("from memory");
+            server.process_new_packets()?;
+            wire.clear();
+            while server.wants_write() {
+                server.write_tls(&mut wire).expect("to memory");
+            }
+            client.read_tls(&mut wire.as_slice()).expect("from memory");
+            client.process_new_packets()?;
+            if !client.is_handshaking() && !server.is_handshaking() {
+                return Ok(());
+            }
+        }
+        panic!("no end to the handshake");
+    }
+
+    /// A self-signed certificate for 127.0.0.1, as a CA (`ca`) or as a server's own.
+    fn certificate(ca: bool) -> (CertificateDer<'static>, PrivateKeyDer<'static>) {
+        let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+        if ca {
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        }
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        (cert.der().clone(), key)
+    }
+
+    fn connect(ca: bool) -> Result<(), rustls::Error> {
+        let (der, key) = certificate(ca);
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let client = TlsClient::trusting(der.clone(), name).unwrap();
+        let config = ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![der], key)
+            .unwrap();
+        let mut server = rustls::ServerConnection::new(Arc::new(config)).unwrap();
+        handshake(&mut client.blocking().unwrap(), &mut server)
+    }
+
+    #[test]
+    fn a_ca_certificate_presented_by_the_server_is_refused_with_what_to_do() {
+        // Before: "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))".
+        let e = connect(true)
+            .expect_err("a CA certificate is not a server's")
+            .to_string();
+        assert!(e.contains("CA certificate as its own"), "{e}");
+        assert!(e.contains("basicConstraints=critical,CA:FALSE"), "{e}");
+        assert!(e.contains("--tls-insecure"), "{e}");
+        // The same trust with a server certificate is a handshake like any other.
+        connect(false).expect("a server certificate is accepted");
     }
 }
