@@ -158,6 +158,29 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// The same comparison the other way round: the base against the subject (the ratio
+    /// and interval inverted, higher and lower swapped).
+    pub fn inverse(&self) -> Self {
+        let verdict = match self.verdict {
+            Verdict::Higher => Verdict::Lower,
+            Verdict::Lower => Verdict::Higher,
+            v => v,
+        };
+        Self {
+            ratio: 1.0 / self.ratio,
+            low: 1.0 / self.high,
+            high: if self.low > 0.0 {
+                1.0 / self.low
+            } else {
+                f64::INFINITY
+            },
+            base_runs: self.subject_runs,
+            subject_runs: self.base_runs,
+            verdict,
+            ..*self
+        }
+    }
+
     /// The change as a share (ratio − 1), and its interval.
     pub fn change(&self) -> (f64, f64, f64) {
         (self.ratio - 1.0, self.low - 1.0, self.high - 1.0)
@@ -348,6 +371,9 @@ mod tests {
         let down = compare(&subject, &base, &THROUGHPUT);
         assert_eq!(down.verdict, Verdict::Lower);
         assert!(close(down.ratio * up.ratio, 1.0, 1e-12));
+        let turned = up.inverse();
+        assert_eq!(turned.verdict, Verdict::Lower);
+        assert!(close(turned.low, down.low, 1e-9) && close(turned.high, down.high, 1e-9));
     }
 
     #[test]

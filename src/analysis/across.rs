@@ -13,6 +13,7 @@ use echomark_archive::{AddressFamily, PathKind, Protocol};
 
 use super::aggregate::Configuration;
 use super::backends::{self, Tally};
+use super::decision::Rules;
 use super::ratios::{self, Spread};
 use super::{hosts, DatasetAnalysis};
 use crate::model::Dataset;
@@ -89,14 +90,15 @@ pub fn answers(
     datasets: &[Dataset],
     per_dataset: &[DatasetAnalysis],
     configs: &[Configuration],
+    rules: &Rules,
 ) -> Vec<Answer> {
     let mut out = Vec::new();
-    out.extend(versus(datasets, configs, false));
+    out.extend(versus(datasets, configs, false, rules));
     out.extend(io_models(datasets, per_dataset));
     out.extend(overheads(datasets, configs));
     out.extend(buffers(datasets, per_dataset));
-    out.extend(versus(datasets, configs, true));
-    out.extend(path(datasets, configs));
+    out.extend(versus(datasets, configs, true, rules));
+    out.extend(path(datasets, configs, rules));
     out.extend(knees(datasets, per_dataset));
     out
 }
@@ -122,7 +124,12 @@ fn best<T: Ord + Copy>(datasets: &[Dataset], candidates: &[(usize, usize, T)]) -
 /// runtime question prefers the datasets where one client measured echomark's `serve` on
 /// each runtime in a process of its own ([`Dataset::own_servers_apart`]): client and server
 /// no longer share a runtime, so only the server's differs.
-fn versus(datasets: &[Dataset], configs: &[Configuration], external: bool) -> Vec<Answer> {
+fn versus(
+    datasets: &[Dataset],
+    configs: &[Configuration],
+    external: bool,
+    rules: &Rules,
+) -> Vec<Answer> {
     let mut candidates = Vec::new();
     for (i, d) in datasets.iter().enumerate() {
         let own_apart = d.own_servers_apart().is_some();
@@ -167,7 +174,7 @@ fn versus(datasets: &[Dataset], configs: &[Configuration], external: bool) -> Ve
             body: Body::Versus {
                 subject: subject.to_string(),
                 base: base.to_string(),
-                tally: backends::tally(&backends::rows(&mine, subject, base)),
+                tally: backends::tally(&backends::rows(&mine, subject, base, rules)),
                 companion: None,
             },
         })
@@ -280,7 +287,7 @@ fn buffers(datasets: &[Dataset], per_dataset: &[DatasetAnalysis]) -> Option<Answ
 
 /// A dataset measured over a veth pair against its loopback companion: the same host and
 /// matrix, the same server, over loopback.
-fn path(datasets: &[Dataset], configs: &[Configuration]) -> Option<Answer> {
+fn path(datasets: &[Dataset], configs: &[Configuration], rules: &Rules) -> Option<Answer> {
     let matrix = |d: &Dataset| {
         d.files
             .first()
@@ -299,7 +306,7 @@ fn path(datasets: &[Dataset], configs: &[Configuration]) -> Option<Answer> {
                 && matrix(other) == matrix(d)
         });
         if let Some((j, _)) = companion {
-            let rows = backends::rows_between(&of(configs, d), &of(configs, &datasets[j]));
+            let rows = backends::rows_between(&of(configs, d), &of(configs, &datasets[j]), rules);
             candidates.push((i, rows.len(), j));
         }
     }
@@ -310,6 +317,7 @@ fn path(datasets: &[Dataset], configs: &[Configuration]) -> Option<Answer> {
     let tally = backends::tally(&backends::rows_between(
         &of(configs, &datasets[chosen]),
         &of(configs, &datasets[companion]),
+        rules,
     ));
     Some(Answer {
         question: Question::Path,

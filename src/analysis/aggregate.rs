@@ -58,6 +58,11 @@ pub struct Configuration {
     pub runs_passed: u64,
     /// Only the metrics some run reported.
     pub stats: BTreeMap<Metric, Stat>,
+    /// Each metric's value in every run that reported it, in repetition order: what the
+    /// comparison rule ([`crate::analysis::decision`]) judges. Not serialised (the summary
+    /// lists the runs themselves).
+    #[serde(skip)]
+    pub values: BTreeMap<Metric, Vec<f64>>,
     /// Median of the CPU seconds as reported (their interval depends on the program).
     pub cpu_seconds: Option<f64>,
     /// Whether any run's CPU interval had to be estimated; `None` without CPU figures.
@@ -117,6 +122,10 @@ pub(crate) fn test_configuration(
         status,
         runs: 3,
         runs_passed: if status == Status::Valid { 3 } else { 2 },
+        values: stats
+            .iter()
+            .map(|(m, s)| (*m, vec![s.min, s.median, s.max]))
+            .collect(),
         stats,
         cpu_seconds: None,
         cpu_percent_estimated: None,
@@ -230,6 +239,14 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         stats.push((m, stat_columns(m.name())?));
     }
 
+    // Each configuration's runs in repetition order, for its per-run values.
+    let mut runs_of: std::collections::HashMap<(usize, &CaseKey), Vec<&crate::model::Run>> =
+        std::collections::HashMap::new();
+    for (d, set) in datasets.iter().enumerate() {
+        for r in &set.runs {
+            runs_of.entry((d, &r.key)).or_default().push(r);
+        }
+    }
     let mut out = Vec::with_capacity(df.height());
     for i in 0..df.height() {
         // Every group is one configuration the table numbered.
@@ -266,6 +283,13 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
                 saturated_runs: saturated[i].unwrap_or(0),
             })
         });
+        let mut in_order = runs_of.remove(&(*dataset, key)).unwrap_or_default();
+        in_order.sort_by_key(|r| r.repetition);
+        let values = Metric::ALL
+            .into_iter()
+            .filter(|m| by_metric.contains_key(m))
+            .map(|m| (m, in_order.iter().filter_map(|r| r.metric(m)).collect()))
+            .collect();
         let cpu = by_metric.get(&Metric::CpuPercent).copied();
         let machine = cpu
             .zip(logical_cpus.get(*dataset).copied().flatten())
@@ -285,6 +309,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
             cpu_machine_percent: machine,
             open_loop,
             stats: by_metric,
+            values,
         });
     }
     out.sort_by(|a, b| canonical(a).cmp(&canonical(b)));

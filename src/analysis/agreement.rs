@@ -202,6 +202,13 @@ mod tests {
                 ),
                 (Metric::RttP50Us, stat(p50.0, p50.0, p50.1)),
             ]),
+            values: BTreeMap::from([
+                (
+                    Metric::RoundtripsPerSecond,
+                    vec![rate * 0.98, rate, rate * 1.02],
+                ),
+                (Metric::RttP50Us, vec![p50.0, p50.0, p50.1]),
+            ]),
             cpu_seconds: None,
             cpu_percent_estimated: None,
             cpu_machine_percent: None,

@@ -2,8 +2,8 @@
 //! Asio stacks: what the runtime changes when everything else (program, protocol, payload,
 //! clients, window, IO model, threads, work) stays the same.
 //!
-//! A difference is claimed only where the [min, max] ranges of the repetitions do not
-//! overlap; otherwise the pair is "not distinguishable". A configuration that one backend
+//! Each pair is decided by the comparison rule ([`crate::analysis::decision`]): higher,
+//! lower, equivalent within the margin, or undecided. A configuration that one backend
 //! cannot run ([`echomark_archive::unsupported`]) is listed as such, never as a gap or a
 //! failure.
 
@@ -12,33 +12,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::Serialize;
 
 use crate::analysis::aggregate::{Configuration, Stat, Status};
+use crate::analysis::decision::{decide, Rules};
 use crate::analysis::rank::{GroupKey, Ranking};
 use echomark_archive::{CaseKey, Metric};
-
-/// How one metric of a pair compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The subject's whole range lies above the base's.
-    SubjectHigher,
-    /// The subject's whole range lies below the base's.
-    SubjectLower,
-    /// The ranges overlap.
-    NotDistinguishable,
-}
-
-impl Verdict {
-    /// Compares two ranges.
-    pub fn of(subject: &Stat, base: &Stat) -> Self {
-        if subject.overlaps(base) {
-            Verdict::NotDistinguishable
-        } else if subject.min > base.max {
-            Verdict::SubjectHigher
-        } else {
-            Verdict::SubjectLower
-        }
-    }
-}
+use echomark_decide::{Decision, Verdict};
 
 /// One configuration measured on both backends, both passed.
 #[derive(Debug, Clone, Copy)]
@@ -47,10 +24,11 @@ pub struct Pair<'a> {
     pub base: &'a Configuration,
     /// Median round trips/s of the subject ÷ the base's.
     pub throughput_ratio: f64,
-    pub throughput: Verdict,
+    /// The rule's decision on the subject's throughput against the base's.
+    pub throughput: Decision,
     /// Median p99 of the subject ÷ the base's, when both have latency.
     pub p99_ratio: Option<f64>,
-    pub p99: Option<Verdict>,
+    pub p99: Option<Decision>,
 }
 
 /// A row of a backend comparison.
@@ -140,7 +118,12 @@ fn without_backend(key: &CaseKey) -> CaseKey {
 
 /// Every configuration of `base` in `configs` (in their order) against the same
 /// configuration on `subject`.
-pub fn rows<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Vec<Row<'a>> {
+pub fn rows<'a>(
+    configs: &[&'a Configuration],
+    subject: &str,
+    base: &str,
+    rules: &Rules,
+) -> Vec<Row<'a>> {
     let subjects: HashMap<CaseKey, &Configuration> = configs
         .iter()
         .filter(|c| c.key.backend == subject)
@@ -150,7 +133,7 @@ pub fn rows<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Vec
         .iter()
         .filter(|c| c.key.backend == base)
         .filter_map(|b| match subjects.get(&without_backend(&b.key)).copied() {
-            Some(s) => row(s, b),
+            Some(s) => row(s, b, rules),
             None => {
                 let k = &b.key;
                 echomark_archive::unsupported(subject, k.io_model, k.io_threads)
@@ -165,16 +148,17 @@ pub fn rows<'a>(configs: &[&'a Configuration], subject: &str, base: &str) -> Vec
 pub fn rows_between<'a>(
     subjects: &[&'a Configuration],
     bases: &[&'a Configuration],
+    rules: &Rules,
 ) -> Vec<Row<'a>> {
     let by_key: HashMap<&CaseKey, &Configuration> = subjects.iter().map(|c| (&c.key, *c)).collect();
     bases
         .iter()
-        .filter_map(|b| row(by_key.get(&b.key).copied()?, b))
+        .filter_map(|b| row(by_key.get(&b.key).copied()?, b, rules))
         .collect()
 }
 
 /// One configuration measured on both sides: a pair when both passed, else not comparable.
-fn row<'a>(s: &'a Configuration, b: &'a Configuration) -> Option<Row<'a>> {
+fn row<'a>(s: &'a Configuration, b: &'a Configuration, rules: &Rules) -> Option<Row<'a>> {
     if s.status == Status::Failed || b.status == Status::Failed {
         return Some(Row::Failed {
             subject: s,
@@ -190,9 +174,9 @@ fn row<'a>(s: &'a Configuration, b: &'a Configuration) -> Option<Row<'a>> {
         subject: s,
         base: b,
         throughput_ratio: ratio(st.median, bt.median)?,
-        throughput: Verdict::of(&st, &bt),
+        throughput: decide(b, s, Metric::RoundtripsPerSecond, rules)?,
         p99_ratio: p99.and_then(|(s, b)| ratio(s.median, b.median)),
-        p99: p99.map(|(s, b)| Verdict::of(&s, &b)),
+        p99: p99.and_then(|_| decide(b, s, Metric::RttP99Us, rules)),
     }))
 }
 
@@ -200,41 +184,47 @@ fn ratio(subject: f64, base: f64) -> Option<f64> {
     (base > 0.0).then_some(subject / base)
 }
 
-/// Counts of a comparison's throughput verdicts and the spread of its ratios.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Counts of a comparison's throughput decisions and the spread of its ratios.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Tally {
     pub pairs: usize,
     pub subject_higher: usize,
     pub subject_lower: usize,
-    pub not_distinguishable: usize,
+    pub equivalent: usize,
+    pub undecided: usize,
     pub unsupported: usize,
     pub failed: usize,
     /// Median, min and max of the throughput ratios (`None` without pairs).
     pub ratios: Option<Stat>,
 }
 
+impl Tally {
+    /// Counts one throughput decision.
+    pub fn count(&mut self, d: &Decision) {
+        match d.verdict {
+            Verdict::Higher => self.subject_higher += 1,
+            Verdict::Lower => self.subject_lower += 1,
+            Verdict::Equivalent => self.equivalent += 1,
+            Verdict::Undecided { .. } | Verdict::NotComparable { .. } => self.undecided += 1,
+        }
+    }
+
+    /// The decided share of the pairs (higher, lower or equivalent), as a fraction.
+    pub fn decided_share(&self) -> Option<f64> {
+        (self.pairs > 0).then(|| (self.pairs - self.undecided) as f64 / self.pairs as f64)
+    }
+}
+
 /// The tally of `rows`.
 pub fn tally(rows: &[Row]) -> Tally {
-    let mut t = Tally {
-        pairs: 0,
-        subject_higher: 0,
-        subject_lower: 0,
-        not_distinguishable: 0,
-        unsupported: 0,
-        failed: 0,
-        ratios: None,
-    };
+    let mut t = Tally::default();
     let mut ratios = Vec::new();
     for row in rows {
         match row {
             Row::Pair(p) => {
                 t.pairs += 1;
                 ratios.push(p.throughput_ratio);
-                match p.throughput {
-                    Verdict::SubjectHigher => t.subject_higher += 1,
-                    Verdict::SubjectLower => t.subject_lower += 1,
-                    Verdict::NotDistinguishable => t.not_distinguishable += 1,
-                }
+                t.count(&p.throughput);
             }
             Row::Unsupported(_) => t.unsupported += 1,
             Row::Failed { .. } => t.failed += 1,
@@ -249,13 +239,26 @@ pub fn tally(rows: &[Row]) -> Tally {
 pub struct Duel<'a> {
     pub subject: &'a Ranking,
     pub base: &'a Ranking,
-    /// The subject's best throughput range against the base's best.
-    pub verdict: Verdict,
+    /// The subject's best throughput against the base's best.
+    pub verdict: Decision,
 }
 
 /// For every load ranked on both `subject` and `base` (in the order of `rankings`' base
-/// entries), the two backends' fastest models.
-pub fn duels<'a>(rankings: &[&'a Ranking], subject: &str, base: &str) -> Vec<Duel<'a>> {
+/// entries), the two backends' fastest models (found among `configs`), decided.
+pub fn duels<'a>(
+    rankings: &[&'a Ranking],
+    configs: &[&Configuration],
+    subject: &str,
+    base: &str,
+    rules: &Rules,
+) -> Vec<Duel<'a>> {
+    let best = |r: &Ranking| {
+        let key = r.best_key();
+        configs
+            .iter()
+            .copied()
+            .find(|c| c.dataset == r.group.dataset && c.key == key)
+    };
     let load = |r: &Ranking| GroupKey {
         backend: String::new(),
         ..r.group.clone()
@@ -273,7 +276,7 @@ pub fn duels<'a>(rankings: &[&'a Ranking], subject: &str, base: &str) -> Vec<Due
             Some(Duel {
                 subject: s,
                 base: b,
-                verdict: Verdict::of(&s.best.roundtrips_per_second, &b.best.roundtrips_per_second),
+                verdict: decide(best(b)?, best(s)?, Metric::RoundtripsPerSecond, rules)?,
             })
         })
         .collect()
@@ -302,13 +305,13 @@ pub struct BackendRow {
     pub key: CaseKey,
     pub base_backend: String,
     pub roundtrips_per_second_ratio: f64,
-    pub throughput: Verdict,
+    pub throughput: Decision,
     pub rtt_p99_us_ratio: Option<f64>,
-    pub rtt_p99: Option<Verdict>,
+    pub rtt_p99: Option<Decision>,
 }
 
 /// Every pair of every other backend in `configs` against the [`base_backend`].
-pub fn backend_rows(configs: &[&Configuration]) -> Vec<BackendRow> {
+pub fn backend_rows(configs: &[&Configuration], rules: &Rules) -> Vec<BackendRow> {
     let backends: BTreeSet<&str> = configs.iter().map(|c| c.key.backend.as_str()).collect();
     let Some(base) = base_backend(&backends) else {
         return Vec::new();
@@ -316,7 +319,7 @@ pub fn backend_rows(configs: &[&Configuration]) -> Vec<BackendRow> {
     backends
         .iter()
         .filter(|b| **b != base)
-        .flat_map(|subject| rows(configs, subject, base))
+        .flat_map(|subject| rows(configs, subject, base, rules))
         .filter_map(|row| match row {
             Row::Pair(p) => Some(BackendRow {
                 key: p.subject.key.clone(),
@@ -348,11 +351,15 @@ mod tests {
         )]);
         let mut c = test_configuration("tcp", model, threads, stats, Status::Valid);
         c.key.backend = backend.into();
+        c.values = BTreeMap::from([(
+            Metric::RoundtripsPerSecond,
+            vec![rate.0, (rate.0 + rate.1) / 2.0, rate.1],
+        )]);
         c
     }
 
     #[test]
-    fn only_separate_ranges_are_a_difference_and_unsupported_models_are_listed() {
+    fn pairs_are_decided_by_the_rule_and_unsupported_models_are_listed() {
         let all = [
             config("tokio", "shared", 1, (100.0, 110.0)),
             config("monoio", "shared", 1, (120.0, 130.0)),
@@ -361,27 +368,28 @@ mod tests {
             config("tokio", "shared", 2, (150.0, 160.0)),
         ];
         let refs: Vec<&Configuration> = all.iter().collect();
-        let found = rows(&refs, "monoio", "tokio");
+        let found = rows(&refs, "monoio", "tokio", &Rules::default());
         assert_eq!(found.len(), 3);
         let Row::Pair(first) = found[0] else {
             panic!("a pair")
         };
-        assert_eq!(first.throughput, Verdict::SubjectHigher);
+        // 120, 125, 130 against 100, 105, 110: higher by 19 %.
+        assert_eq!(first.throughput.verdict, Verdict::Higher);
         let Row::Pair(second) = found[1] else {
             panic!("a pair")
         };
-        assert_eq!(second.throughput, Verdict::NotDistinguishable);
+        // 210, 220, 230 against 200, 210, 220: 5 % apart, within the spread.
+        assert!(matches!(
+            second.throughput.verdict,
+            Verdict::Undecided { .. }
+        ));
         assert!(matches!(found[2], Row::Unsupported(c) if c.key.io_threads == 2));
         let t = tally(&found);
         assert_eq!(
-            (
-                t.pairs,
-                t.subject_higher,
-                t.not_distinguishable,
-                t.unsupported
-            ),
+            (t.pairs, t.subject_higher, t.undecided, t.unsupported),
             (2, 1, 1, 1)
         );
+        assert_eq!(t.decided_share(), Some(0.5));
         assert_eq!(
             base_backend(&BTreeSet::from(["monoio", "tokio"])),
             Some("tokio")
@@ -390,17 +398,5 @@ mod tests {
             base_backend(&BTreeSet::from(["standalone", "boost"])),
             Some("boost")
         );
-        assert_eq!(
-            Verdict::of(&stat(1.0, 2.0), &stat(3.0, 4.0)),
-            Verdict::SubjectLower
-        );
-    }
-
-    fn stat(min: f64, max: f64) -> Stat {
-        Stat {
-            median: (min + max) / 2.0,
-            min,
-            max,
-        }
     }
 }

@@ -9,6 +9,7 @@ pub mod across;
 pub mod aggregate;
 pub mod agreement;
 pub mod backends;
+pub mod decision;
 pub mod findings;
 pub mod history;
 pub mod hosts;
@@ -29,6 +30,8 @@ use rank::Ranking;
 
 /// Everything computed from the datasets.
 pub struct Analysis {
+    /// The comparison rules every verdict was decided with (stated on the pages).
+    pub rules: decision::Rules,
     /// Every closed-loop configuration of every dataset, in canonical order.
     pub configurations: Vec<Configuration>,
     /// Every latency-against-load curve (the open-loop configurations) of every dataset.
@@ -65,8 +68,13 @@ pub struct DatasetAnalysis {
 }
 
 impl Analysis {
-    /// Analyses `datasets` (validated by the reader).
+    /// Analyses `datasets` (validated by the reader) with the default comparison rules.
     pub fn of(datasets: &[Dataset]) -> PolarsResult<Self> {
+        Self::with_rules(datasets, decision::Rules::default())
+    }
+
+    /// Analyses `datasets`, deciding every comparison with `rules`.
+    pub fn with_rules(datasets: &[Dataset], rules: decision::Rules) -> PolarsResult<Self> {
         let all = aggregate::configurations(datasets)?;
         // Datasets with other tools' runs have a page of their own, which shows their
         // open-loop loads beside the closed ones; they witness none of echomark's answers.
@@ -89,7 +97,7 @@ impl Analysis {
         let measured_count = configurations.len();
         configurations.extend(imported_configs);
         let measured = &configurations[..measured_count];
-        let rankings = rank::rankings(measured);
+        let rankings = rank::rankings(measured, &rules);
         let per_dataset: Vec<DatasetAnalysis> = datasets
             .iter()
             .map(|d| {
@@ -106,20 +114,21 @@ impl Analysis {
                     curves.iter().filter(|c| c.dataset == d.name).collect();
                 let udp = udp::analyse(d, &mine);
                 DatasetAnalysis {
-                    io_models: findings::io_model::io_model_findings(&ranked, &mine, cpus),
+                    io_models: findings::io_model::io_model_findings(&ranked, &mine, cpus, &rules),
                     report: validate::report(d),
                     ratios: ratios::ratio_rows(&mine),
-                    backends: backends::backend_rows(&mine),
+                    backends: backends::backend_rows(&mine, &rules),
                     knees: findings::knees::knee_findings(&own_curves),
                     udp_buffers: findings::udp_buffers::buffer_finding(&udp.loss),
-                    quic: quic::analyse(d, &mine),
+                    quic: quic::analyse(d, &mine, &rules),
                     udp,
                     findings: findings::findings(&mine),
                 }
             })
             .collect();
         Ok(Self {
-            answers: across::answers(datasets, &per_dataset, measured),
+            rules,
+            answers: across::answers(datasets, &per_dataset, measured, &rules),
             hosts: hosts::pairs(datasets, measured),
             configurations,
             curves,

@@ -1,14 +1,16 @@
 //! The QUIC figures of one dataset, for the QUIC report: each QUIC protocol against each
-//! protocol it is compared with (how many configurations the ranges decide, either way),
-//! and per QUIC configuration the medians of quinn's counters over its passed runs.
+//! protocol it is compared with (how many configurations the comparison rule decides each
+//! way), and per QUIC configuration the medians of quinn's counters over its passed runs.
 
 use echomark_archive::{CaseKey, Protocol, QuicTransport};
 use serde::Serialize;
 
 use super::aggregate::{Configuration, Stat, Status};
-use super::backends::Verdict;
+use super::backends::Tally;
+use super::decision::{decide, Rules};
 use super::ratios::{self, Spread};
 use crate::model::{Dataset, Run};
+use echomark_decide::Decision;
 
 /// One QUIC protocol against one of its baselines, over the configurations both passed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,11 +19,12 @@ pub struct Comparison {
     pub base: Protocol,
     /// The throughput ratios of the medians.
     pub spread: Spread,
-    /// Configurations whose throughput ranges are apart, the subject below or above.
+    /// The subject decided lower or higher than the base, equivalent, or undecided, in how
+    /// many configurations.
     pub lower: usize,
     pub higher: usize,
-    /// Configurations whose ranges overlap: no distinguishable winner.
-    pub overlapping: usize,
+    pub equivalent: usize,
+    pub undecided: usize,
 }
 
 /// quinn's counters of one QUIC configuration, medians over its passed runs.
@@ -58,7 +61,7 @@ pub struct TransportRow {
     pub p99_us: Option<Stat>,
     /// Against quinn's defaults: the ratio of the throughput medians and what the ranges
     /// decide; absent for the defaults themselves and where they were not measured.
-    pub against_defaults: Option<(f64, Verdict)>,
+    pub against_defaults: Option<(f64, Decision)>,
 }
 
 /// One configuration of a receive-buffer pressure experiment (the server's UDP receive
@@ -92,7 +95,7 @@ pub struct QuicAnalysis {
 }
 
 /// The QUIC figures of `dataset`, whose valid configurations are `configs`.
-pub fn analyse(dataset: &Dataset, configs: &[&Configuration]) -> QuicAnalysis {
+pub fn analyse(dataset: &Dataset, configs: &[&Configuration], rules: &Rules) -> QuicAnalysis {
     let runs = dataset
         .runs
         .iter()
@@ -103,13 +106,13 @@ pub fn analyse(dataset: &Dataset, configs: &[&Configuration]) -> QuicAnalysis {
     }
     QuicAnalysis {
         runs,
-        comparisons: comparisons(configs),
+        comparisons: comparisons(configs, rules),
         counters: configs
             .iter()
             .filter(|c| c.key.protocol.is_quic() && c.status == Status::Valid)
             .filter_map(|c| counter_row(&c.key, dataset))
             .collect(),
-        transports: transports(configs),
+        transports: transports(configs, rules),
         pressure: pressure(dataset),
     }
 }
@@ -159,7 +162,7 @@ fn pressure(dataset: &Dataset) -> Vec<PressureRow> {
 
 /// Every valid QUIC configuration whose settings were varied: the rows of each
 /// configuration (its key without the transport) side by side, quinn's defaults first.
-fn transports(configs: &[&Configuration]) -> Vec<TransportRow> {
+fn transports(configs: &[&Configuration], rules: &Rules) -> Vec<TransportRow> {
     use std::collections::BTreeMap;
     let metric = echomark_archive::Metric::RoundtripsPerSecond;
     let mut groups: BTreeMap<CaseKey, Vec<&Configuration>> = BTreeMap::new();
@@ -176,17 +179,17 @@ fn transports(configs: &[&Configuration]) -> Vec<TransportRow> {
     let mut rows = Vec::new();
     for (plain, mut members) in groups.into_iter().filter(|(_, m)| m.len() > 1) {
         members.sort_by_key(|c| c.key.quic_transport);
-        let defaults = members
-            .iter()
-            .find(|c| c.key == plain)
-            .and_then(|c| c.stat(metric));
+        let defaults = members.iter().copied().find(|c| c.key == plain);
         for c in members {
             let Some(throughput) = c.stat(metric) else {
                 continue;
             };
             let against_defaults = defaults
                 .filter(|_| c.key.quic_transport.is_some())
-                .map(|d| (throughput.median / d.median, Verdict::of(&throughput, &d)));
+                .and_then(|d| {
+                    let median = d.stat(metric)?.median;
+                    Some((throughput.median / median, decide(d, c, metric, rules)?))
+                });
             rows.push(TransportRow {
                 key: c.key.clone(),
                 transport: c.key.quic_transport.unwrap_or_default(),
@@ -199,7 +202,7 @@ fn transports(configs: &[&Configuration]) -> Vec<TransportRow> {
     rows
 }
 
-fn comparisons(configs: &[&Configuration]) -> Vec<Comparison> {
+fn comparisons(configs: &[&Configuration], rules: &Rules) -> Vec<Comparison> {
     let present = |p: Protocol| configs.iter().any(|c| c.key.protocol == p);
     Protocol::QUIC
         .iter()
@@ -212,26 +215,21 @@ fn comparisons(configs: &[&Configuration]) -> Vec<Comparison> {
                 .filter_map(move |base| {
                     let pairs = ratios::pairs(configs, subject, base);
                     let spread = ratios::spread(&pairs)?;
-                    let (mut lower, mut higher, mut overlapping) = (0, 0, 0);
                     let metric = echomark_archive::Metric::RoundtripsPerSecond;
+                    let mut t = Tally::default();
                     for p in &pairs {
-                        let (Some(s), Some(b)) = (p.subject.stat(metric), p.base.stat(metric))
-                        else {
-                            continue;
-                        };
-                        match Verdict::of(&s, &b) {
-                            Verdict::NotDistinguishable => overlapping += 1,
-                            Verdict::SubjectLower => lower += 1,
-                            Verdict::SubjectHigher => higher += 1,
+                        if let Some(d) = decide(p.base, p.subject, metric, rules) {
+                            t.count(&d);
                         }
                     }
                     Some(Comparison {
                         subject,
                         base,
                         spread,
-                        lower,
-                        higher,
-                        overlapping,
+                        lower: t.subject_lower,
+                        higher: t.subject_higher,
+                        equivalent: t.equivalent,
+                        undecided: t.undecided,
                     })
                 })
         })
@@ -394,7 +392,7 @@ mod tests {
     }
 
     #[test]
-    fn each_varied_setting_is_set_against_quinns_defaults_and_overlaps_decide_nothing() {
+    fn each_varied_setting_is_set_against_quinns_defaults_by_the_rule() {
         use crate::analysis::aggregate::test_configuration;
         use echomark_archive::{Congestion, Metric};
         let with = |transport: Option<QuicTransport>, (min, median, max): (f64, f64, f64)| {
@@ -406,6 +404,7 @@ mod tests {
             c.key.quic_transport = transport;
             c
         };
+        let rules = Rules::default();
         let bbr = QuicTransport {
             congestion: Congestion::Bbr,
             ..QuicTransport::default()
@@ -420,21 +419,19 @@ mod tests {
             with(Some(no_gso), (95.0, 105.0, 115.0)),
         ];
         let refs: Vec<&Configuration> = configs.iter().collect();
-        let rows = transports(&refs);
+        let rows = transports(&refs, &rules);
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].transport, QuicTransport::default());
         assert_eq!(rows[0].against_defaults, None);
         let of = |t: QuicTransport| rows.iter().find(|r| r.transport == t).unwrap();
-        assert_eq!(
-            of(bbr).against_defaults,
-            Some((1.6, Verdict::SubjectHigher))
-        );
-        assert_eq!(
-            of(no_gso).against_defaults.map(|a| a.1),
-            Some(Verdict::NotDistinguishable)
-        );
+        let (ratio, d) = of(bbr).against_defaults.unwrap();
+        assert_eq!((ratio, d.verdict), (1.6, echomark_decide::Verdict::Higher));
+        assert!(matches!(
+            of(no_gso).against_defaults.map(|a| a.1.verdict),
+            Some(echomark_decide::Verdict::Undecided { .. })
+        ));
         // A configuration measured under one setting alone has nothing to set it against.
-        assert!(transports(&refs[..1]).is_empty());
+        assert!(transports(&refs[..1], &rules).is_empty());
     }
 
     #[test]

@@ -3,14 +3,17 @@
 //! A group is (dataset, backend, implementation, protocol, payload, clients, window, work);
 //! its members differ only in topology. Only valid configurations compete. The best is the
 //! highest throughput median; a tie goes to the earlier topology in the canonical order
-//! 1×1, 1×2, 1×4, 2×1, 4×1 (contexts × threads), never to string order. A win is only
-//! "distinguishable" when the min/max ranges do not overlap.
+//! 1×1, 1×2, 1×4, 2×1, 4×1 (contexts × threads), never to string order. The best is set
+//! against every other model, and against one thread, by the comparison rule
+//! ([`crate::analysis::decision`]): the medians order them, the rule decides.
 
 use serde::Serialize;
 
 use echomark_archive::{IoModel, Metric, Protocol};
 
 use crate::analysis::aggregate::{Configuration, Stat, Status};
+use crate::analysis::decision::{decide, Rules};
+use echomark_decide::Decision;
 
 /// The fields a group shares.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -38,6 +41,14 @@ pub struct Contender {
     pub rtt_p99_us: Option<Stat>,
 }
 
+/// Another model of the group set against the best.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rival {
+    pub contender: Contender,
+    /// The best's throughput against this model's (the best is the subject).
+    pub throughput: Decision,
+}
+
 /// The verdict for one group.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Ranking {
@@ -48,15 +59,34 @@ pub struct Ranking {
     pub baseline: Option<Contender>,
     /// Best median ÷ baseline median.
     pub speedup: Option<f64>,
-    /// The best's range does not overlap the baseline's.
-    pub distinguishable_from_baseline: Option<bool>,
+    /// The best's throughput against one thread's; `None` when the best is one thread or
+    /// one thread did not pass.
+    pub against_baseline: Option<Decision>,
     pub runner_up: Option<Contender>,
-    /// The best's range does not overlap the runner-up's.
-    pub distinguishable_from_runner_up: Option<bool>,
+    /// Every other valid model set against the best, by throughput median (the runner-up
+    /// first).
+    pub rivals: Vec<Rival>,
     /// Valid topologies compared.
     pub candidates: usize,
     /// Topologies left out because a run failed.
     pub excluded: Vec<String>,
+}
+
+impl Ranking {
+    /// The best's throughput against the runner-up's.
+    pub fn against_runner_up(&self) -> Option<&Decision> {
+        self.rivals.first().map(|r| &r.throughput)
+    }
+
+    /// Whether the rule finds the best higher than every other model: the one case a page
+    /// names it the fastest.
+    pub fn best_is_decided(&self) -> bool {
+        !self.rivals.is_empty()
+            && self
+                .rivals
+                .iter()
+                .all(|r| r.throughput.verdict == echomark_decide::Verdict::Higher)
+    }
 }
 
 impl Ranking {
@@ -107,7 +137,7 @@ pub(crate) fn contender(c: &Configuration, throughput: Stat) -> Contender {
 }
 
 /// Ranks every group that has at least one valid configuration with a throughput figure.
-pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
+pub fn rankings(configurations: &[Configuration], rules: &Rules) -> Vec<Ranking> {
     let mut groups: std::collections::BTreeMap<GroupKey, Vec<&Configuration>> = Default::default();
     for c in configurations {
         groups.entry(group_of(c)).or_default().push(c);
@@ -135,6 +165,8 @@ pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
         let (best_cfg, best_stat) = valid[0];
         let baseline = valid.iter().find(|(c, _)| c.key.is_baseline());
         let runner_up = valid.get(1);
+        let throughput =
+            |other: &Configuration| decide(other, best_cfg, Metric::RoundtripsPerSecond, rules);
         out.push(Ranking {
             group,
             best: contender(best_cfg, best_stat),
@@ -142,11 +174,19 @@ pub fn rankings(configurations: &[Configuration]) -> Vec<Ranking> {
             speedup: baseline
                 .filter(|(_, s)| s.median > 0.0)
                 .map(|(_, s)| best_stat.median / s.median),
-            distinguishable_from_baseline: baseline
+            against_baseline: baseline
                 .filter(|(c, _)| !std::ptr::eq(*c, best_cfg))
-                .map(|(_, s)| !best_stat.overlaps(s)),
+                .and_then(|(c, _)| throughput(c)),
             runner_up: runner_up.map(|(c, s)| contender(c, *s)),
-            distinguishable_from_runner_up: runner_up.map(|(_, s)| !best_stat.overlaps(s)),
+            rivals: valid[1..]
+                .iter()
+                .filter_map(|(c, s)| {
+                    Some(Rival {
+                        contender: contender(c, *s),
+                        throughput: throughput(c)?,
+                    })
+                })
+                .collect(),
             candidates: valid.len(),
             excluded,
         });
@@ -207,15 +247,17 @@ mod tests {
             config("shared", 4, 500.0, 1.0, Status::Valid),
             config("shared", 1, 250.0, 1.0, Status::Valid),
         ];
-        let r = &rankings(&configs)[0];
+        let r = &rankings(&configs, &Rules::default())[0];
         assert_eq!((r.best.io_model, r.best.io_threads), (IoModel::Shared, 4));
         assert_eq!(r.speedup, Some(2.0));
-        assert_eq!(r.distinguishable_from_baseline, Some(true));
+        let higher = echomark_decide::Verdict::Higher;
+        assert_eq!(r.against_baseline.map(|d| d.verdict), Some(higher));
         assert_eq!(
-            r.distinguishable_from_runner_up,
-            Some(false),
-            "equal ranges overlap"
+            r.against_runner_up().map(|d| d.verdict),
+            Some(echomark_decide::Verdict::Equivalent),
+            "equal runs are equivalent"
         );
+        assert!(!r.best_is_decided());
     }
 
     #[test]
@@ -225,14 +267,18 @@ mod tests {
             config("shared", 2, 300.0, 100.0, Status::Valid),
             config("shared", 1, 250.0, 100.0, Status::Valid),
         ];
-        let r = &rankings(&configs)[0];
+        let r = &rankings(&configs, &Rules::default())[0];
         assert_eq!(r.best.io_threads, 2);
         assert_eq!(r.excluded, ["sharded 4"]);
-        assert_eq!(
-            r.distinguishable_from_baseline,
-            Some(false),
-            "overlapping ranges are a tie"
+        assert!(
+            matches!(
+                r.against_baseline.map(|d| d.verdict),
+                Some(echomark_decide::Verdict::Undecided { .. })
+            ),
+            "a 20 % difference inside a ±33 % spread decides nothing: {:?}",
+            r.against_baseline
         );
         assert_eq!(r.candidates, 2);
+        assert!(!r.best_is_decided());
     }
 }

@@ -1,31 +1,40 @@
-//! The IO-model finding of one load: a winner is named only where the choosing table's rule
-//! (the best's min/max range does not overlap the runner-up's) distinguishes it; otherwise
-//! the finding is "no distinguishable winner" with every candidate whose range overlaps the
-//! best's. A winner whose p99 or CPU is distinguishably worse than the runner-up's carries
-//! that trade-off, as the seed says "Boost 双线程吞吐量稍高，但 p99 和 CPU 占用也更高".
-//! A load measured with one IO model has no IO-model finding at all.
+//! The IO-model finding of one load: a winner is named only where the comparison rule
+//! ([`crate::analysis::decision`]) finds the best model's throughput higher than every other
+//! model's; otherwise there is no single choice, and the candidates are the models the best
+//! is not decided higher than (equivalent within the margin, or undecided). A winner's p99
+//! and CPU against the runner-up's are decided too, so its trade-off is stated with its
+//! size, as the seed says "Boost 双线程吞吐量稍高，但 p99 和 CPU 占用也更高". A load
+//! measured with one IO model has no IO-model finding at all.
 
 use echomark_archive::Metric;
+use echomark_decide::{Decision, Verdict as Rule};
 use serde::Serialize;
 
-use crate::analysis::aggregate::{Configuration, Stat, Status};
-use crate::analysis::rank::{contender, group_of, Contender, GroupKey, Ranking};
+use crate::analysis::aggregate::{Configuration, Status};
+use crate::analysis::decision::{decide, Rules};
+use crate::analysis::rank::{group_of, Contender, GroupKey, Ranking};
 
-/// What the throughput ranges decide for one load.
+/// What the rule decides for one load.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Verdict {
-    /// The best's range lies wholly above the runner-up's.
+    /// The best's throughput is higher than every other model's.
     Winner {
         runner_up: Contender,
-        /// The winner's p99 range lies wholly above the runner-up's.
-        worse_p99: bool,
-        /// The winner's process CPU range lies wholly above the runner-up's.
-        more_cpu: bool,
+        /// The best's throughput against the runner-up's.
+        throughput: Decision,
+        /// The best's p99 against the runner-up's (higher is a cost).
+        p99: Option<Decision>,
+        /// The best's process CPU against the runner-up's (higher is a cost).
+        cpu: Option<Decision>,
     },
-    /// The best's range overlaps at least one other model's: these are the candidates
-    /// (the best first, then by throughput median).
-    NoDistinguishableWinner { candidates: Vec<Contender> },
+    /// The best is not decided higher than every other model: these are the candidates,
+    /// the best first, then each model it is not decided higher than (by throughput
+    /// median), with that decision.
+    NoSingleChoice {
+        candidates: Vec<Contender>,
+        decisions: Vec<Decision>,
+    },
 }
 
 /// The finding of one load.
@@ -35,9 +44,9 @@ pub struct IoModelFinding {
     /// The highest throughput median (the winner only when [`Verdict::Winner`]).
     pub best: Contender,
     pub verdict: Verdict,
-    /// Best ÷ one thread, and whether their ranges are apart; `None` when the best is the
-    /// one-thread model or one thread did not pass.
-    pub versus_one_thread: Option<(f64, bool)>,
+    /// Best against one thread: the median ratio and the rule's decision; `None` when the
+    /// best is the one-thread model or one thread did not pass.
+    pub versus_one_thread: Option<(f64, Decision)>,
     /// `(threads, logical CPUs)` when the best runs more threads than the host has CPUs.
     pub oversubscribed: Option<(u64, u64)>,
 }
@@ -50,17 +59,18 @@ impl IoModelFinding {
 }
 
 /// The findings of `rankings`, in their order, for loads with at least two valid IO models.
-/// `configs` are the dataset's configurations (for CPU and the candidates' ranges) and
-/// `logical_cpus` the host's.
+/// `configs` are the dataset's configurations (for CPU and latency) and `logical_cpus` the
+/// host's.
 pub fn io_model_findings(
     rankings: &[&Ranking],
     configs: &[&Configuration],
     logical_cpus: Option<u64>,
+    rules: &Rules,
 ) -> Vec<IoModelFinding> {
     rankings
         .iter()
         .filter(|r| r.candidates >= 2)
-        .filter_map(|r| finding(r, configs, logical_cpus))
+        .filter_map(|r| finding(r, configs, logical_cpus, rules))
         .collect()
 }
 
@@ -68,6 +78,7 @@ fn finding(
     r: &Ranking,
     configs: &[&Configuration],
     logical_cpus: Option<u64>,
+    rules: &Rules,
 ) -> Option<IoModelFinding> {
     let members: Vec<&Configuration> = configs
         .iter()
@@ -80,42 +91,27 @@ fn finding(
             .find(|m| m.key.io_model == c.io_model && m.key.io_threads == c.io_threads)
             .copied()
     };
-    let best_range = r.best.roundtrips_per_second;
-    let verdict = match (&r.runner_up, r.distinguishable_from_runner_up) {
-        (Some(second), Some(true)) => {
-            let cpu = |c: &Contender| of(c).and_then(|m| m.stat(Metric::CpuPercent));
-            Verdict::Winner {
-                runner_up: second.clone(),
-                worse_p99: above(r.best.rtt_p99_us, second.rtt_p99_us),
-                more_cpu: above(cpu(&r.best), cpu(second)),
-            }
+    let second = r.rivals.first()?;
+    let verdict = if r.best_is_decided() {
+        let cost = |metric: Metric| decide(of(&second.contender)?, of(&r.best)?, metric, rules);
+        Verdict::Winner {
+            runner_up: second.contender.clone(),
+            throughput: second.throughput,
+            p99: cost(Metric::RttP99Us),
+            cpu: cost(Metric::CpuPercent),
         }
-        (Some(_), _) => {
-            let mut candidates: Vec<&Configuration> = members
-                .iter()
-                .copied()
-                .filter(|m| {
-                    m.stat(Metric::RoundtripsPerSecond)
-                        .is_some_and(|s| s.overlaps(&best_range))
-                })
-                .collect();
-            candidates.sort_by(|a, b| {
-                let median = |c: &Configuration| {
-                    c.stat(Metric::RoundtripsPerSecond)
-                        .map_or(0.0, |s| s.median)
-                };
-                median(b)
-                    .total_cmp(&median(a))
-                    .then(a.key.topology_rank().cmp(&b.key.topology_rank()))
-            });
-            Verdict::NoDistinguishableWinner {
-                candidates: candidates
-                    .into_iter()
-                    .filter_map(|c| Some(contender(c, c.stat(Metric::RoundtripsPerSecond)?)))
-                    .collect(),
-            }
+    } else {
+        let close: Vec<_> = r
+            .rivals
+            .iter()
+            .filter(|rival| rival.throughput.verdict != Rule::Higher)
+            .collect();
+        Verdict::NoSingleChoice {
+            candidates: std::iter::once(r.best.clone())
+                .chain(close.iter().map(|rival| rival.contender.clone()))
+                .collect(),
+            decisions: close.iter().map(|rival| rival.throughput).collect(),
         }
-        (None, _) => return None,
     };
     let best_is_one_thread =
         r.best.io_model == echomark_archive::IoModel::Shared && r.best.io_threads == 1;
@@ -123,8 +119,8 @@ fn finding(
         group: r.group.clone(),
         best: r.best.clone(),
         verdict,
-        versus_one_thread: match (r.speedup, r.distinguishable_from_baseline) {
-            (Some(s), Some(apart)) if !best_is_one_thread => Some((s, apart)),
+        versus_one_thread: match (r.speedup, r.against_baseline) {
+            (Some(s), Some(d)) if !best_is_one_thread => Some((s, d)),
             _ => None,
         },
         oversubscribed: logical_cpus
@@ -133,16 +129,12 @@ fn finding(
     })
 }
 
-/// Whether `a`'s range lies wholly above `b`'s.
-fn above(a: Option<Stat>, b: Option<Stat>) -> bool {
-    matches!((a, b), (Some(a), Some(b)) if a.min > b.max)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::aggregate::test_configuration;
+    use crate::analysis::aggregate::{test_configuration, Stat};
     use crate::analysis::rank::rankings;
+    use echomark_archive::IoModel;
     use std::collections::BTreeMap;
 
     fn range(median: f64, spread: f64) -> Stat {
@@ -164,10 +156,11 @@ mod tests {
     }
 
     fn findings_of(configs: &[Configuration], cpus: Option<u64>) -> Vec<IoModelFinding> {
-        let ranked = rankings(configs);
+        let rules = Rules::default();
+        let ranked = rankings(configs, &rules);
         let refs: Vec<&Ranking> = ranked.iter().collect();
         let all: Vec<&Configuration> = configs.iter().collect();
-        io_model_findings(&refs, &all, cpus)
+        io_model_findings(&refs, &all, cpus, &rules)
     }
 
     #[test]
@@ -198,14 +191,14 @@ mod tests {
         ];
         let f = &findings_of(&configs, Some(2))[0];
         assert!(!f.crowns_a_winner(), "{f:?}");
-        let Verdict::NoDistinguishableWinner { candidates } = &f.verdict else {
+        let Verdict::NoSingleChoice { candidates, .. } = &f.verdict else {
             unreachable!()
         };
         let names: Vec<u64> = candidates.iter().map(|c| c.io_threads).collect();
         assert_eq!(
             names,
             [4, 2],
-            "the overlapping models, best first; one thread is apart"
+            "the models the best is not decided above, best first; one thread is below"
         );
         assert_eq!(f.oversubscribed, Some((4, 2)));
     }
@@ -229,21 +222,30 @@ mod tests {
             ),
         ];
         let f = &findings_of(&configs, Some(2))[0];
+        let Verdict::Winner {
+            runner_up,
+            throughput,
+            p99,
+            cpu,
+        } = &f.verdict
+        else {
+            panic!("{f:?}")
+        };
         assert_eq!(
-            f.verdict,
-            Verdict::Winner {
-                runner_up: Contender {
-                    io_model: echomark_archive::IoModel::Shared,
-                    io_threads: 1,
-                    roundtrips_per_second: range(100.0, 1.0),
-                    rtt_p99_us: Some(range(90.0, 1.0)),
-                },
-                worse_p99: true,
-                more_cpu: true,
-            }
+            (runner_up.io_model, runner_up.io_threads),
+            (IoModel::Shared, 1)
         );
+        assert_eq!(throughput.verdict, Rule::Higher);
+        // p99 140 against 90 and CPU 170 against 100: both decided higher, with their size.
+        let p99 = p99.expect("latency on both");
+        assert_eq!(p99.verdict, Rule::Higher);
+        assert!((p99.ratio - 140.0 / 90.0).abs() < 0.01, "{p99:?}");
+        assert_eq!(cpu.map(|d| d.verdict), Some(Rule::Higher));
         assert_eq!(f.oversubscribed, None);
-        assert_eq!(f.versus_one_thread.map(|(_, apart)| apart), Some(true));
+        assert_eq!(
+            f.versus_one_thread.map(|(_, d)| d.verdict),
+            Some(Rule::Higher)
+        );
     }
 
     #[test]
@@ -265,14 +267,17 @@ mod tests {
             ),
         ];
         let f = &findings_of(&configs, None)[0];
-        assert!(matches!(
-            f.verdict,
-            Verdict::Winner {
-                worse_p99: false,
-                more_cpu: false,
-                ..
-            }
-        ));
+        let Verdict::Winner { p99, cpu, .. } = &f.verdict else {
+            panic!("{f:?}")
+        };
+        assert!(
+            !matches!(p99.map(|d| d.verdict), Some(Rule::Higher)),
+            "{p99:?}"
+        );
+        assert!(
+            !matches!(cpu.map(|d| d.verdict), Some(Rule::Higher)),
+            "{cpu:?}"
+        );
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub(super) fn backends_sections(cat: &Catalog, view: &DatasetView) -> Vec<Backen
 }
 
 /// Per load, `subject`'s fastest model against `base`'s; a winner is named only where the
-/// two ranges do not overlap.
+/// comparison rule decides one.
 fn backends_section(
     cat: &Catalog,
     view: &DatasetView,
@@ -58,14 +58,19 @@ fn backends_section(
     base: &str,
 ) -> Option<BackendsSection> {
     let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
-    let duels = backends::duels(&in_protocol_order(view), subject, base);
+    let duels = backends::duels(
+        &in_protocol_order(view),
+        &view.configs,
+        subject,
+        base,
+        &view.rules,
+    );
     if duels.is_empty() {
         return None;
     }
-    let count = |v: backends::Verdict| {
-        let n = duels.iter().filter(|d| d.verdict == v).count() as u64;
-        labels::number(format::count(n))
-    };
+    let mut tally = backends::Tally::default();
+    duels.iter().for_each(|d| tally.count(&d.verdict));
+    let count = |n: usize| labels::number(format::count(n as u64));
     let external = view.dataset.measures_external_servers();
     let mut summary = cat.fill(
         if external {
@@ -76,9 +81,11 @@ fn backends_section(
         &[
             ("subject", &s_label),
             ("base", &b_label),
-            ("higher", &count(backends::Verdict::SubjectHigher)),
-            ("lower", &count(backends::Verdict::SubjectLower)),
-            ("same", &count(backends::Verdict::NotDistinguishable)),
+            ("higher", &count(tally.subject_higher)),
+            ("lower", &count(tally.subject_lower)),
+            ("equivalent", &count(tally.equivalent)),
+            ("undecided", &count(tally.undecided)),
+            ("margin", &labels::margin(view.rules.throughput)),
             ("total", &labels::number(format::count(duels.len() as u64))),
         ],
     );
@@ -215,10 +222,20 @@ fn backends_section(
                 &[("backend", label), ("model", &model(r))],
             )
         };
-        let faster = match d.verdict {
-            backends::Verdict::SubjectHigher => winner(d.subject, &s_label),
-            backends::Verdict::SubjectLower => winner(d.base, &b_label),
-            backends::Verdict::NotDistinguishable => cat.text("compare.not_distinguishable"),
+        let rate = echomark_archive::Metric::RoundtripsPerSecond;
+        let said = |who: Markup, d: &echomark_decide::Decision| {
+            cat.fill(
+                "overview.backend_decided",
+                &[
+                    ("winner", &who),
+                    ("decision", &labels::decision(cat, d, rate)),
+                ],
+            )
+        };
+        let faster = match d.verdict.verdict {
+            echomark_decide::Verdict::Higher => said(winner(d.subject, &s_label), &d.verdict),
+            echomark_decide::Verdict::Lower => said(winner(d.base, &b_label), &d.verdict.inverse()),
+            _ => labels::decision(cat, &d.verdict, rate),
         };
         let g = &d.base.group;
         table.push(vec![

@@ -114,9 +114,12 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
     let comparisons = host_pairs
         .iter()
         .map(|pair| {
+            let rules = views.first().map(|v| v.rules).unwrap_or_default();
             let sides = Sides {
                 subject: letter(host_of(pair.subject)),
                 base: letter(host_of(pair.base)),
+                margin: labels::margin(rules.throughput),
+                rules,
             };
             comparison(cat, views, sides, pair)
         })
@@ -171,6 +174,7 @@ fn comparison(
             let rows = backends::rows_between(
                 &subject.configs_of_protocol(protocol),
                 &base.configs_of_protocol(protocol),
+                &sides.rules,
             );
             if rows.is_empty() {
                 return None;

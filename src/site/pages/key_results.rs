@@ -1,6 +1,9 @@
 //! The key-result bullets of an overview page: per load at the main load, the IO-model
 //! finding of the analysis ([`crate::analysis::findings::io_model`]) in words. The page
-//! decides nothing: a winner is named only where the finding names one.
+//! decides nothing: a winner is named only where the finding names one, and every
+//! comparison is said as the rule decided it ([`labels::decision`]).
+
+use echomark_archive::Metric;
 
 use crate::analysis::findings::io_model::{IoModelFinding, Verdict};
 use crate::analysis::rank::Contender;
@@ -42,8 +45,9 @@ pub fn key_result(cat: &Catalog, f: &IoModelFinding, ctx: &KeyContext) -> Markup
     let mut text = match &f.verdict {
         Verdict::Winner {
             runner_up,
-            worse_p99,
-            more_cpu,
+            throughput,
+            p99: p99_cost,
+            cpu,
         } => {
             let (m, r, p, rm, rr, rp) = (
                 model(&f.best),
@@ -53,6 +57,7 @@ pub fn key_result(cat: &Catalog, f: &IoModelFinding, ctx: &KeyContext) -> Markup
                 rate(runner_up),
                 p99(runner_up),
             );
+            let decision = labels::decision(cat, throughput, Metric::RoundtripsPerSecond);
             let mut args = head.to_vec();
             args.extend([
                 ("model", &m as &dyn crate::site::markup::Fill),
@@ -61,48 +66,66 @@ pub fn key_result(cat: &Catalog, f: &IoModelFinding, ctx: &KeyContext) -> Markup
                 ("runner_up", &rm),
                 ("runner_rate", &rr),
                 ("runner_p99", &rp),
+                ("decision", &decision),
             ]);
             let mut text = cat.fill("overview.finding_winner", &args);
-            // The seed's reading: faster, but at a price in tail latency or CPU.
-            let tradeoff = match (worse_p99, more_cpu) {
-                (true, true) => Some("overview.tradeoff_p99_cpu"),
-                (true, false) => Some("overview.tradeoff_p99"),
-                (false, true) => Some("overview.tradeoff_cpu"),
-                (false, false) => None,
+            // The seed's reading: faster, but at a price in tail latency or CPU, stated
+            // where the rule decides the price is real.
+            let costly = |d: &Option<echomark_decide::Decision>| {
+                d.filter(|d| d.verdict == echomark_decide::Verdict::Higher)
             };
-            if let Some(key) = tradeoff {
+            let p99_cost = costly(p99_cost).map(|d| labels::decision(cat, &d, Metric::RttP99Us));
+            let cpu_cost = costly(cpu).map(|d| labels::decision(cat, &d, Metric::CpuPercent));
+            let tradeoff = match (&p99_cost, &cpu_cost) {
+                (Some(p), Some(c)) => {
+                    Some(cat.fill("overview.tradeoff_p99_cpu", &[("p99", p), ("cpu", c)]))
+                }
+                (Some(p), None) => Some(cat.fill("overview.tradeoff_p99", &[("p99", p)])),
+                (None, Some(c)) => Some(cat.fill("overview.tradeoff_cpu", &[("cpu", c)])),
+                (None, None) => None,
+            };
+            if let Some(t) = tradeoff {
                 text.push(&sep);
-                text.push(&cat.text(key));
+                text.push(&t);
             }
             text
         }
-        Verdict::NoDistinguishableWinner { candidates } => {
-            let names: Vec<Markup> = candidates
+        Verdict::NoSingleChoice {
+            candidates,
+            decisions,
+        } => {
+            let names: Vec<Markup> = candidates[1..]
                 .iter()
-                .map(|c| {
+                .zip(decisions)
+                .map(|(c, d)| {
+                    let decision = labels::decision(cat, d, Metric::RoundtripsPerSecond);
                     cat.fill(
                         "overview.candidate",
-                        &[("model", &model(c)), ("rate", &rate(c)), ("p99", &p99(c))],
+                        &[
+                            ("model", &model(c)),
+                            ("rate", &rate(c)),
+                            ("p99", &p99(c)),
+                            ("decision", &decision),
+                        ],
                     )
                 })
                 .collect();
             let list = labels::join_list(cat, &names);
+            let (b, r, p) = (model(&f.best), rate(&f.best), p99(&f.best));
             let mut args = head.to_vec();
-            args.push(("candidates", &list));
+            args.extend([
+                ("best", &b as &dyn crate::site::markup::Fill),
+                ("rate", &r),
+                ("p99", &p),
+                ("candidates", &list),
+            ]);
             cat.fill("overview.finding_no_winner", &args)
         }
     };
-    if let Some((speedup, apart)) = f.versus_one_thread {
+    if let Some((_, d)) = f.versus_one_thread {
         text.push(&sep);
-        let ratio = labels::number(format::ratio(speedup));
-        text.push(&cat.fill(
-            if apart {
-                "overview.versus_one_thread"
-            } else {
-                "overview.versus_one_thread_overlap"
-            },
-            &[("ratio", &ratio)],
-        ));
+        let decision = labels::decision(cat, &d, Metric::RoundtripsPerSecond);
+        text.push(&cat.fill("overview.versus_one_thread", &[("decision", &decision)]));
     }
     if let Some((threads, cpus)) = f.oversubscribed {
         text.push(&sep);

@@ -96,6 +96,8 @@ pub struct DatasetView<'a> {
     /// The dataset's latency-against-load curves (open-loop configurations).
     pub curves: Vec<&'a crate::analysis::load_curve::LoadCurve>,
     pub analysis: &'a DatasetAnalysis,
+    /// The rules every comparison of the site is decided with.
+    pub rules: crate::analysis::decision::Rules,
 }
 
 impl<'a> DatasetView<'a> {
@@ -119,6 +121,7 @@ impl<'a> DatasetView<'a> {
                 .filter(|c| c.dataset == dataset.name)
                 .collect(),
             analysis: &all.datasets[index],
+            rules: all.rules,
         }
     }
 

@@ -415,10 +415,10 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
         &[L, L, L, L, L, R],
     );
     let dash = || Markup::trusted("—");
-    let verdict = |v: Option<bool>| match v {
-        Some(true) => cat.text("overview.distinct"),
-        Some(false) => cat.text("overview.overlap"),
-        None => dash(),
+    let decided = |d: Option<&echomark_decide::Decision>| {
+        d.map_or_else(dash, |d| {
+            labels::decision(cat, d, echomark_archive::Metric::RoundtripsPerSecond)
+        })
     };
     for r in in_protocol_order(view) {
         let g = &r.group;
@@ -427,23 +427,13 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
             load.push(&Markup::trusted(", "));
             load.push(&labels::work(cat, g.handler_work));
         }
-        let vs_base = match r.speedup {
-            Some(s) if r.distinguishable_from_baseline.is_some() => cat.fill(
-                "overview.ratio_verdict",
-                &[
-                    ("ratio", &labels::number(format::ratio(s))),
-                    ("verdict", &verdict(r.distinguishable_from_baseline)),
-                ],
-            ),
-            Some(s) => labels::number(format::ratio(s)),
-            None => dash(),
-        };
+        let vs_base = decided(r.against_baseline.as_ref());
         let mut what = labels::protocol(cat, g.protocol);
         what.push(&Markup::trusted(" / "));
         what.push(&labels::backend(cat, &g.backend));
         let best = labels::topology(cat, &g.backend, r.best.io_model, r.best.io_threads);
-        let fastest = match (&r.runner_up, r.distinguishable_from_runner_up) {
-            (Some(second), Some(false)) => cat.fill(
+        let fastest = match &r.runner_up {
+            Some(second) if !r.best_is_decided() => cat.fill(
                 "overview.no_winner",
                 &[
                     ("best", &best),
@@ -460,7 +450,7 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
             load,
             fastest,
             vs_base,
-            verdict(r.distinguishable_from_runner_up),
+            decided(r.against_runner_up()),
             if r.excluded.is_empty() {
                 dash()
             } else {

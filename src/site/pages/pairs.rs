@@ -21,10 +21,13 @@ pub struct LoadTable {
     pub table: Table,
 }
 
-/// What the two sides are called on the page.
+/// What the two sides are called on the page, and the rules their pairs are decided by.
 pub struct Sides {
     pub subject: Markup,
     pub base: Markup,
+    /// The throughput margin, as the summary states it.
+    pub margin: Markup,
+    pub rules: crate::analysis::decision::Rules,
 }
 
 /// The catalog keys of a comparison's summary sentences; each may use `{subject}` and
@@ -70,7 +73,9 @@ fn summary(cat: &Catalog, rows: &[backends::Row], sides: &Sides, texts: &Texts) 
                     ("pairs", &n(t.pairs)),
                     ("higher", &n(t.subject_higher)),
                     ("lower", &n(t.subject_lower)),
-                    ("same", &n(t.not_distinguishable)),
+                    ("equivalent", &n(t.equivalent)),
+                    ("undecided", &n(t.undecided)),
+                    ("margin", &sides.margin),
                     ("median", &x(r.median)),
                     ("min", &x(r.min)),
                     ("max", &x(r.max)),
@@ -100,22 +105,15 @@ fn tables(cat: &Catalog, rows: &[backends::Row], sides: &Sides) -> Vec<LoadTable
     let columns = cat.list("compare.backend_columns", &names);
     let aligns = [Left, Right, Right, Right, Left, Right, Right, Left];
     let mut loads: Vec<LoadTable> = Vec::new();
-    // Throughput names the side whose range lies higher, p99 the one lower.
-    let verdict = |v: Option<backends::Verdict>, text: &str, higher: bool| match v {
-        Some(backends::Verdict::NotDistinguishable) => cat.text("compare.not_distinguishable"),
-        Some(v) => {
-            let subject_wins = (v == backends::Verdict::SubjectHigher) == higher;
-            let winner = if subject_wins {
-                &sides.subject
-            } else {
-                &sides.base
-            };
-            cat.fill(text, &[("backend", winner)])
-        }
-        None => Markup::trusted("N/A"),
+    // The subject against the base, as the rule decided it.
+    let verdict = |d: Option<echomark_decide::Decision>, metric: Metric| {
+        d.map_or_else(
+            || Markup::trusted("N/A"),
+            |d| labels::decision(cat, &d, metric),
+        )
     };
     let rate = |c: &Configuration| labels::range(c.stat(Metric::RoundtripsPerSecond), 0);
-    // p99 as medians: the verdict beside them comes from the ranges.
+    // p99 as medians: the decision beside them comes from every run's p99.
     let p99 = |c: &Configuration| labels::median(c.stat(Metric::RttP99Us), format::latency);
     let topology = |c: &Configuration| {
         labels::topology(
@@ -145,10 +143,10 @@ fn tables(cat: &Catalog, rows: &[backends::Row], sides: &Sides) -> Vec<LoadTable
                 rate(p.subject),
                 rate(p.base),
                 labels::number(format::ratio(p.throughput_ratio)),
-                verdict(Some(p.throughput), "compare.higher", true),
+                verdict(Some(p.throughput), Metric::RoundtripsPerSecond),
                 p99(p.subject),
                 p99(p.base),
-                verdict(p.p99, "compare.lower", false),
+                verdict(p.p99, Metric::RttP99Us),
             ],
             backends::Row::Unsupported(b) => vec![
                 topology(b),

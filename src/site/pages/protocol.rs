@@ -283,7 +283,11 @@ fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Com
 
 /// The backend sections of a protocol page: every other backend against the base backend
 /// (tokio when present), configuration by configuration.
-fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<BackendComparison> {
+fn backend_comparisons(
+    cat: &Catalog,
+    of_subject: &[&Configuration],
+    rules: &crate::analysis::decision::Rules,
+) -> Vec<BackendComparison> {
     let present: BTreeSet<&str> = of_subject.iter().map(|c| c.key.backend.as_str()).collect();
     let Some(base) = backends::base_backend(&present) else {
         return Vec::new();
@@ -295,8 +299,10 @@ fn backend_comparisons(cat: &Catalog, of_subject: &[&Configuration]) -> Vec<Back
             let sides = pairs::Sides {
                 subject: labels::backend(cat, subject),
                 base: labels::backend(cat, base),
+                margin: labels::margin(rules.throughput),
+                rules: *rules,
             };
-            let rows = backends::rows(of_subject, subject, base);
+            let rows = backends::rows(of_subject, subject, base, rules);
             let (summary, loads) = pairs::section(cat, &rows, &sides, &pairs::BACKEND_TEXTS);
             BackendComparison {
                 heading: cat.fill(
@@ -350,7 +356,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
             Subject::Protocol(protocol) => comparisons(cat, view, protocol),
             Subject::NativeTcp => Vec::new(),
         },
-        backend_comparisons: backend_comparisons(cat, &mine),
+        backend_comparisons: backend_comparisons(cat, &mine, &view.rules),
         cpu_note: labels::cpu_note(cat, d),
         backend_note: backend_note(cat, d, subject),
         sections,

@@ -6,7 +6,6 @@
 use serde::Serialize;
 
 use super::{DatasetView, PageSpec};
-use crate::analysis::backends::Verdict;
 use crate::analysis::quic::{Comparison, CounterRow, PressureRow, TransportRow};
 use crate::format;
 use crate::site::i18n::Catalog;
@@ -63,7 +62,8 @@ fn comparison_row(cat: &Catalog, view: &DatasetView, c: &Comparison) -> Vec<Mark
         )),
         count(c.lower),
         count(c.higher),
-        count(c.overlapping),
+        count(c.equivalent),
+        count(c.undecided),
     ]
 }
 
@@ -125,13 +125,15 @@ fn transport_row(cat: &Catalog, view: &DatasetView, row: &TransportRow) -> Vec<M
     };
     let against = match row.against_defaults {
         None => Markup::trusted("—"),
-        Some((ratio, verdict)) => cat.fill(
-            match verdict {
-                Verdict::SubjectHigher => "quic.against_higher",
-                Verdict::SubjectLower => "quic.against_lower",
-                Verdict::NotDistinguishable => "quic.against_overlap",
-            },
-            &[("ratio", &Markup::trusted(format::ratio(ratio)))],
+        Some((ratio, d)) => cat.fill(
+            "quic.against_defaults",
+            &[
+                ("ratio", &Markup::trusted(format::ratio(ratio))),
+                (
+                    "decision",
+                    &labels::decision(cat, &d, echomark_archive::Metric::RoundtripsPerSecond),
+                ),
+            ],
         ),
     };
     vec![
@@ -181,7 +183,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
     }
     let mut comparisons = Table::new(
         cat.list("quic.comparison_columns", &[]),
-        &[L, L, L, R, R, R, R, R],
+        &[L, L, L, R, R, R, R, R, R],
     );
     let mut counters = Table::new(
         cat.list("quic.counter_columns", &[]),
