@@ -25,6 +25,7 @@ use echomark_archive::{
 };
 
 use crate::error::{printable, Problem};
+use crate::read::bounded;
 
 /// What `echomark import` was asked to do.
 #[derive(Debug, Clone)]
@@ -200,8 +201,8 @@ pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
 
 fn read_host(path: &Path) -> Result<Host, ImportError> {
     let file = printable(&path.display().to_string());
-    let bytes = std::fs::read(path)
-        .map_err(|e| Problem::new(&file, "", format!("cannot read the host description: {e}")))?;
+    let bytes = bounded::read_at_most(path, bounded::MAX_INPUT_BYTES)
+        .map_err(|e| Problem::new(&file, "", format!("the host description: {e}")))?;
     Ok(crate::read::parse::typed::<Host>(&file, &bytes)?)
 }
 
@@ -213,8 +214,9 @@ pub fn read_file(
     payload_bytes: Option<u64>,
 ) -> Result<Read, ImportError> {
     let file = printable(&path.display().to_string());
-    let bytes =
-        std::fs::read(path).map_err(|e| Problem::new(&file, "", format!("cannot read: {e}")))?;
+    // Bounded: the file is held whole while it is parsed, so its size is its memory.
+    let bytes = bounded::read_at_most(path, bounded::MAX_INPUT_BYTES)
+        .map_err(|e| Problem::new(&file, "", e.to_string()))?;
     let source = Source {
         file: &file,
         bytes: &bytes,

@@ -6,29 +6,31 @@
 use std::collections::BTreeMap;
 
 use echomark_archive::{Bucket, ImportedLatency, ImportedLoad, LatencyFidelity, Tool};
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::{loop_of, percentiles, request_run, Read, RequestRun, Source};
 use crate::error::Problem;
 
 /// oha's JSON, every top-level key of the version read: another version's fields are an
-/// error rather than a guess.
+/// error rather than a guess. The keys the import does not keep are skipped as they are
+/// parsed, never built into a tree.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Report {
     summary: Summary,
     #[allow(dead_code)]
-    metrics: serde_json::Value,
+    metrics: IgnoredAny,
     response_time_histogram: BTreeMap<String, u64>,
     latency_percentiles: BTreeMap<String, Option<f64>>,
     #[allow(dead_code)]
-    first_byte_histogram: serde_json::Value,
+    first_byte_histogram: IgnoredAny,
     #[allow(dead_code)]
-    first_byte_percentiles: serde_json::Value,
+    first_byte_percentiles: IgnoredAny,
     #[allow(dead_code)]
-    rps: serde_json::Value,
+    rps: IgnoredAny,
     #[allow(dead_code)]
-    details: serde_json::Value,
+    details: IgnoredAny,
     status_code_distribution: BTreeMap<String, u64>,
     error_distribution: BTreeMap<String, u64>,
 }

@@ -860,3 +860,123 @@ fn an_imported_archive_edited_by_hand_is_refused_at_its_json_path() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Runs `echomark` with `args` and reaps it with wait4: its exit code and its own peak
+/// resident set size in KiB (not any other test's child's).
+// Reaped by wait4, which std's `Child` cannot see.
+#[allow(clippy::zombie_processes)]
+fn peak_rss_kib(args: &[&str]) -> (Option<i32>, u64) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_echomark"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child with valid pointers; `child` is not waited again.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64)
+}
+
+/// The fixture `rel` with `key`'s value replaced by `open`, `item` repeated (`{i}` counting)
+/// to `bytes`, and `close`: well-formed output of the tool, as large as a long run makes it.
+fn bloated(rel: &str, key: &str, (open, item, close): (&str, &str, &str), bytes: usize) -> String {
+    let mut v = json(&fixture(rel));
+    v[key] = "@bloat@".into();
+    let mut body = String::with_capacity(bytes + 64);
+    body.push_str(open);
+    let mut i = 0;
+    while body.len() < bytes {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&item.replace("{i}", &i.to_string()));
+        i += 1;
+    }
+    body.push_str(close);
+    v.to_string().replacen("\"@bloat@\"", &body, 1)
+}
+
+/// A large output is held once, as its text, while it is read: not as a JSON tree besides
+/// (oha's and iperf3's unread parts were `serde_json::Value`s, 8 to 10 times the text).
+#[test]
+fn a_large_output_is_held_once_while_it_is_imported() {
+    const SIZE: usize = 24 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let interval = r#"{"streams": [{"socket": 5, "start": {i}, "end": 1.000379, "seconds": 1.000378966331482, "bytes": 2840199168, "bits_per_second": 22712985887.06138, "retransmits": 12, "snd_cwnd": 1047728, "snd_wnd": 1589248, "rtt": 51, "rttvar": 24, "pmtu": 65535, "omitted": false, "sender": true}], "sum": {"start": 0, "end": 1.000379, "seconds": 1.000378966331482, "bytes": 2840199168, "bits_per_second": 22712985887.06138, "retransmits": 12, "omitted": false, "sender": true}}"#;
+    let big_iperf = dir.path().join("iperf3-long.json");
+    let intervals = ("[", interval, "]");
+    std::fs::write(
+        &big_iperf,
+        bloated("iperf3/tcp.json", "intervals", intervals, SIZE),
+    )
+    .unwrap();
+    let details = (
+        "{",
+        r#""p{i}": {"average": 0.0001188, "fastest": 7.9e-05, "slowest": 0.000296}"#,
+        "}",
+    );
+    let big_oha = dir.path().join("oha-long.json");
+    std::fs::write(
+        &big_oha,
+        bloated("oha/closed-16.json", "details", details, SIZE),
+    )
+    .unwrap();
+    for (tool, small, big, extra) in [
+        ("iperf3", fixture("iperf3/tcp.json"), big_iperf, vec![]),
+        (
+            "oha",
+            fixture("oha/closed-16.json"),
+            big_oha,
+            vec!["--command", OHA_CLOSED],
+        ),
+    ] {
+        let run = |file: &Path, out: &str| {
+            let out = dir.path().join(format!("{tool}-{out}"));
+            let mut args = vec!["import", "--from", tool, "--out", out.to_str().unwrap()];
+            args.push(file.to_str().unwrap());
+            args.extend(&extra);
+            let (code, kib) = peak_rss_kib(&args);
+            assert_eq!(code, Some(0), "{tool} {}", file.display());
+            kib
+        };
+        let (small_kib, big_kib) = (run(&small, "small"), run(&big, "big"));
+        let grown = big_kib.saturating_sub(small_kib) * 1024;
+        assert!(
+            grown < 2 * SIZE as u64,
+            "{tool}: a {} MiB output took {} MiB more than a small one",
+            SIZE >> 20,
+            grown >> 20
+        );
+    }
+}
+
+/// An output larger than any input may be is refused by its size, naming the file and the
+/// limit, before it is read; nothing is written.
+#[test]
+fn an_output_over_the_input_limit_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.json");
+    // Sparse: the length is all there is.
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(echomark::read::bounded::MAX_INPUT_BYTES + 1)
+        .unwrap();
+    let out = dir.path().join("out");
+    let started = std::time::Instant::now();
+    let (code, stderr) = import("iperf3", &[huge], &out, &[]).unwrap_err();
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("huge.json: 256.0 MiB, more than the 256 MiB an input may hold"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "refused by its size, not after reading 256 MiB"
+    );
+}

@@ -601,7 +601,7 @@ fn a_gzip_archive_that_inflates_without_end_is_refused() {
     let file = std::fs::File::create(folder.join("archive.json.gz")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
     let zeros = vec![b' '; 1 << 20];
-    for _ in 0..(echomark::read::MAX_INFLATED_ARCHIVE >> 20) + 8 {
+    for _ in 0..(echomark::read::MAX_ARCHIVE_BYTES >> 20) + 8 {
         gz.write_all(&zeros).unwrap();
     }
     gz.finish().unwrap();
