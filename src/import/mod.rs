@@ -246,7 +246,7 @@ pub fn read_file(
     if read.run.command.is_none() {
         read.run.command = command.map(str::to_string);
     }
-    check_run(&source, &read.run)?;
+    check_run(tool, &source, &read.run)?;
     Ok(read)
 }
 
@@ -255,24 +255,17 @@ fn sha256_hex(bytes: &[u8]) -> String {
     echomark_archive::files::hex(&sha2::Sha256::digest(bytes))
 }
 
-/// The checks every reader's run must pass: a duration, connections, every figure finite
-/// and not negative ([`ImportedRun::figures`], which the archive's reader checks too),
-/// percentiles in order.
-fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
-    let measured = run.load.duration_seconds.is_finite() && run.load.duration_seconds > 0.0;
-    // A run the tool could not make (iperf3's `error`) has no duration and is kept as data.
-    let failed_unmeasured = run.failed && run.load.duration_seconds == 0.0;
-    if !(measured || failed_unmeasured) {
-        return Err(source.problem(
-            "",
-            format!(
-                "the run's duration is {} s: not a measurement",
-                run.load.duration_seconds
-            ),
-        ));
-    }
-    if run.load.connections == 0 {
-        return Err(source.problem("", "the run used no connections"));
+/// The checks every reader's run must pass: every figure one a real run can have and the
+/// tool's own rate in agreement with its counts ([`ImportedRun::implausible`], which the
+/// archive's reader checks too), every figure finite and not negative
+/// ([`ImportedRun::figures`]), percentiles in order. A problem is named at the tool's own
+/// JSON path where the reader knows it ([`json_path`]).
+fn check_run(tool: Tool, source: &Source, run: &ImportedRun) -> Result<(), Problem> {
+    if let Some((field, why)) = run.implausible(tool).into_iter().next() {
+        return Err(match json_path(tool, &field) {
+            Some(path) => source.problem(path, why.to_string()),
+            None => source.problem("", format!("the run's {field}: {why}")),
+        });
     }
     for (field, value) in run.figures() {
         finite_non_negative(source, &field, value)?;
@@ -281,6 +274,22 @@ fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
         percentiles_rise(source, &latency.percentiles)?;
     }
     Ok(())
+}
+
+/// Where in `tool`'s output (or on its command line) the run's field `field` came from.
+fn json_path(tool: Tool, field: &str) -> Option<&'static str> {
+    let table = match tool {
+        Tool::Oha => oha::JSON_PATHS,
+        Tool::Autocannon => autocannon::JSON_PATHS,
+        Tool::Locust => locust::JSON_PATHS,
+        Tool::Iperf3 => iperf3::JSON_PATHS,
+        // Its figures come from lines of text or its JSON line, whichever it printed.
+        Tool::Wrk => &[],
+    };
+    table
+        .iter()
+        .find(|(f, _)| *f == field)
+        .map(|(_, path)| *path)
 }
 
 /// Refuses percentiles that fall as they rise (`p99` below `p50`).
@@ -298,6 +307,18 @@ fn percentiles_rise(source: &Source, percentiles: &[Percentile]) -> Result<(), P
         }
     }
     Ok(())
+}
+
+/// `value` at `json_path` of the file, refused outside `bound` (with the bound's words).
+pub fn within(
+    source: &Source,
+    json_path: &str,
+    value: f64,
+    bound: &echomark_archive::Bound,
+) -> Result<f64, Problem> {
+    bound
+        .check(value)
+        .map_err(|e| source.problem(json_path, e.to_string()))
 }
 
 /// `value` of the field named `what`, refused when negative or not finite.
@@ -340,6 +361,9 @@ pub fn percentiles(
                 format!("{json_path}.{name}"),
                 format!("{value}: a latency is finite and not negative"),
             ));
+        }
+        if let Err(e) = echomark_archive::limits::LATENCY_US.check(value * to_us) {
+            return Err(source.problem(format!("{json_path}.{name}"), format!("{e} (in µs)")));
         }
         out.push(Percentile {
             at,
