@@ -10,6 +10,7 @@
 
 pub mod arknet;
 pub mod bounded;
+pub mod counters;
 pub mod echomark;
 pub mod imported;
 pub mod parse;
