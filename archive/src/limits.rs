@@ -11,7 +11,10 @@ pub const MAX_CONNECTIONS: u64 = 1 << 20;
 
 /// `--udp-batch`: datagrams per `recvmmsg`/`sendmmsg` call. One is no batch; Linux's
 /// `UIO_MAXIOV` is far above 64, and more would only grow the buffers.
-pub const UDP_BATCH: RangeInclusive<u64> = 2..=64;
+pub const UDP_BATCH: RangeInclusive<u64> = 2..=MAX_UDP_BATCH;
+
+/// The largest `--udp-batch`.
+pub const MAX_UDP_BATCH: u64 = 64;
 
 /// The longest a run (or anything inside it) can last: 7 days, in seconds.
 pub const MAX_RUN_SECONDS: f64 = 7.0 * 86_400.0;
@@ -136,6 +139,24 @@ pub const LATENCY_US: Bound = Bound {
     above_min: false,
     max: MAX_RUN_SECONDS * 1e6,
     rule: "a latency is from 0 to 7 days (the longest run), in microseconds",
+};
+
+/// CPU time of one process over a run, seconds.
+pub const CPU_SECONDS: Bound = Bound {
+    min: 0.0,
+    above_min: false,
+    max: MAX_RUN_SECONDS * 8192.0,
+    rule: "CPU time is from 0 to 7 days on each of 8,192 CPUs (Linux's most)",
+};
+
+/// A congestion or flow-control window, bytes: what a sender may have in flight, each byte
+/// kept until it is acknowledged.
+pub const WINDOW_BYTES: Bound = Bound {
+    min: 0.0,
+    above_min: false,
+    max: MAX_MEMORY_BYTES as f64,
+    rule: "a window is from 0 to 256 TiB (bytes kept in flight until acknowledged, more than \
+           any machine's memory)",
 };
 
 /// A share, percent.

@@ -337,6 +337,14 @@ fn check_settings(
             ),
         );
     }
+    if let Some(why) = settings
+        .quic_axes
+        .transports()
+        .iter()
+        .find_map(|t| t.problem())
+    {
+        out.problem(&file.path, "settings.quic_axes", why);
+    }
     check_external(out, file, (settings, backend_name), verification, results);
     let unsupported = settings.unsupported_for(backend_name);
     if settings.unsupported_io_profiles != unsupported {
