@@ -15,6 +15,7 @@ pub mod command;
 pub mod iperf3;
 pub mod locust;
 pub mod oha;
+mod out_folder;
 pub mod wrk;
 
 use std::path::{Path, PathBuf};
@@ -143,6 +144,7 @@ pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
             printable(&target.display().to_string())
         )));
     }
+    out_folder::check(&request.out)?;
     let host = request.host.as_deref().map(read_host).transpose()?;
     let mut runs = Vec::new();
     let mut versions = std::collections::BTreeSet::new();
@@ -194,7 +196,10 @@ pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
         path: printable(&target.display().to_string()),
         source,
     };
-    std::fs::create_dir_all(&request.out).map_err(write_error)?;
+    std::fs::create_dir_all(&request.out).map_err(|source| ImportError::Write {
+        path: printable(&request.out.display().to_string()),
+        source,
+    })?;
     crate::output::write_new_atomically(&target, &json).map_err(write_error)?;
     Ok(target)
 }

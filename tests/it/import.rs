@@ -1139,3 +1139,30 @@ fn an_imported_run_no_tool_could_measure_is_refused_by_validate() {
         assert!(stderr.contains(expected), "{stderr}");
     }
 }
+
+/// An `--out` that is a file, or lies under one, is refused by the path the user gave (not
+/// the archive's path inside it), saying what to give instead; the file is untouched.
+#[test]
+fn an_out_that_is_a_file_is_refused_by_the_path_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = written(dir.path(), "notes.txt", "mine".into());
+    let iperf = [fixture("iperf3/tcp.json")];
+    let (code, stderr) = import("iperf3", &iperf, &notes, &[]).unwrap_err();
+    assert_eq!(code, 2, "{stderr}");
+    let shown = notes.display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "--out {shown}: it is a file, not a folder; give the dataset folder"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("iperf3.json"), "{stderr}");
+    let under = notes.join("sub");
+    let (code, stderr) = import("iperf3", &iperf, &under, &[]).unwrap_err();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("--out {}: {shown} is a file", under.display())),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
+}
