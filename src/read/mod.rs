@@ -72,7 +72,7 @@ fn refuse_escaping_link(dir: &Path, path: &Path) -> Result<(), Error> {
 }
 
 /// Whether a file name is an archive's: `*.json`, or `*.json.gz` as the site publishes them.
-fn is_archive_name(path: &Path) -> bool {
+pub fn is_archive_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())

@@ -1166,3 +1166,42 @@ fn an_out_that_is_a_file_is_refused_by_the_path_given() {
     );
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
 }
+
+/// An import into the folder that holds the tool's own output would leave a dataset that
+/// validate refuses (it reads every *.json there as an archive): the import is refused,
+/// naming the file in the way and what to do, and writes nothing; validate says the same of
+/// such a file. From a folder of their own the outputs import and the dataset validates.
+#[test]
+fn an_import_beside_the_tools_own_output_is_refused_and_validate_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("ds");
+    std::fs::create_dir_all(&ds).unwrap();
+    let run = written(&ds, "run.json", fixture_text("oha/closed-16.json"));
+    let oha = ["--command", OHA_CLOSED];
+    let (code, stderr) = import("oha", std::slice::from_ref(&run), &ds, &oha).unwrap_err();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "--out {} holds {}, which is not an archive",
+            ds.display(),
+            run.display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("/outputs/"), "{stderr}");
+    assert!(!ds.join("oha.json").exists(), "nothing written");
+    let o = echomark(&["validate", ds.to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("run.json: not an archive: its top level has no `echomark`"),
+        "{e}"
+    );
+    // A folder of their own: the import and the dataset are fine.
+    std::fs::create_dir_all(ds.join("outputs")).unwrap();
+    let moved = ds.join("outputs/run.json");
+    std::fs::rename(&run, &moved).unwrap();
+    import("oha", &[moved], &ds, &oha).unwrap();
+    let o = echomark(&["validate", ds.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
