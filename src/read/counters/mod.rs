@@ -3,8 +3,8 @@
 //! path. The one rule that classifies a run is [`crate::validate::rules`]; these are the
 //! archive's own consistency, which a runner cannot break and an edited or damaged archive
 //! can. Ranges are the runner's flags' where it has one ([`echomark_archive::limits`]),
-//! what a machine can do otherwise. The server process's are in [`server`], QUIC's in
-//! [`quic`].
+//! what a machine can do otherwise. The server process's are in `server`, QUIC's in
+//! `quic`.
 
 mod quic;
 mod server;
