@@ -10,3 +10,6 @@ pub const FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 /// `compare --fail-on regression` found a regression.
 pub const REGRESSION: u8 = 1;
+/// `compare --fail-on regression` compared nothing: the two sides share no configuration
+/// (a gate pointed at the wrong folders must not pass).
+pub const NOTHING_COMPARED: u8 = 3;

@@ -220,10 +220,34 @@ fn run_import(args: ImportArgs) -> ExitCode {
     }
 }
 
-/// `compare` has its own exit codes: CI gates on them.
+/// `compare` has its own exit codes: CI gates on them. Sides that share no configuration
+/// fail a gate (`--fail-on`) with their own code, and are warned of without one.
 fn run_compare(args: &CompareArgs) -> ExitCode {
     match compare(args) {
-        Ok(regressed) if regressed && args.fail_on.is_some() => {
+        Ok(c) if c.configurations.is_empty() => {
+            let gate = args.fail_on.is_some();
+            eprintln!(
+                "echomark compare: {}{} and {} share no configuration: nothing was compared \
+                 ({} configurations only in base, {} only in new); compare datasets of the \
+                 same matrix{}",
+                if gate { "" } else { "warning: " },
+                printable(&c.base.dataset),
+                printable(&c.new.dataset),
+                c.only_in_base.len(),
+                c.only_in_new.len(),
+                if gate {
+                    ", or point the gate at the right folders"
+                } else {
+                    ""
+                }
+            );
+            ExitCode::from(if gate {
+                exit_codes::NOTHING_COMPARED
+            } else {
+                exit_codes::OK
+            })
+        }
+        Ok(c) if c.has_regression() && args.fail_on.is_some() => {
             ExitCode::from(exit_codes::REGRESSION)
         }
         Ok(_) => ExitCode::from(exit_codes::OK),
@@ -234,8 +258,8 @@ fn run_compare(args: &CompareArgs) -> ExitCode {
     }
 }
 
-/// Runs the comparison and reports it; whether something regressed.
-fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
+/// Runs the comparison and reports it.
+fn compare(args: &CompareArgs) -> anyhow::Result<echomark::compare::Comparison> {
     use echomark::compare::{self, side};
     if !(args.min_effect.is_finite() && (0.0..100.0).contains(&args.min_effect)) {
         anyhow::bail!(
@@ -289,7 +313,7 @@ fn compare(args: &CompareArgs) -> anyhow::Result<bool> {
     } else {
         print!("{}", compare::text::render(&comparison));
     }
-    Ok(comparison.has_regression())
+    Ok(comparison)
 }
 
 /// Every path `compare` reads.

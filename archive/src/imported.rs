@@ -256,7 +256,7 @@ pub struct ImportedRun {
 impl ImportedRun {
     /// Requests that ended in an error, over every kind.
     pub fn error_count(&self) -> u64 {
-        self.errors.values().sum()
+        crate::limits::saturating_sum(self.errors.values().copied())
     }
 
     /// Every measured figure of the run, by its JSON path in the run (`load.rate`,
@@ -306,10 +306,11 @@ impl ImportedRun {
 
     /// Answers whose status is outside 2xx.
     pub fn non_2xx(&self) -> u64 {
-        self.status_codes
-            .iter()
-            .filter(|(code, _)| !code.starts_with('2'))
-            .map(|(_, n)| n)
-            .sum()
+        crate::limits::saturating_sum(
+            self.status_codes
+                .iter()
+                .filter(|(code, _)| !code.starts_with('2'))
+                .map(|(_, n)| *n),
+        )
     }
 }

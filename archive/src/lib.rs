@@ -3,7 +3,7 @@
 //! One crate owns the JSON shapes so that the producer and the reader cannot drift apart
 //! (the same idea as `nextest-metadata`): the configuration key and its enums ([`key`]), the
 //! metrics one run prints and its error counters ([`metrics`]), the archive around them
-//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), an external server's description ([`target`]), the latency histogram's wire form ([`histogram`]), what other load generators measured ([`imported`]) and the
+//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), an external server's description ([`target`]), the latency histogram's wire form ([`histogram`]), what other load generators measured ([`imported`]) and what such a run can be ([`plausible`]), the bounds of a real run ([`limits`]) and the
 //! check that a measurement measured what was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
 //! reader understands an echomark archive, and echomark adds what arknet lacks (full latency
 //! histograms, interval-exact throughput, kernel UDP counters, per-run timing and a shuffle
@@ -22,6 +22,7 @@ pub mod limits;
 pub mod metrics;
 pub mod open_loop;
 pub mod plan;
+pub mod plausible;
 pub mod quic;
 pub mod shell;
 pub mod soak;
@@ -41,8 +42,10 @@ pub use imported::{
 pub use key::{
     AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,
 };
+pub use limits::{Bound, OutOfRange};
 pub use metrics::{ErrorCounters, Metric, Metrics, Placement, QuicCounters, ERROR_COUNTER_NAMES};
 pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
+pub use plausible::{Implausible, RateRule};
 pub use quic::{Congestion, QuicAxes, QuicSetting, QuicTransport};
 pub use soak::{SoakReport, SoakRound};
 pub use target::{

@@ -54,6 +54,9 @@ impl std::str::FromStr for Congestion {
 
 /// QUIC's smallest MTU (RFC 9000 §14), quinn's initial and least MTU.
 pub const QUIC_MIN_MTU: u16 = 1200;
+/// The largest MTU a QUIC path can have: the largest UDP payload of an IPv4 datagram
+/// (65,535 − 8 bytes of UDP header), which `--quic-initial-mtu` allows at most.
+pub const QUIC_MAX_MTU: u16 = 65_527;
 /// quinn's stream receive window: 12.5 MB/s over an expected 100 ms round trip.
 pub const QUINN_STREAM_WINDOW: u64 = 1_250_000;
 /// quinn's connection receive window: the largest variable-length integer, no limit.
@@ -102,6 +105,13 @@ impl QuicTransport {
         if self.initial_mtu < QUIC_MIN_MTU {
             return Some(format!(
                 "the initial MTU must be at least {QUIC_MIN_MTU} bytes (QUIC's smallest), got {}",
+                self.initial_mtu
+            ));
+        }
+        if self.initial_mtu > QUIC_MAX_MTU {
+            return Some(format!(
+                "the initial MTU must be at most {QUIC_MAX_MTU} bytes (the largest UDP payload), \
+                 got {}",
                 self.initial_mtu
             ));
         }
@@ -324,6 +334,11 @@ mod tests {
             ..QuicTransport::default()
         };
         assert!(empty.problem().is_some());
+        let high = QuicTransport {
+            initial_mtu: QUIC_MAX_MTU + 1,
+            ..QuicTransport::default()
+        };
+        assert!(high.problem().unwrap().contains("at most 65527"));
         assert_eq!(QuicTransport::default().problem(), None);
     }
 }

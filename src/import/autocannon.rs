@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use echomark_archive::{ImportedLatency, ImportedLoad, LatencyFidelity, Tool};
 use serde::Deserialize;
 
+use echomark_archive::limits::{saturating_sum, DURATION_SECONDS};
+
 use super::{loop_of, percentiles, request_run, Read, RequestRun, Source};
 use crate::error::Problem;
 
@@ -16,12 +18,13 @@ use crate::error::Problem;
 struct Report {
     url: String,
     connections: u64,
-    #[allow(dead_code)]
+    /// Milliseconds between samples (`-L`; a second by default).
     sample_int: u64,
     pipelining: u64,
     workers: u64,
     duration: f64,
-    #[allow(dead_code)]
+    /// Whole sample intervals (`sampleInt`, a second by default) the run lasted: its rate is
+    /// their mean.
     samples: u64,
     start: String,
     #[allow(dead_code)]
@@ -76,6 +79,19 @@ impl Histogram {
     }
 }
 
+/// Where each checked field of the run came from in autocannon's output, or its command line.
+pub const JSON_PATHS: &[(&str, &str)] = &[
+    ("load.duration_seconds", "duration"),
+    ("load.connections", "connections"),
+    ("load.rate", "--command -R"),
+    ("reported_rate", "requests.mean"),
+    ("bytes_per_second", "throughput.mean"),
+    ("latency.min_us", "latency.min"),
+    ("latency.mean_us", "latency.mean"),
+    ("latency.max_us", "latency.max"),
+    ("latency.stddev_us", "latency.stddev"),
+];
+
 /// Reads one autocannon JSON report.
 pub fn read(source: &Source) -> Result<Read, Problem> {
     let report: Report = source.json(Tool::Autocannon)?;
@@ -85,19 +101,22 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
     )?;
     let usage = |e: String| source.problem("", format!("--command: {e}"));
     let rate = command.decimal(&["-R", "--overallRate"]).map_err(usage)?;
-    let duration = super::finite_non_negative(source, "duration", report.duration)?;
-    let responses = report.informational
-        + report.success
-        + report.redirect
-        + report.client_error
-        + report.server_error;
-    let counted: u64 = report.status_code_stats.values().map(|c| c.count).sum();
+    let duration = super::within(source, "duration", report.duration, &DURATION_SECONDS)?;
+    let responses = saturating_sum([
+        report.informational,
+        report.success,
+        report.redirect,
+        report.client_error,
+        report.server_error,
+    ]);
+    let counted = saturating_sum(report.status_code_stats.values().map(|c| c.count));
     if counted != responses {
         return Err(source.problem(
             "statusCodeStats",
             format!("counts {counted} answers, but 1xx–5xx count {responses}"),
         ));
     }
+    let reported_rate = sampled_rate(source, &report, responses)?;
     let latency = if responses == 0 {
         None
     } else {
@@ -157,7 +176,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             latency_correction: false,
         },
         responses,
-        reported_rate: Some(report.requests.mean),
+        reported_rate,
         bytes_per_second: Some(report.throughput.mean),
         latency,
         unfinished: None,
@@ -175,4 +194,60 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         ));
     }
     Ok(Read { run, version: None })
+}
+
+/// How closely autocannon's mean of its samples times their number gives its count of
+/// answers: its histogram of samples keeps 3 significant digits.
+const SAMPLE_MEAN_TOLERANCE: f64 = 0.01;
+
+/// autocannon's own rate, checked by its own arithmetic: it counts the answers of every
+/// `sampleInt` milliseconds as one sample, and of the time after the last whole interval as
+/// a last one, so its duration spans its samples and their mean times their number is its
+/// count. The mean is a rate per second only when an interval is a second; `None` otherwise
+/// and when there was no sample. With workers, each thread samples on its own, so only the
+/// mean is kept.
+fn sampled_rate(source: &Source, report: &Report, responses: u64) -> Result<Option<f64>, Problem> {
+    let mean = super::within(
+        source,
+        "requests.mean",
+        report.requests.mean,
+        &echomark_archive::limits::RATE_PER_SECOND,
+    )?;
+    if report.workers > 0 {
+        return Ok((report.samples > 0 && report.sample_int == 1000).then_some(mean));
+    }
+    let interval = report.sample_int as f64 / 1e3;
+    let (earliest, latest) = (
+        report.samples.saturating_sub(1) as f64 * interval,
+        report.samples.saturating_add(1) as f64 * interval,
+    );
+    // autocannon rounds its duration to 10 ms.
+    if !(earliest - 0.01..=latest + 0.01).contains(&report.duration) {
+        return Err(source.problem(
+            "duration",
+            format!(
+                "{} s, but autocannon took {} samples {} ms apart: the run lasted from {earliest} \
+                 to {latest} s",
+                report.duration, report.samples, report.sample_int
+            ),
+        ));
+    }
+    if report.samples == 0 {
+        return Ok(None);
+    }
+    let sampled = mean * report.samples as f64;
+    let tolerance = SAMPLE_MEAN_TOLERANCE * sampled.max(responses as f64) + 1.0;
+    if (sampled - responses as f64).abs() > tolerance {
+        return Err(source.problem(
+            "requests.mean",
+            format!(
+                "{mean} per sample over {} samples makes {sampled} answers, but autocannon \
+                 counted {responses}: they must agree within {}% (its samples keep 3 \
+                 significant digits)",
+                report.samples,
+                SAMPLE_MEAN_TOLERANCE * 100.0
+            ),
+        ));
+    }
+    Ok((report.sample_int == 1000).then_some(mean))
 }

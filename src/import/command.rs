@@ -1,5 +1,6 @@
 //! The command line that produced an output file, read for what the output leaves out: the
-//! connections, the rate, the duration. Words are split as a POSIX shell splits them
+//! connections, the rate, the duration; and an external server's command, for what it asked
+//! of echomark's own `serve`. Words are split as a POSIX shell splits them
 //! (single and double quotes, backslashes); nothing is expanded or run.
 
 /// A command line, split into words.
@@ -94,6 +95,17 @@ impl Words {
             .collect()
     }
 
+    /// Whether the line runs `program` (by its file name, wherever it is, after any
+    /// wrapper such as `ip netns exec NS` or `taskset -c 1`) with `subcommand` next.
+    pub fn runs(&self, program: &str, subcommand: &str) -> bool {
+        self.0.windows(2).any(|pair| {
+            std::path::Path::new(&pair[0])
+                .file_name()
+                .is_some_and(|name| name == program)
+                && pair[1] == subcommand
+        })
+    }
+
     /// Whether the switch `name` is given.
     pub fn has(&self, name: &str) -> bool {
         self.0.iter().skip(1).any(|w| w == name)
@@ -173,6 +185,15 @@ mod tests {
             .number(&["-c"])
             .is_err());
         assert_eq!(seconds("500ms"), Some(0.5));
+        let serve = Words::split(
+            "ip netns exec srv target/release/echomark-runner serve --backend io-uring",
+        )
+        .unwrap();
+        assert!(serve.runs("echomark-runner", "serve"));
+        assert!(!serve.runs("echomark-runner", "once"));
+        assert!(!Words::split("nginx -g 'daemon off;'")
+            .unwrap()
+            .runs("echomark-runner", "serve"));
         assert_eq!(seconds("2x"), None);
     }
 }

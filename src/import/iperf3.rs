@@ -3,7 +3,9 @@
 //! run iperf3 could not make is `{"error": …}` with an empty `end`, and is kept as a failed
 //! run. There are no requests and no latency: what it measures is throughput one way.
 
+use echomark_archive::limits::Shown;
 use echomark_archive::{ImportedLoad, ImportedRun, Loop, Protocol, StreamFigures, Tool};
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::{Read, Source};
@@ -13,8 +15,10 @@ use crate::error::Problem;
 #[serde(deny_unknown_fields)]
 struct Report {
     start: Start,
+    /// Every interval's figures, which the import does not keep: skipped as they are
+    /// parsed, never built into a tree (a long run with `-i 0.1` writes hundreds of MB).
     #[allow(dead_code)]
-    intervals: Vec<serde_json::Value>,
+    intervals: IgnoredAny,
     end: End,
     #[serde(default)]
     error: Option<String>,
@@ -87,6 +91,25 @@ struct Cpu {
     host_total: f64,
     remote_total: f64,
 }
+
+/// Where each checked field of the run came from in iperf3's output.
+pub const JSON_PATHS: &[(&str, &str)] = &[
+    ("load.duration_seconds", "end.sum_sent.seconds"),
+    ("load.connections", "start.test_start.num_streams"),
+    ("stream.streams", "start.test_start.num_streams"),
+    ("load.rate", "start.test_start.target_bitrate"),
+    (
+        "stream.sent_bits_per_second",
+        "end.sum_sent.bits_per_second",
+    ),
+    (
+        "stream.received_bits_per_second",
+        "end.sum_received.bits_per_second",
+    ),
+    ("bytes_per_second", "end.sum_received.bits_per_second"),
+    ("stream.lost_percent", "end.sum.lost_percent"),
+    ("stream.jitter_ms", "end.sum.jitter_ms"),
+];
 
 /// Reads one iperf3 JSON report.
 pub fn read(source: &Source) -> Result<Read, Problem> {
@@ -199,6 +222,14 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
             return Err(source.problem(path, format!("{v}: not finite and non-negative")));
         }
     }
+    let received_path = if report.end.sum_received.is_some() {
+        "end.sum_received"
+    } else {
+        "end.sum"
+    };
+    for (path, sum) in [("end.sum_sent", sent), (received_path, received)] {
+        agrees_with_its_bytes(source, path, sum)?;
+    }
     let (host_cpu, remote_cpu) = report
         .end
         .cpu_utilization_percent
@@ -254,4 +285,33 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         run,
         version: Some(version),
     })
+}
+
+/// How closely iperf3's bits per second follow its bytes over its seconds: it prints what
+/// it computed from them, and a UDP receiver's `sum` divides the bytes sent by its own
+/// seconds (4 × 10⁻⁵ apart in the fixtures).
+const BITS_TOLERANCE: f64 = 1e-3;
+
+/// iperf3's own rate, checked by its own arithmetic: `bits_per_second` is `bytes × 8 /
+/// seconds`.
+fn agrees_with_its_bytes(source: &Source, path: &str, sum: &Sum) -> Result<(), Problem> {
+    if sum.seconds <= 0.0 {
+        return Ok(());
+    }
+    let computed = sum.bytes as f64 * 8.0 / sum.seconds;
+    let reported = sum.bits_per_second;
+    if (computed - reported).abs() > BITS_TOLERANCE * computed.max(reported) + 1.0 {
+        return Err(source.problem(
+            format!("{path}.bits_per_second"),
+            format!(
+                "{} bits per second, but {} bytes over {} s are {}: they must agree within {}%",
+                Shown(reported),
+                sum.bytes,
+                Shown(sum.seconds),
+                Shown(computed),
+                BITS_TOLERANCE * 100.0
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use echomark_archive::limits::saturating_sum;
 use echomark_archive::{
     Bucket, ImportedLatency, ImportedLoad, LatencyFidelity, Loop, Percentile, Tool,
 };
@@ -43,6 +44,12 @@ struct Endpoint {
 /// The percentiles read from the histogram.
 const PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
 
+/// Where each checked field of the run came from in Locust's output, or its command line.
+pub const JSON_PATHS: &[(&str, &str)] = &[
+    ("load.duration_seconds", "[0].last_request_timestamp"),
+    ("load.connections", "--command -u"),
+];
+
 /// Reads one Locust JSON statistics file.
 pub fn read(source: &Source) -> Result<Read, Problem> {
     let endpoints: Vec<Endpoint> = source.json(Tool::Locust)?;
@@ -77,9 +84,10 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
                     "not whole milliseconds",
                 )
             })?;
-            *histogram.entry(ms).or_default() += count;
+            let slot = histogram.entry(ms).or_default();
+            *slot = slot.saturating_add(count);
         }
-        let recorded: u64 = e.response_times.values().sum();
+        let recorded = saturating_sum(e.response_times.values().copied());
         if recorded != e.num_requests {
             return Err(source.problem(
                 at("response_times"),
@@ -89,8 +97,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
                 ),
             ));
         }
-        requests += e.num_requests;
-        failures += e.num_failures;
+        requests = requests.saturating_add(e.num_requests);
+        failures = failures.saturating_add(e.num_failures);
         total_ms += e.total_response_time;
         start = start.min(e.start_time);
         if let Some(t) = e.last_request_timestamp {
@@ -166,9 +174,9 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
 /// The smallest value with at least `at` percent of the `total` requests at or below it.
 fn nearest_rank(histogram: &BTreeMap<u64, u64>, total: u64, at: f64) -> u64 {
     let rank = ((at / 100.0) * total as f64).ceil().max(1.0) as u64;
-    let mut seen = 0;
+    let mut seen = 0u64;
     for (&value, &count) in histogram {
-        seen += count;
+        seen = seen.saturating_add(count);
         if seen >= rank {
             return value;
         }

@@ -15,6 +15,7 @@ pub mod command;
 pub mod iperf3;
 pub mod locust;
 pub mod oha;
+mod out_folder;
 pub mod wrk;
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ use echomark_archive::{
 };
 
 use crate::error::{printable, Problem};
+use crate::read::bounded;
 
 /// What `echomark import` was asked to do.
 #[derive(Debug, Clone)]
@@ -142,6 +144,7 @@ pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
             printable(&target.display().to_string())
         )));
     }
+    out_folder::check(&request.out)?;
     let host = request.host.as_deref().map(read_host).transpose()?;
     let mut runs = Vec::new();
     let mut versions = std::collections::BTreeSet::new();
@@ -193,15 +196,18 @@ pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
         path: printable(&target.display().to_string()),
         source,
     };
-    std::fs::create_dir_all(&request.out).map_err(write_error)?;
+    std::fs::create_dir_all(&request.out).map_err(|source| ImportError::Write {
+        path: printable(&request.out.display().to_string()),
+        source,
+    })?;
     crate::output::write_new_atomically(&target, &json).map_err(write_error)?;
     Ok(target)
 }
 
 fn read_host(path: &Path) -> Result<Host, ImportError> {
     let file = printable(&path.display().to_string());
-    let bytes = std::fs::read(path)
-        .map_err(|e| Problem::new(&file, "", format!("cannot read the host description: {e}")))?;
+    let bytes = bounded::read_at_most(path, bounded::MAX_INPUT_BYTES)
+        .map_err(|e| Problem::new(&file, "", format!("the host description: {e}")))?;
     Ok(crate::read::parse::typed::<Host>(&file, &bytes)?)
 }
 
@@ -213,8 +219,9 @@ pub fn read_file(
     payload_bytes: Option<u64>,
 ) -> Result<Read, ImportError> {
     let file = printable(&path.display().to_string());
-    let bytes =
-        std::fs::read(path).map_err(|e| Problem::new(&file, "", format!("cannot read: {e}")))?;
+    // Bounded: the file is held whole while it is parsed, so its size is its memory.
+    let bytes = bounded::read_at_most(path, bounded::MAX_INPUT_BYTES)
+        .map_err(|e| Problem::new(&file, "", e.to_string()))?;
     let source = Source {
         file: &file,
         bytes: &bytes,
@@ -244,7 +251,7 @@ pub fn read_file(
     if read.run.command.is_none() {
         read.run.command = command.map(str::to_string);
     }
-    check_run(&source, &read.run)?;
+    check_run(tool, &source, &read.run)?;
     Ok(read)
 }
 
@@ -253,24 +260,17 @@ fn sha256_hex(bytes: &[u8]) -> String {
     echomark_archive::files::hex(&sha2::Sha256::digest(bytes))
 }
 
-/// The checks every reader's run must pass: a duration, connections, every figure finite
-/// and not negative ([`ImportedRun::figures`], which the archive's reader checks too),
-/// percentiles in order.
-fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
-    let measured = run.load.duration_seconds.is_finite() && run.load.duration_seconds > 0.0;
-    // A run the tool could not make (iperf3's `error`) has no duration and is kept as data.
-    let failed_unmeasured = run.failed && run.load.duration_seconds == 0.0;
-    if !(measured || failed_unmeasured) {
-        return Err(source.problem(
-            "",
-            format!(
-                "the run's duration is {} s: not a measurement",
-                run.load.duration_seconds
-            ),
-        ));
-    }
-    if run.load.connections == 0 {
-        return Err(source.problem("", "the run used no connections"));
+/// The checks every reader's run must pass: every figure one a real run can have and the
+/// tool's own rate in agreement with its counts ([`ImportedRun::implausible`], which the
+/// archive's reader checks too), every figure finite and not negative
+/// ([`ImportedRun::figures`]), percentiles in order. A problem is named at the tool's own
+/// JSON path where the reader knows it ([`json_path`]).
+fn check_run(tool: Tool, source: &Source, run: &ImportedRun) -> Result<(), Problem> {
+    if let Some((field, why)) = run.implausible(tool).into_iter().next() {
+        return Err(match json_path(tool, &field) {
+            Some(path) => source.problem(path, why.to_string()),
+            None => source.problem("", format!("the run's {field}: {why}")),
+        });
     }
     for (field, value) in run.figures() {
         finite_non_negative(source, &field, value)?;
@@ -279,6 +279,22 @@ fn check_run(source: &Source, run: &ImportedRun) -> Result<(), Problem> {
         percentiles_rise(source, &latency.percentiles)?;
     }
     Ok(())
+}
+
+/// Where in `tool`'s output (or on its command line) the run's field `field` came from.
+fn json_path(tool: Tool, field: &str) -> Option<&'static str> {
+    let table = match tool {
+        Tool::Oha => oha::JSON_PATHS,
+        Tool::Autocannon => autocannon::JSON_PATHS,
+        Tool::Locust => locust::JSON_PATHS,
+        Tool::Iperf3 => iperf3::JSON_PATHS,
+        // Its figures come from lines of text or its JSON line, whichever it printed.
+        Tool::Wrk => &[],
+    };
+    table
+        .iter()
+        .find(|(f, _)| *f == field)
+        .map(|(_, path)| *path)
 }
 
 /// Refuses percentiles that fall as they rise (`p99` below `p50`).
@@ -296,6 +312,18 @@ fn percentiles_rise(source: &Source, percentiles: &[Percentile]) -> Result<(), P
         }
     }
     Ok(())
+}
+
+/// `value` at `json_path` of the file, refused outside `bound` (with the bound's words).
+pub fn within(
+    source: &Source,
+    json_path: &str,
+    value: f64,
+    bound: &echomark_archive::Bound,
+) -> Result<f64, Problem> {
+    bound
+        .check(value)
+        .map_err(|e| source.problem(json_path, e.to_string()))
 }
 
 /// `value` of the field named `what`, refused when negative or not finite.
@@ -338,6 +366,9 @@ pub fn percentiles(
                 format!("{json_path}.{name}"),
                 format!("{value}: a latency is finite and not negative"),
             ));
+        }
+        if let Err(e) = echomark_archive::limits::LATENCY_US.check(value * to_us) {
+            return Err(source.problem(format!("{json_path}.{name}"), format!("{e} (in µs)")));
         }
         out.push(Percentile {
             at,

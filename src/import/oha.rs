@@ -5,30 +5,33 @@
 
 use std::collections::BTreeMap;
 
+use echomark_archive::limits::saturating_sum;
 use echomark_archive::{Bucket, ImportedLatency, ImportedLoad, LatencyFidelity, Tool};
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::{loop_of, percentiles, request_run, Read, RequestRun, Source};
 use crate::error::Problem;
 
 /// oha's JSON, every top-level key of the version read: another version's fields are an
-/// error rather than a guess.
+/// error rather than a guess. The keys the import does not keep are skipped as they are
+/// parsed, never built into a tree.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Report {
     summary: Summary,
     #[allow(dead_code)]
-    metrics: serde_json::Value,
+    metrics: IgnoredAny,
     response_time_histogram: BTreeMap<String, u64>,
     latency_percentiles: BTreeMap<String, Option<f64>>,
     #[allow(dead_code)]
-    first_byte_histogram: serde_json::Value,
+    first_byte_histogram: IgnoredAny,
     #[allow(dead_code)]
-    first_byte_percentiles: serde_json::Value,
+    first_byte_percentiles: IgnoredAny,
     #[allow(dead_code)]
-    rps: serde_json::Value,
+    rps: IgnoredAny,
     #[allow(dead_code)]
-    details: serde_json::Value,
+    details: IgnoredAny,
     status_code_distribution: BTreeMap<String, u64>,
     error_distribution: BTreeMap<String, u64>,
 }
@@ -56,6 +59,18 @@ const CUT_AT_DEADLINE: &str = "aborted due to deadline";
 /// oha's default connections (`-c`).
 const DEFAULT_CONNECTIONS: u64 = 50;
 
+/// Where each checked field of the run came from in oha's output, or its command line.
+pub const JSON_PATHS: &[(&str, &str)] = &[
+    ("load.duration_seconds", "summary.total"),
+    ("load.connections", "--command -c"),
+    ("load.rate", "--command -q"),
+    ("reported_rate", "summary.requestsPerSec"),
+    ("bytes_per_second", "summary.sizePerSec"),
+    ("latency.min_us", "summary.fastest"),
+    ("latency.mean_us", "summary.average"),
+    ("latency.max_us", "summary.slowest"),
+];
+
 /// Reads one oha JSON report.
 pub fn read(source: &Source) -> Result<Read, Problem> {
     let report: Report = source.json(Tool::Oha)?;
@@ -68,7 +83,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
     let rate = command.decimal(&["-q"]).map_err(usage)?;
     let summary = &report.summary;
     let duration = super::finite_non_negative(source, "summary.total", summary.total)?;
-    let responses: u64 = report.status_code_distribution.values().sum();
+    let responses = saturating_sum(report.status_code_distribution.values().copied());
     let mut errors = report.error_distribution.clone();
     let unfinished = errors.remove(CUT_AT_DEADLINE);
     let latency = if responses == 0 {

@@ -71,6 +71,11 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: ImportedArchive) {
                 format!("{value}: a measurement is not negative"),
             );
         }
+        // What `echomark import` refuses, refused here too: a hand-edited archive is no
+        // way around it.
+        for (field, why) in run.implausible(tool) {
+            out.problem(path, format!("runs[{index}].{field}"), why.to_string());
+        }
         let key = key_of(tool.as_str(), &run);
         let repetition = repetitions.entry(key.clone()).or_default();
         *repetition += 1;

@@ -9,6 +9,8 @@
 //! classifies it with the one rule ([`crate::validate::rules`]) and keeps the run.
 
 pub mod arknet;
+pub mod bounded;
+pub mod counters;
 pub mod echomark;
 pub mod imported;
 pub mod parse;
@@ -70,7 +72,7 @@ fn refuse_escaping_link(dir: &Path, path: &Path) -> Result<(), Error> {
 }
 
 /// Whether a file name is an archive's: `*.json`, or `*.json.gz` as the site publishes them.
-fn is_archive_name(path: &Path) -> bool {
+pub fn is_archive_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
@@ -78,42 +80,43 @@ fn is_archive_name(path: &Path) -> bool {
     name.ends_with(".json") || name.ends_with(".json.gz")
 }
 
-/// The JSON text of an archive file, decompressed when its name ends in `.gz`; a gzip
-/// stream that is broken or inflates past [`MAX_INFLATED_ARCHIVE`] is `InvalidData`.
+/// The JSON text of an archive file, decompressed when its name ends in `.gz`; a file that
+/// holds (or inflates to) more than [`MAX_ARCHIVE_BYTES`], or a gzip stream that is broken,
+/// is `InvalidData`.
 pub fn archive_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
-    let bytes = fs::read(path)?;
+    let invalid = |e: bounded::ReadError| match e {
+        bounded::ReadError::Io(e) => e,
+        too_large => std::io::Error::new(std::io::ErrorKind::InvalidData, too_large.to_string()),
+    };
+    let bytes = bounded::read_at_most(path, MAX_ARCHIVE_BYTES).map_err(invalid)?;
     if path.extension().is_none_or(|x| x != "gz") {
         return Ok(bytes);
     }
-    let mut text = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(
-            flate2::read::GzDecoder::new(bytes.as_slice()),
-            MAX_INFLATED_ARCHIVE + 1,
-        ),
-        &mut text,
+    bounded::read_to_end_at_most(
+        flate2::read::GzDecoder::new(bytes.as_slice()),
+        MAX_ARCHIVE_BYTES,
+        bytes
+            .len()
+            .saturating_mul(8)
+            .min(MAX_ARCHIVE_BYTES as usize),
     )
-    .map_err(|e| {
-        std::io::Error::new(
+    .map_err(|e| match e {
+        bounded::ReadError::Io(e) => std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("not a readable gzip file: {e}"),
-        )
-    })?;
-    if text.len() as u64 > MAX_INFLATED_ARCHIVE {
-        return Err(std::io::Error::new(
+        ),
+        bounded::ReadError::TooLarge { .. } => std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!(
                 "inflates past {} MiB, more than any archive (a gzip bomb?)",
-                MAX_INFLATED_ARCHIVE >> 20
+                MAX_ARCHIVE_BYTES >> 20
             ),
-        ));
-    }
-    Ok(text)
+        ),
+    })
 }
 
-/// The most a gzip-compressed archive may inflate to: about 50 times the largest committed
-/// archive (5 MB).
-pub const MAX_INFLATED_ARCHIVE: u64 = 256 << 20;
+/// The most an archive may hold, plain or inflated from gzip: the limit of every input.
+pub const MAX_ARCHIVE_BYTES: u64 = bounded::MAX_INPUT_BYTES;
 
 /// A dataset's name (its folder's) and the folder itself, canonical.
 fn folder(dir: &Path) -> (String, PathBuf) {

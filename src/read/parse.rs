@@ -23,7 +23,35 @@ struct Probe {
     echomark: Option<EchomarkProbe>,
     #[serde(default)]
     echomark_import: Option<EchomarkProbe>,
+    /// arknet's mark: every arknet archive has it.
+    #[serde(default)]
+    schema_version: Option<serde::de::IgnoredAny>,
 }
+
+impl Probe {
+    /// Whether the top level names one of the formats: `echomark`, `echomark_import` or
+    /// arknet's `schema_version`.
+    fn names_a_format(&self) -> bool {
+        self.echomark.is_some() || self.echomark_import.is_some() || self.schema_version.is_some()
+    }
+}
+
+/// Whether `bytes` are JSON that is not an archive at all: an array (Locust's statistics)
+/// or an object that names no format (oha's, autocannon's, iperf3's output). A damaged
+/// archive, or text that is not JSON, is not this: parsing it as an archive says what is
+/// wrong with it.
+pub fn is_other_json(bytes: &[u8]) -> bool {
+    if bytes.trim_ascii_start().first() == Some(&b'[') {
+        return serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
+    }
+    serde_json::from_slice::<Probe>(bytes).is_ok_and(|p| !p.names_a_format())
+}
+
+/// What validate says of such a file, and what a user does about it.
+const NOT_AN_ARCHIVE: &str = "not an archive: its top level has no `echomark`, \
+    `echomark_import` or `schema_version` (a load generator's output? a dataset folder holds \
+    archives only: keep outputs in a folder of their own, such as outputs/, and import them \
+    with `echomark import`)";
 
 #[derive(Deserialize)]
 struct EchomarkProbe {
@@ -45,6 +73,9 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<Parsed, Problem> {
         ));
     }
     let probe: Option<Probe> = serde_json::from_slice(bytes).ok();
+    if probe.as_ref().is_some_and(|p| !p.names_a_format()) {
+        return Err(Problem::new(file, "", NOT_AN_ARCHIVE));
+    }
     if let Some(import) = probe.as_ref().and_then(|p| p.echomark_import.as_ref()) {
         let version = echomark_archive::IMPORT_FORMAT_VERSION;
         if import.format_version != Some(version) {
@@ -99,4 +130,36 @@ pub fn typed<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<T, Problem
     de.end()
         .map_err(|e| Problem::new(file, "", format!("trailing data after the archive: {e}")))?;
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_json_is_json_that_names_no_archive_format() {
+        for other in [
+            &b"{\"summary\": {}, \"rps\": 1}"[..],
+            b" [{\"name\": \"/\"}]",
+        ] {
+            assert!(is_other_json(other), "{}", String::from_utf8_lossy(other));
+        }
+        for archive_or_broken in [
+            &b"{\"schema_version\": 2}"[..],
+            b"{\"echomark\": {\"format_version\": 9}}",
+            b"{\"echomark_import\": {}}",
+            b"{\"summary\": ",
+            b"not json",
+        ] {
+            assert!(
+                !is_other_json(archive_or_broken),
+                "{}",
+                String::from_utf8_lossy(archive_or_broken)
+            );
+        }
+        let e = parse("run.json", b"{\"summary\": {}}").err().unwrap();
+        assert!(e
+            .message
+            .starts_with("not an archive: its top level has no"));
+    }
 }

@@ -409,3 +409,47 @@ fn a_noise_pair_that_shares_no_configuration_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("share no configuration"));
 }
+
+/// Two sides that share no configuration compared nothing: a gate that passed them would
+/// pass any pull request pointed at the wrong folders. With --fail-on it fails with its own
+/// exit code, naming both sides; without, it says so on stderr.
+#[test]
+fn sides_that_share_no_configuration_fail_the_gate_and_are_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base", &slice());
+    // UDP buffer cases only: not one configuration of the TCP slice.
+    let udp = Path::new(env!("CARGO_MANIFEST_DIR")).join("raw-results/epyc2-20261202-udp-buffers");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["compare", base.to_str().unwrap(), udp.to_str().unwrap()];
+        args.extend(extra);
+        let out = echomark(&args);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let expected =
+        "base and epyc2-20261202-udp-buffers share no configuration: nothing was compared";
+    let (code, stderr) = run(&["--fail-on", "regression"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
+    let (code, stderr) = run(&["--json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains(&format!("warning: {expected}")), "{stderr}");
+    // Sides that share configurations are not warned of.
+    let (code, stderr) = {
+        let out = echomark(&[
+            "compare",
+            base.to_str().unwrap(),
+            base.to_str().unwrap(),
+            "--fail-on",
+            "regression",
+        ]);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("share no configuration"), "{stderr}");
+}

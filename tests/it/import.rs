@@ -298,6 +298,18 @@ fn wrk_autocannon_locust_and_iperf3_outputs_are_imported_field_by_field() {
     );
 }
 
+/// The fixture `rel` as text.
+fn fixture_text(rel: &str) -> String {
+    std::fs::read_to_string(fixture(rel)).unwrap()
+}
+
+/// `text` written as `name` in `dir`.
+fn written(dir: &Path, name: &str, text: String) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// `text` with the first occurrence of `from` replaced, asserting there is one.
 fn edited(text: &str, from: &str, to: &str) -> String {
     assert!(text.contains(from), "{from:?}");
@@ -307,20 +319,16 @@ fn edited(text: &str, from: &str, to: &str) -> String {
 #[test]
 fn malformed_truncated_and_mismatched_files_are_named_errors_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = |name: &str, text: String| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    };
-    let oha = std::fs::read_to_string(fixture("oha/closed-16.json")).unwrap();
-    let ac = std::fs::read_to_string(fixture("autocannon/closed-16.json")).unwrap();
-    let wrk = std::fs::read_to_string(fixture("wrk/closed-16-json-hook.txt")).unwrap();
-    let locust = std::fs::read_to_string(fixture("locust/closed-16.json")).unwrap();
-    let iperf = std::fs::read_to_string(fixture("iperf3/tcp.json")).unwrap();
+    let bad = |name: &str, text: String| written(dir.path(), name, text);
+    let oha = fixture_text("oha/closed-16.json");
+    let ac = fixture_text("autocannon/closed-16.json");
+    let wrk = fixture_text("wrk/closed-16-json-hook.txt");
+    let locust = fixture_text("locust/closed-16.json");
+    let iperf = fixture_text("iperf3/tcp.json");
     let oha_cmd = ["--command", "oha -c 16 http://x/"];
     let ac_cmd = ["--command", "autocannon -c 16 http://x/"];
     let locust_cmd = ["--command", "locust -u 16"];
-    let cases: Vec<(&str, PathBuf, &[&str], &[&str])> = vec![
+    let cases: Vec<Refused> = vec![
         (
             "oha",
             bad("cut.json", oha[..oha.len() / 2].to_string()),
@@ -458,8 +466,17 @@ fn malformed_truncated_and_mismatched_files_are_named_errors_and_nothing_is_writ
             &["not iperf3's JSON output"],
         ),
     ];
+    assert_refused(dir.path(), cases);
+}
+
+/// A refused import: (tool, file, extra flags, what stderr must say).
+type Refused<'a> = (&'a str, PathBuf, &'a [&'a str], &'a [&'a str]);
+
+/// Imports each case into its own folder under `dir`: exit 1, every expected text on
+/// stderr, nothing written.
+fn assert_refused(dir: &Path, cases: Vec<Refused>) {
     for (i, (tool, file, extra, expected)) in cases.into_iter().enumerate() {
-        let out = dir.path().join(format!("out-{i}"));
+        let out = dir.join(format!("out-{i}"));
         let (code, stderr) = import(tool, std::slice::from_ref(&file), &out, extra)
             .err()
             .unwrap_or_else(|| panic!("{tool} {} was accepted", file.display()));
@@ -473,6 +490,115 @@ fn malformed_truncated_and_mismatched_files_are_named_errors_and_nothing_is_writ
         }
         assert!(!out.exists(), "nothing written for {}", file.display());
     }
+}
+
+/// Numbers no real run can have are refused at the tool's JSON path (or the flag they came
+/// from), with the bound they break: a duration of 1e-300 s (which made a 306-digit rate),
+/// a rate of 1e308, 10^12 connections; and a rate the tool did not print is not the run's.
+#[test]
+fn impossible_numbers_are_refused_at_the_tools_json_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = |name: &str, text: String| written(dir.path(), name, text);
+    let oha = fixture_text("oha/closed-16.json");
+    let ac = fixture_text("autocannon/closed-16.json");
+    let iperf = fixture_text("iperf3/tcp.json");
+    let oha_cmd = ["--command", "oha -c 16 http://x/"];
+    let ac_cmd = ["--command", "autocannon -c 16 http://x/"];
+    let cases: Vec<Refused> = vec![
+        (
+            "autocannon",
+            bad("ac-short.json", edited(&ac, "\"duration\":2.01", "\"duration\":1e-300")),
+            &ac_cmd,
+            &[
+                "ac-short.json: duration: 1e-300 is not a real run's figure: a run lasts from 1 ms to 7 days",
+            ],
+        ),
+        (
+            "autocannon",
+            bad(
+                "ac-conns.json",
+                edited(&ac, "\"connections\":16", "\"connections\":1000000000000"),
+            ),
+            &ac_cmd,
+            &["ac-conns.json: connections: 1000000000000 is not a real run's figure: a run holds from 1 to 1,048,576 connections"],
+        ),
+        (
+            "autocannon",
+            bad("ac-half.json", edited(&ac, "\"duration\":2.01", "\"duration\":0.5")),
+            &ac_cmd,
+            &[
+                "ac-half.json: duration: 0.5 s, but autocannon took 2 samples 1000 ms apart: the run lasted from 1 to 3 s",
+            ],
+        ),
+        (
+            "autocannon",
+            bad(
+                "ac-mean.json",
+                edited(&ac, "\"average\":98592,\"mean\":98592", "\"average\":98592,\"mean\":50000"),
+            ),
+            &ac_cmd,
+            &["ac-mean.json: requests.mean: 50000 per sample over 2 samples makes 100000 answers, but autocannon counted 197204: they must agree within 1%"],
+        ),
+        (
+            "autocannon",
+            bad("ac-wrap.json", edited(&ac, "\"3xx\":0", "\"3xx\":18446744073709551615")),
+            &ac_cmd,
+            &["ac-wrap.json: statusCodeStats: counts 197204 answers, but 1xx–5xx count 18446744073709551615"],
+        ),
+        (
+            "oha",
+            bad(
+                "oha-rate.json",
+                edited(&oha, "\"requestsPerSec\": 129688.1672717414", "\"requestsPerSec\": 1e308"),
+            ),
+            &oha_cmd,
+            &["oha-rate.json: summary.requestsPerSec: 1e308 is not a real run's figure"],
+        ),
+        (
+            "oha",
+            bad(
+                "oha-off.json",
+                edited(&oha, "\"requestsPerSec\": 129688.1672717414", "\"requestsPerSec\": 130688.1672717414"),
+            ),
+            &oha_cmd,
+            &["oha-off.json: summary.requestsPerSec: oha reported 130688.1672717414 per second"],
+        ),
+        (
+            "oha",
+            fixture("oha/closed-16.json"),
+            &["--command", "oha -c 2000000 http://x/"],
+            &["closed-16.json: --command -c: 2000000 is not a real run's figure"],
+        ),
+        (
+            "oha",
+            bad(
+                "oha-wrap.json",
+                edited(&oha, "\"200\": 259576", "\"200\": 259576, \"201\": 18446744073709551615"),
+            ),
+            &oha_cmd,
+            &["oha-wrap.json: the run's responses_per_second: 9.215"],
+        ),
+        (
+            "iperf3",
+            bad("iperf-bits.json", {
+                let mut v: Value = serde_json::from_str(&iperf).unwrap();
+                v["end"]["sum_sent"]["bits_per_second"] = 9e12.into();
+                v.to_string()
+            }),
+            &[],
+            &["iperf-bits.json: end.sum_sent.bits_per_second: 9000000000000 bits per second, but 5727715328 bytes over 2.000216 s are"],
+        ),
+        (
+            "iperf3",
+            bad(
+                "iperf-streams.json",
+                edited(&iperf, "\"num_streams\":\t1", "\"num_streams\":\t10000000"),
+            ),
+            &[],
+            &["iperf-streams.json: start.test_start.num_streams: 10000000 is not a real run's figure"],
+        ),
+    ];
+    assert_refused(dir.path(), cases);
 }
 
 #[test]
@@ -859,4 +985,223 @@ fn an_imported_archive_edited_by_hand_is_refused_at_its_json_path() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// Runs `echomark` with `args` and reaps it with wait4: its exit code and its own peak
+/// resident set size in KiB (not any other test's child's).
+// Reaped by wait4, which std's `Child` cannot see.
+#[allow(clippy::zombie_processes)]
+fn peak_rss_kib(args: &[&str]) -> (Option<i32>, u64) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_echomark"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child with valid pointers; `child` is not waited again.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64)
+}
+
+/// The fixture `rel` with `key`'s value replaced by `open`, `item` repeated (`{i}` counting)
+/// to `bytes`, and `close`: well-formed output of the tool, as large as a long run makes it.
+fn bloated(rel: &str, key: &str, (open, item, close): (&str, &str, &str), bytes: usize) -> String {
+    let mut v = json(&fixture(rel));
+    v[key] = "@bloat@".into();
+    let mut body = String::with_capacity(bytes + 64);
+    body.push_str(open);
+    let mut i = 0;
+    while body.len() < bytes {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&item.replace("{i}", &i.to_string()));
+        i += 1;
+    }
+    body.push_str(close);
+    v.to_string().replacen("\"@bloat@\"", &body, 1)
+}
+
+/// A large output is held once, as its text, while it is read: not as a JSON tree besides
+/// (oha's and iperf3's unread parts were `serde_json::Value`s, 8 to 10 times the text).
+#[test]
+fn a_large_output_is_held_once_while_it_is_imported() {
+    const SIZE: usize = 24 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let interval = r#"{"streams": [{"socket": 5, "start": {i}, "end": 1.000379, "seconds": 1.000378966331482, "bytes": 2840199168, "bits_per_second": 22712985887.06138, "retransmits": 12, "snd_cwnd": 1047728, "snd_wnd": 1589248, "rtt": 51, "rttvar": 24, "pmtu": 65535, "omitted": false, "sender": true}], "sum": {"start": 0, "end": 1.000379, "seconds": 1.000378966331482, "bytes": 2840199168, "bits_per_second": 22712985887.06138, "retransmits": 12, "omitted": false, "sender": true}}"#;
+    let big_iperf = dir.path().join("iperf3-long.json");
+    let intervals = ("[", interval, "]");
+    std::fs::write(
+        &big_iperf,
+        bloated("iperf3/tcp.json", "intervals", intervals, SIZE),
+    )
+    .unwrap();
+    let details = (
+        "{",
+        r#""p{i}": {"average": 0.0001188, "fastest": 7.9e-05, "slowest": 0.000296}"#,
+        "}",
+    );
+    let big_oha = dir.path().join("oha-long.json");
+    std::fs::write(
+        &big_oha,
+        bloated("oha/closed-16.json", "details", details, SIZE),
+    )
+    .unwrap();
+    for (tool, small, big, extra) in [
+        ("iperf3", fixture("iperf3/tcp.json"), big_iperf, vec![]),
+        (
+            "oha",
+            fixture("oha/closed-16.json"),
+            big_oha,
+            vec!["--command", OHA_CLOSED],
+        ),
+    ] {
+        let run = |file: &Path, out: &str| {
+            let out = dir.path().join(format!("{tool}-{out}"));
+            let mut args = vec!["import", "--from", tool, "--out", out.to_str().unwrap()];
+            args.push(file.to_str().unwrap());
+            args.extend(&extra);
+            let (code, kib) = peak_rss_kib(&args);
+            assert_eq!(code, Some(0), "{tool} {}", file.display());
+            kib
+        };
+        let (small_kib, big_kib) = (run(&small, "small"), run(&big, "big"));
+        let grown = big_kib.saturating_sub(small_kib) * 1024;
+        assert!(
+            grown < 2 * SIZE as u64,
+            "{tool}: a {} MiB output took {} MiB more than a small one",
+            SIZE >> 20,
+            grown >> 20
+        );
+    }
+}
+
+/// An output larger than any input may be is refused by its size, naming the file and the
+/// limit, before it is read; nothing is written.
+#[test]
+fn an_output_over_the_input_limit_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.json");
+    // Sparse: the length is all there is.
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(echomark::read::bounded::MAX_INPUT_BYTES + 1)
+        .unwrap();
+    let out = dir.path().join("out");
+    let started = std::time::Instant::now();
+    let (code, stderr) = import("iperf3", &[huge], &out, &[]).unwrap_err();
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("huge.json: 256.0 MiB, more than the 256 MiB an input may hold"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "refused by its size, not after reading 256 MiB"
+    );
+}
+
+/// A run no tool could have measured, written into an imported archive by hand, is refused
+/// by validate (and so never reaches a page) at its JSON path: the bound it breaks, or the
+/// rate the tool printed that its counts do not make.
+#[test]
+fn an_imported_run_no_tool_could_measure_is_refused_by_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = imported_dataset(dir.path(), "impossible");
+    let path = data.join("oha.json");
+    let good = json(&path);
+    let responses = good["runs"][0]["responses"].as_f64().unwrap();
+    let mut short = good.clone();
+    short["runs"][0]["load"]["duration_seconds"] = 1e-300.into();
+    short["runs"][0]["responses_per_second"] = (responses / 1e-300).into();
+    let mut off = good.clone();
+    off["runs"][1]["reported_rate"] = 1e6.into();
+    for (archive, expected) in [
+        (
+            short,
+            "oha.json: runs[0].load.duration_seconds: 1e-300 is not a real run's figure",
+        ),
+        (
+            off,
+            "oha.json: runs[1].reported_rate: oha reported 1000000 per second, but its counts",
+        ),
+    ] {
+        std::fs::write(&path, archive.to_string()).unwrap();
+        let o = echomark(&["validate", data.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+}
+
+/// An `--out` that is a file, or lies under one, is refused by the path the user gave (not
+/// the archive's path inside it), saying what to give instead; the file is untouched.
+#[test]
+fn an_out_that_is_a_file_is_refused_by_the_path_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = written(dir.path(), "notes.txt", "mine".into());
+    let iperf = [fixture("iperf3/tcp.json")];
+    let (code, stderr) = import("iperf3", &iperf, &notes, &[]).unwrap_err();
+    assert_eq!(code, 2, "{stderr}");
+    let shown = notes.display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "--out {shown}: it is a file, not a folder; give the dataset folder"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("iperf3.json"), "{stderr}");
+    let under = notes.join("sub");
+    let (code, stderr) = import("iperf3", &iperf, &under, &[]).unwrap_err();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!("--out {}: {shown} is a file", under.display())),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
+}
+
+/// An import into the folder that holds the tool's own output would leave a dataset that
+/// validate refuses (it reads every *.json there as an archive): the import is refused,
+/// naming the file in the way and what to do, and writes nothing; validate says the same of
+/// such a file. From a folder of their own the outputs import and the dataset validates.
+#[test]
+fn an_import_beside_the_tools_own_output_is_refused_and_validate_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("ds");
+    std::fs::create_dir_all(&ds).unwrap();
+    let run = written(&ds, "run.json", fixture_text("oha/closed-16.json"));
+    let oha = ["--command", OHA_CLOSED];
+    let (code, stderr) = import("oha", std::slice::from_ref(&run), &ds, &oha).unwrap_err();
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "--out {} holds {}, which is not an archive",
+            ds.display(),
+            run.display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("/outputs/"), "{stderr}");
+    assert!(!ds.join("oha.json").exists(), "nothing written");
+    let o = echomark(&["validate", ds.to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("run.json: not an archive: its top level has no `echomark`"),
+        "{e}"
+    );
+    // A folder of their own: the import and the dataset are fine.
+    std::fs::create_dir_all(ds.join("outputs")).unwrap();
+    let moved = ds.join("outputs/run.json");
+    std::fs::rename(&run, &moved).unwrap();
+    import("oha", &[moved], &ds, &oha).unwrap();
+    let o = echomark(&["validate", ds.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }

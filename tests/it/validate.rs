@@ -601,7 +601,7 @@ fn a_gzip_archive_that_inflates_without_end_is_refused() {
     let file = std::fs::File::create(folder.join("archive.json.gz")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
     let zeros = vec![b' '; 1 << 20];
-    for _ in 0..(echomark::read::MAX_INFLATED_ARCHIVE >> 20) + 8 {
+    for _ in 0..(echomark::read::MAX_ARCHIVE_BYTES >> 20) + 8 {
         gz.write_all(&zeros).unwrap();
     }
     gz.finish().unwrap();
@@ -609,4 +609,95 @@ fn a_gzip_archive_that_inflates_without_end_is_refused() {
     assert_ne!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("inflates past"), "{stderr}");
+}
+
+/// A committed archive of `raw-results/`, parsed.
+fn committed(rel: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results")
+        .join(rel);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Counters out of their range (the runner's flags' where it has one, what is physically
+/// possible otherwise) or inconsistent with what the run asked for are malformed input:
+/// refused by validate with the file and the run's JSON path, exit 1, so they never reach
+/// `data/` or a summary. Each case breaks one committed archive in one way.
+#[test]
+fn out_of_range_and_inconsistent_counters_are_refused_at_their_json_path() {
+    type Break = fn(&mut Value);
+    let tokio = "xeon2-20261205-servers-busy-poll/serve-tokio.json";
+    let uring = "xeon2-20261205-servers-busy-poll/serve-io-uring.json";
+    let gso = "xeon2-20261205-udp-gso/archive.json";
+    let syscalls = "xeon2-20261205-backends-syscalls/tokio.json";
+    let quic = "epyc2-20261204-quic-buffers/archive.json";
+    let cases: Vec<(&str, &str, Break, &str)> = vec![
+        ("negative server CPU", tokio, |a| {
+            a["results"][0]["server"]["cpu_seconds"] = json!(-1.0)
+        }, "results[0].server.cpu_seconds: -1 "),
+        ("RSS of 2^63 bytes", tokio, |a| {
+            a["results"][0]["server"]["peak_rss_bytes"] = json!(1u64 << 63)
+        }, "results[0].server.peak_rss_bytes: 9223372036854775808 bytes"),
+        ("rings on a tokio server", tokio, |a| {
+            a["results"][0]["server"]["ring"] = committed(
+                "xeon2-20261205-servers-busy-poll/serve-io-uring.json",
+            )["results"][0]["server"]["ring"]
+                .clone()
+        }, "results[0].server.ring: is present, but the server's command runs serve --backend tokio"),
+        ("busy looks without --uring-busy-poll", uring, |a| {
+            a["results"][0]["server"]["ring"]["busy_polls"] = json!(126_794)
+        }, "results[0].server.ring.busy_polls: is 126794, but the server's command does not ask for --uring-busy-poll"),
+        ("a billion registered files", uring, |a| {
+            a["results"][0]["server"]["ring"]["registered_files"] = json!(1_000_000_000)
+        }, "results[0].server.ring.registered_files: is 1000000000, more than the 8 other system calls"),
+        ("a server that made no system call", tokio, |a| {
+            a["results"][0]["server"]["syscalls"] = json!(0)
+        }, "results[0].server.syscalls: is 0"),
+        ("a batch of 10^9 datagrams", gso, |a| {
+            a["results"][0]["metrics"]["udp_batch"] = json!(1_000_000_000)
+        }, "results[0].metrics.udp_batch: is 1000000000, outside --udp-batch's 2 to 64"),
+        ("no system call for 312,609 round trips", syscalls, |a| {
+            a["results"][0]["metrics"]["syscalls"] = json!(0)
+        }, "results[0].metrics.syscalls: is 0, but the run completed 312609 round trips"),
+        ("a negative RTT", quic, |a| {
+            a["results"][1]["metrics"]["quic"]["smoothed_rtt_us"] = json!(-1.0)
+        }, "results[1].metrics.quic.smoothed_rtt_us: -1 is not a real run's figure"),
+        ("an RTT of 1e308 µs", quic, |a| {
+            a["results"][1]["metrics"]["quic"]["smoothed_rtt_us"] = json!(1e308)
+        }, "results[1].metrics.quic.smoothed_rtt_us: 1e308 is not a real run's figure"),
+        ("a window of 1e308 bytes", quic, |a| {
+            a["results"][1]["metrics"]["quic"]["cwnd_bytes"] = json!(1e308)
+        }, "results[1].metrics.quic.cwnd_bytes: 1e308 is not a real run's figure"),
+        ("no MTU, datagrams of 10^9 bytes", quic, |a| {
+            let q = &mut a["results"][1]["metrics"]["quic"];
+            q["current_mtu"] = json!(0);
+            q["datagram_size_limit"] = json!(1_000_000_000);
+        }, "results[1].metrics.quic.current_mtu: is 0"),
+        ("datagrams larger than the path", quic, |a| {
+            a["results"][1]["metrics"]["quic"]["datagram_size_limit"] = json!(1_000_000_000)
+        }, "results[1].metrics.quic.datagram_size_limit: is 1000000000, not below the path's MTU of 1452"),
+        ("no connection", quic, |a| {
+            a["results"][1]["metrics"]["quic"]["connections"] = json!(0)
+        }, "results[1].metrics.quic.connections: is 0"),
+        ("an empty stream window", quic, |a| {
+            a["results"][1]["metrics"]["quic"]["transport"]["stream_window"] = json!(0)
+        }, "results[1].metrics.quic.transport: QUIC flow-control windows must be at least 1 byte"),
+        ("an empty connection window", quic, |a| {
+            a["results"][1]["metrics"]["quic"]["transport"]["connection_window"] = json!(0)
+        }, "results[1].metrics.quic.transport: QUIC flow-control windows must be at least 1 byte"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (what, rel, breaker, expected)) in cases.into_iter().enumerate() {
+        let mut archive = committed(rel);
+        breaker(&mut archive);
+        let name = rel.rsplit('/').next().unwrap();
+        let path = write(dir.path(), &format!("case-{i}"), name, &archive.to_string());
+        let out = echomark(&["validate", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name}: {expected}")),
+            "{what}: expected {expected:?} in {stderr}"
+        );
+    }
 }

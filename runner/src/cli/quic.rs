@@ -13,8 +13,11 @@ fn on_off(text: &str) -> Result<bool, String> {
     }
 }
 
-const MTU_RANGE: std::ops::RangeInclusive<i64> = 1200..=65_527;
-const WINDOW_RANGE: std::ops::RangeInclusive<u64> = 1..=(1 << 62) - 1;
+/// The archive's own bounds, which `validate` holds every run to.
+const MTU_RANGE: std::ops::RangeInclusive<i64> =
+    echomark_archive::quic::QUIC_MIN_MTU as i64..=echomark_archive::quic::QUIC_MAX_MTU as i64;
+const WINDOW_RANGE: std::ops::RangeInclusive<u64> =
+    1..=echomark_archive::quic::QUINN_CONNECTION_WINDOW;
 
 /// One transport for every QUIC connection of the run (both endpoints).
 #[derive(Debug, Clone, Default, Args)]

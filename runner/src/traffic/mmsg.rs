@@ -18,9 +18,9 @@ use std::os::fd::AsRawFd;
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
-/// Largest batch a run may ask for (Linux's `UIO_MAXIOV` is far above; more would only
-/// grow the buffers).
-pub const MAX_BATCH: usize = 64;
+/// Largest batch a run may ask for: the archive's bound, which `validate` holds every run
+/// to (Linux's `UIO_MAXIOV` is far above; more would only grow the buffers).
+pub const MAX_BATCH: usize = echomark_archive::limits::MAX_UDP_BATCH as usize;
 
 /// Why `--udp-batch batch` cannot run for `protocol` on `backend` (`once` and `serve` alike);
 /// `None` when it can.
@@ -37,8 +37,14 @@ pub fn refusal(
             "--udp-batch is not supported by --backend {backend} (recvmmsg/sendmmsg run on tokio's sockets)"
         ));
     }
-    (!(2..=MAX_BATCH).contains(&batch))
-        .then(|| format!("--udp-batch must be 2 to {MAX_BATCH}, got {batch}"))
+    let range = echomark_archive::limits::UDP_BATCH;
+    (!range.contains(&(batch as u64))).then(|| {
+        format!(
+            "--udp-batch must be {} to {}, got {batch}",
+            range.start(),
+            range.end()
+        )
+    })
 }
 
 /// How a UDP socket batches: up to `datagrams` per system call (`--udp-batch`), and with
