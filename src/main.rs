@@ -114,9 +114,18 @@ struct CompareArgs {
     /// Exit 1 when the comparison finds this.
     #[arg(long, value_name = "WHAT")]
     fail_on: Option<FailOn>,
-    /// The smallest change that counts, in percent.
-    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
-    min_effect: f64,
+    /// The equivalence margin for throughput, in percent: a change whose interval lies
+    /// within it is "equivalent".
+    #[arg(
+        long,
+        visible_alias = "min-effect",
+        value_name = "PERCENT",
+        default_value_t = 5.0
+    )]
+    margin: f64,
+    /// The equivalence margin for latency percentiles, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
+    latency_margin: f64,
     /// Two datasets of one build (an A/A pair): changes smaller than theirs do not count.
     #[arg(long, num_args = 2, value_names = ["A1", "A2"])]
     noise: Vec<PathBuf>,
@@ -261,11 +270,13 @@ fn run_compare(args: &CompareArgs) -> ExitCode {
 /// Runs the comparison and reports it.
 fn compare(args: &CompareArgs) -> anyhow::Result<echomark::compare::Comparison> {
     use echomark::compare::{self, side};
-    if !(args.min_effect.is_finite() && (0.0..100.0).contains(&args.min_effect)) {
-        anyhow::bail!(
-            "--min-effect must be a percentage from 0 to below 100, not {}",
-            args.min_effect
-        );
+    for (flag, value) in [
+        ("--margin", args.margin),
+        ("--latency-margin", args.latency_margin),
+    ] {
+        if !(value.is_finite() && value > 0.0 && value < 100.0) {
+            anyhow::bail!("{flag} must be a percentage above 0 and below 100, not {value}");
+        }
     }
     if let Some(path) = &args.markdown {
         // Before anything is read: a report must never replace what it reports on.
@@ -296,8 +307,18 @@ fn compare(args: &CompareArgs) -> anyhow::Result<echomark::compare::Comparison> 
         }
         _ => None,
     };
+    let defaults = echomark::analysis::decision::Rules::default();
     let options = compare::Options {
-        min_effect: args.min_effect / 100.0,
+        rules: echomark::analysis::decision::Rules {
+            throughput: echomark_decide::Rule {
+                margin: args.margin / 100.0,
+                ..defaults.throughput
+            },
+            latency: echomark_decide::Rule {
+                margin: args.latency_margin / 100.0,
+                ..defaults.latency
+            },
+        },
         noise,
     };
     let comparison = compare::Comparison::of(&base, &new, &options);

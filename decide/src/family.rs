@@ -31,8 +31,9 @@ pub struct Row<'a> {
     pub rule: Rule,
 }
 
-/// Every row's decision, judged as one family (see the module documentation).
-pub fn judge(rows: &[Row]) -> Vec<Decision> {
+/// Every row's decision, judged as one family (see the module documentation), with its
+/// Benjamini–Hochberg q-value among the comparable rows (1 for the others).
+pub fn judge(rows: &[Row]) -> Vec<(Decision, f64)> {
     let first: Vec<Decision> = rows
         .iter()
         .map(|r| compare(r.base, r.subject, &r.rule))
@@ -41,8 +42,12 @@ pub fn judge(rows: &[Row]) -> Vec<Decision> {
         .filter(|&i| !matches!(first[i].verdict, Verdict::NotComparable { .. }))
         .collect();
     let m = comparable.len();
+    let mut out: Vec<(Decision, f64)> = first.iter().map(|d| (*d, 1.0)).collect();
     if m <= 1 {
-        return first;
+        for &i in &comparable {
+            out[i].1 = first[i].p_value;
+        }
+        return out;
     }
     let q = benjamini_hochberg(
         &comparable
@@ -50,7 +55,6 @@ pub fn judge(rows: &[Row]) -> Vec<Decision> {
             .map(|&i| first[i].p_value)
             .collect::<Vec<_>>(),
     );
-    let mut out = first.clone();
     for (k, &i) in comparable.iter().enumerate() {
         let rule = rows[i].rule;
         let alpha = 1.0 - rule.per_look_level();
@@ -65,7 +69,7 @@ pub fn judge(rows: &[Row]) -> Vec<Decision> {
         if d.verdict.is_difference() && !discovered {
             d.verdict = Verdict::Undecided { runs_needed: None };
         }
-        out[i] = d;
+        out[i] = (d, q[k]);
     }
     out
 }
@@ -97,7 +101,7 @@ mod tests {
             })
             .collect();
         let alone = compare(&same, &up, &THROUGHPUT);
-        let family = judge(&rows);
+        let family: Vec<Decision> = judge(&rows).into_iter().map(|(d, _)| d).collect();
         assert_eq!(family[0].verdict, Verdict::Higher);
         // One discovery of twenty: its interval is stated at 1 − 0.05/20 = 99.75 %.
         assert!((family[0].level - 0.9975).abs() < 1e-12);

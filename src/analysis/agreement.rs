@@ -1,9 +1,10 @@
 //! Imported runs and their agreement with echomark's: what each other load generator
 //! measured per load, and, where echomark's client measured the same load in the same
-//! dataset, whether the two agree. "Agrees" is said only where the ranges over the
-//! repetitions overlap; a latency the tool kept at a coarse resolution (whole milliseconds)
-//! stands for any value from half a unit below it (tools that round) to a unit above it
-//! (tools that truncate).
+//! dataset, whether the two agree. The comparison rule decides: a tool "agrees" only where
+//! its figure is equivalent to echomark's within the margin, and differs where the rule
+//! finds it higher or lower; a noisy pair is undecided, never an agreement. A latency the
+//! tool kept at a resolution coarser than the margin (whole milliseconds for a
+//! sub-millisecond figure) cannot be judged by it, and is said to be.
 
 use std::collections::BTreeSet;
 
@@ -11,7 +12,9 @@ use echomark_archive::{CaseKey, LatencyFidelity, Loop, Metric, OfferedLoad, Prot
 use serde::Serialize;
 
 use super::aggregate::{Configuration, Stat};
+use super::decision::{decide, Rules};
 use crate::model::{Dataset, ImportedSource};
+use echomark_decide::Decision;
 
 /// One load one tool measured, over its repetitions.
 #[derive(Debug, Clone, Serialize)]
@@ -77,8 +80,8 @@ fn tool_load<'a>(dataset: &Dataset, config: &'a Configuration) -> ToolLoad<'a> {
     }
 }
 
-/// A metric of a tool set against echomark's: the ratio of the medians and whether the
-/// ranges overlap.
+/// A metric of a tool set against echomark's: the ratio of the medians and the rule's
+/// decision on the tool's figure against echomark's.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Judged {
     pub echomark: Stat,
@@ -86,7 +89,17 @@ pub struct Judged {
     /// tool ÷ echomark; `None` where the tool's median is below its own resolution (a
     /// latency of "0 ms"), which no ratio describes.
     pub ratio: Option<f64>,
-    pub agrees: bool,
+    /// The tool against echomark; `None` where the tool's resolution is coarser than the
+    /// margin of echomark's median, so its figures cannot be judged to that margin.
+    pub decision: Option<Decision>,
+}
+
+impl Judged {
+    /// Whether the tool's figure is equivalent to echomark's within the margin.
+    pub fn agrees(&self) -> bool {
+        self.decision
+            .is_some_and(|d| d.verdict == echomark_decide::Verdict::Equivalent)
+    }
 }
 
 /// One load measured by echomark's client and by one tool.
@@ -127,6 +140,7 @@ pub fn echomark_side<'a>(
 pub fn agreement<'a>(
     configs: &[&'a Configuration],
     tools: &[ToolRuns<'a>],
+    rules: &Rules,
 ) -> Vec<AgreementRow<'a>> {
     let mut rows = Vec::new();
     for own in echomark_side(configs, tools) {
@@ -141,9 +155,9 @@ pub fn agreement<'a>(
                     echomark: own,
                     tool: load.clone(),
                     source: tool.source.clone(),
-                    throughput: judge(own, load.config, Metric::RoundtripsPerSecond, 0.0),
-                    p50: judge(own, load.config, Metric::RttP50Us, resolution),
-                    p99: judge(own, load.config, Metric::RttP99Us, resolution),
+                    throughput: judge(own, load.config, Metric::RoundtripsPerSecond, 0.0, rules),
+                    p50: judge(own, load.config, Metric::RttP50Us, resolution, rules),
+                    p99: judge(own, load.config, Metric::RttP99Us, resolution, rules),
                 });
             }
         }
@@ -151,28 +165,27 @@ pub fn agreement<'a>(
     rows
 }
 
-/// `metric` of `tool` against `own`, each over its passing runs; a tool value `v` stands for
-/// anything in `[v − resolution / 2, v + resolution)`.
+/// `metric` of `tool` against `own`, each over its passing runs, decided by the rule where
+/// the tool's `resolution` is finer than the margin of echomark's median.
 fn judge(
     own: &Configuration,
     tool: &Configuration,
     metric: Metric,
     resolution: f64,
+    rules: &Rules,
 ) -> Option<Judged> {
     let (e, t) = (*own.stats.get(&metric)?, *tool.stats.get(&metric)?);
     if e.median <= 0.0 {
         return None;
     }
-    let widened = Stat {
-        median: t.median,
-        min: (t.min - resolution / 2.0).max(0.0),
-        max: t.max + resolution,
-    };
+    let fine_enough = resolution < rules.for_metric(metric).margin * e.median;
     Some(Judged {
         echomark: e,
         tool: t,
         ratio: (t.median >= resolution && t.median > 0.0).then(|| t.median / e.median),
-        agrees: widened.overlaps(&e),
+        decision: fine_enough
+            .then(|| decide(own, tool, metric, rules))
+            .flatten(),
     })
 }
 
@@ -181,13 +194,14 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn config(backend: &str, rate: f64, p50: (f64, f64)) -> Configuration {
+    /// A configuration of `backend` whose runs measured `rates` and `p50s`.
+    fn config(backend: &str, rates: [f64; 3], p50s: [f64; 3]) -> Configuration {
         let mut key = crate::model::tests::run(Protocol::Http, 1).key;
         key.backend = echomark_archive::Backend::named(backend);
-        let stat = |m: f64, lo: f64, hi: f64| Stat {
-            median: m,
-            min: lo,
-            max: hi,
+        let stat = |v: [f64; 3]| Stat {
+            median: v[1],
+            min: v[0],
+            max: v[2],
         };
         Configuration {
             dataset: "d".into(),
@@ -196,18 +210,12 @@ mod tests {
             runs: 3,
             runs_passed: 3,
             stats: BTreeMap::from([
-                (
-                    Metric::RoundtripsPerSecond,
-                    stat(rate, rate * 0.98, rate * 1.02),
-                ),
-                (Metric::RttP50Us, stat(p50.0, p50.0, p50.1)),
+                (Metric::RoundtripsPerSecond, stat(rates)),
+                (Metric::RttP50Us, stat(p50s)),
             ]),
             values: BTreeMap::from([
-                (
-                    Metric::RoundtripsPerSecond,
-                    vec![rate * 0.98, rate, rate * 1.02],
-                ),
-                (Metric::RttP50Us, vec![p50.0, p50.0, p50.1]),
+                (Metric::RoundtripsPerSecond, rates.to_vec()),
+                (Metric::RttP50Us, p50s.to_vec()),
             ]),
             cpu_seconds: None,
             cpu_percent_estimated: None,
@@ -217,10 +225,16 @@ mod tests {
     }
 
     #[test]
-    fn agreement_is_said_only_where_ranges_overlap_within_the_tools_resolution() {
-        let own = config("tokio", 100_000.0, (60.0, 70.0));
-        let close = config("wrk", 101_000.0, (65.0, 66.0));
-        let slower = config("oha", 60_000.0, (0.0, 0.0));
+    fn a_tool_agrees_only_where_the_rule_finds_it_equivalent_to_its_resolution() {
+        let own = config(
+            "tokio",
+            [99_900.0, 100_000.0, 100_100.0],
+            [60.0, 61.0, 62.0],
+        );
+        // 1 % above echomark's, as tight: equivalent within ±5 %.
+        let close = config("wrk", [100_900.0, 101_000.0, 101_100.0], [50.0, 65.0, 80.0]);
+        // 40 % below, and a p50 of "0 ms" kept in whole milliseconds.
+        let slower = config("oha", [59_900.0, 60_000.0, 60_100.0], [0.0, 0.0, 0.0]);
         fn tool(c: &Configuration, resolution: f64) -> ToolLoad<'_> {
             ToolLoad {
                 config: c,
@@ -248,20 +262,29 @@ mod tests {
                 loads: vec![tool(&slower, 1000.0)],
             },
         ];
-        let rows = agreement(&[&own, &close, &slower], &tools);
+        let rows = agreement(&[&own, &close, &slower], &tools, &Rules::default());
         assert_eq!(
             rows.len(),
             2,
             "one row per tool, none for the tools themselves"
         );
         let wrk = rows[0].throughput.unwrap();
-        assert!(wrk.agrees && (wrk.ratio.unwrap() - 1.01).abs() < 1e-9);
-        assert!(rows[0].p50.unwrap().agrees);
+        assert!(wrk.agrees() && (wrk.ratio.unwrap() - 1.01).abs() < 1e-9);
+        // A p50 spread from 50 to 80 µs against 60 to 62: undecided, which is no agreement.
+        let p50 = rows[0].p50.unwrap();
+        assert!(!p50.agrees(), "{p50:?}");
+        assert!(matches!(
+            p50.decision.map(|d| d.verdict),
+            Some(echomark_decide::Verdict::Undecided { .. })
+        ));
         let oha = rows[1].throughput.unwrap();
-        assert!(!oha.agrees, "60,000 against 100,000: apart");
-        // p50 0 at a 1 ms resolution stands for anything below 1 ms: it agrees with 60 µs,
-        // and no ratio is claimed for it.
+        assert_eq!(
+            oha.decision.map(|d| d.verdict),
+            Some(echomark_decide::Verdict::Lower),
+            "60,000 against 100,000"
+        );
+        // A 1 ms resolution cannot judge a 61 µs p50 to ±10 %: no decision, no ratio.
         let p50 = rows[1].p50.unwrap();
-        assert!(p50.agrees && p50.ratio.is_none());
+        assert!(p50.decision.is_none() && p50.ratio.is_none() && !p50.agrees());
     }
 }

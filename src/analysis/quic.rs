@@ -490,6 +490,9 @@ mod tests {
             files: Vec::new(),
             warnings: Vec::new(),
         };
-        assert_eq!(analyse(&dataset, &[]), QuicAnalysis::default());
+        assert_eq!(
+            analyse(&dataset, &[], &Rules::default()),
+            QuicAnalysis::default()
+        );
     }
 }

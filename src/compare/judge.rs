@@ -1,12 +1,13 @@
 //! The verdict rule of a comparison (see the [module documentation](super)): which
-//! configurations are comparable, and the family of tests that judges their metrics.
+//! configurations are comparable, and the family of decisions that judges their metrics.
 
 use echomark_archive::Metric;
+use echomark_decide::{family, Rule, Verdict as Rule_};
 
 use super::side::{ConfigId, Group};
 use super::{
-    higher_is_better, label, quantile, stats, tail_text, ConfigurationChange, Method, MetricChange,
-    Options, Verdict, COMPARED, MIN_REPETITIONS,
+    higher_is_better, label, quantile, tail_text, ConfigurationChange, MetricChange, Options,
+    Verdict, COMPARED, MIN_REPETITIONS,
 };
 use crate::format;
 
@@ -49,18 +50,16 @@ struct Test<'a> {
     base: &'a [f64],
     new: &'a [f64],
     /// The percentile's histogram interval on each side.
-    base_tail: Option<Interval>,
-    new_tail: Option<Interval>,
-    threshold: f64,
+    base_tail: Option<(f64, f64)>,
+    new_tail: Option<(f64, f64)>,
+    rule: Rule,
+    /// The A/A pair's change here (`--noise`): a change no larger is not counted.
+    band: Option<f64>,
 }
 
-/// A (low, high) interval.
-pub type Interval = (f64, f64);
-
-/// Judges every metric of every comparable configuration as one family of tests, so that
-/// the chance of a false alarm anywhere in the report stays at α: rank-test p-values are
-/// adjusted by Benjamini-Hochberg over all rank tests, bootstrap intervals are widened to
-/// 1 − α / m over the m bootstrap tests.
+/// Judges every metric of every comparable configuration as one family
+/// ([`echomark_decide::family`]): the false discovery rate over the whole report stays at α,
+/// and each interval is stated at the family's false-coverage level.
 pub(super) fn judge_all(
     configurations: &mut [ConfigurationChange],
     paired: &[(&ConfigId, &Group, &Group)],
@@ -80,6 +79,7 @@ pub(super) fn judge_all(
                 .noise
                 .as_ref()
                 .and_then(|band| band.for_metric(id, m));
+            let rule = options.rules.for_metric(m);
             tests.push(Test {
                 config: i,
                 metric: m,
@@ -87,45 +87,24 @@ pub(super) fn judge_all(
                 new: n,
                 base_tail: base.tails.get(&m).copied(),
                 new_tail: new.tails.get(&m).copied(),
-                threshold: options.min_effect.max(band.unwrap_or(0.0)),
+                rule: Rule {
+                    margin: rule.margin.max(band.unwrap_or(0.0)),
+                    ..rule
+                },
+                band,
             });
         }
     }
-    let ranked = |t: &Test| stats::rank_test_possible(t.base.len(), t.new.len());
-    let p_values: Vec<f64> = tests
+    let rows: Vec<family::Row> = tests
         .iter()
-        .filter(|t| ranked(t))
-        .map(|t| stats::mann_whitney_p(t.base, t.new))
-        .collect();
-    let mut adjusted = stats::benjamini_hochberg(&p_values).into_iter();
-    let mut raw = p_values.into_iter();
-    let bootstrap_tests = tests.iter().filter(|t| !ranked(t)).count().max(1);
-    let decision_confidence = 1.0 - stats::ALPHA / bootstrap_tests as f64;
-    let cases: Vec<(&Test, Evidence, u64)> = tests
-        .iter()
-        .map(|t| {
-            let label = &configurations[t.config].label;
-            let seed = stats::seed_of(&format!("{label}|{}", t.metric.name()));
-            let evidence = if ranked(t) {
-                Evidence::Rank {
-                    p: raw.next().unwrap_or(1.0),
-                    adjusted: adjusted.next().unwrap_or(1.0),
-                }
-            } else {
-                Evidence::Bootstrap {
-                    confidence: decision_confidence,
-                    tests: bootstrap_tests,
-                }
-            };
-            (t, evidence, seed)
+        .map(|t| family::Row {
+            base: t.base,
+            subject: t.new,
+            rule: t.rule,
         })
         .collect();
-    // Each test's bootstrap is seeded by its own configuration and metric: judged on every
-    // core, the verdicts are the ones a loop would give.
-    let judged =
-        crate::parallel::map_in_order(&cases, |(t, evidence, seed)| judge(t, *evidence, *seed));
-    for ((t, _, _), change) in cases.iter().zip(judged) {
-        if let Some(change) = change {
+    for (t, (d, q)) in tests.iter().zip(family::judge(&rows)) {
+        if let Some(change) = judge(t, &d, q) {
             configurations[t.config].metrics.push(change);
         }
     }
@@ -138,129 +117,109 @@ pub(super) fn judge_all(
         } else if c.metrics.is_empty() {
             c.reason = Some("no metric was recorded on both sides".to_string());
             Verdict::NotComparable
+        } else if c.metrics.iter().all(|m| m.verdict == Verdict::Equivalent) {
+            Verdict::Equivalent
         } else {
-            Verdict::NoChange
+            Verdict::Undecided
         };
     }
 }
 
-/// What decides significance for one test.
-#[derive(Clone, Copy)]
-enum Evidence {
-    /// The exact rank test's p-value, raw and adjusted over the family.
-    Rank { p: f64, adjusted: f64 },
-    /// The bootstrap interval at `confidence` (1 − α / `tests`).
-    Bootstrap { confidence: f64, tests: usize },
-}
-
-/// Whether the min–max ranges of two samples share a value.
-fn ranges_overlap(base: &[f64], new: &[f64]) -> bool {
-    let range = |v: &[f64]| {
-        let low = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let high = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (low, high)
+/// The verdict for one metric from its family decision `d` and q-value; `None` when a
+/// median is missing.
+fn judge(t: &Test, d: &echomark_decide::Decision, q_value: f64) -> Option<MetricChange> {
+    let base_median = super::stats::median(t.base)?;
+    let new_median = super::stats::median(t.new)?;
+    let percent = |x: f64| format!("{}%", format::grouped(x * 100.0, 1));
+    let runs = format!("{} against {} repetitions", t.base.len(), t.new.len());
+    let interval = (d.low.is_finite() && d.high.is_finite()).then_some((d.low - 1.0, d.high - 1.0));
+    let stated = |(low, high): (f64, f64)| {
+        format!(
+            "{} [{}, {}] at {}%",
+            percent(d.ratio - 1.0),
+            percent(low),
+            percent(high),
+            format::grouped(d.level * 100.0, 2)
+        )
     };
-    let ((b0, b1), (n0, n1)) = (range(base), range(new));
-    b0 <= n1 && n0 <= b1
-}
-
-/// The verdict for one metric; `None` when a median is missing.
-fn judge(t: &Test, evidence: Evidence, seed: u64) -> Option<MetricChange> {
-    let (metric, base, new, threshold) = (t.metric, t.base, t.new, t.threshold);
-    let (base_tail, new_tail) = (t.base_tail, t.new_tail);
-    let base_median = stats::median(base)?;
-    let new_median = stats::median(new)?;
-    let mut out = MetricChange {
-        metric,
+    let within_band = t.band.filter(|b| (d.ratio - 1.0).abs() <= *b);
+    let (verdict, reason) = match d.verdict {
+        // A change an A/A pair of the same build also showed is not the build's.
+        Rule_::Higher | Rule_::Lower if within_band.is_some() => (
+            Verdict::Undecided,
+            format!(
+                "{} is no larger than the A/A noise band of {} ({runs})",
+                interval.map_or_else(String::new, stated),
+                percent(within_band.unwrap_or(0.0))
+            ),
+        ),
+        Rule_::Higher | Rule_::Lower => {
+            let better = (d.verdict == Rule_::Higher) == higher_is_better(t.metric);
+            let verdict = if better {
+                Verdict::Improved
+            } else {
+                Verdict::Regressed
+            };
+            (
+                verdict,
+                format!(
+                    "{} ({runs}, q = {} over every test)",
+                    interval.map_or_else(String::new, stated),
+                    format::grouped(q_value, 4)
+                ),
+            )
+        }
+        Rule_::Equivalent => (
+            Verdict::Equivalent,
+            format!(
+                "equivalent within ±{}: {} ({runs})",
+                percent(t.rule.margin),
+                interval.map_or_else(String::new, stated)
+            ),
+        ),
+        Rule_::Undecided { runs_needed } => (
+            Verdict::Undecided,
+            format!(
+                "undecided: {} ({runs}){}",
+                interval.map_or_else(|| "no interval".to_string(), stated),
+                match runs_needed {
+                    Some(n) => format!("; about {n} repetitions a side would decide"),
+                    None => String::new(),
+                }
+            ),
+        ),
+        Rule_::NotComparable { .. } => (
+            Verdict::NotComparable,
+            "a side has no positive value".to_string(),
+        ),
+    };
+    // A percentile's move is also set beside each side's sampling uncertainty, as a
+    // reader checks it (the rule decides on the runs' percentiles).
+    let tails = match (t.base_tail, t.new_tail, quantile(t.metric)) {
+        (Some(b), Some(n), Some(_)) => format!(
+            "; histogram intervals {} µs against {} µs",
+            tail_text(b),
+            tail_text(n)
+        ),
+        _ => String::new(),
+    };
+    Some(MetricChange {
+        metric: t.metric,
         base_median,
         new_median,
-        change: 0.0,
-        interval: None,
-        method: Method::Bootstrap,
-        p_value: None,
-        adjusted_p_value: None,
-        threshold,
-        base_tail,
-        new_tail,
-        ranges_overlap: ranges_overlap(base, new),
-        verdict: Verdict::NotComparable,
-        reason: String::new(),
-    };
-    if base_median <= 0.0 {
-        out.reason = "the base median is 0".to_string();
-        return Some(out);
-    }
-    out.change = new_median / base_median - 1.0;
-    let levels = match evidence {
-        Evidence::Bootstrap { confidence, .. } => vec![1.0 - stats::ALPHA, confidence],
-        Evidence::Rank { .. } => vec![1.0 - stats::ALPHA],
-    };
-    let intervals = stats::bootstrap_ratio_intervals(base, new, seed, &levels);
-    let as_change = |(low, high): (f64, f64)| (low - 1.0, high - 1.0);
-    out.interval = intervals.as_ref().map(|v| as_change(v[0]));
-    let runs = format!("{} against {} repetitions", base.len(), new.len());
-    let (significant, evidence_text) = match evidence {
-        Evidence::Rank { p, adjusted } => {
-            out.method = Method::MannWhitney;
-            out.p_value = Some(p);
-            out.adjusted_p_value = Some(adjusted);
-            (
-                adjusted <= stats::ALPHA,
-                format!(
-                    "Mann-Whitney p = {}, {} after adjusting for every test ({runs})",
-                    format::grouped(p, 4),
-                    format::grouped(adjusted, 4)
-                ),
-            )
-        }
-        Evidence::Bootstrap { confidence, tests } => {
-            let decisive = intervals.as_ref().map(|v| as_change(v[1]));
-            (
-                decisive.is_some_and(|(low, high)| low > 0.0 || high < 0.0),
-                format!(
-                    "the bootstrap interval at {}% ({} test{}) {} no change ({runs})",
-                    format::grouped(confidence * 100.0, 2),
-                    tests,
-                    if tests == 1 { "" } else { "s" },
-                    if decisive.is_some_and(|(low, high)| low > 0.0 || high < 0.0) {
-                        "excludes"
-                    } else {
-                        "includes"
-                    }
-                ),
-            )
-        }
-    };
-    let percent = |x: f64| format!("{}%", format::grouped(x * 100.0, 1));
-    out.verdict = Verdict::NoChange;
-    out.reason = if !significant {
-        format!("not significant: {evidence_text}")
-    } else if out.change.abs() < threshold {
-        format!(
-            "significant but smaller than the threshold of {}",
-            percent(threshold)
-        )
-    } else if let (Some(b), Some(n), Some(_)) = (base_tail, new_tail, quantile(metric)) {
-        if b.0 <= n.1 && n.0 <= b.1 {
-            format!(
-                "within the histograms' sampling uncertainty ({} µs against {} µs)",
-                tail_text(b),
-                tail_text(n)
-            )
-        } else {
-            String::new()
-        }
-    } else {
-        String::new()
-    };
-    if out.reason.is_empty() {
-        let better = (out.change > 0.0) == higher_is_better(metric);
-        out.verdict = if better {
-            Verdict::Improved
-        } else {
-            Verdict::Regressed
-        };
-        out.reason = evidence_text;
-    }
-    Some(out)
+        change: d.ratio - 1.0,
+        interval,
+        level: d.level,
+        p_value: d.p_value,
+        adjusted_p_value: q_value,
+        margin: t.rule.margin,
+        base_tail: t.base_tail,
+        new_tail: t.new_tail,
+        runs_needed: match d.verdict {
+            Rule_::Undecided { runs_needed } => runs_needed,
+            _ => None,
+        },
+        verdict,
+        reason: reason + &tails,
+    })
 }

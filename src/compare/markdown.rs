@@ -206,7 +206,7 @@ fn only_in(side: &str, list: &[String]) -> Markup {
 fn report(c: &Comparison) -> Report {
     let n = &c.counts;
     let headline = Markup::trusted(format!(
-        "**{}** and **{}** in {} compared (threshold {}%, α = {}).",
+        "**{}** and **{}** in {} compared; {} equivalent (within ±{}% throughput, ±{}% latency), {} undecided (α = {} over every test).",
         plural(
             n.regressed,
             "configuration regressed",
@@ -214,7 +214,10 @@ fn report(c: &Comparison) -> Report {
         ),
         plural(n.improved, "improved", "improved"),
         plural(c.configurations.len(), "configuration", "configurations"),
-        format::grouped(c.min_effect * 100.0, 1),
+        n.equivalent,
+        format::grouped(c.rules.throughput.margin * 100.0, 1),
+        format::grouped(c.rules.latency.margin * 100.0, 1),
+        n.undecided,
         c.alpha
     ));
     let noise = c.noise.as_ref().map(|noise| {

@@ -1,27 +1,27 @@
 //! `echomark compare`: did a change make a dataset faster or slower? Every configuration
-//! present on both sides gets a verdict per metric that the repetitions and the recorded
-//! histograms can support, never one read off a fixed percentage alone.
+//! present on both sides gets a verdict per metric from the site's one comparison rule
+//! ([`echomark_decide`]), never one read off a fixed percentage alone.
 //!
 //! The rule, per configuration and metric (throughput and the p50, p99 and p99.9 latency):
 //!
 //! 1. Both sides must be valid (every run passed) with at least [`MIN_REPETITIONS`]
 //!    repetitions; otherwise the configuration is *not comparable*, with the reason.
-//! 2. The change is median(new) / median(base) − 1, with a seeded bootstrap interval at 95%.
-//! 3. It is *significant* by an exact Mann-Whitney test when the repetitions can reach
-//!    α = 0.05 at all (4 against 4 or more), with the p-values of every test in the report
-//!    adjusted together (Benjamini-Hochberg), so that an A/A comparison raises a false alarm
-//!    anywhere with a chance of at most α. With fewer repetitions the bootstrap interval of
-//!    the ratio decides, at a confidence of 1 − α / m for m such tests (Bonferroni); with 3
-//!    against 3 that means the two ranges do not overlap.
-//! 4. A significant change counts only if it is at least the threshold: the minimum effect
-//!    (`--min-effect`, 5% unless told) or, with `--noise A1 A2`, the largest change an A/A pair
-//!    of the same build showed, whichever is larger.
-//! 5. A latency percentile must also move beyond its sampling uncertainty: the
-//!    distribution-free intervals of that percentile in the two sides' pooled histograms must
-//!    not overlap (echomark archives; arknet's have no histograms, which the report says).
+//! 2. The change is the ratio of the sides' geometric means − 1, with a Welch t interval on
+//!    the logarithms of the repetitions.
+//! 3. The report is one family: a change is *improved* or *regressed* only where
+//!    Benjamini-Hochberg over every test of the report discovers it (so an A/A comparison
+//!    raises a false alarm anywhere with a chance of at most α) and its interval, stated at
+//!    the family's false-coverage level, excludes no change.
+//! 4. It is *equivalent* where that interval lies within the margin (`--margin`, 5% for
+//!    throughput, `--latency-margin`, 10% for percentiles) or, with `--noise A1 A2`, within
+//!    the largest change an A/A pair of the same build showed, whichever is larger; otherwise
+//!    it is *undecided*, with the repetitions a side that would likely decide it. A change
+//!    no larger than that A/A change is never counted as the build's.
 //!
 //! A configuration regressed if any metric regressed, improved if any improved and none
-//! regressed. Which hosts and builds the sides come from is part of the report.
+//! regressed, equivalent if every metric is, undecided otherwise. Each percentile's
+//! histogram interval on both sides is reported beside it. Which hosts and builds the sides
+//! come from is part of the report.
 
 mod describe;
 mod judge;
@@ -52,9 +52,6 @@ pub const COMPARED: [Metric; 4] = [
 
 /// Fewer repetitions than this on a side leave no spread to judge noise by.
 pub const MIN_REPETITIONS: usize = 3;
-
-/// The minimum effect unless `--min-effect` says otherwise: 5%.
-pub const DEFAULT_MIN_EFFECT: f64 = 0.05;
 
 /// The quantile a latency metric reports; `None` for throughput.
 pub fn quantile(metric: Metric) -> Option<f64> {
@@ -92,7 +89,8 @@ pub fn metric_label(metric: Metric) -> &'static str {
 pub enum Verdict {
     Regressed,
     Improved,
-    NoChange,
+    Undecided,
+    Equivalent,
     NotComparable,
 }
 
@@ -102,20 +100,11 @@ impl Verdict {
         match self {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
-            Verdict::NoChange => "no change",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Undecided => "undecided",
             Verdict::NotComparable => "not comparable",
         }
     }
-}
-
-/// How significance was decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Exact Mann-Whitney rank-sum test on the repetitions.
-    MannWhitney,
-    /// Percentile bootstrap interval of the ratio of medians.
-    Bootstrap,
 }
 
 /// One metric of one configuration, compared.
@@ -124,23 +113,25 @@ pub struct MetricChange {
     pub metric: Metric,
     pub base_median: f64,
     pub new_median: f64,
-    /// new / base − 1.
+    /// new / base − 1, of the geometric means.
     pub change: f64,
-    /// The bootstrap interval of the change at 95%.
+    /// The interval of the change at [`MetricChange::level`]; `None` when a side has one
+    /// repetition.
     pub interval: Option<(f64, f64)>,
-    pub method: Method,
-    /// The Mann-Whitney p-value when that test decided.
-    pub p_value: Option<f64>,
-    /// That p-value adjusted over every rank test of the comparison (Benjamini-Hochberg).
-    pub adjusted_p_value: Option<f64>,
-    /// The smallest change that counts here (minimum effect or noise band).
-    pub threshold: f64,
+    /// The interval's confidence: the family's false-coverage level.
+    pub level: f64,
+    /// Welch's p-value of "no change" on the logarithms.
+    pub p_value: f64,
+    /// Its Benjamini-Hochberg q-value over every test of the comparison.
+    pub adjusted_p_value: f64,
+    /// The equivalence margin here (the rule's margin or the noise band, whichever is
+    /// larger).
+    pub margin: f64,
     /// The percentile's interval in each side's pooled histogram (µs), when recorded.
     pub base_tail: Option<(f64, f64)>,
     pub new_tail: Option<(f64, f64)>,
-    /// Whether the two sides' min–max ranges over their repetitions overlap: with few
-    /// repetitions (3 against 3) a decisive bootstrap interval means they do not.
-    pub ranges_overlap: bool,
+    /// Undecided: the repetitions a side that would likely decide it.
+    pub runs_needed: Option<u64>,
     pub verdict: Verdict,
     /// Why the verdict is what it is, in a sentence.
     pub reason: String,
@@ -245,20 +236,11 @@ impl NoiseBand {
 }
 
 /// What to compare with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// The smallest relative change that counts (0.05 = 5%).
-    pub min_effect: f64,
+    /// The rule's level and margins (5% for throughput, 10% for percentiles by default).
+    pub rules: crate::analysis::decision::Rules,
     pub noise: Option<NoiseBand>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            min_effect: DEFAULT_MIN_EFFECT,
-            noise: None,
-        }
-    }
 }
 
 /// Totals over the configurations.
@@ -266,8 +248,27 @@ impl Default for Options {
 pub struct Counts {
     pub regressed: usize,
     pub improved: usize,
-    pub no_change: usize,
+    pub equivalent: usize,
+    pub undecided: usize,
     pub not_comparable: usize,
+}
+
+impl Counts {
+    /// Counts one configuration's verdict.
+    fn count(&mut self, v: Verdict) {
+        match v {
+            Verdict::Regressed => self.regressed += 1,
+            Verdict::Improved => self.improved += 1,
+            Verdict::Equivalent => self.equivalent += 1,
+            Verdict::Undecided => self.undecided += 1,
+            Verdict::NotComparable => self.not_comparable += 1,
+        }
+    }
+
+    /// The configurations that could be compared.
+    pub fn comparable(&self) -> usize {
+        self.regressed + self.improved + self.equivalent + self.undecided
+    }
 }
 
 /// One protocol's share of a comparison.
@@ -290,7 +291,7 @@ pub struct Comparison {
     /// Whether the two sides ran different builds.
     pub different_builds: bool,
     pub alpha: f64,
-    pub min_effect: f64,
+    pub rules: crate::analysis::decision::Rules,
     pub noise: Option<NoiseBand>,
     pub counts: Counts,
     /// Configurations on both sides, regressions first, then improvements, then the rest.
@@ -324,12 +325,7 @@ impl Comparison {
         configurations.sort_by_key(|c| c.verdict);
         let mut counts = Counts::default();
         for c in &configurations {
-            match c.verdict {
-                Verdict::Regressed => counts.regressed += 1,
-                Verdict::Improved => counts.improved += 1,
-                Verdict::NoChange => counts.no_change += 1,
-                Verdict::NotComparable => counts.not_comparable += 1,
-            }
+            counts.count(c.verdict);
         }
         let only = |one: &Side, other: &Side| -> Vec<String> {
             one.groups
@@ -346,8 +342,8 @@ impl Comparison {
                 || base_summary.revisions != new_summary.revisions,
             base: base_summary,
             new: new_summary,
-            alpha: stats::ALPHA,
-            min_effect: options.min_effect,
+            alpha: 1.0 - options.rules.throughput.level,
+            rules: options.rules,
             noise: options.noise.clone(),
             counts,
             configurations,
@@ -362,8 +358,9 @@ impl Comparison {
         self.counts.regressed > 0
     }
 
-    /// Per protocol (in protocol order), how many configurations regressed, improved, did not
-    /// change or could not be compared, and the largest throughput change among them.
+    /// Per protocol (in protocol order), how many configurations regressed, improved, were
+    /// equivalent, undecided or not comparable, and the largest throughput change among
+    /// them.
     pub fn by_protocol(&self) -> Vec<ProtocolCounts> {
         let mut out: Vec<ProtocolCounts> = Vec::new();
         for c in &self.configurations {
@@ -379,12 +376,7 @@ impl Comparison {
                 }
             };
             let p = &mut out[at];
-            match c.verdict {
-                Verdict::Regressed => p.counts.regressed += 1,
-                Verdict::Improved => p.counts.improved += 1,
-                Verdict::NoChange => p.counts.no_change += 1,
-                Verdict::NotComparable => p.counts.not_comparable += 1,
-            }
+            p.counts.count(c.verdict);
             let throughput = c
                 .metrics
                 .iter()
@@ -424,7 +416,7 @@ impl Comparison {
 }
 
 fn uniform_shift(counts: &Counts) -> Option<Verdict> {
-    let comparable = counts.regressed + counts.improved + counts.no_change;
+    let comparable = counts.comparable();
     if comparable < UNIFORM_MINIMUM {
         return None;
     }

@@ -57,8 +57,9 @@ pub fn render(c: &Comparison) -> String {
     }
     let _ = writeln!(
         out,
-        "threshold: {}% minimum effect; α = {} over all {} tests together",
-        format::grouped(c.min_effect * 100.0, 1),
+        "rule: equivalent within ±{}% (throughput) and ±{}% (latency); α = {} as a false discovery rate over all {} tests together",
+        format::grouped(c.rules.throughput.margin * 100.0, 1),
+        format::grouped(c.rules.latency.margin * 100.0, 1),
         c.alpha,
         c.tests_made()
     );
@@ -93,11 +94,12 @@ pub fn render(c: &Comparison) -> String {
     let n = &c.counts;
     let _ = writeln!(
         out,
-        "\nconfigurations compared: {}: {} regressed, {} improved, {} no change, {} not comparable",
+        "\nconfigurations compared: {}: {} regressed, {} improved, {} equivalent, {} undecided, {} not comparable",
         c.configurations.len(),
         n.regressed,
         n.improved,
-        n.no_change,
+        n.equivalent,
+        n.undecided,
         n.not_comparable
     );
     for config in c

@@ -279,12 +279,17 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
     );
     check_file(out, &file, Some(Some(failed_measurements)), with_error);
     check_histograms(out, &file, &results);
-    check_plan(
-        out,
-        &file,
-        &settings.planned_runs(backend_name.as_str(), &results),
-        &results,
-    );
+    // Settings the command line would refuse plan nothing worth listing (an edited
+    // repetitions of 10^9 would list a billion runs): said, and the plan left unchecked.
+    match echomark_archive::limits::settings_problem(&settings) {
+        Some((at, why)) => out.problem(&file.path, format!("settings.{at}"), why),
+        None => check_plan(
+            out,
+            &file,
+            &settings.planned_runs(backend_name.as_str(), &results),
+            &results,
+        ),
+    }
     add_runs(out, &file, &settings, results);
     out.finish(file);
 }

@@ -487,7 +487,7 @@ pub fn decision(cat: &Catalog, d: &echomark_decide::Decision, metric: Metric) ->
         Verdict::Equivalent => {
             return cat.fill(
                 "decision.equivalent",
-                &[("margin", &number(percent(d.margin)))],
+                &[("margin", &number(whole_percent(d.margin)))],
             )
         }
         Verdict::Undecided {
@@ -531,9 +531,16 @@ pub fn decision(cat: &Catalog, d: &echomark_decide::Decision, metric: Metric) ->
     )
 }
 
-/// A rule's margin as a percentage ("5%").
+/// A rule's margin as a percentage ("5%", "2.5%").
 pub fn margin(rule: echomark_decide::Rule) -> Markup {
-    number(percent(rule.margin))
+    number(whole_percent(rule.margin))
+}
+
+/// A share as a percentage without decimals when it is whole ("5%", "2.5%").
+fn whole_percent(share: f64) -> String {
+    let p = share * 100.0;
+    let decimals = if (p - p.round()).abs() < 1e-9 { 0 } else { 1 };
+    format!("{}%", format::grouped(p, decimals))
 }
 
 /// The paragraph that states the comparison rule, its level and its margins, on every
@@ -542,9 +549,12 @@ pub fn rule(cat: &Catalog, rules: &crate::analysis::decision::Rules, up: &str) -
     cat.fill(
         "decision.rule",
         &[
-            ("level", &number(percent(rules.throughput.level))),
-            ("throughput", &number(percent(rules.throughput.margin))),
-            ("latency", &number(percent(rules.latency.margin))),
+            ("level", &number(whole_percent(rules.throughput.level))),
+            (
+                "throughput",
+                &number(whole_percent(rules.throughput.margin)),
+            ),
+            ("latency", &number(whole_percent(rules.latency.margin))),
             ("methodology", &number(format!("{up}methodology.md"))),
         ],
     )

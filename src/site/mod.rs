@@ -30,6 +30,7 @@ pub mod pages;
 pub mod render;
 pub mod subject;
 pub mod table;
+pub mod typography;
 pub mod write;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -139,6 +139,13 @@ pub fn page(
         .map_err(|e| {
             SiteError::Template(format!("{}/{}", cat.code, spec.template), format!("{e:#}"))
         })?;
+    // Chinese pages: no space between two characters or beside full-width punctuation,
+    // whatever the pieces a template joined ended with.
+    let md = if cat.code == "zh" {
+        super::typography::tidy_zh(&md)
+    } else {
+        md
+    };
     let dir = stem.rsplit_once('/').map_or("", |(d, _)| d);
     let mut svgs = BTreeMap::new();
     for chart in &spec.charts {

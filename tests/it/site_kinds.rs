@@ -252,7 +252,8 @@ fn a_two_backend_dataset_compares_the_backends_on_every_page() {
     assert!(overview.contains("## Which backend for which load"));
     let zh = text(&files, &format!("zh/{stem}/overview.md"));
     assert!(zh.contains("## 不同负载下选哪个后端"));
-    // summary.json: every backend pair's verdict follows from the two configurations' ranges.
+    // summary.json: every backend pair's decision is the rule's on every run of both sides,
+    // and its verdict follows from its interval and margin.
     let summary: serde_json::Value =
         serde_json::from_str(&text(&files, &format!("data/{stem}/summary.json"))).unwrap();
     let profiles = summary["profiles"].as_array().unwrap();
@@ -282,19 +283,34 @@ fn a_two_backend_dataset_compares_the_backends_on_every_page() {
         assert_eq!(row["backend"], "monoio");
         assert_eq!(row["base_backend"], "tokio");
         let (s, b) = (range("monoio", row), range("tokio", row));
-        let expected = if s.0 <= b.1 && b.0 <= s.1 {
-            "not_distinguishable"
-        } else if s.0 > b.1 {
-            "subject_higher"
+        let d = &row["throughput"];
+        assert_eq!(
+            (&d["base_runs"], &d["subject_runs"]),
+            (&json!(3), &json!(3))
+        );
+        let (low, high, margin) = (
+            d["low"].as_f64().unwrap(),
+            d["high"].as_f64().unwrap(),
+            d["margin"].as_f64().unwrap(),
+        );
+        let expected = if low >= 1.0 - margin && high <= 1.0 + margin {
+            "equivalent"
+        } else if low > 1.0 {
+            "higher"
+        } else if high < 1.0 {
+            "lower"
         } else {
-            "subject_lower"
+            "undecided"
         };
-        assert_eq!(row["throughput"], expected, "{row}");
+        assert_eq!(d["verdict"]["verdict"], expected, "{row}");
+        // The geometric-mean ratio lies between the ratios of the two sides' extremes.
+        let ratio = d["ratio"].as_f64().unwrap();
+        assert!(s.0 / b.1 <= ratio && ratio <= s.1 / b.0, "{row}");
     }
 }
 
 #[test]
-fn datasets_of_two_hosts_get_a_hosts_page_with_verdicts_from_the_ranges() {
+fn datasets_of_two_hosts_get_a_hosts_page_with_verdicts_from_the_rule() {
     let dir = tempfile::tempdir().unwrap();
     let raw = dir.path().join("raw");
     let base = baseline_slice();
@@ -338,26 +354,30 @@ fn datasets_of_two_hosts_get_a_hosts_page_with_verdicts_from_the_ranges() {
     };
     let tcp = part_of("TCP");
     assert!(
-        tcp.contains(
-            "host B has the higher throughput in 5, host A in 0, and 0 are not distinguishable"
-        ),
+        tcp.contains("host B is faster in 5, host A in 0, the two are equivalent within ±5% in 0, and 0 are undecided"),
         "{tcp}"
     );
-    assert!(tcp.contains("1.50×"), "{tcp}");
+    assert!(tcp.contains("| 1.50× | faster by 50% ["), "{tcp}");
     for protocol in ["UDP", "HTTP"] {
+        // The same runs on both hosts: never faster or slower, equivalent where they are
+        // steady enough for the margin.
         let part = part_of(protocol);
         assert!(
-            part.contains("higher throughput in 0, host A in 0, and 5 are not distinguishable"),
+            part.contains("host B is faster in 0, host A in 0"),
             "{protocol}: {part}"
         );
-        assert!(!part.contains("| B higher |") && !part.contains("| A higher |"));
+        assert!(!part.contains("| faster by") && !part.contains("| slower by"));
+        assert!(
+            part.contains("| equivalent within ±5% |"),
+            "{protocol}: {part}"
+        );
     }
     let zh = text(&files, "zh/hosts.md");
     assert!(
         zh.contains("## 主机 B（Other CPU）与主机 A（AMD EPYC）"),
         "{zh}"
     );
-    assert!(zh.contains("| B 更高 |"));
+    assert!(zh.contains("| 1.50× | 快 50% ["), "{zh}");
     // Both languages link it; one host alone gets no such page.
     assert!(text(&files, "en/index.html").contains("hosts.html"));
     let single = dir.path().join("single");

@@ -685,6 +685,13 @@ fn out_of_range_and_inconsistent_counters_are_refused_at_their_json_path() {
         ("an empty connection window", quic, |a| {
             a["results"][1]["metrics"]["quic"]["transport"]["connection_window"] = json!(0)
         }, "results[1].metrics.quic.transport: QUIC flow-control windows must be at least 1 byte"),
+        // The plan of 10^9 repetitions is never listed: said at once, by its path.
+        ("a billion repetitions", tokio, |a| {
+            a["settings"]["repetitions"] = json!(1_000_000_000u64)
+        }, "settings.repetitions: must be 1 to 1000, got 1000000000"),
+        ("a payload no datagram carries", gso, |a| {
+            a["settings"]["payloads"] = json!([70_000])
+        }, "settings.payloads[0]: must be 16 to 65507, got 70000"),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (i, (what, rel, breaker, expected)) in cases.into_iter().enumerate() {

@@ -34,6 +34,7 @@ fn half(archive: &Value, parity: u64, dir: &Path, name: &str) -> std::path::Path
 
 #[test]
 fn an_interleaved_a_a_pair_of_real_runs_shows_no_change() {
+    // Six against six, interleaved on one machine: the pair the rule is calibrated on.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("aa.json");
     let status = Command::new(env!("CARGO_BIN_EXE_echomark-runner"))
@@ -73,14 +74,14 @@ fn an_interleaved_a_a_pair_of_real_runs_shows_no_change() {
         assert_eq!(config.base_runs, 6);
         assert_eq!(config.new_runs, 6);
         for m in &config.metrics {
-            // Six against six: the exact rank test decides, not the bootstrap.
             eprintln!(
-                "{} {:?}: {:+.3} p {:?} adjusted {:?}",
-                config.label, m.metric, m.change, m.p_value, m.adjusted_p_value
+                "{} {:?}: {:+.3} p {} q {}: {:?}",
+                config.label, m.metric, m.change, m.p_value, m.adjusted_p_value, m.verdict
             );
-            assert_eq!(m.method, echomark::compare::Method::MannWhitney);
+            // Nothing changed: the rule may find a metric equivalent, or be unable to tell
+            // with six repetitions a side, but never improved or regressed.
             assert!(
-                m.verdict == Verdict::NoChange,
+                matches!(m.verdict, Verdict::Equivalent | Verdict::Undecided),
                 "{}: {:?} {:?}: {}",
                 config.label,
                 m.metric,

@@ -20,7 +20,7 @@ use crate::analysis::rank::{group_of, Contender, GroupKey, Ranking};
 pub enum Verdict {
     /// The best's throughput is higher than every other model's.
     Winner {
-        runner_up: Contender,
+        runner_up: Box<Contender>,
         /// The best's throughput against the runner-up's.
         throughput: Decision,
         /// The best's p99 against the runner-up's (higher is a cost).
@@ -47,6 +47,8 @@ pub struct IoModelFinding {
     /// Best against one thread: the median ratio and the rule's decision; `None` when the
     /// best is the one-thread model or one thread did not pass.
     pub versus_one_thread: Option<(f64, Decision)>,
+    /// The one-thread model's figures, when it passed.
+    pub one_thread: Option<Contender>,
     /// `(threads, logical CPUs)` when the best runs more threads than the host has CPUs.
     pub oversubscribed: Option<(u64, u64)>,
 }
@@ -95,7 +97,7 @@ fn finding(
     let verdict = if r.best_is_decided() {
         let cost = |metric: Metric| decide(of(&second.contender)?, of(&r.best)?, metric, rules);
         Verdict::Winner {
-            runner_up: second.contender.clone(),
+            runner_up: Box::new(second.contender.clone()),
             throughput: second.throughput,
             p99: cost(Metric::RttP99Us),
             cpu: cost(Metric::CpuPercent),
@@ -123,6 +125,7 @@ fn finding(
             (Some(s), Some(d)) if !best_is_one_thread => Some((s, d)),
             _ => None,
         },
+        one_thread: r.baseline.clone(),
         oversubscribed: logical_cpus
             .filter(|cpus| r.best.io_threads > *cpus)
             .map(|cpus| (r.best.io_threads, cpus)),

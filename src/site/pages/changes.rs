@@ -9,7 +9,7 @@ use super::charts as chart_model;
 use super::{ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::{Configuration, Status};
 use crate::analysis::history::Series;
-use crate::compare::{self, Comparison, ConfigurationChange, Method, MetricChange, Verdict};
+use crate::compare::{self, Comparison, ConfigurationChange, MetricChange, Verdict};
 use crate::format;
 use crate::output::safe_name;
 use crate::site::charts::{self, LineChart};
@@ -158,7 +158,8 @@ fn verdict(cat: &Catalog, v: Verdict) -> Markup {
     let key = match v {
         Verdict::Regressed => "regressed",
         Verdict::Improved => "improved",
-        Verdict::NoChange => "no_change",
+        Verdict::Equivalent => "equivalent",
+        Verdict::Undecided => "undecided",
         Verdict::NotComparable => "not_comparable",
     };
     cat.text(&format!("changes.verdict.{key}"))
@@ -168,24 +169,27 @@ fn metric(cat: &Catalog, m: Metric) -> Markup {
     cat.text(&format!("changes.metric.{}", m.name()))
 }
 
-/// The evidence behind a verdict, in the page's language.
+/// The evidence behind a verdict, in the page's language: the change's interval at the
+/// family's level, and its q-value over every test.
 fn evidence(cat: &Catalog, m: &MetricChange, c: &ConfigurationChange) -> Markup {
     let base = Markup::trusted(c.base_runs.to_string());
     let new = Markup::trusted(c.new_runs.to_string());
-    match (m.method, m.p_value, m.adjusted_p_value) {
-        (Method::MannWhitney, Some(p), Some(adjusted)) => cat.fill(
-            "changes.by_rank",
-            &[
-                ("base", &base),
-                ("new", &new),
-                ("p", &Markup::trusted(format::grouped(p, 4))),
-                ("adjusted", &Markup::trusted(format::grouped(adjusted, 4))),
-            ],
-        ),
-        // What a decisive bootstrap interval over so few repetitions amounts to.
-        _ if !m.ranges_overlap => cat.fill("changes.by_ranges", &[("base", &base), ("new", &new)]),
-        _ => cat.fill("changes.by_bootstrap", &[("base", &base), ("new", &new)]),
-    }
+    let percent = |x: f64| Markup::trusted(format!("{}%", format::grouped(x * 100.0, 1)));
+    let (low, high) = m.interval.unwrap_or((f64::NAN, f64::NAN));
+    cat.fill(
+        "changes.by_interval",
+        &[
+            ("base", &base),
+            ("new", &new),
+            ("low", &percent(low)),
+            ("high", &percent(high)),
+            ("level", &percent(m.level)),
+            (
+                "q",
+                &Markup::trusted(format::grouped(m.adjusted_p_value, 4)),
+            ),
+        ],
+    )
 }
 
 fn side_column(cat: &Catalog, view: &DatasetView, s: &compare::SideSummary) -> Vec<Markup> {
@@ -242,10 +246,10 @@ pub fn page(
             ("improved", &count(c.counts.improved)),
             ("compared", &count(c.configurations.len())),
             ("not_comparable", &count(c.counts.not_comparable)),
-            (
-                "threshold",
-                &Markup::trusted(format::grouped(c.min_effect * 100.0, 1)),
-            ),
+            ("equivalent", &count(c.counts.equivalent)),
+            ("undecided", &count(c.counts.undecided)),
+            ("margin", &labels::margin(c.rules.throughput)),
+            ("latency_margin", &labels::margin(c.rules.latency)),
             ("tests", &count(c.tests_made())),
         ],
     );
@@ -399,7 +403,7 @@ fn protocol_summary(cat: &Catalog, c: &Comparison) -> Table {
     let count = |n: usize| labels::number(format::count(n as u64));
     let mut summary = Table::new(
         cat.list("changes.summary_columns", &[]),
-        &[L, R, R, R, R, R],
+        &[L, R, R, R, R, R, R],
     );
     let mut protocols = c.by_protocol();
     protocols.sort_by_key(|p| labels::protocol_rank(p.protocol));
@@ -408,7 +412,8 @@ fn protocol_summary(cat: &Catalog, c: &Comparison) -> Table {
             labels::protocol(cat, p.protocol),
             count(p.counts.regressed),
             count(p.counts.improved),
-            count(p.counts.no_change),
+            count(p.counts.equivalent),
+            count(p.counts.undecided),
             count(p.counts.not_comparable),
             p.largest_throughput_change
                 .map_or(Markup::trusted("—"), |x| {

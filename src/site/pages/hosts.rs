@@ -21,6 +21,8 @@ struct HostsPage {
     title: Markup,
     lead: Markup,
     caution: Markup,
+    /// The comparison rule behind every host table.
+    rule: Markup,
     hosts: Table,
     comparisons: Vec<HostComparison>,
 }
@@ -128,6 +130,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
         title: cat.text("hosts.title"),
         lead: cat.text("hosts.lead"),
         caution: cat.text("hosts.caution"),
+        rule: labels::rule(cat, &views.first().map(|v| v.rules).unwrap_or_default(), ""),
         hosts: table,
         comparisons,
     };

@@ -46,6 +46,8 @@ struct Section {
 #[derive(Serialize)]
 struct AgreementSection {
     intro: Markup,
+    /// The comparison rule behind "agrees" and "differs".
+    rule: Markup,
     summary: Markup,
     table: Table,
     differences: Vec<Markup>,
@@ -61,7 +63,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         .map(|t| Markup::text(&t.source.label()))
         .collect();
     let names = labels::join_list(cat, &tool_names);
-    let rows = agreement::agreement(&own, &tools);
+    let rows = agreement::agreement(&own, &tools, &view.rules);
     let title_key = match (own.is_empty(), rows.is_empty()) {
         (true, _) => "imported.title",
         (false, false) => "imported.title_agreement",
@@ -94,7 +96,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         host_missing: (!host_recorded).then(|| cat.text("imported.host_missing")),
         echomark: (!own.is_empty()).then(|| echomark_section(cat, &own, !rows.is_empty())),
         tools: request_tools.iter().map(|t| tool_section(cat, t)).collect(),
-        agreement: (!rows.is_empty()).then(|| agreement_section(cat, &rows)),
+        agreement: (!rows.is_empty()).then(|| agreement_section(cat, &rows, &view.rules)),
         streams: streams_section(cat, d, &own),
         failed: failed_table(cat, view, None),
         sources: sources(cat, d),
@@ -262,7 +264,8 @@ fn zero_if_passed(c: &Configuration) -> Markup {
     Markup::trusted(if c.runs_passed == c.runs { "0" } else { "—" })
 }
 
-fn judged_cells(cat: &Catalog, j: Option<Judged>, latency: bool) -> [Markup; 3] {
+fn judged_cells(cat: &Catalog, j: Option<Judged>, metric: Metric) -> [Markup; 3] {
+    let latency = metric != Metric::RoundtripsPerSecond;
     let shown = |s| {
         if latency {
             labels::latency_range(Some(s))
@@ -279,26 +282,32 @@ fn judged_cells(cat: &Catalog, j: Option<Judged>, latency: bool) -> [Markup; 3] 
         Some(j) => [
             shown(j.echomark),
             shown(j.tool),
-            match j.ratio {
-                Some(ratio) => cat.fill(
-                    if j.agrees {
-                        "imported.agrees"
-                    } else {
-                        "imported.differs"
-                    },
+            match (j.decision, j.ratio) {
+                (Some(d), _) if j.agrees() => cat.fill(
+                    "imported.agrees",
+                    &[("decision", &labels::decision(cat, &d, metric))],
+                ),
+                (Some(d), _) if d.verdict.is_difference() => cat.fill(
+                    "imported.differs",
+                    &[("decision", &labels::decision(cat, &d, metric))],
+                ),
+                // Undecided: neither an agreement nor a difference.
+                (Some(d), _) => labels::decision(cat, &d, metric),
+                (None, Some(ratio)) => cat.fill(
+                    "imported.coarse",
                     &[("ratio", &Markup::trusted(format::ratio(ratio)))],
                 ),
-                None => cat.text(if j.agrees {
-                    "imported.agrees_unresolved"
-                } else {
-                    "imported.differs_unresolved"
-                }),
+                (None, None) => cat.text("imported.differs_unresolved"),
             },
         ],
     }
 }
 
-fn agreement_section(cat: &Catalog, rows: &[AgreementRow]) -> AgreementSection {
+fn agreement_section(
+    cat: &Catalog,
+    rows: &[AgreementRow],
+    rules: &crate::analysis::decision::Rules,
+) -> AgreementSection {
     use Align::*;
     let mut table = Table::new(
         cat.list("imported.agreement_columns", &[]),
@@ -306,12 +315,15 @@ fn agreement_section(cat: &Catalog, rows: &[AgreementRow]) -> AgreementSection {
             Left, Left, Right, Right, Left, Right, Right, Left, Right, Right, Left,
         ],
     );
-    let mut agreeing = 0;
+    let mut tally = crate::analysis::backends::Tally::default();
     for row in rows {
-        let [e_rate, t_rate, rate_verdict] = judged_cells(cat, row.throughput, false);
-        let [e_p50, t_p50, p50_verdict] = judged_cells(cat, row.p50, true);
-        let [e_p99, t_p99, p99_verdict] = judged_cells(cat, row.p99, true);
-        agreeing += usize::from(row.throughput.is_some_and(|j| j.agrees));
+        let [e_rate, t_rate, rate_verdict] =
+            judged_cells(cat, row.throughput, Metric::RoundtripsPerSecond);
+        let [e_p50, t_p50, p50_verdict] = judged_cells(cat, row.p50, Metric::RttP50Us);
+        let [e_p99, t_p99, p99_verdict] = judged_cells(cat, row.p99, Metric::RttP99Us);
+        if let Some(d) = row.throughput.and_then(|j| j.decision) {
+            tally.count(&d);
+        }
         table.push(vec![
             load_label(cat, row.echomark),
             Markup::text(&row.source.label()),
@@ -328,10 +340,27 @@ fn agreement_section(cat: &Catalog, rows: &[AgreementRow]) -> AgreementSection {
     }
     AgreementSection {
         intro: cat.text("imported.agreement_intro"),
+        rule: labels::rule(cat, rules, "../"),
         summary: cat.fill(
             "imported.agreement_summary",
             &[
-                ("agree", &labels::number(format::count(agreeing as u64))),
+                (
+                    "agree",
+                    &labels::number(format::count(tally.equivalent as u64)),
+                ),
+                (
+                    "higher",
+                    &labels::number(format::count(tally.subject_higher as u64)),
+                ),
+                (
+                    "lower",
+                    &labels::number(format::count(tally.subject_lower as u64)),
+                ),
+                (
+                    "undecided",
+                    &labels::number(format::count(tally.undecided as u64)),
+                ),
+                ("margin", &labels::margin(rules.throughput)),
                 ("rows", &labels::number(format::count(rows.len() as u64))),
             ],
         ),

@@ -124,6 +124,13 @@ fn versus_text(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -> Op
             ("equivalent", &n(tally.equivalent)),
             ("undecided", &n(tally.undecided)),
             ("margin", &labels::margin(view.rules.throughput)),
+            (
+                "decided",
+                &labels::number(format!(
+                    "{}%",
+                    format::grouped(tally.decided_share().unwrap_or(0.0) * 100.0, 0)
+                )),
+            ),
             ("median", &x(ratios.median)),
             ("min", &x(ratios.min)),
             ("max", &x(ratios.max)),

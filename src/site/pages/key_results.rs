@@ -122,10 +122,19 @@ pub fn key_result(cat: &Catalog, f: &IoModelFinding, ctx: &KeyContext) -> Markup
             cat.fill("overview.finding_no_winner", &args)
         }
     };
-    if let Some((_, d)) = f.versus_one_thread {
+    // The seed's reading: the winner as a multiple of one thread, and both p99s.
+    if let (Some((speedup, d)), Some(one)) = (f.versus_one_thread, &f.one_thread) {
         text.push(&sep);
         let decision = labels::decision(cat, &d, Metric::RoundtripsPerSecond);
-        text.push(&cat.fill("overview.versus_one_thread", &[("decision", &decision)]));
+        text.push(&cat.fill(
+            "overview.versus_one_thread",
+            &[
+                ("ratio", &labels::number(format::ratio(speedup))),
+                ("one_rate", &rate(one)),
+                ("one_p99", &p99(one)),
+                ("decision", &decision),
+            ],
+        ));
     }
     if let Some((threads, cpus)) = f.oversubscribed {
         text.push(&sep);

@@ -44,6 +44,10 @@ struct OverviewPage {
     p99_charts: Vec<Image>,
     /// Absent when every load was measured with one IO model: there is nothing to choose.
     choosing: Option<Table>,
+    /// The comparison rule, stated once on the page where it first decides: after the
+    /// answer when backends or servers are compared, else beside the choosing table.
+    rule_in_answer: Option<Markup>,
+    rule_in_choosing: Option<Markup>,
     /// Said instead of key results when every load was measured with one IO model.
     one_model: Option<Markup>,
     guide: Table,
@@ -608,7 +612,11 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
     let (main_load, key_caveat, key_results, throughput_charts, p99_charts) =
         main.unwrap_or_default();
     let several_models = view.rankings.iter().any(|r| r.candidates >= 2);
+    let backends = answers::backends_sections(cat, view);
+    let rule = labels::rule(cat, &view.rules, "../");
     let model = OverviewPage {
+        rule_in_answer: (!backends.is_empty()).then(|| rule.clone()),
+        rule_in_choosing: (backends.is_empty() && several_models).then(|| rule.clone()),
         cpu_note: labels::cpu_note(cat, d),
         title: title.clone(),
         lead: lead(cat, view),
@@ -623,7 +631,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
         p99_charts,
         choosing: several_models.then(|| choosing(cat, view)),
         one_model: (!several_models).then(|| cat.text("overview.one_model")),
-        backends: answers::backends_sections(cat, view),
+        backends,
         io_model_answer: answers::io_model_answer(cat, view),
         knee_answers: answers::knee_answers(cat, view),
         across,

@@ -31,6 +31,8 @@ struct ProtocolPage {
     backend_comparisons: Vec<BackendComparison>,
     /// What the backends of this dataset share, and so what a difference means.
     backend_note: Markup,
+    /// The comparison rule that decided the backend tables.
+    rule: Markup,
     /// What the CPU column covers.
     cpu_note: Markup,
     sections: Vec<WorkSection>,
@@ -359,6 +361,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
         backend_comparisons: backend_comparisons(cat, &mine, &view.rules),
         cpu_note: labels::cpu_note(cat, d),
         backend_note: backend_note(cat, d, subject),
+        rule: labels::rule(cat, &view.rules, "../"),
         sections,
     };
     PageSpec::new(

@@ -26,6 +26,8 @@ struct QuicPage {
     pressure: Table,
     /// What no dataset has measured yet, if anything.
     not_yet: Option<Markup>,
+    /// The comparison rule behind the counts.
+    rule: Markup,
 }
 
 /// The datasets with QUIC runs.
@@ -231,6 +233,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         comparisons,
         counters,
         handshakes,
+        rule: labels::rule(cat, &views[0].rules, ""),
         not_yet: match (transports.rows.is_empty(), pressure.rows.is_empty()) {
             (true, true) => Some(cat.text("quic.not_yet_text")),
             (false, true) => Some(cat.text("quic.not_yet_pressure")),
