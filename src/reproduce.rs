@@ -209,6 +209,17 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
     if let Some(seconds) = s.soak_seconds {
         flag("soak", number(seconds));
     }
+    // Measured until decided: the same rule, the same bounds.
+    if let Some(u) = &s.until_decided {
+        flag("max-repetitions", u.max_repetitions().to_string());
+        // Percentages as given (a share × 100 rounded past binary noise: 0.95 → 95).
+        let percent = |share: f64| number((share * 100.0 * 1e6).round() / 1e6);
+        flag("level", percent(u.level));
+        flag("margin", percent(u.margin));
+        if let Some(budget) = u.budget_seconds {
+            flag("budget", format!("{}s", number(budget)));
+        }
+    }
     for (name, list) in [
         ("client-cpus", &s.client_cpus),
         ("server-cpus", &s.server_cpus),
@@ -230,6 +241,7 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
         ("--udp-gso", s.udp_gso),
         ("--count-syscalls", s.count_syscalls),
         ("--keep-going", s.keep_going),
+        ("--until-decided", s.until_decided.is_some()),
     ] {
         if on {
             flags.push(switch.to_string());

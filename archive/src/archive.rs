@@ -247,6 +247,10 @@ pub struct Settings {
     /// when every QUIC case runs with quinn's defaults.
     #[serde(default, skip_serializing_if = "crate::QuicAxes::is_empty")]
     pub quic_axes: crate::QuicAxes,
+    /// `--until-decided`: repetitions are added to the comparisons still undecided, by
+    /// this rule, up to its last look; absent for a fixed number of repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<crate::until_decided::UntilDecided>,
 }
 
 /// An IO profile a backend cannot run, and why.
@@ -603,4 +607,7 @@ pub struct Archive {
     /// `--server-cmd`: the external server's verification per protocol, before any run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verification: Vec<crate::target::VerificationRecord>,
+    /// `--until-decided`: what the added repetitions took and why each comparison stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<crate::until_decided::UntilDecidedRecord>,
 }

@@ -27,6 +27,7 @@ pub mod quic;
 pub mod shell;
 pub mod soak;
 pub mod target;
+pub mod until_decided;
 
 pub use archive::{
     Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, OpenLoopPlan, Preset, Settings,

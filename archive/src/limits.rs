@@ -269,6 +269,9 @@ pub fn settings_problem(s: &Settings) -> Option<(String, String)> {
             )));
         }
     }
+    if let Some(u) = &s.until_decided {
+        checks.push(until_decided_problem(u, s.repetitions));
+    }
     if let Some(problem) = checks.into_iter().flatten().next() {
         return Some(problem);
     }
@@ -281,6 +284,49 @@ pub fn settings_problem(s: &Settings) -> Option<(String, String)> {
             ),
         )
     })
+}
+
+/// What is wrong with `--until-decided`'s recorded rule, if anything: level and margin
+/// shares in (0, 1), looks that start at the planned repetitions and grow to at most the
+/// command line's most repetitions, and a budget of at most 7 days.
+fn until_decided_problem(
+    u: &crate::until_decided::UntilDecided,
+    repetitions: u64,
+) -> Option<(String, String)> {
+    let share = |v: f64| v.is_finite() && v > 0.0 && v < 1.0;
+    let at = |f: &str| format!("until_decided.{f}");
+    if !share(u.level) {
+        return Some((
+            at("level"),
+            format!("must be above 0 and below 1, got {}", u.level),
+        ));
+    }
+    if !share(u.margin) {
+        return Some((
+            at("margin"),
+            format!("must be above 0 and below 1, got {}", u.margin),
+        ));
+    }
+    let growing = u.looks.windows(2).all(|w| w[0] < w[1]);
+    if u.looks.first() != Some(&repetitions) || !growing || u.max_repetitions() > *REPETITIONS.end()
+    {
+        return Some((
+            at("looks"),
+            format!(
+                "must start at the {repetitions} planned repetitions and grow to at most {}, got {:?}",
+                REPETITIONS.end(),
+                u.looks
+            ),
+        ));
+    }
+    u.budget_seconds
+        .filter(|b| !(b.is_finite() && *b > 0.0 && *b <= MAX_RUN_SECONDS))
+        .map(|b| {
+            (
+                at("budget_seconds"),
+                format!("must be above 0 and at most 7 days, got {b}"),
+            )
+        })
 }
 
 #[cfg(test)]

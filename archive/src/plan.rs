@@ -110,8 +110,11 @@ impl Settings {
                 o.rates.len() as u64
             }
         });
+        let repetitions = self.until_decided.as_ref().map_or(self.repetitions, |u| {
+            u.max_repetitions().max(self.repetitions)
+        });
         cases
-            .saturating_mul(self.repetitions)
+            .saturating_mul(repetitions)
             .saturating_mul(quic)
             .saturating_mul(loads)
     }
@@ -326,6 +329,7 @@ mod tests {
             udp_gso: false,
             count_syscalls: false,
             quic_axes: Default::default(),
+            until_decided: None,
         }
     }
 

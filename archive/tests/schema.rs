@@ -349,6 +349,12 @@ fn sample() -> Archive {
                 stream_window: vec![65_536],
                 connection_window: vec![1 << 20],
             },
+            until_decided: Some(echomark_archive::until_decided::UntilDecided {
+                level: 0.95,
+                margin: 0.05,
+                looks: vec![3, 5, 8],
+                budget_seconds: Some(600.0),
+            }),
         },
         results: vec![entry],
         complete: true,
@@ -390,6 +396,16 @@ fn sample() -> Archive {
                 detail: "127.0.0.1:9".into(),
             }],
         }],
+        until_decided: Some(echomark_archive::until_decided::UntilDecidedRecord {
+            spent_seconds: 12.5,
+            budget_spent: false,
+            comparisons: vec![echomark_archive::until_decided::Stopped {
+                configuration: "tcp 1024 B 1×1".into(),
+                sides: vec!["tokio".into(), "monoio".into()],
+                repetitions: 5,
+                stop: echomark_archive::until_decided::Stop::Decided,
+            }],
+        }),
     }
 }
 

@@ -90,15 +90,15 @@ pub fn answers(
     datasets: &[Dataset],
     per_dataset: &[DatasetAnalysis],
     configs: &[Configuration],
-    rules: &Rules,
+    rules_of: &dyn Fn(&str) -> Rules,
 ) -> Vec<Answer> {
     let mut out = Vec::new();
-    out.extend(versus(datasets, configs, false, rules));
+    out.extend(versus(datasets, configs, false, rules_of));
     out.extend(io_models(datasets, per_dataset));
     out.extend(overheads(datasets, configs));
     out.extend(buffers(datasets, per_dataset));
-    out.extend(versus(datasets, configs, true, rules));
-    out.extend(path(datasets, configs, rules));
+    out.extend(versus(datasets, configs, true, rules_of));
+    out.extend(path(datasets, configs, rules_of));
     out.extend(knees(datasets, per_dataset));
     out
 }
@@ -128,7 +128,7 @@ fn versus(
     datasets: &[Dataset],
     configs: &[Configuration],
     external: bool,
-    rules: &Rules,
+    rules_of: &dyn Fn(&str) -> Rules,
 ) -> Vec<Answer> {
     let mut candidates = Vec::new();
     for (i, d) in datasets.iter().enumerate() {
@@ -156,6 +156,7 @@ fn versus(
         return Vec::new();
     };
     let d = &datasets[chosen];
+    let rules = &rules_of(&d.name);
     let mine = of(configs, d);
     let present: BTreeSet<&str> = mine.iter().map(|c| c.key.backend.as_str()).collect();
     let Some(base) = backends::base_backend(&present) else {
@@ -287,7 +288,11 @@ fn buffers(datasets: &[Dataset], per_dataset: &[DatasetAnalysis]) -> Option<Answ
 
 /// A dataset measured over a veth pair against its loopback companion: the same host and
 /// matrix, the same server, over loopback.
-fn path(datasets: &[Dataset], configs: &[Configuration], rules: &Rules) -> Option<Answer> {
+fn path(
+    datasets: &[Dataset],
+    configs: &[Configuration],
+    rules_of: &dyn Fn(&str) -> Rules,
+) -> Option<Answer> {
     let matrix = |d: &Dataset| {
         d.files
             .first()
@@ -306,7 +311,11 @@ fn path(datasets: &[Dataset], configs: &[Configuration], rules: &Rules) -> Optio
                 && matrix(other) == matrix(d)
         });
         if let Some((j, _)) = companion {
-            let rows = backends::rows_between(&of(configs, d), &of(configs, &datasets[j]), rules);
+            let rows = backends::rows_between(
+                &of(configs, d),
+                &of(configs, &datasets[j]),
+                &rules_of(&d.name),
+            );
             candidates.push((i, rows.len(), j));
         }
     }
@@ -317,7 +326,7 @@ fn path(datasets: &[Dataset], configs: &[Configuration], rules: &Rules) -> Optio
     let tally = backends::tally(&backends::rows_between(
         &of(configs, &datasets[chosen]),
         &of(configs, &datasets[companion]),
-        rules,
+        &rules_of(&datasets[chosen].name),
     ));
     Some(Answer {
         question: Question::Path,

@@ -42,6 +42,29 @@ impl Rules {
         }
     }
 
+    /// The rules `dataset` is judged by: these, or, for a dataset measured until decided,
+    /// its recorded margin for throughput and its number of looks on both (each look spent
+    /// part of the error).
+    pub fn for_dataset(self, dataset: &crate::model::Dataset) -> Self {
+        let until = dataset
+            .files
+            .iter()
+            .filter_map(|f| f.matrix.as_ref()?.until_decided.as_ref())
+            .max_by_key(|u| u.looks.len());
+        match until {
+            None => self,
+            Some(u) => Self {
+                throughput: Rule {
+                    margin: u.margin,
+                    level: u.level,
+                    ..self.throughput
+                },
+                ..self
+            }
+            .with_looks(u.looks.len() as u32),
+        }
+    }
+
     /// These rules with `looks` on both (a dataset measured until decided).
     pub fn with_looks(self, looks: u32) -> Self {
         Self {

@@ -30,8 +30,11 @@ use rank::Ranking;
 
 /// Everything computed from the datasets.
 pub struct Analysis {
-    /// The comparison rules every verdict was decided with (stated on the pages).
+    /// The comparison rules every verdict was decided with (stated on the pages); a dataset
+    /// measured until decided is judged by its own ([`Analysis::rules_of`]).
     pub rules: decision::Rules,
+    /// Each dataset's rules, by name.
+    pub dataset_rules: std::collections::BTreeMap<String, decision::Rules>,
     /// Every closed-loop configuration of every dataset, in canonical order.
     pub configurations: Vec<Configuration>,
     /// Every latency-against-load curve (the open-loop configurations) of every dataset.
@@ -97,7 +100,12 @@ impl Analysis {
         let measured_count = configurations.len();
         configurations.extend(imported_configs);
         let measured = &configurations[..measured_count];
-        let rankings = rank::rankings(measured, &rules);
+        let dataset_rules: std::collections::BTreeMap<String, decision::Rules> = datasets
+            .iter()
+            .map(|d| (d.name.clone(), rules.for_dataset(d)))
+            .collect();
+        let rules_of = |name: &str| dataset_rules.get(name).copied().unwrap_or(rules);
+        let rankings = rank::rankings(measured, &rules_of);
         let per_dataset: Vec<DatasetAnalysis> = datasets
             .iter()
             .map(|d| {
@@ -113,6 +121,7 @@ impl Analysis {
                 let own_curves: Vec<&load_curve::LoadCurve> =
                     curves.iter().filter(|c| c.dataset == d.name).collect();
                 let udp = udp::analyse(d, &mine);
+                let rules = rules_of(&d.name);
                 DatasetAnalysis {
                     io_models: findings::io_model::io_model_findings(&ranked, &mine, cpus, &rules),
                     report: validate::report(d),
@@ -127,8 +136,9 @@ impl Analysis {
             })
             .collect();
         Ok(Self {
+            answers: across::answers(datasets, &per_dataset, measured, &rules_of),
             rules,
-            answers: across::answers(datasets, &per_dataset, measured, &rules),
+            dataset_rules,
             hosts: hosts::pairs(datasets, measured),
             configurations,
             curves,
@@ -136,6 +146,11 @@ impl Analysis {
             datasets: per_dataset,
             history: Vec::new(),
         })
+    }
+
+    /// The rules the dataset called `name` is judged by.
+    pub fn rules_of(&self, name: &str) -> decision::Rules {
+        self.dataset_rules.get(name).copied().unwrap_or(self.rules)
     }
 
     /// Adds the series of `datasets` (the same datasets this analysis was made of).

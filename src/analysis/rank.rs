@@ -137,7 +137,10 @@ pub(crate) fn contender(c: &Configuration, throughput: Stat) -> Contender {
 }
 
 /// Ranks every group that has at least one valid configuration with a throughput figure.
-pub fn rankings(configurations: &[Configuration], rules: &Rules) -> Vec<Ranking> {
+pub fn rankings(
+    configurations: &[Configuration],
+    rules_of: &dyn Fn(&str) -> Rules,
+) -> Vec<Ranking> {
     let mut groups: std::collections::BTreeMap<GroupKey, Vec<&Configuration>> = Default::default();
     for c in configurations {
         groups.entry(group_of(c)).or_default().push(c);
@@ -163,6 +166,7 @@ pub fn rankings(configurations: &[Configuration], rules: &Rules) -> Vec<Ranking>
                 .then(a.key.topology_rank().cmp(&b.key.topology_rank()))
         });
         let (best_cfg, best_stat) = valid[0];
+        let rules = &rules_of(&group.dataset);
         let baseline = valid.iter().find(|(c, _)| c.key.is_baseline());
         let runner_up = valid.get(1);
         let throughput =
@@ -247,7 +251,7 @@ mod tests {
             config("shared", 4, 500.0, 1.0, Status::Valid),
             config("shared", 1, 250.0, 1.0, Status::Valid),
         ];
-        let r = &rankings(&configs, &Rules::default())[0];
+        let r = &rankings(&configs, &|_| Rules::default())[0];
         assert_eq!((r.best.io_model, r.best.io_threads), (IoModel::Shared, 4));
         assert_eq!(r.speedup, Some(2.0));
         let higher = echomark_decide::Verdict::Higher;
@@ -267,7 +271,7 @@ mod tests {
             config("shared", 2, 300.0, 100.0, Status::Valid),
             config("shared", 1, 250.0, 100.0, Status::Valid),
         ];
-        let r = &rankings(&configs, &Rules::default())[0];
+        let r = &rankings(&configs, &|_| Rules::default())[0];
         assert_eq!(r.best.io_threads, 2);
         assert_eq!(r.excluded, ["sharded 4"]);
         assert!(

@@ -36,11 +36,17 @@ impl From<Host> for HostInfo {
 
 /// Every result must be a planned run, and `complete: true` must mean that every planned run
 /// is there.
-fn check_plan(out: &mut FileRead, file: &ArchiveFile, planned: &[RunId], results: &[Entry]) {
-    let planned_set: BTreeSet<&RunId> = planned.iter().collect();
+fn check_plan(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    (settings, planned): (&echomark_archive::Settings, &[RunId]),
+    results: &[Entry],
+) {
+    let planned_set: BTreeSet<RunId> = planned.iter().cloned().collect();
     let present: BTreeSet<&RunId> = results.iter().map(Entry::run_id).collect();
     for (index, entry) in results.iter().enumerate() {
-        if !planned_set.contains(&entry.run_id()) {
+        // Measured until decided: later repetitions of a planned configuration belong too.
+        if !echomark_archive::until_decided::within(settings, &planned_set, entry.run_id()) {
             out.problem(
                 &file.path,
                 format!("results[{index}]"),
@@ -286,7 +292,10 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         None => check_plan(
             out,
             &file,
-            &settings.planned_runs(backend_name.as_str(), &results),
+            (
+                &settings,
+                &settings.planned_runs(backend_name.as_str(), &results),
+            ),
             &results,
         ),
     }

@@ -362,11 +362,19 @@ impl FileRead {
         facts: EntryFacts,
         metrics: Option<&Measurement>,
     ) {
-        if facts.repetition < 1 || facts.repetition > file.repetitions {
+        // Measured until decided, a configuration may have repetitions up to the maximum.
+        let most = file
+            .matrix
+            .as_ref()
+            .and_then(|m| m.until_decided.as_ref())
+            .map_or(file.repetitions, |u| {
+                u.max_repetitions().max(file.repetitions)
+            });
+        if facts.repetition < 1 || facts.repetition > most {
             self.problem(
                 &file.path,
                 format!("results[{}].repetition", facts.index),
-                format!("{} is outside 1..={}", facts.repetition, file.repetitions),
+                format!("{} is outside 1..={most}", facts.repetition),
             );
         }
         self.backends.insert(facts.key.backend.to_string());

@@ -197,7 +197,7 @@ fn key_results_rank_every_backend_like_arknet() {
     let Some(dir) = fixtures() else { return };
     let rankings = rank::rankings(
         &aggregate::configurations(&read::load(&[dir]).unwrap()).unwrap(),
-        &echomark::analysis::decision::Rules::default(),
+        &|_| echomark::analysis::decision::Rules::default(),
     );
     let at = |backend: &str, implementation: &str, protocol: &str, window: u64, work: u64| {
         rankings

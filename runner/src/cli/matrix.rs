@@ -31,7 +31,8 @@ pub struct MatrixArgs {
         "udp_server_recv_buffer", "udp_timeout_ms", "udp_batch", "udp_gso", "count_syscalls", "soak", "shard", "rates", "rate_sweep",
         "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus", "together",
         "quic_congestion", "quic_gso", "quic_initial_mtu", "quic_stream_window",
-        "quic_connection_window",
+        "quic_connection_window", "until_decided", "max_repetitions", "budget", "margin",
+        "level",
     ])]
     pub resume: Option<std::path::PathBuf>,
     /// Async runtimes to measure, each into its own archive; with more than one, --out is a
@@ -104,6 +105,25 @@ pub struct MatrixArgs {
     /// After the cases, run `soak` for this many seconds per protocol and record it.
     #[arg(long, value_name = "S", value_parser = seconds, conflicts_with = "server_cmd")]
     pub soak: Option<f64>,
+    /// After the planned repetitions, add more (interleaved between the sides) to every
+    /// comparison the rule leaves undecided, look by look, until it is decided, reaches
+    /// --max-repetitions or --budget is spent. The sides are the archives (backends or
+    /// servers: each against the first), or with one archive the IO models of each load.
+    #[arg(long)]
+    pub until_decided: bool,
+    /// --until-decided: the most repetitions a side (default 30).
+    #[arg(long, value_name = "N", requires = "until_decided",
+          value_parser = clap::value_parser!(u64).range(echomark_archive::limits::REPETITIONS))]
+    pub max_repetitions: Option<u64>,
+    /// --until-decided: the most time the added repetitions may take (90s, 20m, 2h).
+    #[arg(long, value_name = "DURATION", requires = "until_decided", value_parser = duration)]
+    pub budget: Option<f64>,
+    /// --until-decided: the equivalence margin for throughput, in percent (default 5).
+    #[arg(long, value_name = "PERCENT", requires = "until_decided", value_parser = margin_percent)]
+    pub margin: Option<f64>,
+    /// --until-decided: the confidence level over all looks, in percent (default 95).
+    #[arg(long, value_name = "PERCENT", requires = "until_decided", value_parser = margin_percent)]
+    pub level: Option<f64>,
     /// Measure an external server instead of echomark's own: this command (run by `sh -c`,
     /// `{port}` replaced by a free port) is started fresh for every run and verified first.
     /// Repeat it (with one --server-name each) to measure several servers with their runs
@@ -341,6 +361,14 @@ impl MatrixArgs {
                 udp_gso: self.udp_gso,
                 count_syscalls: self.count_syscalls,
                 soak: self.soak,
+                until_decided: self.until_decided.then(|| {
+                    echomark_runner::matrix::UntilDecidedOptions {
+                        max_repetitions: self.max_repetitions.unwrap_or(30),
+                        budget_seconds: self.budget,
+                        margin: self.margin.unwrap_or(5.0) / 100.0,
+                        level: self.level.unwrap_or(95.0) / 100.0,
+                    }
+                }),
                 external_servers: self.external_servers()?,
                 client_cpus: placement.0,
                 server_cpus: placement.1,
@@ -360,4 +388,14 @@ impl MatrixArgs {
 /// Seconds from the command line as the archive records them: whole milliseconds, at least 1.
 fn milliseconds(seconds: f64) -> u64 {
     (seconds * 1000.0).round().max(1.0) as u64
+}
+
+/// `--budget`: a duration (`90s`, `20m`, `2h`, or plain seconds).
+fn duration(text: &str) -> Result<f64, echomark_runner::matrix::DurationError> {
+    echomark_runner::matrix::parse_duration(text)
+}
+
+/// `--margin`: a percentage above 0 and below 100.
+fn margin_percent(text: &str) -> Result<f64, echomark_runner::matrix::DurationError> {
+    echomark_runner::matrix::parse_percent(text)
 }

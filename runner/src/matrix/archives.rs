@@ -37,6 +37,17 @@ pub(super) fn settings_of(request: &MatrixRequest) -> echomark_archive::Settings
     settings.udp_batch = o.udp_batch;
     settings.udp_gso = o.udp_gso;
     settings.count_syscalls = o.count_syscalls;
+    settings.until_decided =
+        o.until_decided
+            .map(|u| echomark_archive::until_decided::UntilDecided {
+                level: u.level,
+                margin: u.margin,
+                looks: echomark_archive::until_decided::looks(
+                    spec.repetitions,
+                    u.max_repetitions.max(spec.repetitions),
+                ),
+                budget_seconds: u.budget_seconds,
+            });
     settings
 }
 
@@ -71,6 +82,13 @@ pub(super) fn new_archive(
         soak: Vec::new(),
         toolchain: Some(host::toolchain()),
         verification: Vec::new(),
+        until_decided: request.options.until_decided.map(|_| {
+            echomark_archive::until_decided::UntilDecidedRecord {
+                spent_seconds: 0.0,
+                budget_spent: false,
+                comparisons: Vec::new(),
+            }
+        }),
     }
 }
 
@@ -162,11 +180,12 @@ pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixErr
         .planned_runs(archive.backend.as_str(), &archive.results)
         .into_iter()
         .collect();
+    let settings = &archive.settings;
     match archive
         .results
         .iter()
         .enumerate()
-        .find(|(_, e)| !planned.contains(e.run_id()))
+        .find(|(_, e)| !echomark_archive::until_decided::within(settings, &planned, e.run_id()))
     {
         None => Ok(()),
         Some((i, e)) => Err(MatrixError::Refused(format!(

@@ -18,6 +18,7 @@ pub mod provenance;
 mod runs;
 pub mod server;
 pub mod store;
+mod until;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -65,6 +66,55 @@ pub struct RunOptions {
     pub client_cpus: Option<crate::placement::CpuList>,
     /// `--server-cpus`: where every external server process is pinned before it starts.
     pub server_cpus: Option<crate::placement::CpuList>,
+    /// `--until-decided`: add repetitions to the undecided comparisons.
+    pub until_decided: Option<UntilDecidedOptions>,
+}
+
+/// `--until-decided` and its bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UntilDecidedOptions {
+    pub max_repetitions: u64,
+    pub budget_seconds: Option<f64>,
+    /// The throughput margin, as a share.
+    pub margin: f64,
+    /// The confidence level over all looks, as a share.
+    pub level: f64,
+}
+
+/// A `--budget` or `--margin` that is not one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DurationError {
+    #[error("{0:?} is not a duration: give seconds, or a number with s, m or h (90s, 20m, 2h), above 0 and at most 7 days")]
+    Duration(String),
+    #[error("{0:?} is not a percentage above 0 and below 100")]
+    Percent(String),
+}
+
+/// A duration in seconds from `90s`, `20m`, `2h` or plain seconds: above 0, at most 7 days.
+pub fn parse_duration(text: &str) -> Result<f64, DurationError> {
+    let t = text.trim();
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        _ => (t, 1.0),
+    };
+    number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .map(|v| v * unit)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= echomark_archive::limits::MAX_RUN_SECONDS)
+        .ok_or_else(|| DurationError::Duration(text.to_string()))
+}
+
+/// A percentage above 0 and below 100.
+pub fn parse_percent(text: &str) -> Result<f64, DurationError> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p > 0.0 && *p < 100.0)
+        .ok_or_else(|| DurationError::Percent(text.to_string()))
 }
 
 /// Everything `matrix` is asked to do.

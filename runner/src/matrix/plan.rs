@@ -192,6 +192,7 @@ impl MatrixSpec {
             udp_gso: false,
             count_syscalls: false,
             quic_axes: self.quic_axes.clone(),
+            until_decided: None,
         }
     }
 

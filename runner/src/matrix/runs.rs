@@ -10,7 +10,7 @@ use std::time::Duration;
 use echomark_archive::{Entry, Settings};
 
 use super::plan::{self, MatrixSpec, PlannedRun};
-use super::{child, external, label, progress, provenance, server, soak_child};
+use super::{child, external, label, progress, provenance, server, soak_child, until};
 use super::{MatrixError, SignalFlag, Target};
 use crate::placement::CpuList;
 
@@ -85,9 +85,17 @@ impl Session<'_> {
         progress: &mut progress::Progress,
     ) -> Result<Flow, MatrixError> {
         let mut measured = 0;
+        let mut budget = until::Budget::of(targets, &self.settings);
         loop {
-            let todo = self.todo(targets);
+            let mut todo = self.todo(targets);
+            // Measured until decided: once every planned run is in, the next look's runs
+            // of the comparisons still undecided.
+            let added = todo.is_empty();
+            if added {
+                todo = until::added_runs(targets, &self.settings);
+            }
             if todo.is_empty() {
+                until::finish(targets, &self.settings);
                 return Ok(Flow::Done {
                     stopped_early: false,
                 });
@@ -96,6 +104,10 @@ impl Session<'_> {
             for run in todo {
                 if self.pause_after == Some(measured) {
                     return Ok(Flow::Paused(measured));
+                }
+                if added && budget.before_run(targets) {
+                    // Spent: recorded, and nothing more is planned.
+                    break;
                 }
                 measured += 1;
                 let Some(failed) = self.measure(&mut targets[run.target], &run, progress)? else {

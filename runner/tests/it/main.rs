@@ -18,4 +18,5 @@ mod quic_interop;
 mod ring;
 mod servers;
 mod soak;
+mod until_decided;
 mod websocket_interop;

@@ -160,7 +160,7 @@ mod tests {
 
     fn findings_of(configs: &[Configuration], cpus: Option<u64>) -> Vec<IoModelFinding> {
         let rules = Rules::default();
-        let ranked = rankings(configs, &rules);
+        let ranked = rankings(configs, &|_| rules);
         let refs: Vec<&Ranking> = ranked.iter().collect();
         let all: Vec<&Configuration> = configs.iter().collect();
         io_model_findings(&refs, &all, cpus, &rules)

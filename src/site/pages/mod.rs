@@ -121,7 +121,7 @@ impl<'a> DatasetView<'a> {
                 .filter(|c| c.dataset == dataset.name)
                 .collect(),
             analysis: &all.datasets[index],
-            rules: all.rules,
+            rules: all.rules_of(&dataset.name),
         }
     }
 
