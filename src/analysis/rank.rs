@@ -110,6 +110,11 @@ impl Ranking {
     }
 }
 
+/// The group a configuration competes in (the load its IO models are ranked in).
+pub fn group_key(c: &Configuration) -> GroupKey {
+    group_of(c)
+}
+
 /// The group a configuration competes in.
 pub(crate) fn group_of(c: &Configuration) -> GroupKey {
     GroupKey {

@@ -15,6 +15,7 @@ mod scale;
 mod site;
 mod site_answers;
 mod site_browser;
+mod site_decisions;
 mod site_kinds;
 mod site_quic;
 mod site_udp;
