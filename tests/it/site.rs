@@ -495,3 +495,76 @@ fn snapshot_of_a_two_backend_protocol_page() {
         insta::assert_snapshot!(page.replace('/', "__"), text(&files, &page));
     }
 }
+
+/// Chinese typography over every committed zh page: no space between two Chinese
+/// characters or beside full-width punctuation (outside code and table pipes), and no
+/// heading repeated by the one right after it.
+#[test]
+fn chinese_pages_have_no_stray_spaces_and_no_repeated_headings() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site/zh");
+    let files = tree(&root);
+    let ideograph = |c: char| ('\u{4E00}'..='\u{9FFF}').contains(&c);
+    let full_width = |c: char| {
+        matches!(c, '\u{3000}'..='\u{303F}' | '\u{FF01}'..='\u{FF0F}' | '\u{FF1A}'..='\u{FF20}'
+            | '\u{FF3B}'..='\u{FF40}' | '\u{FF5B}'..='\u{FF65}' | '“' | '”' | '‘' | '’')
+    };
+    let mut pages = 0;
+    let mut stray = Vec::new();
+    for (path, bytes) in files.iter().filter(|(p, _)| p.ends_with(".md")) {
+        pages += 1;
+        let text = String::from_utf8_lossy(bytes);
+        let mut fenced = false;
+        let mut previous_heading: Option<String> = None;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                continue;
+            }
+            if line.starts_with('#') {
+                let heading = line.trim_start_matches('#').trim().to_string();
+                assert_ne!(
+                    previous_heading.as_deref(),
+                    Some(heading.as_str()),
+                    "{path}: a heading repeated: {line}"
+                );
+                previous_heading = Some(heading);
+            } else if !line.trim().is_empty() {
+                previous_heading = None;
+            }
+            // Code spans are Latin: they stand for a word.
+            let mut plain = String::new();
+            for (i, part) in line.split('`').enumerate() {
+                plain.push_str(if i % 2 == 0 { part } else { "x" });
+            }
+            let chars: Vec<char> = plain.chars().collect();
+            for (i, c) in chars.iter().enumerate() {
+                if *c != ' ' || i == 0 || chars[i - 1] == ' ' {
+                    continue;
+                }
+                let Some(&after) = chars[i..].iter().find(|c| **c != ' ') else {
+                    continue;
+                };
+                let before = chars[i - 1];
+                if before == '|' || after == '|' {
+                    continue;
+                }
+                if (ideograph(before) && ideograph(after))
+                    || full_width(before)
+                    || full_width(after)
+                {
+                    stray.push(format!("{path}: {line}"));
+                }
+            }
+        }
+    }
+    assert!(pages > 100, "only {pages} zh pages");
+    assert!(
+        stray.is_empty(),
+        "{} stray spaces: {:#?}",
+        stray.len(),
+        &stray[..stray.len().min(10)]
+    );
+}
