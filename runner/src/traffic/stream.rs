@@ -373,8 +373,12 @@ where
             return;
         }
         if !server.out.is_empty() {
-            if stream.write_all(&server.out).await.is_err() || stream.flush().await.is_err() {
-                server.send_failed();
+            let written = match stream.write_all(&server.out).await {
+                Ok(()) => stream.flush().await,
+                failed => failed,
+            };
+            if let Err(e) = written {
+                server.send_failed(&e);
                 break;
             }
             server.out.clear();
@@ -427,8 +431,14 @@ impl<F: Framing> ServerSide<F> {
         }
     }
 
-    /// Writing `out` failed.
-    pub fn send_failed(&self) {
+    /// Writing `out` failed with `e`. A reset or closed peer is a disconnect, whichever
+    /// operation saw it first: a reset that arrives while an echo is being written fails
+    /// the write and leaves the read only an end of stream, so counting it by the operation
+    /// would make the count depend on timing.
+    pub fn send_failed(&self, e: &std::io::Error) {
+        if peer_gone(e) {
+            return self.disconnected();
+        }
         if !self.closing() {
             self.duty
                 .stats
@@ -491,6 +501,15 @@ impl<F: Framing> ServerSide<F> {
             .answer_controls(&mut self.out, self.recv.controls());
         Ok(())
     }
+}
+
+/// Whether `e` says the peer reset or closed the connection (not that this end failed).
+fn peer_gone(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        e.kind(),
+        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::ConnectionAborted
+    )
 }
 
 /// [`serve`] on either kind of server connection.

@@ -16,6 +16,7 @@ mod placement;
 mod quic;
 mod quic_interop;
 mod ring;
+mod ring_hostile;
 mod servers;
 mod soak;
 mod websocket_interop;

@@ -272,6 +272,17 @@ impl<F: Framing + Clone> Shard<F> {
             conn.recv_armed = false;
             conn.ops -= 1;
         }
+        if conn.closing || conn.close_after_send {
+            // Nothing read now is answered: the connection is closing, or owes only its last
+            // answer. A completion that ends the receive of a closing connection (an error,
+            // the end of the stream, but also bytes or an empty buffer ring) may be its last
+            // operation, and then frees the slot: otherwise a peer whose reset failed the
+            // echo's send first would leave its socket held for ever.
+            if let (Some(id), Some(ring)) = (c.buffer(), self.buffers.as_mut()) {
+                ring.give_back(id);
+            }
+            return self.finish_if_done(slot);
+        }
         let mut fine = true;
         if c.result > 0 {
             let n = c.result as usize;
@@ -296,7 +307,7 @@ impl<F: Framing + Clone> Shard<F> {
         } else if c.result == -libc::ENOBUFS {
             self.driver.stats.ring_buffers_exhausted += 1;
         } else {
-            if c.result < 0 && !conn.closing {
+            if c.result < 0 {
                 conn.side.disconnected();
             }
             fine = false;
@@ -321,10 +332,13 @@ impl<F: Framing + Clone> Shard<F> {
         let Some(batch) = conn.sending.take() else {
             return self.finish_if_done(slot);
         };
+        if conn.closing {
+            // Whatever it wrote, nothing more goes out.
+            return self.finish_if_done(slot);
+        }
         if c.result <= 0 {
-            if !conn.closing {
-                conn.side.send_failed();
-            }
+            conn.side
+                .send_failed(&std::io::Error::from_raw_os_error(-c.result));
             return self.close(slot);
         }
         conn.sent += c.result as usize;

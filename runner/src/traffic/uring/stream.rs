@@ -203,8 +203,12 @@ where
         if !server.out.is_empty() {
             let out = std::mem::take(&mut server.out);
             let (result, mut out) = stream.write_all(out).await;
-            if result.is_err() || stream.flush().await.is_err() {
-                server.send_failed();
+            let written = match result {
+                Ok(_) => stream.flush().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
+                server.send_failed(&e);
                 break;
             }
             out.clear();
