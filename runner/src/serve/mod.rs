@@ -13,6 +13,7 @@
 //! in-process measurement); [`tokio`] and [`uring`] (monoio) start the listeners and the
 //! echo tasks on their runtimes, and [`ring`] serves on io_uring directly, without a runtime.
 
+pub mod limits;
 pub mod ring;
 pub mod tokio;
 pub mod uring;
@@ -397,6 +398,8 @@ pub fn run(
     announce: impl FnOnce(&Listening),
 ) -> Result<ServeReport, ServeError> {
     validate(o)?;
+    // Every connection is a descriptor: the hard limit is what the host allows.
+    limits::raise_open_files()?;
     let registry = Arc::new(Registry {
         idle_after: o.idle_timeout,
         fault: o.fault,

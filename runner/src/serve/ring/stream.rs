@@ -19,8 +19,9 @@ use crate::traffic::stream::{IdleLimit, ServerSide};
 
 /// How long a turn waits for completions before it looks at the stop flag and the clocks.
 const TURN: Duration = Duration::from_millis(20);
-/// Registered file slots per shard; connections past them use plain descriptors.
-const SLOTS: u32 = 16_384;
+/// Registered file slots per shard at most (fewer when the open-file limit leaves fewer);
+/// connections past them use plain descriptors.
+pub(super) const SLOTS: u32 = 16_384;
 /// Buffers in the ring and bytes each: 8 MiB per shard, enough for 16 KiB messages at 256
 /// in flight; an empty ring only re-arms a receive (`ENOBUFS`).
 const RING_BUFFERS: u16 = 512;
@@ -96,7 +97,7 @@ pub(super) fn serve<F: Framing + Clone>(
     framing: F,
     bytes: bool,
 ) -> std::io::Result<RingCounters> {
-    let driver = ctx.driver(SLOTS)?;
+    let driver = ctx.driver(ctx.slots)?;
     let buffers = if ctx.options.ring.multishot {
         Some(BufferRing::register(
             driver.ring(),
