@@ -369,9 +369,7 @@ where
         if let Some(stall) = server.stall() {
             tokio::time::sleep(stall).await;
         }
-        if server.answer().is_err() {
-            return;
-        }
+        let corrupt = server.answer().is_err();
         if !server.out.is_empty() {
             let written = match stream.write_all(&server.out).await {
                 Ok(()) => stream.flush().await,
@@ -382,6 +380,11 @@ where
                 break;
             }
             server.out.clear();
+        }
+        if corrupt {
+            // The refusal is the last thing sent (a TLS session's close_notify after it).
+            let _ = stream.shutdown().await;
+            break;
         }
         if server.peer_closed() {
             break;
@@ -401,7 +404,9 @@ pub struct ServerSide<F> {
     held: Option<Vec<u8>>,
 }
 
-/// The stream is corrupt; the server task ends (the client sees the disconnect).
+/// The stream is corrupt: the server writes what `out` still holds (the echoes of the
+/// messages before the corrupt one, then the framing's refusal, an HTTP `400`), reads
+/// nothing more and closes the connection.
 #[derive(Debug)]
 pub struct Corrupt;
 
@@ -468,6 +473,9 @@ impl<F: Framing> ServerSide<F> {
                     self.duty
                         .stats
                         .count(message::PHASE_WARMUP, ServerEvent::ContentError);
+                    if let Some(refusal) = self.framing.refusal() {
+                        self.out.extend_from_slice(refusal);
+                    }
                     return Err(Corrupt);
                 }
             };

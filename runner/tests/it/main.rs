@@ -7,6 +7,7 @@ mod common;
 mod compare_aa;
 mod external;
 mod hostile;
+mod http_framing;
 mod matrix;
 mod monoio;
 mod namespaces;

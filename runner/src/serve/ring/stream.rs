@@ -517,14 +517,14 @@ impl<F: Framing> Conn<F> {
         self.answer()
     }
 
-    /// Echoes every whole message received; `false` when the stream is corrupt.
+    /// Echoes every whole message received; a corrupt stream closes once what it still
+    /// owes is written (the echoes before the corrupt message, an HTTP server's `400`).
+    /// `false` when the connection must close now.
     fn answer(&mut self) -> bool {
-        if self.side.answer().is_err() {
-            return false;
-        }
-        if self.side.peer_closed() {
+        let corrupt = self.side.answer().is_err();
+        if corrupt || self.side.peer_closed() {
             self.close_after_send = true;
         }
-        true
+        !corrupt || !self.side.out.is_empty()
     }
 }

@@ -197,9 +197,7 @@ where
         if let Some(stall) = server.stall() {
             monoio::time::sleep(stall).await;
         }
-        if server.answer().is_err() {
-            return;
-        }
+        let corrupt = server.answer().is_err();
         if !server.out.is_empty() {
             let out = std::mem::take(&mut server.out);
             let (result, mut out) = stream.write_all(out).await;
@@ -213,6 +211,11 @@ where
             }
             out.clear();
             server.out = out;
+        }
+        if corrupt {
+            // The refusal is the last thing sent.
+            let _ = stream.shutdown().await;
+            break;
         }
         if server.peer_closed() {
             break;
