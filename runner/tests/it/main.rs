@@ -16,6 +16,7 @@ mod open_loop;
 mod placement;
 mod quic;
 mod quic_interop;
+mod quic_limits;
 mod ring;
 mod ring_hostile;
 mod servers;
