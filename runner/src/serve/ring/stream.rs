@@ -408,8 +408,17 @@ impl<F: Framing + Clone> Shard<F> {
         )
         .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
         .build());
-        // SAFETY: `sending` is neither touched nor dropped until this send completes.
-        unsafe { self.driver.push_quiet(entry.user_data(tag(SEND, slot))) }?;
+        let entry = entry.user_data(tag(SEND, slot));
+        // A connection closes once its last answer is written: that completion is a reason
+        // to wake (a quiet one would wait for the turn's end to close it).
+        let pushed = if conn.close_after_send {
+            // SAFETY: `sending` is neither touched nor dropped until this send completes.
+            unsafe { self.driver.push(entry) }
+        } else {
+            // SAFETY: as above.
+            unsafe { self.driver.push_quiet(entry) }
+        };
+        pushed?;
         conn.ops += 1;
         Ok(())
     }
