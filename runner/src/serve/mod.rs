@@ -114,7 +114,7 @@ pub struct ServeOptions {
     /// QUIC protocols: the endpoints' transport settings (`--quic-*`).
     pub quic: echomark_archive::QuicTransport,
     /// QUIC protocols: `--quic-max-connections`, connections served at once (`None`:
-    /// [`DEFAULT_MAX_CONNECTIONS`](crate::traffic::quic::limits::DEFAULT_MAX_CONNECTIONS)).
+    /// [`DEFAULT_MAX_CONNECTIONS`]).
     pub quic_max_connections: Option<usize>,
 }
 
