@@ -341,6 +341,10 @@ pub struct ServeArgs {
     pub idle_timeout: f64,
     #[command(flatten)]
     pub quic: quic::QuicTransportArgs,
+    /// QUIC: connections served at once, over every endpoint; more are refused (default
+    /// 1,024, the most clients a run has).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub quic_max_connections: Option<u64>,
     /// Test only: make the server misbehave, to show clients catch it.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
@@ -378,6 +382,9 @@ impl ServeArgs {
             idle_timeout: (self.idle_timeout > 0.0)
                 .then(|| Duration::from_secs_f64(self.idle_timeout)),
             quic: self.quic.transport(),
+            quic_max_connections: self
+                .quic_max_connections
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         };
         echomark_runner::serve::validate(&options).map_err(|e| UsageError(e.to_string()))?;
         Ok(options)

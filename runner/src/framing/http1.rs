@@ -43,7 +43,20 @@ pub enum HeadError {
     ChunkedTooLong,
     #[error("trailer fields longer than {MAX_HEAD} bytes")]
     TrailersTooLong,
+    #[error("a Content-Length that is not one decimal number")]
+    BadContentLength,
+    #[error("both Transfer-Encoding and Content-Length (RFC 9112 §6.3: a smuggling shape)")]
+    LengthAndEncoding,
+    #[error("a transfer coding other than chunked last (RFC 9112 §6.3)")]
+    NotChunked,
+    #[error("a malformed header field line")]
+    BadField,
 }
+
+/// What an HTTP server answers a request it cannot frame, before it closes the connection
+/// (RFC 9112 §6.3: the length of what follows is unknown, so nothing after it is read).
+pub const BAD_REQUEST_CLOSE: &[u8] =
+    b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
 /// How a message's body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +104,13 @@ impl Framing for Http1 {
             },
         }))
     }
+
+    fn refusal(&self) -> Option<&'static [u8]> {
+        match self {
+            Http1::Client { .. } => None,
+            Http1::Server => Some(BAD_REQUEST_CLOSE),
+        }
+    }
 }
 
 /// Appends a request head for a body of `len` bytes. `host` is `127.0.0.1:port` or
@@ -133,19 +153,74 @@ pub fn parse(buf: &[u8], kind: Kind) -> Result<Option<(usize, Body)>, HeadError>
     if !start_ok {
         return Err(HeadError::BadStartLine);
     }
-    // RFC 9112 §6.3: a chunked transfer coding wins over any Content-Length.
-    let chunked = header(head, "transfer-encoding").is_some_and(|v| {
-        v.rsplit(',')
-            .next()
-            .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"))
+    let body = match kind {
+        Kind::Request => request_body(head)?,
+        Kind::Response => response_body(head)?,
+    };
+    Ok(Some((end + 4, body)))
+}
+
+/// How a request's body is delimited (RFC 9112 §6.3), refusing every shape two parsers
+/// could read two ways: Transfer-Encoding beside Content-Length, a coding other than
+/// chunked last, Content-Length values that differ or are no number, and field lines with
+/// no name or whitespace before the colon (§5.1).
+fn request_body(head: &str) -> Result<Body, HeadError> {
+    let well_formed = head.split("\r\n").skip(1).all(|line| {
+        line.split_once(':').is_some_and(|(name, _)| {
+            !name.is_empty() && !name.bytes().any(|b| b.is_ascii_whitespace())
+        })
     });
-    if chunked {
-        return Ok(Some((end + 4, Body::Chunked)));
+    if !well_formed {
+        return Err(HeadError::BadField);
     }
-    let length = header(head, "content-length")
-        .and_then(|v| v.parse::<u64>().ok())
-        .ok_or(HeadError::NoContentLength)?;
-    Ok(Some((end + 4, Body::Length(length))))
+    let length = content_length(head)?;
+    match (last_coding(head), length) {
+        (None, Some(n)) => Ok(Body::Length(n)),
+        (None, None) => Err(HeadError::NoContentLength),
+        (Some(_), Some(_)) => Err(HeadError::LengthAndEncoding),
+        (Some(last), None) if last.eq_ignore_ascii_case("chunked") => Ok(Body::Chunked),
+        (Some(_), None) => Err(HeadError::NotChunked),
+    }
+}
+
+/// How a response's body is delimited: a chunked transfer coding wins over any
+/// Content-Length (RFC 9112 §6.3), as a client reading any server takes it.
+fn response_body(head: &str) -> Result<Body, HeadError> {
+    if last_coding(head).is_some_and(|last| last.eq_ignore_ascii_case("chunked")) {
+        return Ok(Body::Chunked);
+    }
+    content_length(head)?
+        .map(Body::Length)
+        .ok_or(HeadError::NoContentLength)
+}
+
+/// The last transfer coding over every Transfer-Encoding field, if there is one.
+fn last_coding(head: &str) -> Option<&str> {
+    headers(head, "transfer-encoding")
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .last()
+}
+
+/// The Content-Length over every field and list element (RFC 9110 §8.6: the same value
+/// repeated is that value); values that differ, or one that is not digits, are an error.
+fn content_length(head: &str) -> Result<Option<u64>, HeadError> {
+    let mut length = None;
+    for value in headers(head, "content-length").flat_map(|v| v.split(',')) {
+        let value = value.trim();
+        if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(HeadError::BadContentLength);
+        }
+        let n = value
+            .parse::<u64>()
+            .map_err(|_| HeadError::BadContentLength)?;
+        if length.is_some_and(|seen| seen != n) {
+            return Err(HeadError::BadContentLength);
+        }
+        length = Some(n);
+    }
+    Ok(length)
 }
 
 /// Longest chunk-size line accepted (size, extensions, CRLF).
@@ -231,10 +306,15 @@ fn find_crlf(buf: &[u8], limit: usize) -> Result<Option<usize>, HeadError> {
 /// The trimmed value of header `name` (case-insensitive) in a head without its blank line;
 /// the start line is skipped.
 pub fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    headers(head, name).next()
+}
+
+/// Every trimmed value of header `name`, in order, as [`header`] finds the first.
+fn headers<'a: 'n, 'n>(head: &'a str, name: &'n str) -> impl Iterator<Item = &'a str> + 'n {
     head.split("\r\n")
         .skip(1)
         .filter_map(|l| l.split_once(':'))
-        .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+        .filter(move |(n, _)| n.trim().eq_ignore_ascii_case(name))
         .map(|(_, v)| v.trim())
 }
 
@@ -312,6 +392,66 @@ mod tests {
             parse(lower, Kind::Response),
             Ok(Some((lower.len(), Body::Length(7))))
         );
+    }
+
+    #[test]
+    fn a_request_two_parsers_could_frame_two_ways_is_refused() {
+        let request = |fields: &str| format!("POST /echo HTTP/1.1\r\nHost: x\r\n{fields}\r\n");
+        let refused = [
+            (
+                "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+                HeadError::LengthAndEncoding,
+            ),
+            (
+                "Transfer-Encoding: chunked\r\nContent-Length: 5, 6\r\n",
+                HeadError::BadContentLength,
+            ),
+            (
+                "Content-Length: 5\r\nContent-Length: 6\r\n",
+                HeadError::BadContentLength,
+            ),
+            ("Content-Length: 5, 6\r\n", HeadError::BadContentLength),
+            ("Content-Length: +5\r\n", HeadError::BadContentLength),
+            ("Content-Length: 0x5\r\n", HeadError::BadContentLength),
+            (
+                "Content-Length: 99999999999999999999999\r\n",
+                HeadError::BadContentLength,
+            ),
+            ("Transfer-Encoding: gzip\r\n", HeadError::NotChunked),
+            (
+                "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n",
+                HeadError::NotChunked,
+            ),
+            (
+                "Transfer-Encoding: gzip\r\nContent-Length: 5\r\n",
+                HeadError::LengthAndEncoding,
+            ),
+            ("Content-Length : 5\r\n", HeadError::BadField),
+            (" Content-Length: 5\r\n", HeadError::BadField),
+            ("Content-Length: 5\r\nno colon\r\n", HeadError::BadField),
+        ];
+        for (fields, why) in refused {
+            let head = request(fields);
+            assert_eq!(
+                parse(head.as_bytes(), Kind::Request),
+                Err(why),
+                "{fields:?}"
+            );
+        }
+        // The same value repeated is that value (RFC 9110 §8.6); chunked alone is chunked.
+        let head = request("Content-Length: 5\r\ncontent-length: 5, 5\r\n");
+        assert_eq!(
+            parse(head.as_bytes(), Kind::Request),
+            Ok(Some((head.len(), Body::Length(5))))
+        );
+        let head = request("Transfer-Encoding: gzip, Chunked\r\n");
+        assert_eq!(
+            parse(head.as_bytes(), Kind::Request),
+            Ok(Some((head.len(), Body::Chunked)))
+        );
+        // What the server answers them, and that a client has no such answer.
+        assert_eq!(Http1::Server.refusal(), Some(BAD_REQUEST_CLOSE));
+        assert_eq!(Http1::Client { host: "x".into() }.refusal(), None);
     }
 
     #[test]

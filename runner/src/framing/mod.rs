@@ -81,4 +81,10 @@ pub trait Framing: Send + 'static {
     /// Appends the answers owed to control frames the peer sent (a WebSocket pong per ping,
     /// a close for a close). Framings without control frames never record any.
     fn answer_controls(&mut self, _out: &mut Vec<u8>, _controls: &mut websocket::Controls) {}
+
+    /// What this end writes when it cannot decode what the peer sent, before it closes the
+    /// connection (an HTTP server's `400`); `None` closes without a word.
+    fn refusal(&self) -> Option<&'static [u8]> {
+        None
+    }
 }

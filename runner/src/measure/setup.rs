@@ -241,7 +241,9 @@ impl Rig<TokioRuntimes> {
                     counts.server_accepted.fetch_add(1, Ordering::Relaxed);
                 }
             };
-            let serve = quic::server::serve_endpoint(endpoint, case.protocol, next_duty, events);
+            // In process the server faces its own clients alone: no cap.
+            let serve =
+                quic::server::serve_endpoint(endpoint, case.protocol, (next_duty, None), events);
             self.runtimes
                 .server_tasks
                 .push(handle.spawn(guarded(self.panics.clone(), serve)));

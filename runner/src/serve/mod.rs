@@ -13,6 +13,7 @@
 //! in-process measurement); [`tokio`] and [`uring`] (monoio) start the listeners and the
 //! echo tasks on their runtimes, and [`ring`] serves on io_uring directly, without a runtime.
 
+pub mod limits;
 pub mod ring;
 pub mod tokio;
 pub mod uring;
@@ -30,6 +31,7 @@ use crate::case::{Backend, Fault};
 use crate::instruments::counters::ServerStats;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 use crate::traffic::connect::{self, ServerConn};
+use crate::traffic::quic::limits::{ServerLimits, DEFAULT_MAX_CONNECTIONS};
 use crate::traffic::stream::{IdleLimit, ServerDuty};
 use crate::traffic::tls::TlsServer;
 
@@ -111,6 +113,9 @@ pub struct ServeOptions {
     pub idle_timeout: Option<Duration>,
     /// QUIC protocols: the endpoints' transport settings (`--quic-*`).
     pub quic: echomark_archive::QuicTransport,
+    /// QUIC protocols: `--quic-max-connections`, connections served at once (`None`:
+    /// [`DEFAULT_MAX_CONNECTIONS`]).
+    pub quic_max_connections: Option<usize>,
 }
 
 /// The first line `serve` prints.
@@ -144,6 +149,10 @@ pub struct Listening {
     /// QUIC protocols: the endpoints' transport settings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quic_transport: Option<echomark_archive::QuicTransport>,
+    /// QUIC protocols: what the server lets a client make it hold (its receive windows and
+    /// streams within `quic_transport`), and the connections it takes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic_limits: Option<ServerLimits>,
     pub pid: u32,
     /// This machine, as archives describe it: a client on another host records it with
     /// `--server-machine` (this line saved to a file).
@@ -171,6 +180,9 @@ pub struct ServeReport {
     pub handshake_failures: u64,
     /// Connections closed because they sent nothing for `--idle-timeout`.
     pub idle_closed: u64,
+    /// QUIC connections refused because `--quic-max-connections` were open.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refused_connections: u64,
     /// `--backend io-uring`: what its rings did (system calls, multishot completions, buffers
     /// taken from the ring), summed over the shards.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -178,6 +190,10 @@ pub struct ServeReport {
     /// `--count-syscalls`: the process's system calls from start to stop, every thread.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscalls: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Why `serve` could not start.
@@ -217,6 +233,7 @@ pub struct Registry {
     raw_bytes: AtomicU64,
     connections: AtomicU64,
     handshake_failures: AtomicU64,
+    refused_connections: AtomicU64,
     idle_closed: Arc<AtomicU64>,
     /// `--idle-timeout`, set before the first connection.
     idle_after: Option<Duration>,
@@ -318,6 +335,7 @@ impl Registry {
             connections: self.connections.load(Ordering::Relaxed),
             raw_bytes_echoed: self.raw_bytes.load(Ordering::Relaxed),
             handshake_failures: self.handshake_failures.load(Ordering::Relaxed),
+            refused_connections: self.refused_connections.load(Ordering::Relaxed),
             idle_closed: self.idle_closed.load(Ordering::Relaxed),
             ring: self.ring.lock().ok().and_then(|r| r.clone()),
             ..closed
@@ -343,6 +361,12 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
     }
     if !o.protocol.is_quic() && o.quic != echomark_archive::QuicTransport::default() {
         return usage("the --quic-* transport flags are for the QUIC protocols");
+    }
+    if !o.protocol.is_quic() && o.quic_max_connections.is_some() {
+        return usage("--quic-max-connections is for the QUIC protocols");
+    }
+    if o.quic_max_connections == Some(0) {
+        return usage("--quic-max-connections must be at least 1");
     }
     if let Some(why) = o.quic.problem() {
         return Err(ServeError::Usage(why));
@@ -397,6 +421,8 @@ pub fn run(
     announce: impl FnOnce(&Listening),
 ) -> Result<ServeReport, ServeError> {
     validate(o)?;
+    // Every connection is a descriptor: the hard limit is what the host allows.
+    limits::raise_open_files()?;
     let registry = Arc::new(Registry {
         idle_after: o.idle_timeout,
         fault: o.fault,
@@ -434,6 +460,7 @@ pub fn run(
             .as_ref()
             .map(|p| p.display().to_string()),
         quic_transport: o.protocol.is_quic().then_some(o.quic),
+        quic_limits: quic_limits(o),
         pid: std::process::id(),
         machine: crate::matrix::host::describe(),
     });
@@ -465,18 +492,26 @@ fn tls_server(o: &ServeOptions) -> Result<Option<TlsServer>, ServeError> {
     Ok(Some(server))
 }
 
-/// QUIC protocols: a server configuration around a fresh self-signed certificate for the
-/// listening address and `localhost`, written where `--tls-certificate-out` asks.
+/// QUIC protocols: what the server lets a client make it hold, from the transport, the
+/// protocol and `--quic-max-connections`.
+fn quic_limits(o: &ServeOptions) -> Option<ServerLimits> {
+    o.protocol.is_quic().then(|| {
+        let connections = o.quic_max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        ServerLimits::of(&o.quic, o.protocol, connections)
+    })
+}
+
+/// QUIC protocols: a server configuration within [`quic_limits`] around a fresh self-signed
+/// certificate for the listening address and `localhost`, written where
+/// `--tls-certificate-out` asks.
 fn quic_server(o: &ServeOptions) -> Result<Option<quinn::ServerConfig>, ServeError> {
-    if !o.protocol.is_quic() {
+    let Some(limits) = quic_limits(o) else {
         return Ok(None);
-    }
+    };
     let names = vec![o.listen.ip().to_string(), "localhost".into()];
     let (mut config, certificate) =
         crate::traffic::quic::self_signed_server(names).map_err(std::io::Error::other)?;
-    config.transport_config(std::sync::Arc::new(crate::traffic::quic::transport_config(
-        &o.quic,
-    )));
+    config.transport_config(Arc::new(limits.transport(&o.quic)));
     if let Some(path) = &o.tls_certificate_out {
         let pem = crate::traffic::tls::certificate_pem(&certificate);
         crate::matrix::store::write_bytes_atomically(path, pem.as_bytes())?;

@@ -138,6 +138,8 @@ fn start_quic(
     registry: &Arc<Registry>,
     closing: &Arc<AtomicBool>,
 ) -> std::io::Result<(SocketAddr, Tasks)> {
+    // One cap over every endpoint: the connections of the whole server.
+    let cap = super::quic_limits(o).map(|limits| limits.cap());
     per_runtime_udp_socket(o, topology, |handle, socket| {
         let endpoint = crate::traffic::quic::server_endpoint(socket, config.clone())?;
         let (work, closing) = (o.work, closing.clone());
@@ -148,11 +150,15 @@ fn start_quic(
             let counter = match event {
                 Event::Accepted => &counters.connections,
                 Event::HandshakeFailed => &counters.handshake_failures,
+                Event::Refused => &counters.refused_connections,
             };
             counter.fetch_add(1, Ordering::Relaxed);
         };
         Ok(handle.spawn(crate::traffic::quic::server::serve_endpoint(
-            endpoint, o.protocol, next_duty, events,
+            endpoint,
+            o.protocol,
+            (next_duty, cap.clone()),
+            events,
         )))
     })
 }

@@ -369,15 +369,22 @@ where
         if let Some(stall) = server.stall() {
             tokio::time::sleep(stall).await;
         }
-        if server.answer().is_err() {
-            return;
-        }
+        let corrupt = server.answer().is_err();
         if !server.out.is_empty() {
-            if stream.write_all(&server.out).await.is_err() || stream.flush().await.is_err() {
-                server.send_failed();
+            let written = match stream.write_all(&server.out).await {
+                Ok(()) => stream.flush().await,
+                failed => failed,
+            };
+            if let Err(e) = written {
+                server.send_failed(&e);
                 break;
             }
             server.out.clear();
+        }
+        if corrupt {
+            // The refusal is the last thing sent (a TLS session's close_notify after it).
+            let _ = stream.shutdown().await;
+            break;
         }
         if server.peer_closed() {
             break;
@@ -397,7 +404,9 @@ pub struct ServerSide<F> {
     held: Option<Vec<u8>>,
 }
 
-/// The stream is corrupt; the server task ends (the client sees the disconnect).
+/// The stream is corrupt: the server writes what `out` still holds (the echoes of the
+/// messages before the corrupt one, then the framing's refusal, an HTTP `400`), reads
+/// nothing more and closes the connection.
 #[derive(Debug)]
 pub struct Corrupt;
 
@@ -427,8 +436,14 @@ impl<F: Framing> ServerSide<F> {
         }
     }
 
-    /// Writing `out` failed.
-    pub fn send_failed(&self) {
+    /// Writing `out` failed with `e`. A reset or closed peer is a disconnect, whichever
+    /// operation saw it first: a reset that arrives while an echo is being written fails
+    /// the write and leaves the read only an end of stream, so counting it by the operation
+    /// would make the count depend on timing.
+    pub fn send_failed(&self, e: &std::io::Error) {
+        if peer_gone(e) {
+            return self.disconnected();
+        }
         if !self.closing() {
             self.duty
                 .stats
@@ -458,6 +473,9 @@ impl<F: Framing> ServerSide<F> {
                     self.duty
                         .stats
                         .count(message::PHASE_WARMUP, ServerEvent::ContentError);
+                    if let Some(refusal) = self.framing.refusal() {
+                        self.out.extend_from_slice(refusal);
+                    }
                     return Err(Corrupt);
                 }
             };
@@ -491,6 +509,15 @@ impl<F: Framing> ServerSide<F> {
             .answer_controls(&mut self.out, self.recv.controls());
         Ok(())
     }
+}
+
+/// Whether `e` says the peer reset or closed the connection (not that this end failed).
+fn peer_gone(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        e.kind(),
+        ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::ConnectionAborted
+    )
 }
 
 /// [`serve`] on either kind of server connection.

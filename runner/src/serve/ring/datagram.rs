@@ -66,7 +66,7 @@ struct Shard {
 
 /// Serves `socket` on this thread until the shard is told to stop.
 pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result<RingCounters> {
-    let mut driver = ctx.driver(1)?;
+    let mut driver = ctx.driver(ctx.slots)?;
     let buffers = if ctx.options.ring.multishot {
         Some(BufferRing::register(
             driver.ring(),

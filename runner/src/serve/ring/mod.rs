@@ -126,6 +126,34 @@ fn probe() -> std::io::Result<()> {
     Ok(())
 }
 
+/// The fewest registered file slots a ring serves with: fewer connections is no server.
+const MIN_SLOTS: u64 = 64;
+
+/// The registered file slots of each of `shards` rings: as many as connections the soft
+/// open-file limit leaves room for besides the process's own descriptors, shared among the
+/// rings, at most [`stream::SLOTS`] each (none without `--uring-fixed-files`). A limit too
+/// low for even [`MIN_SLOTS`] is an error that says how to raise it.
+fn file_slots(tuning: Tuning, shards: usize) -> std::io::Result<u32> {
+    use super::limits::{soft_open_files, RESERVED_DESCRIPTORS};
+    if !tuning.fixed_files {
+        return Ok(0);
+    }
+    let limit = soft_open_files()?;
+    let shards = shards.max(1) as u64;
+    let each = limit.saturating_sub(RESERVED_DESCRIPTORS) / shards;
+    if each < MIN_SLOTS {
+        let wanted = RESERVED_DESCRIPTORS + shards * u64::from(stream::SLOTS);
+        return Err(std::io::Error::other(format!(
+            "the open-file limit is {limit} descriptors, too few for io-uring's registered \
+             files ({MIN_SLOTS} per ring at least, on {shards} ring(s), besides \
+             {RESERVED_DESCRIPTORS} for the process): raise it with `ulimit -n {wanted}` \
+             (as root if the hard limit, `ulimit -Hn`, is lower) before starting serve, or \
+             serve with --uring-fixed-files off"
+        )));
+    }
+    Ok(u32::try_from(each).unwrap_or(u32::MAX).min(stream::SLOTS))
+}
+
 /// Starts one shard thread per ring, each pinned like the other backends' runtime threads.
 pub fn start(
     o: &ServeOptions,
@@ -137,6 +165,11 @@ pub fn start(
         IoModel::Shared => 1,
         IoModel::Sharded => o.io_threads,
     };
+    let slots = if o.protocol == Protocol::Udp {
+        1
+    } else {
+        file_slots(o.ring, shards)?
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let mut address = o.listen;
     let mut threads: Vec<JoinHandle<RingCounters>> = Vec::with_capacity(shards);
@@ -147,6 +180,7 @@ pub fn start(
             registry: registry.clone(),
             closing: closing.clone(),
             stop: stop.clone(),
+            slots,
             ready: None,
         };
         let (ready, started) = std::sync::mpsc::channel();
@@ -207,6 +241,8 @@ pub(crate) struct ShardContext {
     pub closing: Arc<AtomicBool>,
     /// Set when the shard must stop.
     pub stop: Arc<AtomicBool>,
+    /// Registered file slots of the shard's ring.
+    pub slots: u32,
     /// Told once the shard is set up (or why it could not be).
     pub ready: Option<std::sync::mpsc::Sender<Result<(), String>>>,
 }

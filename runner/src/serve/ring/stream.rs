@@ -19,8 +19,9 @@ use crate::traffic::stream::{IdleLimit, ServerSide};
 
 /// How long a turn waits for completions before it looks at the stop flag and the clocks.
 const TURN: Duration = Duration::from_millis(20);
-/// Registered file slots per shard; connections past them use plain descriptors.
-const SLOTS: u32 = 16_384;
+/// Registered file slots per shard at most (fewer when the open-file limit leaves fewer);
+/// connections past them use plain descriptors.
+pub(super) const SLOTS: u32 = 16_384;
 /// Buffers in the ring and bytes each: 8 MiB per shard, enough for 16 KiB messages at 256
 /// in flight; an empty ring only re-arms a receive (`ENOBUFS`).
 const RING_BUFFERS: u16 = 512;
@@ -96,7 +97,7 @@ pub(super) fn serve<F: Framing + Clone>(
     framing: F,
     bytes: bool,
 ) -> std::io::Result<RingCounters> {
-    let driver = ctx.driver(SLOTS)?;
+    let driver = ctx.driver(ctx.slots)?;
     let buffers = if ctx.options.ring.multishot {
         Some(BufferRing::register(
             driver.ring(),
@@ -272,6 +273,17 @@ impl<F: Framing + Clone> Shard<F> {
             conn.recv_armed = false;
             conn.ops -= 1;
         }
+        if conn.closing || conn.close_after_send {
+            // Nothing read now is answered: the connection is closing, or owes only its last
+            // answer. A completion that ends the receive of a closing connection (an error,
+            // the end of the stream, but also bytes or an empty buffer ring) may be its last
+            // operation, and then frees the slot: otherwise a peer whose reset failed the
+            // echo's send first would leave its socket held for ever.
+            if let (Some(id), Some(ring)) = (c.buffer(), self.buffers.as_mut()) {
+                ring.give_back(id);
+            }
+            return self.finish_if_done(slot);
+        }
         let mut fine = true;
         if c.result > 0 {
             let n = c.result as usize;
@@ -296,7 +308,7 @@ impl<F: Framing + Clone> Shard<F> {
         } else if c.result == -libc::ENOBUFS {
             self.driver.stats.ring_buffers_exhausted += 1;
         } else {
-            if c.result < 0 && !conn.closing {
+            if c.result < 0 {
                 conn.side.disconnected();
             }
             fine = false;
@@ -321,10 +333,13 @@ impl<F: Framing + Clone> Shard<F> {
         let Some(batch) = conn.sending.take() else {
             return self.finish_if_done(slot);
         };
+        if conn.closing {
+            // Whatever it wrote, nothing more goes out.
+            return self.finish_if_done(slot);
+        }
         if c.result <= 0 {
-            if !conn.closing {
-                conn.side.send_failed();
-            }
+            conn.side
+                .send_failed(&std::io::Error::from_raw_os_error(-c.result));
             return self.close(slot);
         }
         conn.sent += c.result as usize;
@@ -393,8 +408,17 @@ impl<F: Framing + Clone> Shard<F> {
         )
         .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
         .build());
-        // SAFETY: `sending` is neither touched nor dropped until this send completes.
-        unsafe { self.driver.push_quiet(entry.user_data(tag(SEND, slot))) }?;
+        let entry = entry.user_data(tag(SEND, slot));
+        // A connection closes once its last answer is written: that completion is a reason
+        // to wake (a quiet one would wait for the turn's end to close it).
+        let pushed = if conn.close_after_send {
+            // SAFETY: `sending` is neither touched nor dropped until this send completes.
+            unsafe { self.driver.push(entry) }
+        } else {
+            // SAFETY: as above.
+            unsafe { self.driver.push_quiet(entry) }
+        };
+        pushed?;
         conn.ops += 1;
         Ok(())
     }
@@ -502,14 +526,14 @@ impl<F: Framing> Conn<F> {
         self.answer()
     }
 
-    /// Echoes every whole message received; `false` when the stream is corrupt.
+    /// Echoes every whole message received; a corrupt stream closes once what it still
+    /// owes is written (the echoes before the corrupt message, an HTTP server's `400`).
+    /// `false` when the connection must close now.
     fn answer(&mut self) -> bool {
-        if self.side.answer().is_err() {
-            return false;
-        }
-        if self.side.peer_closed() {
+        let corrupt = self.side.answer().is_err();
+        if corrupt || self.side.peer_closed() {
             self.close_after_send = true;
         }
-        true
+        !corrupt || !self.side.out.is_empty()
     }
 }

@@ -12,6 +12,7 @@
 //!   client.
 
 pub mod datagram;
+pub mod limits;
 pub mod per_message;
 pub mod server;
 

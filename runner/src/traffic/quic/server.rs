@@ -7,6 +7,7 @@ use tokio::task::JoinSet;
 
 use echomark_archive::Protocol;
 
+use super::limits::ConnectionCap;
 use crate::framing::prefix::LengthPrefix;
 use crate::message::MAX_PAYLOAD;
 use crate::traffic::datagram::{DatagramServer, Reply};
@@ -19,25 +20,42 @@ pub enum Event {
     Accepted,
     /// Its handshake failed.
     HandshakeFailed,
+    /// The server had as many connections as `cap` takes: it was refused.
+    Refused,
 }
 
-/// Accepts connections on `endpoint` while `next_duty` has a duty for the next one, and
-/// serves each on a task of its own as `protocol` says, until every connection has
-/// closed; `events` hears of each attempt.
+/// Accepts connections on `endpoint` while `next_duty` has a duty for the next one (and,
+/// with a `cap`, while the cap has room: past it a connection is refused), and serves each
+/// on a task of its own as `protocol` says, until every connection has closed; `events`
+/// hears of each attempt.
 pub async fn serve_endpoint(
     endpoint: Endpoint,
     protocol: Protocol,
-    mut next_duty: impl FnMut() -> Option<ServerDuty>,
+    (mut next_duty, cap): (impl FnMut() -> Option<ServerDuty>, Option<ConnectionCap>),
     events: impl Fn(Event) + Clone + Send + 'static,
 ) {
     let mut connections = JoinSet::new();
-    while let Some(duty) = next_duty() {
+    let mut next = next_duty();
+    while let Some(duty) = next.take() {
         let Some(incoming) = endpoint.accept().await else {
             break;
+        };
+        let place = match cap.as_ref().map(ConnectionCap::admit) {
+            Some(None) => {
+                events(Event::Refused);
+                incoming.refuse();
+                // The duty waits for a connection that is served.
+                next = Some(duty);
+                continue;
+            }
+            admitted => admitted.flatten(),
         };
         events(Event::Accepted);
         let events = events.clone();
         connections.spawn(async move {
+            // The place is held until the connection's task ends (and its connection with
+            // it).
+            let _place = place;
             let Ok(connection) = incoming.await else {
                 events(Event::HandshakeFailed);
                 return;
@@ -52,6 +70,7 @@ pub async fn serve_endpoint(
         });
         // Reap the connections that have closed, so a long `serve` holds only open ones.
         while connections.try_join_next().is_some() {}
+        next = next_duty();
     }
     while connections.join_next().await.is_some() {}
 }

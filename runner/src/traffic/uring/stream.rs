@@ -197,18 +197,25 @@ where
         if let Some(stall) = server.stall() {
             monoio::time::sleep(stall).await;
         }
-        if server.answer().is_err() {
-            return;
-        }
+        let corrupt = server.answer().is_err();
         if !server.out.is_empty() {
             let out = std::mem::take(&mut server.out);
             let (result, mut out) = stream.write_all(out).await;
-            if result.is_err() || stream.flush().await.is_err() {
-                server.send_failed();
+            let written = match result {
+                Ok(_) => stream.flush().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
+                server.send_failed(&e);
                 break;
             }
             out.clear();
             server.out = out;
+        }
+        if corrupt {
+            // The refusal is the last thing sent.
+            let _ = stream.shutdown().await;
+            break;
         }
         if server.peer_closed() {
             break;
