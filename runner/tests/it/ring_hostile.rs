@@ -11,14 +11,44 @@ use std::time::{Duration, Instant};
 
 /// How many socket descriptors `pid` holds (its listeners and connections; the rings and
 /// event descriptors a runtime may open after it prints its listening line are not counted).
+/// Reading the list can fail for a moment (this test process may itself be out of
+/// descriptors while other tests hold theirs): it is read again, never taken as none.
 fn sockets_held(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|fds| {
-            fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
+            return fds
+                .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
                 .filter(|l| l.to_string_lossy().starts_with("socket:"))
-                .count()
+                .count();
+        }
+        assert!(Instant::now() < deadline, "cannot read /proc/{pid}/fd");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How many connections wait in the accept queue of the TCP listener on `port`, as the
+/// kernel shows it (`/proc/net/tcp`: a listening socket's receive queue is its backlog).
+fn waiting_to_be_accepted(port: u16) -> usize {
+    let port = format!("{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| {
+            text.lines()
+                .skip(1)
+                .filter_map(|line| {
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    let local_port = fields.get(1)?.rsplit(':').next()?;
+                    let listening = fields.get(3) == Some(&"0A");
+                    let queue = fields.get(4)?.rsplit(':').next()?;
+                    (listening && local_port == port)
+                        .then(|| usize::from_str_radix(queue, 16).ok())
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
         })
-        .unwrap_or(0)
+        .sum()
 }
 
 /// Opens `n` connections to `address`, `batch` at a time, writes one message on each,
@@ -72,9 +102,14 @@ fn every_reset_connection_is_counted_and_its_socket_released() {
         let pid = server.child.id();
         let baseline = sockets_held(pid);
         send_then_reset(&server.address, n, batch);
-        // Every reset socket is closed (no idle timeout would ever close a forgotten one).
+        // Every reset socket is accepted and closed (no idle timeout would ever close a
+        // forgotten one). A server starved of CPU may not have accepted any yet: it is done
+        // only once none waits in its listener's queue and none is held.
+        let port: u16 = server.address.rsplit(':').next().unwrap().parse().unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
-        while sockets_held(pid) > baseline && Instant::now() < deadline {
+        while (sockets_held(pid) > baseline || waiting_to_be_accepted(port) > 0)
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(50));
         }
         let held = sockets_held(pid);
