@@ -65,6 +65,8 @@ pub enum Body {
         loads: usize,
         fixed: usize,
         lossy: usize,
+        /// Loads that lost nothing at any size.
+        lossless: usize,
         largest: u64,
     },
     /// Open-loop groups, and in how many one curve's knee is distinguishably the latest.
@@ -281,6 +283,7 @@ fn buffers(datasets: &[Dataset], per_dataset: &[DatasetAnalysis]) -> Option<Answ
             loads: f.rows.len(),
             fixed: f.fixed_by_a_larger_buffer(),
             lossy: f.lossy_at_largest(),
+            lossless: f.lossless(),
             largest: *f.requests.last()?,
         },
     })

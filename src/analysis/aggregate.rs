@@ -63,6 +63,10 @@ pub struct Configuration {
     /// lists the runs themselves).
     #[serde(skip)]
     pub values: BTreeMap<Metric, Vec<f64>>,
+    /// An external server's own CPU time per echo (µs) in every run that measured it, in
+    /// repetition order (the matrix's `wait4` on the server process); empty in process.
+    #[serde(skip)]
+    pub server_cpu_us_per_echo: Vec<f64>,
     /// Median of the CPU seconds as reported (their interval depends on the program).
     pub cpu_seconds: Option<f64>,
     /// Whether any run's CPU interval had to be estimated; `None` without CPU figures.
@@ -126,6 +130,7 @@ pub(crate) fn test_configuration(
             .iter()
             .map(|(m, s)| (*m, vec![s.min, s.median, s.max]))
             .collect(),
+        server_cpu_us_per_echo: Vec::new(),
         stats,
         cpu_seconds: None,
         cpu_percent_estimated: None,
@@ -290,6 +295,10 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
             .filter(|m| by_metric.contains_key(m))
             .map(|m| (m, in_order.iter().filter_map(|r| r.metric(m)).collect()))
             .collect();
+        let server_cpu_us_per_echo = in_order
+            .iter()
+            .filter_map(|r| r.instruments.server_cpu_us_per_echo)
+            .collect();
         let cpu = by_metric.get(&Metric::CpuPercent).copied();
         let machine = cpu
             .zip(logical_cpus.get(*dataset).copied().flatten())
@@ -310,6 +319,7 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
             open_loop,
             stats: by_metric,
             values,
+            server_cpu_us_per_echo,
         });
     }
     out.sort_by(|a, b| canonical(a).cmp(&canonical(b)));

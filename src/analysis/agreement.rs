@@ -217,6 +217,7 @@ mod tests {
                 (Metric::RoundtripsPerSecond, rates.to_vec()),
                 (Metric::RttP50Us, p50s.to_vec()),
             ]),
+            server_cpu_us_per_echo: Vec::new(),
             cpu_seconds: None,
             cpu_percent_estimated: None,
             cpu_machine_percent: None,

@@ -63,6 +63,13 @@ pub struct LoadCurve {
 }
 
 impl LoadCurve {
+    /// The point after the knee (the first offered rate where the p99 left the band, or
+    /// could not be used); `None` when the knee is the highest rate measured, or there is
+    /// no knee.
+    pub fn past_knee(&self) -> Option<&LoadPoint> {
+        self.points.get(self.knee? + 1)
+    }
+
     /// The p99 at this curve's lowest usable rate.
     pub fn low_load_p99(&self) -> Option<f64> {
         self.points

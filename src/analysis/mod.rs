@@ -19,6 +19,7 @@ pub mod placement;
 pub mod quic;
 pub mod rank;
 pub mod ratios;
+pub mod recommend;
 pub mod udp;
 
 use polars::prelude::PolarsResult;
@@ -68,6 +69,11 @@ pub struct DatasetAnalysis {
     pub knees: Vec<findings::knees::KneeFinding>,
     /// UDP buffer isolation: loss against the server's receive buffer, when cases set one.
     pub udp_buffers: Option<findings::udp_buffers::BufferFinding>,
+    /// What to use for each load class, when the dataset offers several choices.
+    pub recommendations: Vec<recommend::Recommendation>,
+    /// Each protocol at the main load, choice against choice (the key results where the
+    /// dataset compares backends or servers rather than IO models).
+    pub main_load_choices: Vec<recommend::StratumAdvice>,
 }
 
 impl Analysis {
@@ -130,6 +136,8 @@ impl Analysis {
                     knees: findings::knees::knee_findings(&own_curves),
                     udp_buffers: findings::udp_buffers::buffer_finding(&udp.loss),
                     quic: quic::analyse(d, &mine, &rules),
+                    recommendations: recommend::recommendations(&mine, &rules),
+                    main_load_choices: recommend::main_load_choices(&mine, &rules),
                     udp,
                     findings: findings::findings(&mine),
                 }

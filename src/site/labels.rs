@@ -531,6 +531,23 @@ pub fn decision(cat: &Catalog, d: &echomark_decide::Decision, metric: Metric) ->
     )
 }
 
+/// The rule in a few words, linked to its explanation: "95 %; ±5 % throughput, ±10 %
+/// latency".
+pub fn rule_short(cat: &Catalog, rules: &crate::analysis::decision::Rules, up: &str) -> Markup {
+    cat.fill(
+        "decision.rule_short",
+        &[
+            ("level", &number(whole_percent(rules.throughput.level))),
+            (
+                "throughput",
+                &number(whole_percent(rules.throughput.margin)),
+            ),
+            ("latency", &number(whole_percent(rules.latency.margin))),
+            ("methodology", &number(format!("{up}methodology.md"))),
+        ],
+    )
+}
+
 /// A rule's margin as a percentage ("5%", "2.5%").
 pub fn margin(rule: echomark_decide::Rule) -> Markup {
     number(whole_percent(rule.margin))

@@ -18,5 +18,6 @@ mod site_browser;
 mod site_decisions;
 mod site_kinds;
 mod site_quic;
+mod site_sentences;
 mod site_udp;
 mod validate;

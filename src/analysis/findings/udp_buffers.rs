@@ -52,6 +52,14 @@ impl BufferFinding {
             .count()
     }
 
+    /// Loads that lost no datagram in any run at any buffer size.
+    pub fn lossless(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.cells.iter().all(|c| c.max_lost == 0))
+            .count()
+    }
+
     /// Loads that lost datagrams in some run even at their largest buffer.
     pub fn lossy_at_largest(&self) -> usize {
         self.rows

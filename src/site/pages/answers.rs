@@ -19,7 +19,11 @@ use crate::site::table::{Align, Table};
 /// Which backend's fastest model won each load.
 #[derive(Serialize)]
 pub(super) struct BackendsSection {
-    summary: Markup,
+    /// The tally: in how many loads each side is decided faster (the answer says it).
+    headline: Markup,
+    /// Everything else the dataset recorded of the pair: ratios, system calls, CPU per
+    /// echo, timing, what else differs (beside the table, further down).
+    details: Markup,
     table: Table,
 }
 
@@ -72,7 +76,7 @@ fn backends_section(
     duels.iter().for_each(|d| tally.count(&d.verdict));
     let count = |n: usize| labels::number(format::count(n as u64));
     let external = view.dataset.measures_external_servers();
-    let mut summary = cat.fill(
+    let headline = cat.fill(
         if external {
             "overview.servers_summary"
         } else {
@@ -89,6 +93,7 @@ fn backends_section(
             ("total", &labels::number(format::count(duels.len() as u64))),
         ],
     );
+    let mut summary = Markup::default();
     if let Some(r) = backends::duel_ratios(&duels) {
         let x = |v: f64| labels::number(format::ratio(v));
         summary.push(&cat.text("site.sentence_sep"));
@@ -246,7 +251,20 @@ fn backends_section(
             faster,
         ]);
     }
-    Some(BackendsSection { summary, table })
+    // The details start with a separator the first push added: drop it.
+    let sep = cat.text("site.sentence_sep");
+    let details = Markup::trusted(
+        summary
+            .as_str()
+            .strip_prefix(sep.as_str())
+            .unwrap_or(summary.as_str())
+            .to_string(),
+    );
+    Some(BackendsSection {
+        headline,
+        details,
+        table,
+    })
 }
 
 /// One sentence per knee finding: the curve that holds its p99 to the highest offered rate,
@@ -290,10 +308,34 @@ pub(super) fn knee_answers(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
             let rate = |i: usize| labels::number(knee_of(i).map_or("N/A".into(), format::count));
             match f.latest {
                 None => args("overview.knee_none", &[]),
-                Some(l) if f.distinguishable => args(
-                    "overview.knee_winner",
-                    &[("model", &model(l)), ("rate", &rate(l))],
-                ),
+                Some(l) if f.distinguishable => match curve(l).past_knee() {
+                    // The knee is the sweep's top: the band held all the way.
+                    None => args(
+                        "overview.knee_winner",
+                        &[("model", &model(l)), ("rate", &rate(l))],
+                    ),
+                    // The knee is a step of the sweep: say what the next step did.
+                    Some(next) => {
+                        let next_rate = labels::number(format::count(next.offered_rate));
+                        let what_next = match next.p99_us {
+                            Some(p) if next.usable() => cat.fill(
+                                "overview.knee_next_p99",
+                                &[("p99", &labels::number(format::latency(p.median)))],
+                            ),
+                            _ if next.saturated => cat.text("overview.knee_next_saturated"),
+                            _ => cat.text("overview.knee_next_failed"),
+                        };
+                        args(
+                            "overview.knee_winner_step",
+                            &[
+                                ("model", &model(l)),
+                                ("rate", &rate(l)),
+                                ("next", &next_rate),
+                                ("next_what", &what_next),
+                            ],
+                        )
+                    }
+                },
                 Some(l) => {
                     let candidates: Vec<Markup> = std::iter::once(l)
                         .chain(f.ties.iter().copied())
@@ -365,6 +407,7 @@ pub(super) fn buffer_answer(cat: &Catalog, view: &DatasetView) -> Option<BufferA
             ("loads", &count(f.rows.len())),
             ("fixed", &count(f.fixed_by_a_larger_buffer())),
             ("lossy", &count(f.lossy_at_largest())),
+            ("lossless", &count(f.lossless())),
             (
                 "largest",
                 &Markup::trusted(format::buffer_size(*f.requests.last()?)),

@@ -208,6 +208,7 @@ pub fn answer_line(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -
             loads,
             fixed,
             lossy,
+            lossless,
             largest,
         } => cat.fill(
             "index.buffers",
@@ -215,6 +216,7 @@ pub fn answer_line(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -
                 ("loads", &n(*loads)),
                 ("fixed", &n(*fixed)),
                 ("lossy", &n(*lossy)),
+                ("lossless", &n(*lossless)),
                 ("largest", &Markup::trusted(format::buffer_size(*largest))),
             ],
         ),

@@ -110,7 +110,7 @@ pub fn key_result(cat: &Catalog, f: &IoModelFinding, ctx: &KeyContext) -> Markup
                     )
                 })
                 .collect();
-            let list = labels::join_list(cat, &names);
+            let list = Markup::join(&names, &cat.text("list.semicolon"));
             let (b, r, p) = (model(&f.best), rate(&f.best), p99(&f.best));
             let mut args = head.to_vec();
             args.extend([

@@ -19,6 +19,7 @@ pub mod pairs;
 pub mod protocol;
 pub mod provenance;
 pub mod quic_report;
+mod recommend;
 pub mod udp_report;
 
 use std::collections::BTreeSet;

@@ -31,6 +31,10 @@ use crate::site::table::{Align, Table};
 struct OverviewPage {
     title: Markup,
     lead: Markup,
+    /// What to use for each load class; absent when the dataset offers one choice.
+    recommend: Option<super::recommend::Section>,
+    /// What a dataset with one choice measured, load by load.
+    measured: Option<super::recommend::Section>,
     cpu_note: Markup,
     host: Table,
     settings_line: Markup,
@@ -89,23 +93,6 @@ struct ProtocolLink {
 
 /// How many validation notes the page lists.
 const WARNINGS_SHOWN: usize = 20;
-
-/// The load the overview charts and key results use: 1,024 B (or the nearest payload) at
-/// the largest client count, among the loads the dataset measured with a valid
-/// configuration (a load whose every configuration failed cannot be a headline).
-fn main_load(configs: &[&Configuration]) -> Option<(u64, u64)> {
-    let valid: Vec<&&Configuration> = configs
-        .iter()
-        .filter(|c| c.status == crate::analysis::aggregate::Status::Valid)
-        .collect();
-    let clients = valid.iter().map(|c| c.key.clients).max()?;
-    let payload = valid
-        .iter()
-        .filter(|c| c.key.clients == clients)
-        .map(|c| c.key.payload_bytes)
-        .min_by_key(|p| (p.abs_diff(1024), *p))?;
-    Some((payload, clients))
-}
 
 /// The windows of the main charts: "UDP window 1, other protocols window 16". Protocols with
 /// the same windows share one phrase; the largest such group is "other protocols".
@@ -311,7 +298,7 @@ fn main_load_configs<'a>(
 /// The overview's main load: what it is, its key results and its throughput and p99 charts
 /// for each backend; `None` when the dataset has no main load.
 fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
-    let (payload, clients) = main_load(&view.configs)?;
+    let (payload, clients) = crate::analysis::recommend::main_load(&view.configs)?;
     let (p, c) = (
         labels::number(format::count(payload)),
         labels::clients(cat, clients),
@@ -359,7 +346,21 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
     let ctx = KeyContext {
         several_windows: windows_of.values().any(|w| w.len() > 1),
     };
-    let key_results = main.iter().map(|f| key_result(cat, f, &ctx)).collect();
+    let mut key_results: Vec<Markup> = main.iter().map(|f| key_result(cat, f, &ctx)).collect();
+    if key_results.is_empty() {
+        // Backends or servers on one IO model: each protocol, choice against choice.
+        let naming = super::recommend::Naming::of(view);
+        let load = cat.fill(
+            "recommend.measured_load_short",
+            &[("payload", &p), ("clients", &c)],
+        );
+        let mut choices: Vec<_> = view.analysis.main_load_choices.iter().collect();
+        choices.sort_by_key(|s| labels::protocol_rank(s.stratum.protocol));
+        key_results = choices
+            .into_iter()
+            .map(|s| super::recommend::key_result(cat, &naming, &load, s))
+            .collect();
+    }
     let (mut throughput, mut p99, mut charts) = (Vec::new(), Vec::new(), Vec::new());
     let backends: BTreeSet<&str> = view
         .configs
@@ -612,14 +613,23 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
     let (main_load, key_caveat, key_results, throughput_charts, p99_charts) =
         main.unwrap_or_default();
     let several_models = view.rankings.iter().any(|r| r.candidates >= 2);
+    let measured = super::recommend::measured_section(cat, view);
+    let recommend = super::recommend::section(cat, view);
+    let no_key_results = key_results.is_empty();
+    let one_measured = measured.is_some();
     let backends = answers::backends_sections(cat, view);
     let rule = labels::rule(cat, &view.rules, "../");
     let model = OverviewPage {
-        rule_in_answer: (!backends.is_empty()).then(|| rule.clone()),
-        rule_in_choosing: (backends.is_empty() && several_models).then(|| rule.clone()),
+        // The recommendation's intro states the rule in brief; the full paragraph goes
+        // where the first decision is, only when there is no recommendation.
+        rule_in_answer: (recommend.is_none() && !backends.is_empty()).then(|| rule.clone()),
+        rule_in_choosing: (recommend.is_none() && backends.is_empty() && several_models)
+            .then(|| rule.clone()),
         cpu_note: labels::cpu_note(cat, d),
         title: title.clone(),
         lead: lead(cat, view),
+        recommend,
+        measured,
         host: host_table(cat, d, &not_recorded),
         settings_line,
         main_load,
@@ -630,7 +640,13 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
         throughput_charts,
         p99_charts,
         choosing: several_models.then(|| choosing(cat, view)),
-        one_model: (!several_models).then(|| cat.text("overview.one_model")),
+        one_model: no_key_results.then(|| {
+            cat.text(if one_measured {
+                "recommend.key_measured"
+            } else {
+                "overview.one_model"
+            })
+        }),
         backends,
         io_model_answer: answers::io_model_answer(cat, view),
         knee_answers: answers::knee_answers(cat, view),

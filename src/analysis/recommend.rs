@@ -1,0 +1,826 @@
+//! What to use, load class by load class: the recommendation a dataset's overview opens
+//! with, in the manner of the seed's "如何选择 IO 模型", but computed from the data.
+//!
+//! A **choice** is what a reader could deploy: a backend (or external server) with an IO
+//! model and a thread count. A **load class** is a corner of what the dataset measured:
+//! small messages at its fewest clients, its largest messages, its most clients, and each
+//! amount of added CPU work per echo. Within a class every protocol (and program) measured
+//! is a **stratum**; the choices are compared over all strata at once by the comparison
+//! rule ([`echomark_decide::compare_pooled`]: the geometric mean of the per-stratum ratios,
+//! with its interval).
+//!
+//! A choice is recommended only when its pooled throughput is decided higher than every
+//! other choice's *and* no stratum decides it lower than any of them; otherwise the class
+//! has no single choice, and the candidates are the best and every choice it is not decided
+//! above. The recommended choice's trade-off against the runner-up (throughput, p99 and CPU
+//! per echo) is decided the same way.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use echomark_archive::{IoModel, Metric, Protocol};
+use echomark_decide::{compare, compare_pooled, Decision, Verdict};
+use serde::Serialize;
+
+use crate::analysis::aggregate::{Configuration, Status};
+use crate::analysis::decision::Rules;
+
+/// What a reader could deploy.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Choice {
+    pub backend: String,
+    pub io_model: IoModel,
+    pub io_threads: u64,
+    /// QUIC transport settings other than quinn's defaults, when the dataset set them.
+    pub quic_transport: Option<echomark_archive::QuicTransport>,
+    /// The UDP server socket's receive-buffer request, when the dataset set one.
+    pub udp_server_recv_buffer: Option<u64>,
+}
+
+impl Choice {
+    fn of(c: &Configuration) -> Self {
+        Self {
+            backend: c.key.backend.to_string(),
+            io_model: c.key.io_model,
+            io_threads: c.key.io_threads,
+            quic_transport: c.key.quic_transport,
+            udp_server_recv_buffer: c.key.udp_server_recv_buffer,
+        }
+    }
+
+    /// The canonical order: backend by name, then 1×1, 1×2, 1×4, 2×1, 4×1, then settings.
+    fn rank(&self) -> impl Ord + '_ {
+        (
+            self.backend.as_str(),
+            u8::from(self.io_model != IoModel::Shared),
+            self.io_threads,
+            self.quic_transport,
+            self.udp_server_recv_buffer,
+        )
+    }
+}
+
+/// The kind of load a recommendation row is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadClass {
+    /// The smallest messages at the fewest clients.
+    Light,
+    /// The smallest messages, where the dataset measured one client count.
+    SmallMessages,
+    /// The fewest clients, where the dataset measured one payload there.
+    FewClients,
+    /// The one closed-loop load the dataset measured (without added work).
+    Single,
+    /// The largest messages at the fewest clients.
+    LargeMessages,
+    /// The most clients, at the payload nearest 1,024 B.
+    ManyClients,
+    /// Added CPU work per echo, at the load nearest the most clients and 1,024 B.
+    Work,
+}
+
+/// One class's load: the configurations it selects share these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ClassLoad {
+    pub class: LoadClass,
+    pub payload_bytes: u64,
+    pub clients: u64,
+    pub handler_work: u64,
+}
+
+/// One stratum of a class: a protocol as one program measured it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Stratum {
+    pub protocol: Protocol,
+    pub implementation: String,
+}
+
+/// A choice against another, pooled over the class's strata.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Trade {
+    pub throughput: Decision,
+    /// `None` when a stratum has no p99 on either side.
+    pub p99: Option<Decision>,
+    /// Process CPU time per echo; `None` when a run has no CPU figure.
+    pub cpu_per_echo: Option<Decision>,
+}
+
+/// What the rule says of a class.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Advice {
+    /// `choice` is decided faster than every other choice, and slower in no stratum.
+    Use {
+        choice: Choice,
+        runner_up: Choice,
+        /// The choice against the runner-up.
+        trade: Box<Trade>,
+    },
+    /// No choice is decided ahead of all others: the candidates, the best (highest pooled
+    /// throughput) first, each other with the best's throughput against it.
+    NoSingleChoice {
+        best: Choice,
+        others: Vec<(Choice, Decision)>,
+        /// Strata where the best is decided slower than one of the candidates (the answer
+        /// depends on the protocol).
+        reversed_in: Vec<Stratum>,
+    },
+}
+
+/// One row of the recommendation table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommendation {
+    pub load: ClassLoad,
+    pub strata: Vec<Stratum>,
+    pub advice: Advice,
+    /// Choices left out because they did not pass, or were not measured, in every stratum.
+    pub left_out: Vec<Choice>,
+}
+
+/// A configuration's CPU time per echo, in microseconds, run by run: an external server's
+/// own (when every run measured it), else the measuring process's (CPU percent of one CPU ÷
+/// round trips per second, client and in-process server together); empty when a run lacks
+/// the figures.
+pub fn cpu_per_echo_us(c: &Configuration) -> Vec<f64> {
+    if c.runs > 0 && c.server_cpu_us_per_echo.len() as u64 == c.runs {
+        return c.server_cpu_us_per_echo.clone();
+    }
+    let (Some(cpu), Some(rate)) = (
+        c.values.get(&Metric::CpuPercent),
+        c.values.get(&Metric::RoundtripsPerSecond),
+    ) else {
+        return Vec::new();
+    };
+    if cpu.len() != rate.len() {
+        return Vec::new();
+    }
+    cpu.iter()
+        .zip(rate)
+        .filter(|(_, r)| **r > 0.0)
+        .map(|(c, r)| c / 100.0 / r * 1e6)
+        .collect()
+}
+
+/// The classes `configs` measured, in table order, each once (two classes on the same load
+/// are one row, the first kept).
+pub fn classes(configs: &[&Configuration]) -> Vec<ClassLoad> {
+    let closed: Vec<&&Configuration> = configs.iter().filter(|c| c.key.load.is_none()).collect();
+    let plain: Vec<&&Configuration> = closed
+        .iter()
+        .copied()
+        .filter(|c| c.key.handler_work == 0)
+        .collect();
+    let mut out: Vec<ClassLoad> = Vec::new();
+    let mut push = |class, payload_bytes, clients, handler_work| {
+        let load = ClassLoad {
+            class,
+            payload_bytes,
+            clients,
+            handler_work,
+        };
+        let exists = closed.iter().any(|c| {
+            c.key.payload_bytes == payload_bytes
+                && c.key.clients == clients
+                && c.key.handler_work == handler_work
+        });
+        let same = |o: &ClassLoad| {
+            (o.payload_bytes, o.clients, o.handler_work) == (payload_bytes, clients, handler_work)
+        };
+        if exists && !out.iter().any(same) {
+            out.push(load);
+        }
+    };
+    if let (Some(few), Some(most)) = (
+        plain.iter().map(|c| c.key.clients).min(),
+        plain.iter().map(|c| c.key.clients).max(),
+    ) {
+        let at = |clients: u64| {
+            let payloads: BTreeSet<u64> = plain
+                .iter()
+                .filter(|c| c.key.clients == clients)
+                .map(|c| c.key.payload_bytes)
+                .collect();
+            payloads
+        };
+        let (small, large) = (at(few), at(most));
+        if let (Some(&smallest), Some(&largest)) = (small.first(), small.last()) {
+            let class = match (largest > smallest, most > few) {
+                (true, true) => LoadClass::Light,
+                (true, false) => LoadClass::SmallMessages,
+                (false, true) => LoadClass::FewClients,
+                (false, false) => LoadClass::Single,
+            };
+            push(class, smallest, few, 0);
+            if largest > smallest {
+                push(LoadClass::LargeMessages, largest, few, 0);
+            }
+        }
+        if most > few {
+            if let Some(p) = nearest_1024(&large) {
+                push(LoadClass::ManyClients, p, most, 0);
+            }
+        }
+    }
+    let works: BTreeSet<u64> = closed
+        .iter()
+        .map(|c| c.key.handler_work)
+        .filter(|w| *w > 0)
+        .collect();
+    for work in works {
+        let with: Vec<&&&Configuration> = closed
+            .iter()
+            .filter(|c| c.key.handler_work == work)
+            .collect();
+        let Some(most) = with.iter().map(|c| c.key.clients).max() else {
+            continue;
+        };
+        let payloads: BTreeSet<u64> = with
+            .iter()
+            .filter(|c| c.key.clients == most)
+            .map(|c| c.key.payload_bytes)
+            .collect();
+        if let Some(p) = nearest_1024(&payloads) {
+            push(LoadClass::Work, p, most, work);
+        }
+    }
+    out
+}
+
+fn nearest_1024(payloads: &BTreeSet<u64>) -> Option<u64> {
+    payloads
+        .iter()
+        .copied()
+        .min_by_key(|p| (p.abs_diff(1024), *p))
+}
+
+/// The load the overview's charts and key results use: 1,024 B (or the nearest payload) at
+/// the largest client count, among the loads the dataset measured with a valid
+/// configuration (a load whose every configuration failed cannot be a headline).
+pub fn main_load(configs: &[&Configuration]) -> Option<(u64, u64)> {
+    let valid: Vec<&&Configuration> = configs
+        .iter()
+        .filter(|c| c.status == Status::Valid && c.key.load.is_none())
+        .collect();
+    let clients = valid.iter().map(|c| c.key.clients).max()?;
+    let payload = valid
+        .iter()
+        .filter(|c| c.key.clients == clients)
+        .map(|c| c.key.payload_bytes)
+        .min_by_key(|p| (p.abs_diff(1024), *p))?;
+    Some((payload, clients))
+}
+
+/// Each protocol at the main load on its own, when the dataset compares several choices
+/// and no IO-model ranking speaks for the load (backends or servers on one model).
+pub fn main_load_choices(configs: &[&Configuration], rules: &Rules) -> Vec<StratumAdvice> {
+    let Some((payload_bytes, clients)) = main_load(configs) else {
+        return Vec::new();
+    };
+    let load = ClassLoad {
+        class: LoadClass::ManyClients,
+        payload_bytes,
+        clients,
+        handler_work: 0,
+    };
+    per_stratum(configs, load, rules)
+}
+
+/// The recommendation for every class of `configs` (one dataset's configurations), in
+/// class order; empty when the dataset offers one choice.
+pub fn recommendations(configs: &[&Configuration], rules: &Rules) -> Vec<Recommendation> {
+    classes(configs)
+        .into_iter()
+        .filter_map(|load| recommend(configs, load, rules))
+        .collect()
+}
+
+/// The configurations of one class, by stratum and choice: each protocol and program at
+/// the largest window it was measured with at that load, without open loop.
+fn cells<'a>(configs: &[&'a Configuration], load: ClassLoad) -> Cells<'a> {
+    let at_load: Vec<&Configuration> = configs
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.key.load.is_none()
+                && c.key.payload_bytes == load.payload_bytes
+                && c.key.clients == load.clients
+                && c.key.handler_work == load.handler_work
+        })
+        .collect();
+    let stratum = |c: &Configuration| Stratum {
+        protocol: c.key.protocol,
+        implementation: c.key.implementation.clone(),
+    };
+    let mut widest: BTreeMap<Stratum, u64> = BTreeMap::new();
+    for c in &at_load {
+        let w = widest.entry(stratum(c)).or_default();
+        *w = (*w).max(c.key.window);
+    }
+    let mut out: BTreeMap<Stratum, BTreeMap<Choice, Vec<&Configuration>>> = BTreeMap::new();
+    for c in at_load {
+        let s = stratum(c);
+        if widest.get(&s) == Some(&c.key.window) {
+            out.entry(s)
+                .or_default()
+                .entry(Choice::of(c))
+                .or_default()
+                .push(c);
+        }
+    }
+    out
+}
+
+/// A choice's per-run values of one figure in each stratum, in stratum order: `None` where
+/// the stratum has no valid configuration of it, or one without the figure (or a value
+/// that is not positive). Several configurations of one choice in a stratum pool their runs.
+fn values_of(
+    cells: &Cells,
+    choice: &Choice,
+    figure: &dyn Fn(&Configuration) -> Vec<f64>,
+) -> Vec<Option<Vec<f64>>> {
+    cells
+        .values()
+        .map(|by_choice| {
+            let configs = by_choice.get(choice)?;
+            if configs.iter().any(|c| c.status != Status::Valid) {
+                return None;
+            }
+            let v: Vec<f64> = configs.iter().flat_map(|c| figure(c)).collect();
+            (!v.is_empty() && v.iter().all(|x| x.is_finite() && *x > 0.0)).then_some(v)
+        })
+        .collect()
+}
+
+fn metric(m: Metric) -> impl Fn(&Configuration) -> Vec<f64> {
+    move |c: &Configuration| c.values.get(&m).cloned().unwrap_or_default()
+}
+
+/// The strata (indices) where both sides have values, with those values as
+/// `(base, subject)` pairs.
+fn common<'v>(
+    base: &'v [Option<Vec<f64>>],
+    subject: &'v [Option<Vec<f64>>],
+) -> Vec<(usize, &'v [f64], &'v [f64])> {
+    base.iter()
+        .zip(subject)
+        .enumerate()
+        .filter_map(|(i, (b, s))| Some((i, b.as_deref()?, s.as_deref()?)))
+        .collect()
+}
+
+/// `subject` against `base`, pooled over the strata where both have values; `None` when
+/// there is none.
+fn pooled(
+    base: &[Option<Vec<f64>>],
+    subject: &[Option<Vec<f64>>],
+    rule: &echomark_decide::Rule,
+) -> Option<Decision> {
+    let pairs: Vec<(&[f64], &[f64])> = common(base, subject)
+        .into_iter()
+        .map(|(_, b, s)| (b, s))
+        .collect();
+    (!pairs.is_empty()).then(|| compare_pooled(&pairs, rule))
+}
+
+/// The mean log ratio of `subject` over `base` on their common strata; `None` without any.
+fn log_ratio(base: &[Option<Vec<f64>>], subject: &[Option<Vec<f64>>]) -> Option<f64> {
+    let mean = |v: &[f64]| v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64;
+    let pairs = common(base, subject);
+    (!pairs.is_empty())
+        .then(|| pairs.iter().map(|(_, b, s)| mean(s) - mean(b)).sum::<f64>() / pairs.len() as f64)
+}
+
+type Cells<'a> = BTreeMap<Stratum, BTreeMap<Choice, Vec<&'a Configuration>>>;
+
+fn recommend(configs: &[&Configuration], load: ClassLoad, rules: &Rules) -> Option<Recommendation> {
+    let cells = cells(configs, load);
+    let (advice, left_out) = advise(&cells, rules)?;
+    Some(Recommendation {
+        load,
+        strata: cells.keys().cloned().collect(),
+        advice,
+        left_out,
+    })
+}
+
+/// One stratum of a load on its own: what the rule says there, with each choice's medians.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StratumAdvice {
+    pub stratum: Stratum,
+    pub advice: Advice,
+    /// Each valid choice's throughput and p99 medians, the fastest first.
+    pub medians: Vec<(Choice, f64, Option<f64>)>,
+}
+
+/// Each stratum of `load` on its own (the key results of a dataset that compares backends
+/// or servers), in stratum order; strata with fewer than two valid choices are left out.
+pub fn per_stratum(
+    configs: &[&Configuration],
+    load: ClassLoad,
+    rules: &Rules,
+) -> Vec<StratumAdvice> {
+    cells(configs, load)
+        .into_iter()
+        .filter_map(|(stratum, by_choice)| {
+            let one: Cells = BTreeMap::from([(stratum.clone(), by_choice)]);
+            let (advice, _) = advise(&one, rules)?;
+            let mut medians: Vec<(Choice, f64, Option<f64>)> = one[&stratum]
+                .iter()
+                .filter(|(_, cs)| cs.iter().all(|c| c.status == Status::Valid))
+                .filter_map(|(choice, cs)| {
+                    let c = cs.first()?;
+                    Some((
+                        choice.clone(),
+                        c.stat(Metric::RoundtripsPerSecond)?.median,
+                        c.stat(Metric::RttP99Us).map(|s| s.median),
+                    ))
+                })
+                .collect();
+            medians.sort_by(|a, b| {
+                b.1.total_cmp(&a.1)
+                    .then_with(|| a.0.rank().cmp(&b.0.rank()))
+            });
+            Some(StratumAdvice {
+                stratum,
+                advice,
+                medians,
+            })
+        })
+        .collect()
+}
+
+/// What the rule says over `cells`, and the choices left out (valid in no stratum); `None`
+/// with fewer than two choices valid somewhere.
+///
+/// Two choices are compared on the strata where both passed, so one failed run removes a
+/// choice from that protocol only. The best is the choice with the highest mean log ratio
+/// over every other (on each pair's common strata); it is recommended only when it is
+/// decided faster than every other choice it shares a stratum with, and slower in none of
+/// those strata.
+fn advise(cells: &Cells, rules: &Rules) -> Option<(Advice, Vec<Choice>)> {
+    let every: BTreeSet<Choice> = cells.values().flat_map(|m| m.keys().cloned()).collect();
+    let rate = metric(Metric::RoundtripsPerSecond);
+    let mut candidates: Vec<(Choice, Vec<Option<Vec<f64>>>)> = Vec::new();
+    let mut left_out = Vec::new();
+    for choice in every {
+        let v = values_of(cells, &choice, &rate);
+        if v.iter().any(Option::is_some) {
+            candidates.push((choice, v));
+        } else {
+            left_out.push(choice);
+        }
+    }
+    if candidates.len() < 2 {
+        return None;
+    }
+    let score = |x: &Vec<Option<Vec<f64>>>| {
+        let ratios: Vec<f64> = candidates
+            .iter()
+            .filter(|(_, y)| !std::ptr::eq(x, y))
+            .filter_map(|(_, y)| log_ratio(y, x))
+            .collect();
+        if ratios.is_empty() {
+            f64::NEG_INFINITY
+        } else {
+            ratios.iter().sum::<f64>() / ratios.len() as f64
+        }
+    };
+    let scores: Vec<f64> = candidates.iter().map(|(_, v)| score(v)).collect();
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        scores[b]
+            .total_cmp(&scores[a])
+            .then_with(|| candidates[a].0.rank().cmp(&candidates[b].0.rank()))
+    });
+    let (best, best_rates) = &candidates[order[0]];
+    let rule = rules.throughput;
+    let strata: Vec<&Stratum> = cells.keys().collect();
+    // The best against every other it shares a stratum with, closest first.
+    let mut against: Vec<(Choice, Decision, Vec<Stratum>)> = order[1..]
+        .iter()
+        .filter_map(|&i| {
+            let (other, rates) = &candidates[i];
+            let d = pooled(rates, best_rates, &rule)?;
+            let reversed: Vec<Stratum> = common(rates, best_rates)
+                .into_iter()
+                .filter(|(_, o, b)| compare(o, b, &rule).verdict == Verdict::Lower)
+                .map(|(k, _, _)| strata[k].clone())
+                .collect();
+            Some((other.clone(), d, reversed))
+        })
+        .collect();
+    if against.is_empty() {
+        return None;
+    }
+    against.sort_by(|a, b| a.1.ratio.total_cmp(&b.1.ratio));
+    let wins = against
+        .iter()
+        .all(|(_, d, reversed)| d.verdict == Verdict::Higher && reversed.is_empty());
+    let advice = if wins {
+        let (runner_up, throughput, _) = against[0].clone();
+        let cost = |figure: &dyn Fn(&Configuration) -> Vec<f64>, rule| {
+            pooled(
+                &values_of(cells, &runner_up, figure),
+                &values_of(cells, best, figure),
+                rule,
+            )
+        };
+        let p99 = metric(Metric::RttP99Us);
+        Advice::Use {
+            trade: Box::new(Trade {
+                throughput,
+                p99: cost(&p99, &rules.latency),
+                cpu_per_echo: cost(&cpu_per_echo_us, &rules.throughput),
+            }),
+            choice: best.clone(),
+            runner_up,
+        }
+    } else {
+        let mut reversed_in: BTreeSet<Stratum> = BTreeSet::new();
+        let others = against
+            .into_iter()
+            .filter(|(_, d, reversed)| d.verdict != Verdict::Higher || !reversed.is_empty())
+            .map(|(c, d, reversed)| {
+                reversed_in.extend(reversed);
+                (c, d)
+            })
+            .collect();
+        Advice::NoSingleChoice {
+            best: best.clone(),
+            others,
+            reversed_in: reversed_in.into_iter().collect(),
+        }
+    };
+    Some((advice, left_out))
+}
+
+/// The figures of a dataset with one choice, load by load: what was measured, stated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    pub stratum: Stratum,
+    pub payload_bytes: u64,
+    pub clients: u64,
+    pub window: u64,
+    pub handler_work: u64,
+    pub roundtrips_per_second: f64,
+    pub rtt_p99_us: Option<f64>,
+    /// Median process CPU time per echo, µs.
+    pub cpu_per_echo_us: Option<f64>,
+    pub runs: u64,
+    pub passed: bool,
+}
+
+/// Whether `configs` (one dataset's) offer a single choice: one backend, one IO model and
+/// one thread count over every closed-loop configuration.
+pub fn single_choice(configs: &[&Configuration]) -> Option<Choice> {
+    let choices: BTreeSet<Choice> = configs
+        .iter()
+        .filter(|c| c.key.load.is_none())
+        .map(|c| Choice::of(c))
+        .collect();
+    (choices.len() == 1).then(|| choices.into_iter().next().expect("one choice"))
+}
+
+/// Every closed-loop load of a single-choice dataset with its median figures, in the
+/// configurations' (canonical) order.
+pub fn measured(configs: &[&Configuration]) -> Vec<Measured> {
+    let median = |v: Vec<f64>| echomark_archive::plan::median(&v);
+    configs
+        .iter()
+        .filter(|c| c.key.load.is_none())
+        .filter_map(|c| {
+            Some(Measured {
+                stratum: Stratum {
+                    protocol: c.key.protocol,
+                    implementation: c.key.implementation.clone(),
+                },
+                payload_bytes: c.key.payload_bytes,
+                clients: c.key.clients,
+                window: c.key.window,
+                handler_work: c.key.handler_work,
+                roundtrips_per_second: c.stat(Metric::RoundtripsPerSecond)?.median,
+                rtt_p99_us: c.stat(Metric::RttP99Us).map(|s| s.median),
+                cpu_per_echo_us: median(cpu_per_echo_us(c)),
+                runs: c.runs,
+                passed: c.status == Status::Valid,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::aggregate::{test_configuration, Stat};
+
+    struct Spec<'a> {
+        protocol: &'a str,
+        model: &'a str,
+        threads: u64,
+        payload: u64,
+        clients: u64,
+        work: u64,
+        rates: [f64; 3],
+        p99: [f64; 3],
+        cpu: [f64; 3],
+    }
+
+    fn spec<'a>(protocol: &'a str, model: &'a str, threads: u64, rates: [f64; 3]) -> Spec<'a> {
+        Spec {
+            protocol,
+            model,
+            threads,
+            payload: 1024,
+            clients: 16,
+            work: 0,
+            rates,
+            p99: [100.0, 101.0, 99.0],
+            cpu: [100.0, 100.5, 99.5],
+        }
+    }
+
+    fn build(s: &Spec) -> Configuration {
+        let stat = |v: [f64; 3]| Stat {
+            median: v[0],
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            max: v.iter().copied().fold(0.0, f64::max),
+        };
+        let stats = BTreeMap::from([
+            (Metric::RoundtripsPerSecond, stat(s.rates)),
+            (Metric::RttP99Us, stat(s.p99)),
+            (Metric::CpuPercent, stat(s.cpu)),
+        ]);
+        let mut c = test_configuration(s.protocol, s.model, s.threads, stats, Status::Valid);
+        c.key.payload_bytes = s.payload;
+        c.key.clients = s.clients;
+        c.key.handler_work = s.work;
+        c.values = BTreeMap::from([
+            (Metric::RoundtripsPerSecond, s.rates.to_vec()),
+            (Metric::RttP99Us, s.p99.to_vec()),
+            (Metric::CpuPercent, s.cpu.to_vec()),
+        ]);
+        c
+    }
+
+    fn rows(specs: &[Spec]) -> Vec<Recommendation> {
+        let configs: Vec<Configuration> = specs.iter().map(build).collect();
+        let refs: Vec<&Configuration> = configs.iter().collect();
+        recommendations(&refs, &Rules::default())
+    }
+
+    const TIGHT_100: [f64; 3] = [100_000.0, 100_500.0, 99_500.0];
+    const TIGHT_130: [f64; 3] = [130_000.0, 130_600.0, 129_400.0];
+
+    #[test]
+    fn the_classes_are_the_corners_the_dataset_measured() {
+        let mut specs = Vec::new();
+        for (payload, clients, work) in [
+            (64, 1, 0),
+            (1024, 1, 0),
+            (64, 16, 0),
+            (1024, 16, 0),
+            (1024, 16, 10_000),
+        ] {
+            let mut s = spec("tcp", "shared", 1, TIGHT_100);
+            (s.payload, s.clients, s.work) = (payload, clients, work);
+            specs.push(s);
+        }
+        let configs: Vec<Configuration> = specs.iter().map(build).collect();
+        let refs: Vec<&Configuration> = configs.iter().collect();
+        let got: Vec<(LoadClass, u64, u64, u64)> = classes(&refs)
+            .iter()
+            .map(|c| (c.class, c.payload_bytes, c.clients, c.handler_work))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (LoadClass::Light, 64, 1, 0),
+                (LoadClass::LargeMessages, 1024, 1, 0),
+                (LoadClass::ManyClients, 1024, 16, 0),
+                (LoadClass::Work, 1024, 16, 10_000),
+            ]
+        );
+        // One load only: one class.
+        let one = [build(&spec("tcp", "shared", 1, TIGHT_100))];
+        let refs: Vec<&Configuration> = one.iter().collect();
+        assert_eq!(classes(&refs).len(), 1);
+    }
+
+    #[test]
+    fn a_choice_faster_under_every_protocol_is_recommended_with_its_trade_off() {
+        let mut fast_tcp = spec("tcp", "sharded", 2, TIGHT_130);
+        fast_tcp.p99 = [150.0, 151.0, 149.0];
+        fast_tcp.cpu = [190.0, 191.0, 189.0];
+        let mut fast_udp = spec("udp", "sharded", 2, TIGHT_130);
+        fast_udp.p99 = [150.0, 151.0, 149.0];
+        fast_udp.cpu = [190.0, 191.0, 189.0];
+        let got = rows(&[
+            spec("tcp", "shared", 1, TIGHT_100),
+            spec("udp", "shared", 1, TIGHT_100),
+            fast_tcp,
+            fast_udp,
+        ]);
+        assert_eq!(got.len(), 1);
+        let Advice::Use {
+            choice,
+            runner_up,
+            trade,
+        } = &got[0].advice
+        else {
+            panic!("{got:?}")
+        };
+        assert_eq!((choice.io_model, choice.io_threads), (IoModel::Sharded, 2));
+        assert_eq!(
+            (runner_up.io_model, runner_up.io_threads),
+            (IoModel::Shared, 1)
+        );
+        assert_eq!(trade.throughput.verdict, Verdict::Higher);
+        assert!((trade.throughput.ratio - 1.3).abs() < 0.01, "{trade:?}");
+        let p99 = trade.p99.expect("both have p99");
+        assert_eq!(p99.verdict, Verdict::Higher, "a p99 cost: {p99:?}");
+        assert!((p99.ratio - 1.5).abs() < 0.02, "{p99:?}");
+        // CPU per echo: 1.9 CPUs at 1.3× the rate against 1 CPU: 1.9 / 1.3 ≈ 1.46×.
+        let cpu = trade.cpu_per_echo.expect("both have CPU");
+        assert_eq!(cpu.verdict, Verdict::Higher);
+        assert!((cpu.ratio - 1.9 / 1.3).abs() < 0.02, "{cpu:?}");
+        assert_eq!(got[0].strata.len(), 2);
+    }
+
+    #[test]
+    fn a_choice_slower_under_one_protocol_is_no_single_choice() {
+        // 30 % faster under TCP, HTTP and WebSocket, 10 % slower under UDP: the pool alone
+        // would crown it; the reversal does not let it.
+        let mut specs = Vec::new();
+        for p in ["tcp", "http", "websocket"] {
+            specs.push(spec(p, "shared", 1, TIGHT_100));
+            specs.push(spec(p, "shared", 2, TIGHT_130));
+        }
+        specs.push(spec("udp", "shared", 1, TIGHT_100));
+        specs.push(spec("udp", "shared", 2, [90_000.0, 90_400.0, 89_600.0]));
+        let got = rows(&specs);
+        let Advice::NoSingleChoice {
+            best,
+            others,
+            reversed_in,
+        } = &got[0].advice
+        else {
+            panic!("{got:?}")
+        };
+        assert_eq!(best.io_threads, 2);
+        assert_eq!(others.len(), 1);
+        assert_eq!(
+            others[0].1.verdict,
+            Verdict::Higher,
+            "the pool decides higher"
+        );
+        assert_eq!(
+            reversed_in.iter().map(|s| s.protocol).collect::<Vec<_>>(),
+            [Protocol::Udp]
+        );
+    }
+
+    #[test]
+    fn overlapping_choices_are_no_single_choice_and_a_failed_one_is_left_out() {
+        let noisy_a = [100_000.0, 120_000.0, 85_000.0];
+        let noisy_b = [104_000.0, 90_000.0, 118_000.0];
+        let mut failed = build(&spec("tcp", "sharded", 4, TIGHT_130));
+        failed.status = Status::Failed;
+        let configs = [
+            build(&spec("tcp", "shared", 1, noisy_a)),
+            build(&spec("tcp", "shared", 2, noisy_b)),
+            failed,
+        ];
+        let refs: Vec<&Configuration> = configs.iter().collect();
+        let got = recommendations(&refs, &Rules::default());
+        let Advice::NoSingleChoice { others, .. } = &got[0].advice else {
+            panic!("{got:?}")
+        };
+        assert!(
+            matches!(others[0].1.verdict, Verdict::Undecided { .. }),
+            "{others:?}"
+        );
+        assert_eq!(got[0].left_out.len(), 1);
+        assert_eq!(got[0].left_out[0].io_threads, 4);
+    }
+
+    #[test]
+    fn one_choice_has_no_recommendation_but_states_its_figures() {
+        let mut small = spec("tcp", "shared", 1, [10_000.0, 10_100.0, 9_900.0]);
+        small.payload = 64;
+        let configs = [build(&small), build(&spec("udp", "shared", 1, TIGHT_100))];
+        let refs: Vec<&Configuration> = configs.iter().collect();
+        assert!(recommendations(&refs, &Rules::default()).is_empty());
+        assert!(single_choice(&refs).is_some());
+        let m = measured(&refs);
+        assert_eq!(m.len(), 2);
+        let tcp = m
+            .iter()
+            .find(|m| m.stratum.protocol == Protocol::Tcp)
+            .unwrap();
+        assert_eq!(tcp.roundtrips_per_second, 10_000.0);
+        // 100 % of one CPU at 10,000 echoes/s: 100 µs of CPU per echo.
+        let cpu = tcp.cpu_per_echo_us.expect("CPU recorded");
+        assert!((cpu - 100.0).abs() < 0.6, "{cpu}");
+        assert_eq!(tcp.rtt_p99_us, Some(100.0));
+    }
+}
