@@ -312,6 +312,9 @@ pub struct HostInfo {
     /// macOS machine model (arknet).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The name the user gave the machine (`matrix --host-name`, echomark).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub os_build: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -60,6 +60,10 @@ pub struct Host {
     /// The CPU frequency governor of CPU 0, where Linux exposes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_governor: Option<String>,
+    /// A short name the user gave the machine (`matrix --host-name`), which pages use in
+    /// place of one derived from the facts above; never the system's host name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// How the measuring binary was built: the compiler, the target, the profile and the

@@ -192,6 +192,27 @@ pub const REPETITIONS: RangeInclusive<u64> = 1..=1000;
 pub const SWEEP_PERCENT: RangeInclusive<u64> = 1..=1000;
 /// `--shard I/N`: at most this many parts.
 pub const SHARDS: RangeInclusive<u64> = 1..=10_000;
+/// The longest `--host-name`.
+pub const HOST_NAME_CHARS: usize = 32;
+
+/// Why `name` cannot be a host's name, if it cannot: 1 to [`HOST_NAME_CHARS`] ASCII letters,
+/// digits, `.`, `_` or `-`, starting with a letter or digit (it becomes part of page text and
+/// is safe in any of them).
+pub fn host_name_problem(name: &str) -> Option<String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if name.is_empty() || name.chars().count() > HOST_NAME_CHARS {
+        return Some(format!(
+            "{name:?} is not a host name: give 1 to {HOST_NAME_CHARS} characters"
+        ));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) || !name.chars().all(ok_char) {
+        return Some(format!(
+            "{name:?} is not a host name: use ASCII letters, digits, '.', '_' and '-', starting with a letter or digit"
+        ));
+    }
+    None
+}
+
 /// The most runs one matrix may plan: a million 1 s runs are eleven days of measuring, far
 /// beyond any real matrix, and their plan still fits in memory.
 pub const MAX_PLANNED_RUNS: u64 = 1_000_000;

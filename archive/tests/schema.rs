@@ -180,6 +180,7 @@ fn sample_host() -> Host {
         os_version: Some("12".into()),
         cpu_signature: Some("family 25, model 1, stepping 1".into()),
         smt_active: Some(false),
+        name: Some("lab-epyc".into()),
         cpu_governor: Some("performance".into()),
     }
 }

@@ -29,6 +29,43 @@ pub fn host_key(d: &Dataset) -> Option<String> {
     .ok()
 }
 
+/// The name pages give `d`'s host: the one the user recorded (`matrix --host-name`), else
+/// one derived from what the archive recorded, stable across datasets of one machine: the
+/// CPU's family word and logical CPU count, and four hex digits of [`host_key`]
+/// (`epyc2-3fa1`, `xeon2-9c04`, `m414-07be`). `None` when the dataset records no host.
+pub fn host_name(d: &Dataset) -> Option<String> {
+    let h = d.host()?;
+    if let Some(name) = &h.name {
+        return Some(name.clone());
+    }
+    let key = host_key(d)?;
+    const NOISE: [&str; 12] = [
+        "amd",
+        "intel",
+        "r",
+        "tm",
+        "processor",
+        "cpu",
+        "apple",
+        "genuine",
+        "core",
+        "with",
+        "virtual",
+        "qemu",
+    ];
+    let cpu = h.cpu.as_deref().unwrap_or_default().to_ascii_lowercase();
+    let family = cpu
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| !w.is_empty() && !NOISE.contains(w) && !w.chars().all(|c| c.is_ascii_digit()))
+        .unwrap_or("host");
+    let family: String = family.chars().take(12).collect();
+    let cpus = h.logical_cpus.map(|n| n.to_string()).unwrap_or_default();
+    Some(format!(
+        "{family}{cpus}-{:04x}",
+        crate::output::fingerprint(&key) >> 16
+    ))
+}
+
 /// One host against the base host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostPair {

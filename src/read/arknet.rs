@@ -148,6 +148,7 @@ impl From<ArknetHost> for HostInfo {
             processor: h.processor,
             release: h.release,
             smt_active: None,
+            name: None,
             system: h.system,
         }
     }

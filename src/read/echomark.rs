@@ -22,6 +22,7 @@ impl From<Host> for HostInfo {
             machine: Some(h.machine),
             memory_bytes: h.memory_bytes,
             model: None,
+            name: h.name,
             os_build: None,
             os_name: h.os_name,
             os_version: h.os_version,
@@ -276,6 +277,14 @@ pub fn normalise(out: &mut FileRead, path: &Path, archive: Archive) {
         ..file_record(path, Format::Echomark, git_status.as_deref())
     };
     check_paths(out, &file, &results);
+    if let Some(why) = file
+        .host
+        .name
+        .as_deref()
+        .and_then(echomark_archive::limits::host_name_problem)
+    {
+        out.problem(&file.path, "host.name".to_string(), why);
+    }
     check_settings(
         out,
         &file,

@@ -346,8 +346,9 @@ pub fn dataset_kind_id(d: &Dataset) -> String {
         .join("-")
 }
 
-/// "AMD EPYC, 2 logical CPUs" in the page's language; `missing` stands in for an absent value.
+/// "epyc2-3fa1 (AMD EPYC, 2 logical CPUs)" in the page's language; `missing` stands in for an absent value.
 pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
+    let name = crate::analysis::hosts::host_name(d).map_or(missing.clone(), |n| Markup::text(&n));
     let h = d.host();
     let cpu = h
         .and_then(|h| h.cpu.as_deref())
@@ -355,7 +356,10 @@ pub fn host(cat: &Catalog, d: &Dataset, missing: &Markup) -> Markup {
     let cpus = h
         .and_then(|h| h.logical_cpus)
         .map_or(missing.clone(), |n| Markup::trusted(n.to_string()));
-    cat.fill("index.host", &[("cpu", &cpu), ("cpus", &cpus)])
+    cat.fill(
+        "index.host",
+        &[("name", &name), ("cpu", &cpu), ("cpus", &cpus)],
+    )
 }
 
 /// The catalog key `base` for the path `d`'s clients took: `base` itself over loopback,

@@ -32,7 +32,7 @@ pub struct MatrixArgs {
         "arrival", "arrival_seed", "backends", "client_cpus", "server_cpus", "together",
         "quic_congestion", "quic_gso", "quic_initial_mtu", "quic_stream_window",
         "quic_connection_window", "until_decided", "max_repetitions", "budget", "margin",
-        "level",
+        "level", "host_name",
     ])]
     pub resume: Option<std::path::PathBuf>,
     /// Async runtimes to measure, each into its own archive; with more than one, --out is a
@@ -111,6 +111,11 @@ pub struct MatrixArgs {
     /// servers: each against the first), or with one archive the IO models of each load.
     #[arg(long)]
     pub until_decided: bool,
+    /// A short name for this machine on the pages (ASCII letters, digits, '.', '_', '-';
+    /// at most 32), in place of the one derived from its CPU and kernel. Never read from
+    /// the system: the archive records only what is given here.
+    #[arg(long, value_name = "NAME", value_parser = host_name)]
+    pub host_name: Option<String>,
     /// --until-decided: the most repetitions a side (default 30).
     #[arg(long, value_name = "N", requires = "until_decided",
           value_parser = clap::value_parser!(u64).range(echomark_archive::limits::REPETITIONS))]
@@ -370,6 +375,7 @@ impl MatrixArgs {
                     }
                 }),
                 external_servers: self.external_servers()?,
+                host_name: self.host_name.clone(),
                 client_cpus: placement.0,
                 server_cpus: placement.1,
             },
@@ -388,6 +394,14 @@ impl MatrixArgs {
 /// Seconds from the command line as the archive records them: whole milliseconds, at least 1.
 fn milliseconds(seconds: f64) -> u64 {
     (seconds * 1000.0).round().max(1.0) as u64
+}
+
+/// `--host-name`: a short, safe name.
+fn host_name(text: &str) -> Result<String, String> {
+    match echomark_archive::limits::host_name_problem(text) {
+        Some(why) => Err(why),
+        None => Ok(text.to_string()),
+    }
 }
 
 /// `--budget`: a duration (`90s`, `20m`, `2h`, or plain seconds).

@@ -74,7 +74,10 @@ pub(super) fn new_archive(
         source_sha256: source_sha.to_string(),
         executable_sha256: exe_sha.to_string(),
         runner_sha256: exe_sha.to_string(),
-        host: host::describe(),
+        host: echomark_archive::Host {
+            name: request.options.host_name.clone(),
+            ..host::describe()
+        },
         settings,
         results: Vec::new(),
         complete: false,
@@ -236,6 +239,8 @@ pub(super) fn resume(
     if recorded.cpu_governor.is_none() {
         here.cpu_governor = None;
     }
+    // The name is the user's, not a fact of the machine: a resumed archive keeps its own.
+    here.name.clone_from(&recorded.name);
     if archive.host != here {
         return Err(MatrixError::Refused(format!(
             "{}: measured on another host",

@@ -1,4 +1,5 @@
-//! The machine description recorded in every archive (no host name).
+//! The machine description recorded in every archive (not the system's host name; the
+//! user may give it a name of their own, `--host-name`).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -30,6 +31,7 @@ pub fn describe() -> Host {
         cpu_governor: fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
             .ok()
             .map(|v| v.trim().to_string()),
+        name: None,
     }
 }
 

@@ -68,6 +68,8 @@ pub struct RunOptions {
     pub server_cpus: Option<crate::placement::CpuList>,
     /// `--until-decided`: add repetitions to the undecided comparisons.
     pub until_decided: Option<UntilDecidedOptions>,
+    /// `--host-name`: the name pages give this machine.
+    pub host_name: Option<String>,
 }
 
 /// `--until-decided` and its bounds.

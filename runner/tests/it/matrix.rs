@@ -729,3 +729,58 @@ fn pause_after_measures_a_slice_and_resume_takes_the_next_until_the_archive_is_c
         "a slice of no runs is a usage error"
     );
 }
+
+#[test]
+fn a_host_name_is_checked_recorded_and_named_on_the_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("named");
+    std::fs::create_dir(&folder).unwrap();
+    let out = folder.join("tokio.json");
+    // A name that could break a page or a file name is refused before anything runs.
+    for bad in ["two words", "-lead", "<b>", &"x".repeat(33)] {
+        let mut args: Vec<String> = small("1").iter().map(|a| a.to_string()).collect();
+        args.extend([
+            format!("--host-name={bad}"),
+            "--out".into(),
+            out.display().to_string(),
+        ]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = matrix(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("is not a host name"),
+            "{bad}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!out.exists(), "{bad}: nothing written");
+    }
+    let mut args = small("1");
+    args.extend([
+        "--host-name",
+        "lab-1.rack_2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let o = matrix(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a = load_valid(&out);
+    assert_eq!(a.host.name.as_deref(), Some("lab-1.rack_2"));
+    let datasets = echomark::read::load(std::slice::from_ref(&folder)).expect("reads strictly");
+    let page = rendered_pages(&datasets);
+    for lang in ["en", "zh"] {
+        let list = page(&format!("{lang}/datasets/index.md"));
+        assert!(list.contains("lab-1.rack\\_2"), "{lang}: {list}");
+    }
+    // An archive edited to carry a name no page should show is refused at its path.
+    let mut tampered: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    tampered["host"]["name"] = serde_json::json!("<script>");
+    std::fs::write(&out, tampered.to_string()).unwrap();
+    let err = echomark::read::load(std::slice::from_ref(&folder))
+        .expect_err("a bad host name is refused")
+        .to_string();
+    assert!(
+        err.contains("host.name") && err.contains("tokio.json"),
+        "{err}"
+    );
+}

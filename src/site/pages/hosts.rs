@@ -49,16 +49,6 @@ const HOST_TEXTS: Texts = Texts {
     failed: "hosts.failed",
 };
 
-/// A host's name on the page: a letter, in the order of the hosts table ("A", "B", …;
-/// past "Z", "H27"), which says what the host is. Letters keep the comparison's column
-/// heads short where a CPU's full name would not fit.
-fn letter(position: usize) -> Markup {
-    Markup::trusted(match u8::try_from(position).ok().filter(|p| *p < 26) {
-        Some(p) => char::from(b'A' + p).to_string(),
-        None => format!("H{}", position + 1),
-    })
-}
-
 /// The page, when the datasets come from at least two hosts that measured a configuration
 /// in common.
 pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Option<PageSpec> {
@@ -67,11 +57,23 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
     }
     let datasets: Vec<&Dataset> = views.iter().map(|v| v.dataset).collect();
     let groups = hosts::hosts(datasets.iter().copied());
+    // Each host by the name of its newest dataset's host (the user's, else derived).
+    let name_of_group = |g: &Vec<usize>| {
+        let newest = g
+            .iter()
+            .copied()
+            .max_by(|&a, &b| {
+                let at = |i: usize| datasets[i].recorded_at().unwrap_or("");
+                at(a).cmp(at(b)).then(a.cmp(&b))
+            })
+            .unwrap_or(g[0]);
+        Markup::text(&hosts::host_name(datasets[newest]).unwrap_or_default())
+    };
     let host_of = |dataset: usize| {
         groups
             .iter()
-            .position(|g| g.contains(&dataset))
-            .unwrap_or(0)
+            .find(|g| g.contains(&dataset))
+            .map_or_else(Markup::default, name_of_group)
     };
     let mut table = Table::new(
         cat.list("hosts.columns", &[]),
@@ -86,7 +88,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
         ],
     );
     let missing = cat.text("overview.not_recorded");
-    for (position, members) in groups.iter().enumerate() {
+    for members in &groups {
         let first = datasets[members[0]];
         let h = first.host().cloned().unwrap_or_default();
         let names: Vec<Markup> = members
@@ -100,7 +102,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
             })
             .collect();
         table.push(vec![
-            letter(position),
+            name_of_group(members),
             h.cpu.as_deref().map_or(missing.clone(), Markup::text),
             h.cpu_signature
                 .as_deref()
@@ -118,8 +120,8 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
         .map(|pair| {
             let rules = views.first().map(|v| v.rules).unwrap_or_default();
             let sides = Sides {
-                subject: letter(host_of(pair.subject)),
-                base: letter(host_of(pair.base)),
+                subject: host_of(pair.subject),
+                base: host_of(pair.base),
                 margin: labels::margin(rules.throughput),
                 rules,
             };
