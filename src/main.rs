@@ -511,7 +511,51 @@ fn run_build(
         site::render_into(&datasets, &analysis, base_url, sink)
     })?;
     println!("{}: {written} files", out.display());
+    let (total, largest) = site_sizes(out);
+    let pages: Vec<String> = largest
+        .iter()
+        .map(|(bytes, page)| format!("{page} {}", kib(*bytes)))
+        .collect();
+    println!(
+        "{}: {} in all; largest pages: {}",
+        out.display(),
+        kib(total),
+        pages.join(", ")
+    );
     Ok(())
+}
+
+/// "1,234 KiB".
+fn kib(bytes: u64) -> String {
+    format!("{} KiB", echomark::format::count(bytes.div_ceil(1024)))
+}
+
+/// The bytes of every file under `dir`, and its five largest HTML pages (relative paths),
+/// largest first: what the build says of the site's weight.
+fn site_sizes(dir: &std::path::Path) -> (u64, Vec<(u64, String)>) {
+    let (mut total, mut pages) = (0u64, Vec::new());
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            total += meta.len();
+            if path.extension().is_some_and(|x| x == "html") {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                pages.push((meta.len(), rel.display().to_string()));
+            }
+        }
+    }
+    pages.sort_by(|a, b| b.cmp(a));
+    pages.truncate(5);
+    (total, pages)
 }
 
 fn run_check(paths: &[PathBuf], out: &std::path::Path, base_url: &str) -> anyhow::Result<()> {

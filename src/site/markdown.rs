@@ -19,7 +19,7 @@ fn safe_link(dest: &str) -> bool {
 
 /// Renders `markdown` to an HTML fragment. `svgs` maps relative image paths (as written in
 /// the Markdown) to SVG documents to inline.
-pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
+pub fn to_html(markdown: &str, svgs: &BTreeMap<String, (String, Option<String>)>) -> String {
     let mut options = Options::empty();
     options.insert(Options::ENABLE_TABLES);
     options.insert(Options::ENABLE_HEADING_ATTRIBUTES);
@@ -64,8 +64,16 @@ pub fn to_html(markdown: &str, svgs: &BTreeMap<String, String>) -> String {
                 dest_url, title, ..
             }) if svgs.contains_key(dest_url.as_ref()) => {
                 charts += 1;
-                let svg = with_own_ids(&svgs[dest_url.as_ref()], charts);
-                let figure = format!("<figure class=\"chart\">{svg}</figure>");
+                let (wide, phone) = &svgs[dest_url.as_ref()];
+                let svg = with_own_ids(wide, &format!("chart{charts}"));
+                let figure = match phone {
+                    // Both drawings, one shown by the screen's width (the stylesheet).
+                    Some(phone) => format!(
+                        "<figure class=\"chart\"><div class=\"chart-wide\">{svg}</div><div class=\"chart-phone\">{}</div></figure>",
+                        with_own_ids(phone, &format!("chart{charts}p"))
+                    ),
+                    None => format!("<figure class=\"chart\">{svg}</figure>"),
+                };
                 events.push(Event::Html(CowStr::Boxed(figure.into_boxed_str())));
                 let _ = title;
                 skip_image_text += 1;
@@ -190,22 +198,14 @@ fn plain_text(events: &[Event<'_>]) -> String {
 
 /// `svg` with its title and description ids made unique on the page (every chart file uses
 /// `t` and `d`; inlined side by side they would all be announced by the first chart's title).
-fn with_own_ids(svg: &str, chart: usize) -> String {
+fn with_own_ids(svg: &str, chart: &str) -> String {
     svg.replacen(
         "aria-labelledby=\"t d\"",
-        &format!("aria-labelledby=\"chart{chart}-t chart{chart}-d\""),
+        &format!("aria-labelledby=\"{chart}-t {chart}-d\""),
         1,
     )
-    .replacen(
-        "<title id=\"t\">",
-        &format!("<title id=\"chart{chart}-t\">"),
-        1,
-    )
-    .replacen(
-        "<desc id=\"d\">",
-        &format!("<desc id=\"chart{chart}-d\">"),
-        1,
-    )
+    .replacen("<title id=\"t\">", &format!("<title id=\"{chart}-t\">"), 1)
+    .replacen("<desc id=\"d\">", &format!("<desc id=\"{chart}-d\">"), 1)
 }
 
 /// The one piece of raw HTML the templates may write: a disclosure, `<details><summary>TEXT
@@ -221,9 +221,19 @@ fn disclosure(raw: &str) -> Option<String> {
     if text.contains(['<', '>']) {
         return None;
     }
+    // The summary is plain text, written by a template that escapes Markdown: its
+    // backslash escapes ("\\(42\\)") are undone here, where no Markdown is parsed.
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match chars.peek() {
+            Some(next) if c == '\\' && next.is_ascii_punctuation() => {}
+            _ => plain.push(c),
+        }
+    }
     Some(format!(
         "<details><summary>{}</summary>\n",
-        escape_html(text)
+        escape_html(&plain)
     ))
 }
 
@@ -407,10 +417,17 @@ mod tests {
         let mut svgs = BTreeMap::new();
         svgs.insert(
             "charts/a.svg".to_string(),
-            "<svg><title>T</title></svg>".to_string(),
+            ("<svg><title>T</title></svg>".to_string(), None),
+        );
+        svgs.insert(
+            "charts/b.svg".to_string(),
+            (
+                "<svg><title>W</title></svg>".to_string(),
+                Some("<svg><title>P</title></svg>".to_string()),
+            ),
         );
         let html = to_html(
-            "| a | b |\n| --- | --- |\n| 1 | 2 |\n\n![alt](charts/a.svg)",
+            "| a | b |\n| --- | --- |\n| 1 | 2 |\n\n![alt](charts/a.svg)\n\n![alt](charts/b.svg)",
             &svgs,
         );
         assert!(html.contains("<div class=\"table-wrap\"><table>"), "{html}");
@@ -423,6 +440,11 @@ mod tests {
             html.contains("<figure class=\"chart\"><svg><title>T</title></svg></figure>"),
             "{html}"
         );
+        // A chart with a phone drawing carries both; the stylesheet shows one.
+        assert!(
+            html.contains("<figure class=\"chart\"><div class=\"chart-wide\"><svg><title>W</title></svg></div><div class=\"chart-phone\"><svg><title>P</title></svg></div></figure>"),
+            "{html}"
+        );
         assert!(!html.contains("alt"), "{html}");
     }
 
@@ -432,8 +454,8 @@ mod tests {
             format!("<svg role=\"img\" aria-labelledby=\"t d\"><title id=\"t\">{title}</title><desc id=\"d\">x</desc></svg>")
         };
         let svgs = BTreeMap::from([
-            ("a.svg".to_string(), chart("A")),
-            ("b.svg".to_string(), chart("B")),
+            ("a.svg".to_string(), (chart("A"), None)),
+            ("b.svg".to_string(), (chart("B"), Some(chart("B phone")))),
         ]);
         let html = to_html("![a](a.svg)\n\n![b](b.svg)\n\n![a](a.svg)", &svgs);
         for n in 1..=3 {
@@ -445,6 +467,8 @@ mod tests {
             assert!(html.contains(&format!("aria-labelledby=\"chart{n}-t chart{n}-d\"")));
         }
         assert!(!html.contains("id=\"t\""), "{html}");
+        // The phone drawing is named by its own title too.
+        assert_eq!(html.matches("id=\"chart2p-t\"").count(), 1, "{html}");
     }
 
     #[test]

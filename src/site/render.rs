@@ -150,9 +150,11 @@ pub fn page(
     let mut svgs = BTreeMap::new();
     for chart in &spec.charts {
         out.put(format!("{dir}/{}", chart.rel), chart.svg.as_bytes())?;
-        svgs.insert(chart.rel.clone(), chart.svg.clone());
+        svgs.insert(chart.rel.clone(), (chart.svg.clone(), chart.phone.clone()));
     }
-    let body = markdown::to_html(&md, &svgs);
+    // In the HTML a number and its unit stay on one line, in every language (a no-break
+    // space); the Markdown keeps plain spaces.
+    let body = markdown::to_html(&super::typography::bind_all_units(&md), &svgs);
     out.put(format!("{stem}.md"), md.as_bytes())?;
 
     // The same page in the other language(s): identical path after the language folder.

@@ -56,6 +56,59 @@ fn tidy_line(line: &str) -> String {
     out
 }
 
+/// The units a number is bound to: a line never breaks between the two ("218 µs" stays
+/// whole on a phone). Latin units end at a non-letter; Chinese ones are single words.
+const UNITS: [&str; 14] = [
+    "µs", "ms", "B", "KiB", "MiB", "GiB", "msg/s", "round", "次", "字节", "个", "倍", "消息", "条",
+];
+
+/// `line` with the ASCII space between a digit and a unit ([`UNITS`]) made a no-break space,
+/// outside inline code.
+pub fn bind_units(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::with_capacity(line.len());
+    let mut in_code = false;
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '`' {
+            in_code = !in_code;
+        }
+        if c == ' ' && !in_code && i > 0 && chars[i - 1].is_ascii_digit() {
+            let rest: String = chars[i + 1..chars.len().min(i + 8)].iter().collect();
+            let bound = UNITS.iter().any(|u| {
+                rest.starts_with(u)
+                    && rest[u.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|n| !n.is_ascii_alphanumeric() || !u.is_ascii())
+            });
+            if bound {
+                out.push('\u{00A0}');
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A page's Markdown with every number bound to its unit ([`bind_units`]), fenced code
+/// blocks untouched.
+pub fn bind_all_units(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut fenced = false;
+    for line in markdown.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            out.push_str(line);
+        } else if fenced {
+            out.push_str(line);
+        } else {
+            out.push_str(&bind_units(line));
+        }
+    }
+    out
+}
+
 /// A Chinese page's Markdown with the stray spaces of [`tidy_line`] removed, fenced code
 /// blocks untouched.
 pub fn tidy_zh(markdown: &str) -> String {
@@ -77,6 +130,20 @@ pub fn tidy_zh(markdown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_stay_with_their_units() {
+        assert_eq!(
+            bind_units("p99 218 µs, 1,024 B and 3 KiB; 16 clients; `code 5 ms`"),
+            "p99 218\u{a0}µs, 1,024\u{a0}B and 3\u{a0}KiB; 16 clients; `code 5 ms`"
+        );
+        assert_eq!(
+            bind_units("每秒 367,535 次往返，1,024 字节"),
+            "每秒 367,535\u{a0}次往返，1,024\u{a0}字节"
+        );
+        // Not a unit: a word that only starts like one.
+        assert_eq!(bind_units("2 Bytes, 4 Bits"), "2 Bytes, 4 Bits");
+    }
 
     #[test]
     fn spaces_between_ideographs_and_beside_full_width_punctuation_go() {

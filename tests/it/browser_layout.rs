@@ -73,8 +73,29 @@ const ids = {};
 for (const e of d.querySelectorAll('[id]')) ids[e.id] = (ids[e.id] || 0) + 1;
 const dup = Object.keys(ids).filter(k => ids[k] > 1);
 if (dup.length) note('duplicate-ids', dup.slice(0, 3).join(' '));
+if (W <= 400) {
+  // Every chart is drawn for the phone: its figure never scrolls, and the drawing shown
+  // ends inside the screen.
+  d.querySelectorAll('figure.chart').forEach((fig, k) => {
+    if (fig.scrollWidth > fig.clientWidth + 1) note('chart-scrolls', 'chart ' + k + ': ' + fig.scrollWidth + ' px in ' + fig.clientWidth);
+    for (const svg of fig.querySelectorAll('svg')) {
+      const b = svg.getBoundingClientRect();
+      if (b.width && b.right > W) note('chart-off-screen', 'chart ' + k + ' ends at ' + Math.round(b.right) + ' px');
+    }
+  });
+  note('page-height', String(d.documentElement.scrollHeight));
+}
+if (W === 1280) {
+  d.querySelectorAll('.table-wrap').forEach((w, i) => {
+    const t = w.querySelector('table');
+    if (t.scrollWidth > w.clientWidth + 1) note('table-cut-off', 'table ' + i + ' is ' + t.scrollWidth + ' px in ' + w.clientWidth);
+  });
+}
 d.querySelectorAll('main svg').forEach((svg, k) => {
   const box = svg.getBoundingClientRect();
+  // A drawing the screen's width hides (the phone's on a desktop, the desktop's on a
+  // phone) is not read.
+  if (!box.width) return;
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const scale = vb && vb.width ? box.width / vb.width : 1;
   const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
@@ -194,8 +215,45 @@ fn legibility_problems(width: u32, checked: u64, by_measure: &Findings) -> Vec<S
         count("chart-text-overlaps"),
         count("chart-text-clipped"),
     );
+    eprintln!(
+        "{width} px: charts scrolling inside their figure {}; charts ending off screen {}; tables cut off {}",
+        count("chart-scrolls"),
+        count("chart-off-screen"),
+        count("table-cut-off"),
+    );
+    // Page heights on a phone: the tallest, and the budgets (25,000 px for any page, 12,000
+    // for a dataset's overview).
+    let mut heights: Vec<(u64, &str)> = by_measure
+        .get("page-height")
+        .into_iter()
+        .flatten()
+        .filter_map(|(page, h)| Some((h.parse().ok()?, *page)))
+        .collect();
+    heights.sort_unstable_by(|a, b| b.cmp(a));
     let mut problems = Vec::new();
+    if !heights.is_empty() {
+        let median = heights[heights.len() / 2].0;
+        eprintln!(
+            "{width} px: median page height {median} px; tallest: {:?}",
+            &heights[..heights.len().min(5)]
+        );
+        for (h, page) in &heights {
+            let budget = if page.ends_with("/overview.html") {
+                12_000
+            } else {
+                25_000
+            };
+            if *h > budget {
+                problems.push(format!(
+                    "{width} px: {page} is {h} px tall (budget {budget})"
+                ));
+            }
+        }
+    }
     for m in [
+        "chart-scrolls",
+        "chart-off-screen",
+        "table-cut-off",
         "viewport",
         "page-scroll",
         "row-wider-than-phone",

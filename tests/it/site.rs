@@ -500,7 +500,7 @@ fn snapshot_of_a_two_backend_protocol_page() {
 /// characters or beside full-width punctuation (outside code and table pipes), and no
 /// heading repeated by the one right after it.
 #[test]
-fn chinese_pages_have_no_stray_spaces_and_no_repeated_headings() {
+fn chinese_pages_have_no_stray_spaces_no_repeated_headings_and_numbers_bound_to_units() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site/zh");
     let files = tree(&root);
     let ideograph = |c: char| ('\u{4E00}'..='\u{9FFF}').contains(&c);
@@ -510,6 +510,7 @@ fn chinese_pages_have_no_stray_spaces_and_no_repeated_headings() {
     };
     let mut pages = 0;
     let mut stray = Vec::new();
+    let mut unbound = Vec::new();
     for (path, bytes) in files.iter().filter(|(p, _)| p.ends_with(".md")) {
         pages += 1;
         let text = String::from_utf8_lossy(bytes);
@@ -560,7 +561,37 @@ fn chinese_pages_have_no_stray_spaces_and_no_repeated_headings() {
             }
         }
     }
+    // In the HTML a number and its unit are one: never a breakable space between them.
+    for (path, bytes) in files.iter().filter(|(p, _)| p.ends_with(".html")) {
+        let text = String::from_utf8_lossy(bytes);
+        // Chart text never wraps: only the page's own text counts.
+        let mut prose = String::new();
+        let mut rest: &str = &text;
+        while let Some(start) = rest.find("<svg") {
+            prose.push_str(&rest[..start]);
+            rest = rest[start..]
+                .split_once("</svg>")
+                .map_or("", |(_, after)| after);
+        }
+        prose.push_str(rest);
+        let chars: Vec<char> = prose.chars().collect();
+        for unit in ["µs", "字节", "次", "KiB", "MiB"] {
+            let pattern: Vec<char> = format!(" {unit}").chars().collect();
+            if let Some(w) = chars
+                .windows(pattern.len() + 1)
+                .find(|w| w[0].is_ascii_digit() && w[1..] == pattern[..])
+            {
+                unbound.push(format!("{path}: {}", w.iter().collect::<String>()));
+            }
+        }
+    }
     assert!(pages > 100, "only {pages} zh pages");
+    assert!(
+        unbound.is_empty(),
+        "{} numbers apart from their units: {:#?}",
+        unbound.len(),
+        &unbound[..unbound.len().min(10)]
+    );
     assert!(
         stray.is_empty(),
         "{} stray spaces: {:#?}",

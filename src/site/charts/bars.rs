@@ -4,8 +4,8 @@
 use plotters::prelude::*;
 
 use super::{
-    axis_top, legend_for, plot_area, render_chart, Cell, ChartText, CHART_WIDTH, FAILED,
-    FONT_STACK, LEGEND_WIDTH,
+    any_failed, axis_top, header, plot_area, render_chart, Cell, ChartText, Frame, FAILED,
+    FONT_STACK,
 };
 
 /// A grouped bar chart: for every group (x position), one bar per series.
@@ -20,15 +20,15 @@ pub struct BarChart {
 /// Draws `chart` as an SVG document.
 pub fn draw(chart: &BarChart) -> String {
     let text = &chart.text;
-    let (width, height) = (CHART_WIDTH, super::BAR_HEIGHT);
     // The legend sits in a column right of the plot, so it never covers a bar.
-    let legend_width = LEGEND_WIDTH;
+    let frame = Frame::wide(super::BAR_HEIGHT);
     let y_max = axis_top(chart.cells.iter().flatten());
     let groups = chart.groups.len().max(1);
     let series = text.series.len().max(1);
-    render_chart((width, height), text, |root, tips| {
+    render_chart(frame.size(), text, |root, tips| {
         let font = |size: u32| (FONT_STACK, size).into_font();
-        let mut ctx = plot_area(root, text, (0f64..groups as f64, y_max), 58, true);
+        header(root, &frame, text, any_failed(chart.cells.iter().flatten()));
+        let mut ctx = plot_area(root, &frame, text, (0f64..groups as f64, y_max), 58, true);
         let slot = 0.8 / series as f64;
         for s in 0..text.series.len() {
             let color = text.colour(s);
@@ -113,13 +113,6 @@ pub fn draw(chart: &BarChart) -> String {
                 root.draw(&line).expect("group label");
             }
         }
-        // The legend, drawn on the root area (outside the plot's clipping).
-        legend_for(
-            root,
-            (width, legend_width),
-            text,
-            chart.cells.iter().flatten(),
-        );
     })
 }
 

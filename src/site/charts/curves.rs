@@ -5,7 +5,7 @@
 
 use plotters::prelude::*;
 
-use super::{legend_for, render_chart, ChartText, CHART_WIDTH, FAILED, FONT_STACK};
+use super::{header, render_chart, ChartText, Frame, FAILED, FONT_STACK};
 use crate::analysis::aggregate::Stat;
 use crate::format;
 
@@ -38,6 +38,20 @@ const HEIGHT: u32 = 420;
 
 /// Draws `chart` as an SVG document.
 pub fn draw(chart: &CurveChart) -> String {
+    draw_in(chart, Frame::wide(HEIGHT))
+}
+
+/// Draws `chart` for a phone's width: title and legend on top.
+pub fn phone(chart: &CurveChart) -> String {
+    let saturated = chart.lines.iter().flatten().any(|p| p.saturated);
+    let text = ChartText {
+        failed_label: chart.saturated_label.clone(),
+        ..chart.text.clone()
+    };
+    draw_in(chart, super::phone::frame(&text, saturated, 300))
+}
+
+fn draw_in(chart: &CurveChart, frame: Frame) -> String {
     let text = &chart.text;
     let all = || chart.lines.iter().flatten();
     let x_max = all().map(|p| p.x).fold(0.0f64, f64::max).max(1.0) * 1.08;
@@ -50,15 +64,16 @@ pub fn draw(chart: &CurveChart) -> String {
         failed_label: chart.saturated_label.clone(),
         ..text.clone()
     };
-    render_chart((CHART_WIDTH, HEIGHT), text, |root, tips| {
+    render_chart(frame.size(), text, |root, tips| {
         let font = |size: u32| (FONT_STACK, size).into_font();
-        super::draw_title(root, &text.title);
+        let saturated = all().any(|p| p.saturated);
+        header(root, &frame, &legend_text, saturated);
         let mut ctx = ChartBuilder::on(root)
             .margin(12)
-            .margin_top(super::PLOT_TOP)
-            .margin_right(super::LEGEND_WIDTH)
+            .margin_top(frame.top)
+            .margin_right(frame.right)
             .x_label_area_size(44)
-            .y_label_area_size(84)
+            .y_label_area_size(frame.y_labels)
             .build_cartesian_2d(0f64..x_max, (y_min..y_max).log_scale())
             .expect("valid ranges");
         let x_format = |v: &f64| format::grouped(*v, 0);
@@ -69,7 +84,7 @@ pub fn draw(chart: &CurveChart) -> String {
             .bold_line_style(BLACK.mix(0.12))
             .x_desc(&chart.x_label)
             .y_desc(&text.y_label)
-            .x_labels(6)
+            .x_labels(if frame.phone { 3 } else { 6 })
             .x_label_formatter(&x_format)
             .y_label_formatter(&y_format)
             .label_style(font(super::TEXT_SIZE))
@@ -134,16 +149,6 @@ pub fn draw(chart: &CurveChart) -> String {
                 }
             }
         }
-        let saturated = all().any(|p| p.saturated);
-        let marks = saturated.then(|| super::Cell::Failed {
-            tooltip: String::new(),
-        });
-        legend_for(
-            root,
-            (CHART_WIDTH, super::LEGEND_WIDTH),
-            &legend_text,
-            marks.iter(),
-        );
     })
 }
 

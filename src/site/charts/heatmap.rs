@@ -31,13 +31,48 @@ pub struct Heatmap {
 /// Draws `map` as an SVG document: green where every run passed, shading to red with the
 /// share of failed runs.
 pub fn draw(map: &Heatmap) -> String {
+    draw_in(map, false)
+}
+
+/// Draws `map` for a phone's width: narrower cells, the title wrapped above them.
+pub fn phone(map: &Heatmap) -> String {
+    draw_in(map, true)
+}
+
+fn draw_in(map: &Heatmap, phone: bool) -> String {
     let (cols, rows) = (
         map.x_ticks.len().max(1) as i32,
         map.y_ticks.len().max(1) as i32,
     );
-    let (left, top, cell_w, cell_h) = (120i32, 56i32, 130i32, 40i32);
+    let title_lines = if phone {
+        super::wrap(
+            &map.title,
+            super::phone::PHONE_WIDTH as i32 - 20,
+            super::phone::TITLE,
+            None,
+        )
+    } else {
+        vec![super::drawn_title(&map.title)]
+    };
+    let title_h = (f64::from(super::phone::TITLE) / 1.24 * 1.3).round() as i32;
+    let (left, top, cell_w, cell_h) = if phone {
+        let left = 72i32;
+        let cell_w = ((super::phone::PHONE_WIDTH as i32 - left - 10) / cols).min(130);
+        (
+            left,
+            10 + title_lines.len() as i32 * title_h + 30,
+            cell_w,
+            40i32,
+        )
+    } else {
+        (120i32, 56i32, 130i32, 40i32)
+    };
     let (width, height) = (
-        (left + cols * cell_w + 24) as u32,
+        if phone {
+            super::phone::PHONE_WIDTH
+        } else {
+            (left + cols * cell_w + 24) as u32
+        },
         (top + rows * cell_h + 64) as u32,
     );
     render_svg(
@@ -45,12 +80,23 @@ pub fn draw(map: &Heatmap) -> String {
         &map.title,
         &map.description,
         |root, tips| {
-            root.draw(&centered(
-                &super::drawn_title(&map.title),
-                (width as i32 / 2, 20),
-                super::TITLE_SIZE,
-            ))
-            .expect("title");
+            if phone {
+                for (i, line) in title_lines.iter().enumerate() {
+                    root.draw(&Text::new(
+                        line.clone(),
+                        (10, 10 + i as i32 * title_h),
+                        (super::FONT_STACK, super::phone::TITLE).into_font(),
+                    ))
+                    .expect("title");
+                }
+            } else {
+                root.draw(&centered(
+                    &title_lines[0],
+                    (width as i32 / 2, 20),
+                    super::TITLE_SIZE,
+                ))
+                .expect("title");
+            }
             for (y, row) in map.cells.iter().enumerate() {
                 for (x, cell) in row.iter().enumerate() {
                     let x0 = left + x as i32 * cell_w;

@@ -4,8 +4,8 @@
 use plotters::prelude::*;
 
 use super::{
-    axis_top, centered, legend_for, plot_area, render_chart, Cell, ChartText, CHART_WIDTH, FAILED,
-    FONT_STACK, LEGEND_WIDTH,
+    any_failed, axis_top, centered, header, plot_area, render_chart, Cell, ChartText, Frame,
+    FAILED, FONT_STACK,
 };
 
 /// A line chart.
@@ -23,13 +23,35 @@ pub struct LineChart {
 
 /// Draws `chart` as an SVG document.
 pub fn draw(chart: &LineChart) -> String {
+    draw_in(chart, Frame::wide(super::LINE_HEIGHT))
+}
+
+/// Draws `chart` for a phone's width: title and legend on top.
+pub fn phone(chart: &LineChart) -> String {
+    let failed = any_failed(chart.points.iter().flatten());
+    draw_in(chart, super::phone::frame(&chart.text, failed, 300))
+}
+
+fn draw_in(chart: &LineChart, frame: Frame) -> String {
     let text = &chart.text;
-    let (width, height, legend_width) = (CHART_WIDTH, super::LINE_HEIGHT, LEGEND_WIDTH);
     let y_max = axis_top(chart.points.iter().flatten());
     let n = chart.x_ticks.len().max(1);
-    render_chart((width, height), text, |root, tips| {
+    render_chart(frame.size(), text, |root, tips| {
         let font = |size: u32| (FONT_STACK, size).into_font();
-        let mut ctx = plot_area(root, text, (-0.5f64..(n as f64 - 0.5), y_max), 58, false);
+        header(
+            root,
+            &frame,
+            text,
+            any_failed(chart.points.iter().flatten()),
+        );
+        let mut ctx = plot_area(
+            root,
+            &frame,
+            text,
+            (-0.5f64..(n as f64 - 0.5), y_max),
+            58,
+            false,
+        );
         for (s, row) in chart.points.iter().enumerate() {
             let color = text.colour(s);
             // One polyline per run of consecutive values: a gap where a point is missing.
@@ -112,11 +134,5 @@ pub fn draw(chart: &LineChart) -> String {
             super::AXIS_SIZE,
         ))
         .expect("x label");
-        legend_for(
-            root,
-            (width, legend_width),
-            text,
-            chart.points.iter().flatten(),
-        );
     })
 }

@@ -20,6 +20,7 @@ pub mod bars;
 pub mod curves;
 pub mod heatmap;
 pub mod lines;
+pub mod phone;
 
 pub use bars::BarChart;
 pub use curves::CurveChart;
@@ -123,6 +124,40 @@ impl ChartText {
     }
 }
 
+/// Where a chart's plot sits in its drawing: the desktop's (a legend column on the right,
+/// the title cut to one line) or a phone's ([`phone::frame`]: title and legend on top, the
+/// plot the full width).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Frame {
+    pub width: u32,
+    pub height: u32,
+    /// Room right of the plot (the legend column).
+    pub right: u32,
+    /// Where the plot starts below the top edge.
+    pub top: u32,
+    /// Room left of the plot for the y axis's labels and name.
+    pub y_labels: u32,
+    pub phone: bool,
+}
+
+impl Frame {
+    /// The desktop frame of a chart `height` px tall.
+    pub(crate) fn wide(height: u32) -> Self {
+        Self {
+            width: CHART_WIDTH,
+            height,
+            right: LEGEND_WIDTH,
+            top: PLOT_TOP,
+            y_labels: 84,
+            phone: false,
+        }
+    }
+
+    pub(crate) fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+}
+
 /// Width of a bar or line chart, and of the legend column right of its plot.
 pub(crate) const CHART_WIDTH: u32 = 860;
 pub(crate) const LEGEND_WIDTH: u32 = 200;
@@ -159,10 +194,16 @@ pub(crate) fn escape_xml(text: &str) -> String {
 }
 
 /// Adds the accessible title/description and the tooltip layer to plotters' SVG.
-pub(crate) fn finish_svg(mut svg: String, title: &str, description: &str, tips: &[Tip]) -> String {
+pub(crate) fn finish_svg(svg: String, title: &str, description: &str, tips: &[Tip]) -> String {
+    // Every text names the same font and every shape an opacity of 1 (plotters writes both
+    // on each element): the font is said once on the root and the default left unsaid,
+    // which takes about a third off a chart that pages inline.
+    let mut svg = svg
+        .replace(&format!(" font-family=\"{FONT_STACK}\""), "")
+        .replace(" opacity=\"1\"", "");
     if let Some(end) = svg.find('>').filter(|_| svg.starts_with("<svg")) {
         let head = format!(
-            " role=\"img\" aria-labelledby=\"t d\"><title id=\"t\">{}</title><desc id=\"d\">{}</desc",
+            " font-family=\"{FONT_STACK}\" role=\"img\" aria-labelledby=\"t d\"><title id=\"t\">{}</title><desc id=\"d\">{}</desc",
             escape_xml(title),
             escape_xml(description)
         );
@@ -236,6 +277,7 @@ pub(crate) fn axis_top<'a>(cells: impl Iterator<Item = &'a Cell>) -> f64 {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plot_area<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    frame: &Frame,
     text: &ChartText,
     (x, y_max): (std::ops::Range<f64>, f64),
     x_label_area: u32,
@@ -245,15 +287,14 @@ pub(crate) fn plot_area<'a, 'b>(
     SVGBackend<'b>,
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 > {
-    let (title, y_label, legend_width) = (&text.title, &text.y_label, LEGEND_WIDTH);
+    let y_label = &text.y_label;
     let font = |size: u32| (FONT_STACK, size).into_font();
-    draw_title(root, title);
     let mut ctx = ChartBuilder::on(root)
         .margin(12)
-        .margin_top(PLOT_TOP)
-        .margin_right(legend_width)
+        .margin_top(frame.top)
+        .margin_right(frame.right)
         .x_label_area_size(x_label_area)
-        .y_label_area_size(84)
+        .y_label_area_size(frame.y_labels)
         .build_cartesian_2d(x, 0f64..y_max)
         .expect("valid ranges");
     let formatter = |v: &f64| format::grouped(*v, if y_max < 10.0 { 1 } else { 0 });
@@ -273,21 +314,31 @@ pub(crate) fn plot_area<'a, 'b>(
     ctx
 }
 
-/// The legend column right of the plot: one swatch per series, and the ✕ of excluded
-/// configurations when any of `cells` is one.
-pub(crate) fn legend_for<'a>(
+/// The title and legend of a chart in `frame`: on a desktop the title along the top and
+/// the legend in the column right of the plot; on a phone both on top, wrapped. The legend
+/// has one swatch per series, and the ✕ of excluded configurations when `failed`.
+pub(crate) fn header(
     root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
-    (width, legend_width): (u32, u32),
+    frame: &Frame,
     text: &ChartText,
-    cells: impl IntoIterator<Item = &'a Cell>,
+    failed: bool,
 ) {
-    let failed = cells.into_iter().any(|c| matches!(c, Cell::Failed { .. }));
+    if frame.phone {
+        phone::header(root, text, failed);
+        return;
+    }
+    draw_title(root, &text.title);
     legend(
         root,
-        (width - legend_width + 12) as i32,
+        (frame.width - frame.right + 12) as i32,
         text,
         failed.then_some(text.failed_label.as_str()),
     );
+}
+
+/// Whether any of `cells` is an excluded configuration.
+pub(crate) fn any_failed<'a>(cells: impl IntoIterator<Item = &'a Cell>) -> bool {
+    cells.into_iter().any(|c| matches!(c, Cell::Failed { .. }))
 }
 
 fn legend(
@@ -329,6 +380,12 @@ fn legend(
 /// second cut with an ellipsis if it is still too long), so neighbouring category labels
 /// never run into each other; the full text is in the chart's table and tooltips.
 pub(crate) fn wrapped(text: &str, width: i32, size: u32) -> Vec<String> {
+    wrap(text, width, size, Some(3))
+}
+
+/// `text` broken at spaces (and at its " · " parts) into lines of about `width` px at
+/// `size`, as many as it takes when `most` is `None`.
+pub(crate) fn wrap(text: &str, width: i32, size: u32, most: Option<usize>) -> Vec<String> {
     // DejaVu Sans averages about 0.6 em a character; plotters writes size / 1.24 px.
     let char_px = f64::from(size) / 1.24 * 0.6;
     let per_line = ((f64::from(width) - 4.0) / char_px).floor().max(4.0) as usize;
@@ -350,8 +407,8 @@ pub(crate) fn wrapped(text: &str, width: i32, size: u32) -> Vec<String> {
             fresh = false;
         }
     }
-    if lines.len() > 3 {
-        let rest = lines.split_off(2).join(" ");
+    if let Some(most) = most.filter(|m| lines.len() > *m && *m > 0) {
+        let rest = lines.split_off(most - 1).join(" ");
         lines.push(rest);
     }
     for line in &mut lines {

@@ -150,6 +150,7 @@ fn trend(
     files.push(ChartFile {
         rel: rel.clone(),
         svg: charts::lines::draw(&chart),
+        phone: Some(charts::lines::phone(&chart)),
     });
     Image::new(title, &rel)
 }

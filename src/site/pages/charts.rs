@@ -139,6 +139,7 @@ pub fn bar_file(rel: String, chart: &BarChart) -> ChartFile {
     ChartFile {
         rel,
         svg: charts::bars::draw(chart),
+        phone: Some(charts::phone::bars(chart)),
     }
 }
 

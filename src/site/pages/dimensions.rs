@@ -135,6 +135,7 @@ fn line_charts(
             charts.push(ChartFile {
                 rel,
                 svg: charts::lines::draw(&chart),
+                phone: Some(charts::lines::phone(&chart)),
             });
         }
     }
@@ -221,6 +222,7 @@ fn loss_maps(
         charts.push(ChartFile {
             rel,
             svg: charts::heatmap::draw(&map),
+            phone: Some(charts::heatmap::phone(&map)),
         });
     }
     images

@@ -213,6 +213,7 @@ fn section(cat: &Catalog, c: &LoadCurve, charts: &mut Vec<ChartFile>) -> CurveSe
     charts.push(ChartFile {
         rel: rel.clone(),
         svg: curves::draw(&chart),
+        phone: Some(curves::phone(&chart)),
     });
     let knee = match c.knee.map(|i| &c.points[i]) {
         Some(p) => cat.fill(

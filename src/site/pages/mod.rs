@@ -40,6 +40,9 @@ pub struct ChartFile {
     /// Relative to the page's folder (`charts/tcp-tokio-work0-throughput.svg`).
     pub rel: String,
     pub svg: String,
+    /// The same chart drawn for a phone's width, shown in its place on narrow screens (in
+    /// the HTML only; the Markdown links the file).
+    pub phone: Option<String>,
 }
 
 /// An image a page shows: its title (the alt text) and its path.
