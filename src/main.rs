@@ -522,6 +522,14 @@ fn run_build(
         kib(total),
         pages.join(", ")
     );
+    if let Ok(data) = std::fs::read(out.join("data/explore.js")) {
+        println!(
+            "{}: the explorer's data, data/explore.js, {} ({} gzipped)",
+            out.display(),
+            kib(data.len() as u64),
+            kib(site::gzip(&data).len() as u64)
+        );
+    }
     Ok(())
 }
 

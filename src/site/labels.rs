@@ -552,6 +552,30 @@ pub fn rule_short(cat: &Catalog, rules: &crate::analysis::decision::Rules, up: &
     )
 }
 
+/// A link into the explorer with its view preset: `params` as the explorer's address keeps
+/// them (each value percent-encoded), `up` leading to the language's folder.
+pub fn explore_link(cat: &Catalog, key: &str, up: &str, params: &[(&str, &str)]) -> Markup {
+    let encode = |v: &str| {
+        v.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    let view = params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", encode(v)))
+        .collect::<Vec<_>>()
+        .join("&");
+    cat.fill(
+        key,
+        &[("link", &Markup::trusted(format!("{up}explore.md#{view}")))],
+    )
+}
+
 /// A rule's margin as a percentage ("5%", "2.5%").
 pub fn margin(rule: echomark_decide::Rule) -> Markup {
     number(whole_percent(rule.margin))

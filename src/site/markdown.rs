@@ -238,7 +238,7 @@ fn disclosure(raw: &str) -> Option<String> {
 }
 
 /// Text for HTML.
-fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

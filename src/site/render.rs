@@ -70,6 +70,10 @@ pub fn environment() -> Environment<'static> {
         ("quic.md", include_str!("../../templates/pages/quic.md")),
         ("hosts.md", include_str!("../../templates/pages/hosts.md")),
         (
+            "explore.md",
+            include_str!("../../templates/pages/explore.md"),
+        ),
+        (
             "changes.md",
             include_str!("../../templates/pages/changes.md"),
         ),
@@ -154,7 +158,10 @@ pub fn page(
     }
     // In the HTML a number and its unit stay on one line, in every language (a no-break
     // space); the Markdown keeps plain spaces.
-    let body = markdown::to_html(&super::typography::bind_all_units(&md), &svgs);
+    let mut body = markdown::to_html(&super::typography::bind_all_units(&md), &svgs);
+    if let Some(app) = &spec.app {
+        body.push_str(app);
+    }
     out.put(format!("{stem}.md"), md.as_bytes())?;
 
     // The same page in the other language(s): identical path after the language folder.

@@ -8,6 +8,7 @@ mod arknet;
 mod browser_layout;
 mod common;
 mod compare;
+mod explorer;
 mod import;
 mod readers_never_panic;
 mod safety;

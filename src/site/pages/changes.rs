@@ -22,6 +22,8 @@ use crate::site::table::{Align, Table};
 struct ChangesPage {
     title: Markup,
     lead: Markup,
+    /// The two datasets side by side in the explorer.
+    explore: Markup,
     hosts: Option<Markup>,
     /// Set when nearly everything moved one way.
     uniform: Option<Markup>,
@@ -285,6 +287,15 @@ pub fn page(
     );
     let summary = protocol_summary(cat, c);
     let model = ChangesPage {
+        explore: labels::explore_link(
+            cat,
+            "explore.these_two",
+            "../",
+            &[
+                ("da", &previous.dataset.name),
+                ("db", &current.dataset.name),
+            ],
+        ),
         title: title.clone(),
         lead,
         hosts,

@@ -32,6 +32,8 @@ struct HostsPage {
 struct HostComparison {
     heading: Markup,
     datasets: Markup,
+    /// The two datasets side by side in the explorer.
+    explore: Markup,
     protocols: Vec<ProtocolSection>,
 }
 
@@ -193,6 +195,12 @@ fn comparison(
         })
         .collect();
     HostComparison {
+        explore: labels::explore_link(
+            cat,
+            "explore.these_two",
+            "",
+            &[("da", &base.dataset.name), ("db", &subject.dataset.name)],
+        ),
         heading: cat.fill(
             "hosts.heading",
             &[

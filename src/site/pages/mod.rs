@@ -6,6 +6,7 @@ mod answers;
 pub mod changes;
 pub mod charts;
 pub mod dimensions;
+pub mod explore;
 pub mod failures;
 pub mod hosts;
 pub mod imported;
@@ -71,6 +72,9 @@ pub struct PageSpec {
     pub title: Markup,
     pub context: minijinja::Value,
     pub charts: Vec<ChartFile>,
+    /// HTML echomark wrote (never data) that follows the page's body in its HTML only: the
+    /// explorer's container and scripts.
+    pub app: Option<String>,
 }
 
 impl PageSpec {
@@ -88,6 +92,7 @@ impl PageSpec {
             title,
             context: minijinja::Value::from_serialize(model),
             charts,
+            app: None,
         }
     }
 }

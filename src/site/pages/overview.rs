@@ -35,6 +35,8 @@ struct OverviewPage {
     recommend: Option<super::recommend::Section>,
     /// What a dataset with one choice measured, load by load.
     measured: Option<super::recommend::Section>,
+    /// Every configuration of the dataset in the explorer.
+    explore: Markup,
     cpu_note: Markup,
     host: Table,
     settings_line: Markup,
@@ -630,6 +632,7 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
         lead: lead(cat, view),
         recommend,
         measured,
+        explore: labels::explore_link(cat, "explore.this_dataset", "../", &[("ds", &d.name)]),
         host: host_table(cat, d, &not_recorded),
         settings_line,
         main_load,
