@@ -93,14 +93,19 @@ const f = document.getElementById('f');
 const notes = [];
 const note = (m) => notes.push(String(m));
 let w, d;
+// Opens `url` in the iframe as a fresh load (by way of a blank page: the same page with
+// another fragment would only scroll) and waits for the explorer.
 function load(url) {{
   return new Promise((resolve) => {{
     f.onload = () => {{
-      w = f.contentWindow; d = f.contentDocument;
-      const wait = () => (w.EchomarkExplore && w.EchomarkExplore.ready) ? resolve() : setTimeout(wait, 10);
-      wait();
+      f.onload = () => {{
+        w = f.contentWindow; d = f.contentDocument;
+        const wait = () => (w.EchomarkExplore && w.EchomarkExplore.ready) ? resolve() : setTimeout(wait, 10);
+        wait();
+      }};
+      f.src = url;
     }};
-    f.src = url;
+    f.src = 'about:blank';
   }});
 }}
 const pause = () => new Promise((r) => setTimeout(r, 30));
