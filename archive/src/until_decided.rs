@@ -273,8 +273,10 @@ pub fn plan(settings: &Settings, sides: &[Side], budget_spent: bool) -> Plan {
                 break;
             };
             if budget_spent {
-                state.stop = Some(Stop::Budget);
-                break;
+                // Nothing more is owed, but the looks already measured are still judged: a
+                // comparison says how far it got (at its end the next look's runs are not
+                // all in, and it stops for the budget there).
+                continue;
             }
             for r in n + 1..=next {
                 for (i, key) in &group.members {
@@ -457,10 +459,47 @@ mod tests {
         let owed: Vec<(usize, u64)> = p.runs.iter().map(|(i, r)| (*i, r.repetition)).collect();
         assert_eq!(owed, [(0, 4), (1, 4), (0, 5), (1, 5)]);
         assert!(p.runs.iter().all(|(_, r)| r.case.protocol == Protocol::Udp));
-        // Out of budget: nothing more, and the UDP comparison says why it stopped.
+        // Out of budget: nothing more, and the UDP comparison says why it stopped (the
+        // record maps a comparison still open to the budget).
         let spent = plan(&s, &sides, true);
         assert!(spent.runs.is_empty());
-        assert_eq!(spent.groups[1].stop, Some(Stop::Budget));
+        assert_eq!(spent.groups[1].stop, None);
+        let record = stopped(
+            &spent,
+            |k| k.protocol.as_str().to_string(),
+            |i, _| i.to_string(),
+        );
+        assert_eq!((record[1].repetitions, record[1].stop), (3, Stop::Budget));
+        // Spent after the next look was measured: the comparison got to 5, and says so.
+        let more = |rows: &[Entry], case: &CaseKey, rates: [f64; 2]| {
+            let mut rows = rows.to_vec();
+            rows.push(entry(case, 4, rates[0]));
+            rows.push(entry(case, 5, rates[1]));
+            rows
+        };
+        let (a5, b5) = (
+            more(&a, &udp_a, [92.0, 108.0]),
+            more(&b, &udp_b, [97.0, 111.0]),
+        );
+        let sides5 = [
+            Side {
+                backend: "a",
+                results: &a5,
+            },
+            Side {
+                backend: "b",
+                results: &b5,
+            },
+        ];
+        let spent5 = plan(&s, &sides5, true);
+        assert!(spent5.runs.is_empty());
+        let record = stopped(
+            &spent5,
+            |k| k.protocol.as_str().to_string(),
+            |i, _| i.to_string(),
+        );
+        assert_eq!(record[1].repetitions, 5, "{record:?}");
+        assert_eq!(record[1].stop, Stop::Budget);
         // Later repetitions within the maximum belong to the archive; beyond it they do not.
         let planned: std::collections::BTreeSet<RunId> =
             s.planned_runs("a", &[]).into_iter().collect();

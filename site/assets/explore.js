@@ -276,6 +276,20 @@
 
   function values(c, metric) { return DATA.m[metric][c.i] || []; }
 
+  // Each configuration's median, lowest and highest of a metric, computed once.
+  var stats = {};
+  function stat(c, metric) {
+    var cache = stats[metric] || (stats[metric] = []);
+    var s = cache[c.i];
+    if (!s) {
+      var v = values(c, metric);
+      s = cache[c.i] = v.length
+        ? { med: median(v), lo: Math.min.apply(null, v), hi: Math.max.apply(null, v) }
+        : { med: NaN, lo: NaN, hi: NaN };
+    }
+    return s;
+  }
+
   function median(v) {
     if (!v.length) return NaN;
     var s = v.slice().sort(function (a, b) { return a - b; });
@@ -350,6 +364,7 @@
   var state = readState();
   function setState(change) {
     Object.keys(change).forEach(function (k) { state[k] = change[k]; });
+    limit = SHOWN;
     var hash = addressOf(state);
     history.replaceState(null, '', location.pathname + location.search + hash);
     keepLanguageLink(hash);
@@ -473,7 +488,9 @@
       (!state.io || c.model + ' ' + c.threads === state.io) && (!state.b || c.backend === state.b);
   }
 
-  var SHOWN = 300;
+  // Rows drawn at once; the rest a button away.
+  var SHOWN = 100;
+  var limit = SHOWN;
 
   function sortKey(c, column) {
     switch (column) {
@@ -483,7 +500,7 @@
       case 'model': return modelLabel(c);
       case 'runs': return c.runs;
       default: {
-        var m = median(values(c, state.m));
+        var m = stat(c, state.m).med;
         return c.ok && isFinite(m) ? m : -Infinity;
       }
     }
@@ -497,10 +514,12 @@
 
   function renderRows(rows) {
     var dir = state.dir === 'asc' ? 1 : -1, column = state.sort;
-    rows.sort(function (a, b) {
-      var x = sortKey(a, column), y = sortKey(b, column);
-      return (x < y ? -1 : x > y ? 1 : 0) * dir || a.i - b.i;
+    var keyed = rows.map(function (c) { return [sortKey(c, column), c]; });
+    keyed.sort(function (a, b) {
+      var x = a[0], y = b[0];
+      return (x < y ? -1 : x > y ? 1 : 0) * dir || a[1].i - b[1].i;
     });
+    rows = keyed.map(function (k) { return k[1]; });
     var table = el('table');
     var head = el('tr');
     X.columns.forEach(function (label, k) {
@@ -518,10 +537,10 @@
     });
     table.appendChild(el('thead', null, [head]));
     var body = el('tbody');
-    rows.slice(0, SHOWN).forEach(function (c) {
-      var d = datasets[c.d], v = values(c, state.m), med = median(v);
-      var figure = !c.ok ? X.failed : isFinite(med)
-        ? metricFormat(state.m, med) + ' [' + metricFormat(state.m, Math.min.apply(null, v)) + ', ' + metricFormat(state.m, Math.max.apply(null, v)) + ']'
+    rows.slice(0, limit).forEach(function (c) {
+      var d = datasets[c.d], st = stat(c, state.m);
+      var figure = !c.ok ? X.failed : isFinite(st.med)
+        ? metricFormat(state.m, st.med) + ' [' + metricFormat(state.m, st.lo) + ', ' + metricFormat(state.m, st.hi) + ']'
         : X.none;
       var link = el('a', { text: d.name });
       link.href = overviewHref(d);
@@ -543,8 +562,12 @@
       body.appendChild(row);
     });
     table.appendChild(body);
+    var more = rows.length > limit ? el('button', { type: 'button', class: 'x-more',
+      text: fill(X.more, { n: grouped(Math.min(SHOWN, rows.length - limit), 0) }),
+      onclick: function () { limit += SHOWN; render(); } }) : null;
     parts.table.replaceChildren(table);
-    parts.status.textContent = fill(X.showing, { shown: grouped(Math.min(SHOWN, rows.length), 0), total: grouped(rows.length, 0) });
+    if (more) parts.table.appendChild(more);
+    parts.status.textContent = fill(X.showing, { shown: grouped(Math.min(limit, rows.length), 0), total: grouped(rows.length, 0) });
     renderChart(rows);
   }
 
@@ -576,14 +599,14 @@
     var line = 16, bar = 12, gap = 10;
     var height = 24 + shown.length * (line + bar + gap);
     var max = 0;
-    shown.forEach(function (c) { max = Math.max(max, Math.max.apply(null, values(c, state.m))); });
+    shown.forEach(function (c) { max = Math.max(max, stat(c, state.m).hi); });
     var room = 90, scale = max > 0 ? (width - 20 - room) / max : 0;
     var pic = svg('svg', { width: width, height: height, viewBox: '0 0 ' + width + ' ' + height,
       role: 'img', 'font-size': '12', 'aria-label': fill(X.chart, { n: shown.length }) });
     pic.appendChild(svg('text', { x: 10, y: 16 }, fill(X.chart, { n: shown.length }) + ' · ' + X.metrics[state.m]));
     var y = 24;
     shown.forEach(function (c) {
-      var v = values(c, state.m), med = median(v), lo = Math.min.apply(null, v), hi = Math.max.apply(null, v);
+      var st = stat(c, state.m), med = st.med, lo = st.lo, hi = st.hi;
       var label = datasets[c.d].name + ' · ' + protocolLabel(c.protocol) + ' · ' + loadLabel(c) + ' · ' + modelLabel(c);
       pic.appendChild(svg('text', { x: 10, y: y + 12 }, fitted(label, width - 20)));
       y += line;
@@ -691,11 +714,17 @@
   build();
   keepLanguageLink(addressOf(state));
   render();
+  // When the first table was drawn, in ms since the page's navigation began (what the
+  // benchmark script reads).
+  var firstTable = performance.now();
   var resized;
   window.addEventListener('resize', function () {
     clearTimeout(resized);
     resized = setTimeout(render, 150);
   });
   window.EchomarkExplore = { compare: compare, allPairs: allPairs, configs: configs,
-    datasets: datasets, state: function () { return state; }, ready: true };
+    datasets: datasets, state: function () { return state; }, firstTable: firstTable,
+    // Sets the filters of `change` and returns how long the redraw took, in ms.
+    timeChange: function (change) { var t = performance.now(); setState(change); return performance.now() - t; },
+    ready: true };
 })();
