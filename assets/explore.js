@@ -489,7 +489,7 @@
   }
 
   // Rows drawn at once; the rest a button away.
-  var SHOWN = 100;
+  var SHOWN = 50;
   var limit = SHOWN;
 
   function sortKey(c, column) {

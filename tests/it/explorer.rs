@@ -30,7 +30,10 @@ fn verdict_name(v: &Verdict) -> &'static str {
 
 /// Every verdict the explorer would show for two datasets, computed here by the engine:
 /// `(a, b, key, metric) → (verdict, ratio, runs needed)`, B against A, a before b.
-fn expected() -> BTreeMap<(String, String, String, String), (String, f64, Option<u64>)> {
+/// (dataset A, dataset B, shared key, metric) → (verdict, ratio, repetitions that would decide).
+type Verdicts = BTreeMap<(String, String, String, String), (String, f64, Option<u64>)>;
+
+fn expected() -> Verdicts {
     let datasets = committed_datasets();
     let analysis = Analysis::of(datasets).expect("the committed datasets analyse");
     let rules = analysis.rules;

@@ -572,13 +572,18 @@ fn chinese_pages_have_no_stray_spaces_no_repeated_headings_and_numbers_bound_to_
     // In the HTML a number and its unit are one: never a breakable space between them.
     for (path, bytes) in files.iter().filter(|(p, _)| p.ends_with(".html")) {
         let text = String::from_utf8_lossy(bytes);
-        // Chart text never wraps: only the page's own text counts.
+        // Chart text never wraps, and a script is not text: only the page's own text counts.
         let mut prose = String::new();
         let mut rest: &str = &text;
-        while let Some(start) = rest.find("<svg") {
+        loop {
+            let next = [("<svg", "</svg>"), ("<script", "</script>")]
+                .iter()
+                .filter_map(|(open, close)| rest.find(open).map(|i| (i, *close)))
+                .min();
+            let Some((start, close)) = next else { break };
             prose.push_str(&rest[..start]);
             rest = rest[start..]
-                .split_once("</svg>")
+                .split_once(close)
                 .map_or("", |(_, after)| after);
         }
         prose.push_str(rest);

@@ -121,10 +121,32 @@ fn a_winner_with_a_higher_p99_states_the_price_with_its_size() {
         ) else {
             continue;
         };
-        let priced = per
+        // The overview's key results: each program and protocol at its largest window.
+        let at_main: Vec<_> = per
             .io_models
             .iter()
             .filter(|f| f.group.payload_bytes == payload && f.group.clients == clients)
+            .collect();
+        let widest = |f: &&&echomark::analysis::findings::io_model::IoModelFinding| {
+            let g = &f.group;
+            let same = |o: &&echomark::analysis::findings::io_model::IoModelFinding| {
+                (
+                    &o.group.backend,
+                    &o.group.implementation,
+                    o.group.protocol,
+                    o.group.handler_work,
+                ) == (&g.backend, &g.implementation, g.protocol, g.handler_work)
+            };
+            at_main
+                .iter()
+                .filter(|o| same(o))
+                .map(|o| o.group.window)
+                .max()
+                == Some(g.window)
+        };
+        let priced = at_main
+            .iter()
+            .filter(widest)
             .filter(|f| {
                 matches!(&f.verdict, Verdict::Winner { p99: Some(p), .. }
                     if p.verdict == echomark_decide::Verdict::Higher)

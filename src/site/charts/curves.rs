@@ -100,9 +100,18 @@ fn draw_in(chart: &CurveChart, frame: Frame) -> String {
             ))
             .expect("knee");
             let top = ctx.backend_coord(&(*x, y_max));
+            // Right of the line, or left of it where the label would leave the plot.
+            let width = (label.chars().count() as f64 * f64::from(super::TEXT_SIZE) / 1.24 * 0.62)
+                .ceil() as i32;
+            let right_edge = (frame.width - frame.right) as i32;
+            let at = if top.0 + 4 + width > right_edge {
+                top.0 - 4 - width
+            } else {
+                top.0 + 4
+            };
             root.draw(&Text::new(
                 label.as_str(),
-                (top.0 + 4, top.1 + 4),
+                (at, top.1 + 4),
                 font(super::TEXT_SIZE),
             ))
             .expect("knee label");

@@ -386,25 +386,44 @@ pub(crate) fn wrapped(text: &str, width: i32, size: u32) -> Vec<String> {
 /// `text` broken at spaces (and at its " · " parts) into lines of about `width` px at
 /// `size`, as many as it takes when `most` is `None`.
 pub(crate) fn wrap(text: &str, width: i32, size: u32, most: Option<usize>) -> Vec<String> {
-    // DejaVu Sans averages about 0.6 em a character; plotters writes size / 1.24 px.
+    // DejaVu Sans averages about 0.6 em a Latin character, a CJK one about twice that;
+    // plotters writes size / 1.24 px.
     let char_px = f64::from(size) / 1.24 * 0.6;
     let per_line = ((f64::from(width) - 4.0) / char_px).floor().max(4.0) as usize;
+    let wide = |c: char| c as u32 >= 0x2E80;
+    let units = |s: &str| {
+        s.chars()
+            .map(|c| if wide(c) { 2 } else { 1 })
+            .sum::<usize>()
+    };
     // A label's " · " parts ("16 KiB · 16×16") are lines of their own; a part that does not
-    // fit is broken at its spaces.
+    // fit is broken at its spaces, and between any two CJK characters (Chinese has no
+    // spaces to break at).
     let mut lines: Vec<String> = Vec::new();
     for part in text.split(" · ") {
         let mut fresh = true;
         for word in part.split_whitespace() {
-            match lines.last_mut() {
-                Some(line)
-                    if !fresh && line.chars().count() + 1 + word.chars().count() <= per_line =>
-                {
-                    line.push(' ');
-                    line.push_str(word);
+            // The word's pieces: runs of Latin characters, and each CJK character alone.
+            let mut pieces: Vec<String> = Vec::new();
+            for c in word.chars() {
+                match pieces.last_mut() {
+                    Some(p) if !wide(c) && !p.chars().last().is_some_and(wide) => p.push(c),
+                    _ => pieces.push(c.to_string()),
                 }
-                _ => lines.push(word.to_string()),
             }
-            fresh = false;
+            for (k, piece) in pieces.iter().enumerate() {
+                let sep = usize::from(k == 0);
+                match lines.last_mut() {
+                    Some(line) if !fresh && units(line) + sep + units(piece) <= per_line => {
+                        if k == 0 {
+                            line.push(' ');
+                        }
+                        line.push_str(piece);
+                    }
+                    _ => lines.push(piece.clone()),
+                }
+                fresh = false;
+            }
         }
     }
     if let Some(most) = most.filter(|m| lines.len() > *m && *m > 0) {
@@ -412,8 +431,15 @@ pub(crate) fn wrap(text: &str, width: i32, size: u32, most: Option<usize>) -> Ve
         lines.push(rest);
     }
     for line in &mut lines {
-        if line.chars().count() > per_line {
-            let cut: String = line.chars().take(per_line.saturating_sub(1)).collect();
+        if units(line) > per_line {
+            let mut used = 0;
+            let cut: String = line
+                .chars()
+                .take_while(|c| {
+                    used += if wide(*c) { 2 } else { 1 };
+                    used < per_line
+                })
+                .collect();
             *line = format!("{}…", cut.trim_end());
         }
     }

@@ -28,7 +28,12 @@ fn legend_rows(names: &[&str]) -> Vec<(i32, i32)> {
     let mut out = Vec::new();
     let (mut row, mut x) = (0, MARGIN);
     for name in names {
-        let w = 18 + (name.chars().count() as f64 * char_px).ceil() as i32 + 12;
+        // A CJK character is about twice as wide as a Latin one.
+        let units: usize = name
+            .chars()
+            .map(|c| if c as u32 >= 0x2E80 { 2 } else { 1 })
+            .sum();
+        let w = 18 + (units as f64 * char_px).ceil() as i32 + 12;
         if x > MARGIN && x + w > PHONE_WIDTH as i32 - MARGIN {
             row += 1;
             x = MARGIN;
@@ -58,9 +63,10 @@ pub(crate) fn frame(text: &ChartText, failed: bool, plot_height: u32) -> super::
     super::Frame {
         width: PHONE_WIDTH,
         height: top + plot_height + 58 + 12,
-        right: 12,
+        // Room for half the last x tick's label past the plot's right end.
+        right: 30,
         top,
-        y_labels: 64,
+        y_labels: 84,
         phone: true,
     }
 }

@@ -345,8 +345,22 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
             .or_default()
             .insert(g.window);
     }
+    // One bullet per program and protocol, as the seed has: at the largest window measured
+    // (the main charts' own); the choosing table has every other.
+    main.retain(|f| {
+        let g = &f.group;
+        windows_of
+            .get(&(
+                g.backend.as_str(),
+                g.implementation.as_str(),
+                g.protocol,
+                g.handler_work,
+            ))
+            .and_then(|w| w.last())
+            == Some(&g.window)
+    });
     let ctx = KeyContext {
-        several_windows: windows_of.values().any(|w| w.len() > 1),
+        several_windows: false,
     };
     let mut key_results: Vec<Markup> = main.iter().map(|f| key_result(cat, f, &ctx)).collect();
     if key_results.is_empty() {
