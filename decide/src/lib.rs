@@ -47,7 +47,7 @@ pub mod calibration;
 pub mod family;
 mod random;
 
-/// The largest number of repetitions a side [`Decision::runs_needed`] looks for.
+/// The largest number of repetitions a side [`runs_needed`] looks for.
 pub const MAX_RUNS: u64 = 1000;
 
 /// The confidence level, margin and number of looks of one comparison.

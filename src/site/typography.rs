@@ -62,7 +62,7 @@ const UNITS: [&str; 14] = [
     "µs", "ms", "B", "KiB", "MiB", "GiB", "msg/s", "round", "次", "字节", "个", "倍", "消息", "条",
 ];
 
-/// `line` with the ASCII space between a digit and a unit ([`UNITS`]) made a no-break space,
+/// `line` with the ASCII space between a digit and a unit (`UNITS`) made a no-break space,
 /// outside inline code.
 pub fn bind_units(line: &str) -> String {
     let chars: Vec<char> = line.chars().collect();
@@ -109,7 +109,7 @@ pub fn bind_all_units(markdown: &str) -> String {
     out
 }
 
-/// A Chinese page's Markdown with the stray spaces of [`tidy_line`] removed, fenced code
+/// A Chinese page's Markdown with the stray spaces of `tidy_line` removed, fenced code
 /// blocks untouched.
 pub fn tidy_zh(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
