@@ -401,17 +401,21 @@ impl Dataset {
         self.files.iter().any(|f| f.external_server.is_some())
     }
 
-    /// Whether every server the dataset measured is echomark's own `serve`, each on a runtime
-    /// of its own (`--backend`), in its own process: the runtime comparison with one client
-    /// for every server. The runtimes, one per file, when so.
+    /// Whether every server the dataset measured is echomark's own `serve` (`--backend` and
+    /// its options), each in its own process: the runtime comparison with one client for
+    /// every server. The servers' names, one per file, when so (two servers may share a
+    /// runtime with different options, as io-uring with and without busy polling).
     pub fn own_servers_apart(&self) -> Option<BTreeSet<String>> {
-        let runtimes: Vec<String> = self
+        let names: Vec<String> = self
             .files
             .iter()
-            .map(|f| f.external_server.as_ref().and_then(serve_runtime))
+            .map(|f| {
+                let server = f.external_server.as_ref()?;
+                serve_runtime(server).map(|_| server.name.clone())
+            })
             .collect::<Option<_>>()?;
-        let distinct: BTreeSet<String> = runtimes.iter().cloned().collect();
-        (distinct.len() == runtimes.len() && distinct.len() >= 2).then_some(distinct)
+        let distinct: BTreeSet<String> = names.iter().cloned().collect();
+        (distinct.len() == names.len() && distinct.len() >= 2).then_some(distinct)
     }
 
     /// The kind of path between clients and servers: the first file's that recorded one;
@@ -550,5 +554,58 @@ pub(crate) mod tests {
             instruments: RunInstruments::default(),
             imported: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod own_servers {
+    use super::*;
+    use std::path::Path;
+
+    use crate::read::file_record;
+
+    fn served_by(name: &str, command: &str) -> ArchiveFile {
+        let mut f = file_record(Path::new(&format!("{name}.json")), Format::Echomark, None);
+        f.external_server = Some(
+            serde_json::from_value(serde_json::json!({
+                "name": name, "command": command, "host": "127.0.0.1", "framing": "prefix"
+            }))
+            .expect("an external server"),
+        );
+        f
+    }
+
+    fn dataset(files: Vec<ArchiveFile>) -> Dataset {
+        Dataset {
+            name: "d".into(),
+            files,
+            runs: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn one_runtime_with_two_option_sets_is_two_servers_apart() {
+        let serve = "echomark-runner serve --listen 127.0.0.1:{port} --backend";
+        let d = dataset(vec![
+            served_by("serve-tokio", &format!("{serve} tokio")),
+            served_by("serve-io-uring", &format!("{serve} io-uring")),
+            served_by(
+                "serve-io-uring-busy",
+                &format!("{serve} io-uring --uring-busy-poll"),
+            ),
+        ]);
+        assert_eq!(d.own_servers_apart().map(|s| s.len()), Some(3));
+    }
+
+    #[test]
+    fn another_server_among_them_is_not_echomark_apart() {
+        let d = dataset(vec![
+            served_by("serve-tokio", "echomark-runner serve --backend tokio"),
+            served_by("socat", "socat TCP-LISTEN:{port},fork EXEC:cat"),
+        ]);
+        assert_eq!(d.own_servers_apart(), None);
+        let alone = dataset(vec![served_by("serve-tokio", "echomark-runner serve")]);
+        assert_eq!(alone.own_servers_apart(), None);
     }
 }

@@ -152,7 +152,9 @@ fn versus(
             .iter()
             .flat_map(|f| f.protocols.iter().copied())
             .any(|p| d.backends_interleaved(p) == Some(true));
-        candidates.push((i, of(configs, d).len(), (own_apart, interleaved)));
+        // Evidence is the runs measured: a dataset measured until decided outweighs one with
+        // more configurations at a few repetitions each.
+        candidates.push((i, d.runs.len(), (own_apart, interleaved)));
     }
     let Some(chosen) = best(datasets, &candidates) else {
         return Vec::new();
