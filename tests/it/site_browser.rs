@@ -95,8 +95,9 @@ fn the_site_works_in_headless_chromium() {
             "tables wrapped for scrolling"
         );
         assert!(
-            dom.contains("<figure class=\"chart\"><svg"),
-            "charts inline, tooltips live"
+            dom.contains("<figure class=\"chart\"><div class=\"chart-wide\"><svg")
+                && dom.contains("<div class=\"chart-phone\"><svg"),
+            "charts inline (a wide and a phone drawing), tooltips live"
         );
         let switch = &facts[page]["switch"];
         assert_eq!(switch["href"], format!("../../{other}"), "{page}");
@@ -142,9 +143,15 @@ fn the_site_works_in_headless_chromium() {
         let dom = dom_of(&facts, page);
         assert!(dom.contains(heading), "{page}: {dom}");
         assert_eq!(
-            dom.matches("<figure class=\"chart\"><svg").count(),
+            dom.matches("<figure class=\"chart\"><div class=\"chart-wide\"><svg")
+                .count(),
             9,
             "{page}: one inline chart per curve"
+        );
+        assert_eq!(
+            dom.matches("<div class=\"chart-phone\"><svg").count(),
+            9,
+            "{page}: each with its phone drawing"
         );
     }
 
