@@ -3,13 +3,42 @@
 //! of echomark's own `serve`. Words are split as a POSIX shell splits them
 //! (single and double quotes, backslashes); nothing is expanded or run.
 
+/// Why a command line cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandLineError {
+    #[error("a single quote is not closed")]
+    UnclosedSingleQuote,
+    #[error("a double quote is not closed")]
+    UnclosedDoubleQuote,
+    #[error("the command is empty")]
+    Empty,
+    /// An option's value is not what the option takes (`what`: a whole number, a rate, a
+    /// duration).
+    #[error("{option} {value:?} is not {what}")]
+    BadValue {
+        option: String,
+        value: String,
+        what: &'static str,
+    },
+}
+
+impl CommandLineError {
+    fn bad(option: &str, value: &str, what: &'static str) -> Self {
+        Self::BadValue {
+            option: option.to_string(),
+            value: value.to_string(),
+            what,
+        }
+    }
+}
+
 /// A command line, split into words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Words(Vec<String>);
 
 impl Words {
     /// Splits `line` into words; an unclosed quote is an error.
-    pub fn split(line: &str) -> Result<Words, String> {
+    pub fn split(line: &str) -> Result<Words, CommandLineError> {
         let mut words = Vec::new();
         let mut word = String::new();
         let mut in_word = false;
@@ -22,7 +51,7 @@ impl Words {
                         match chars.next() {
                             Some('\'') => break,
                             Some(c) => word.push(c),
-                            None => return Err("a single quote is not closed".into()),
+                            None => return Err(CommandLineError::UnclosedSingleQuote),
                         }
                     }
                 }
@@ -33,7 +62,7 @@ impl Words {
                             Some('"') => break,
                             Some('\\') => word.extend(chars.next()),
                             Some(c) => word.push(c),
-                            None => return Err("a double quote is not closed".into()),
+                            None => return Err(CommandLineError::UnclosedDoubleQuote),
                         }
                     }
                 }
@@ -57,7 +86,7 @@ impl Words {
             words.push(word);
         }
         if words.is_empty() {
-            return Err("the command is empty".into());
+            return Err(CommandLineError::Empty);
         }
         Ok(Words(words))
     }
@@ -112,29 +141,29 @@ impl Words {
     }
 
     /// The value of `names` as a whole number, `None` when absent.
-    pub fn number(&self, names: &[&str]) -> Result<Option<u64>, String> {
+    pub fn number(&self, names: &[&str]) -> Result<Option<u64>, CommandLineError> {
         self.value(names)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| format!("{} {v:?} is not a whole number", names[0]))
+                    .map_err(|_| CommandLineError::bad(names[0], v, "a whole number"))
             })
             .transpose()
     }
 
     /// The value of `names` as a decimal number, `None` when absent.
-    pub fn decimal(&self, names: &[&str]) -> Result<Option<f64>, String> {
+    pub fn decimal(&self, names: &[&str]) -> Result<Option<f64>, CommandLineError> {
         self.value(names)
             .map(|v| match v.parse::<f64>() {
                 Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-                _ => Err(format!("{} {v:?} is not a rate", names[0])),
+                _ => Err(CommandLineError::bad(names[0], v, "a rate")),
             })
             .transpose()
     }
 
     /// The value of `names` as a duration (`2s`, `500ms`, `1m`, `1h`, or plain seconds).
-    pub fn duration(&self, names: &[&str]) -> Result<Option<f64>, String> {
+    pub fn duration(&self, names: &[&str]) -> Result<Option<f64>, CommandLineError> {
         self.value(names)
-            .map(|v| seconds(v).ok_or_else(|| format!("{} {v:?} is not a duration", names[0])))
+            .map(|v| seconds(v).ok_or_else(|| CommandLineError::bad(names[0], v, "a duration")))
             .transpose()
     }
 }
@@ -179,7 +208,14 @@ mod tests {
         let w = Words::split("locust --users=4 -t 1m").unwrap();
         assert_eq!(w.number(&["-u", "--users"]).unwrap(), Some(4));
         assert_eq!(w.duration(&["-t"]).unwrap(), Some(60.0));
-        assert!(Words::split("oha 'unclosed").is_err());
+        assert_eq!(
+            Words::split("oha 'unclosed"),
+            Err(CommandLineError::UnclosedSingleQuote)
+        );
+        assert_eq!(
+            w.number(&["-t"]).unwrap_err().to_string(),
+            "-t \"1m\" is not a whole number"
+        );
         assert!(Words::split("oha -c many")
             .unwrap()
             .number(&["-c"])

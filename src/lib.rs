@@ -9,7 +9,7 @@
 //! commands that measure a dataset again from what its archives record.
 
 pub mod analysis;
-pub mod compare;
+pub mod command_line;
 pub mod error;
 pub mod format;
 pub mod import;

@@ -268,8 +268,8 @@ fn run_compare(args: &CompareArgs) -> ExitCode {
 }
 
 /// Runs the comparison and reports it.
-fn compare(args: &CompareArgs) -> anyhow::Result<echomark::compare::Comparison> {
-    use echomark::compare::{self, side};
+fn compare(args: &CompareArgs) -> anyhow::Result<echomark::analysis::compare::Comparison> {
+    use echomark::analysis::compare::{self, side};
     for (flag, value) in [
         ("--margin", args.margin),
         ("--latency-margin", args.latency_margin),
@@ -326,7 +326,7 @@ fn compare(args: &CompareArgs) -> anyhow::Result<echomark::compare::Comparison> 
         write_report(
             path,
             &compare_inputs(args),
-            &compare::markdown::render(&comparison),
+            &echomark::site::comparison::render(&comparison),
         )?;
     }
     if args.json {

@@ -495,6 +495,24 @@ impl Dataset {
     }
 }
 
+/// What a reader knows about one entry, whatever its format.
+pub struct EntryFacts<'a> {
+    pub index: usize,
+    pub key: CaseKey,
+    pub repetition: u64,
+    pub program: Program,
+    pub address_family: AddressFamily,
+    pub returncode: Option<i64>,
+    /// The runner's verdict text, when it judged the run failed.
+    pub runner_error: Option<&'a str>,
+    /// The case as requested, for the echo check.
+    pub request: echomark_archive::CaseParameters,
+    /// The child's argv joined with spaces.
+    pub command: String,
+    /// How the run was measured, as echomark's archives record it (default for others).
+    pub instruments: RunInstruments,
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use echomark_archive::IoModel;
@@ -554,58 +572,5 @@ pub(crate) mod tests {
             instruments: RunInstruments::default(),
             imported: None,
         }
-    }
-}
-
-#[cfg(test)]
-mod own_servers {
-    use super::*;
-    use std::path::Path;
-
-    use crate::read::file_record;
-
-    fn served_by(name: &str, command: &str) -> ArchiveFile {
-        let mut f = file_record(Path::new(&format!("{name}.json")), Format::Echomark, None);
-        f.external_server = Some(
-            serde_json::from_value(serde_json::json!({
-                "name": name, "command": command, "host": "127.0.0.1", "framing": "prefix"
-            }))
-            .expect("an external server"),
-        );
-        f
-    }
-
-    fn dataset(files: Vec<ArchiveFile>) -> Dataset {
-        Dataset {
-            name: "d".into(),
-            files,
-            runs: Vec::new(),
-            warnings: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn one_runtime_with_two_option_sets_is_two_servers_apart() {
-        let serve = "echomark-runner serve --listen 127.0.0.1:{port} --backend";
-        let d = dataset(vec![
-            served_by("serve-tokio", &format!("{serve} tokio")),
-            served_by("serve-io-uring", &format!("{serve} io-uring")),
-            served_by(
-                "serve-io-uring-busy",
-                &format!("{serve} io-uring --uring-busy-poll"),
-            ),
-        ]);
-        assert_eq!(d.own_servers_apart().map(|s| s.len()), Some(3));
-    }
-
-    #[test]
-    fn another_server_among_them_is_not_echomark_apart() {
-        let d = dataset(vec![
-            served_by("serve-tokio", "echomark-runner serve --backend tokio"),
-            served_by("socat", "socat TCP-LISTEN:{port},fork EXEC:cat"),
-        ]);
-        assert_eq!(d.own_servers_apart(), None);
-        let alone = dataset(vec![served_by("serve-tokio", "echomark-runner serve")]);
-        assert_eq!(alone.own_servers_apart(), None);
     }
 }

@@ -10,8 +10,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::IoModel;
-
 /// What measured a run (an archive's `backend`, a case key's, a metrics record's): one of
 /// echomark's runtimes, or a stack or server known only by its name. In JSON it is that
 /// name, so archives read and write as before.
@@ -102,17 +100,6 @@ impl<'de> Deserialize<'de> for Backend {
     }
 }
 
-/// Why `backend` cannot run `io_model` with `io_threads` threads, or `None` when it can.
-pub fn unsupported(backend: &str, io_model: IoModel, io_threads: u64) -> Option<&'static str> {
-    match (backend, io_model) {
-        ("monoio", IoModel::Shared) if io_threads > 1 => Some(
-            "monoio is thread-per-core: a runtime is driven by one thread, so a shared runtime \
-             with several threads does not exist (use sharded N)",
-        ),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,14 +115,5 @@ mod tests {
         assert_eq!(Backend::named("monoio"), Backend::Monoio);
         assert!(Backend::named("nginx") < Backend::Tokio && Backend::Monoio < Backend::Tokio);
         assert!(!Backend::named("socat").is_runtime());
-    }
-
-    #[test]
-    fn only_monoio_shared_with_several_threads_is_dropped() {
-        assert!(unsupported("monoio", IoModel::Shared, 2).is_some());
-        assert!(unsupported("monoio", IoModel::Shared, 1).is_none());
-        assert!(unsupported("monoio", IoModel::Sharded, 4).is_none());
-        assert!(unsupported("tokio", IoModel::Shared, 4).is_none());
-        assert!(unsupported("boost-asio", IoModel::Shared, 4).is_none());
     }
 }

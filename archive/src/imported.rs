@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::archive::Host;
+use crate::host::Host;
 use crate::key::Protocol;
 
 /// Version of the imported-archive layout; bumped on any incompatible change.

@@ -3,7 +3,7 @@
 //! One crate owns the JSON shapes so that the producer and the reader cannot drift apart
 //! (the same idea as `nextest-metadata`): the configuration key and its enums ([`key`]), the
 //! metrics one run prints and its error counters ([`metrics`]), the archive around them
-//! ([`archive`]), the runs its settings plan ([`plan`]), the soak report ([`soak`]), an external server's description ([`target`]), the latency histogram's wire form ([`histogram`]), what other load generators measured ([`imported`]) and what such a run can be ([`plausible`]), the bounds of a real run ([`limits`]) and the
+//! ([`archive`]), the runs its settings plan ([`plan`]), what measuring until decided records ([`decided`]) and the runs it adds ([`until_decided`]), the soak report ([`soak`]), an external server's description ([`target`]), the latency histogram's wire form ([`histogram`]), what other load generators measured ([`imported`]) and what such a run can be ([`plausible`]), the bounds of a real run ([`limits`]) and the
 //! check that a measurement measured what was asked for ([`echo`]). The layout is a superset of arknet's schema 2: an arknet-aware
 //! reader understands an echomark archive, and echomark adds what arknet lacks (full latency
 //! histograms, interval-exact throughput, kernel UDP counters, per-run timing and a shuffle
@@ -13,9 +13,11 @@
 pub mod archive;
 pub mod backend;
 pub mod cpus;
+pub mod decided;
 pub mod echo;
 pub mod files;
 pub mod histogram;
+pub mod host;
 pub mod imported;
 pub mod key;
 pub mod limits;
@@ -30,22 +32,25 @@ pub mod target;
 pub mod until_decided;
 
 pub use archive::{
-    Archive, EchomarkInfo, Entry, ExplicitCase, Host, IoProfile, OpenLoopPlan, Preset, Settings,
-    Shard, SoakRecord, Toolchain, TrafficProfile, UnsupportedProfile, ARCHIVE_SCHEMA_VERSION,
+    Archive, EchomarkInfo, Entry, ExplicitCase, IoProfile, OpenLoopPlan, Preset, Settings, Shard,
+    SoakRecord, Toolchain, TrafficProfile, UnsupportedProfile, ARCHIVE_SCHEMA_VERSION,
     CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
-pub use backend::{unsupported, Backend};
+pub use backend::Backend;
 pub use echo::{check_echo, CaseParameters, RequestedTiming};
+pub use host::Host;
 pub use imported::{
     Bucket, ImportInfo, ImportedArchive, ImportedLatency, ImportedLoad, ImportedRun,
     LatencyFidelity, Loop, Percentile, StreamFigures, Tool, IMPORT_FORMAT_VERSION,
 };
 pub use key::{
-    AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,
+    unsupported, AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId,
+    UnknownName,
 };
 pub use limits::{Bound, OutOfRange};
+pub use metrics::little_law;
 pub use metrics::{ErrorCounters, Metric, Metrics, Placement, QuicCounters, ERROR_COUNTER_NAMES};
-pub use open_loop::{little_check, little_law, LittleCheck, OpenLoopMetrics};
+pub use open_loop::{little_check, LittleCheck, OpenLoopMetrics};
 pub use plausible::{Implausible, RateRule};
 pub use quic::{Congestion, QuicAxes, QuicSetting, QuicTransport};
 pub use soak::{SoakReport, SoakRound};

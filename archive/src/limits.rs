@@ -311,7 +311,7 @@ pub fn settings_problem(s: &Settings) -> Option<(String, String)> {
 /// shares in (0, 1), looks that start at the planned repetitions and grow to at most the
 /// command line's most repetitions, and a budget of at most 7 days.
 fn until_decided_problem(
-    u: &crate::until_decided::UntilDecided,
+    u: &crate::decided::UntilDecided,
     repetitions: u64,
 ) -> Option<(String, String)> {
     let share = |v: f64| v.is_finite() && v > 0.0 && v < 1.0;

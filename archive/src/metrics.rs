@@ -467,6 +467,20 @@ impl Metric {
     }
 }
 
+/// Little's law on one open-loop run: the mean number in the system against the completion
+/// rate × the mean corrected latency. `None` for closed-loop runs, runs without latency,
+/// saturated runs and runs that lost messages (a lost message is in the system for a while
+/// but has no latency) or had late echoes (a message given up for lost leaves the in-flight
+/// count at its timeout, yet its latency runs to its late echo).
+pub fn little_law(m: &Metrics) -> Option<crate::open_loop::LittleCheck> {
+    let open = m.open_loop.as_ref()?;
+    if !m.latency_recording {
+        return None;
+    }
+    let lost = m.udp_lost_messages + m.unfinished_messages + m.udp_late_messages.unwrap_or(0);
+    crate::open_loop::little_check(open, m.messages_received, m.rtt_mean_us, lost)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::key::Arrival;
-use crate::Metrics;
 
 /// A run whose clients sent fewer than this share of the messages their schedule placed
 /// before the deadline is saturated: the server could not take the offered load (within the
@@ -79,21 +78,7 @@ impl OpenLoopMetrics {
     }
 }
 
-/// Little's law on one open-loop run: the mean number in the system against the completion
-/// rate × the mean corrected latency. `None` for closed-loop runs, runs without latency,
-/// saturated runs and runs that lost messages (a lost message is in the system for a while
-/// but has no latency) or had late echoes (a message given up for lost leaves the in-flight
-/// count at its timeout, yet its latency runs to its late echo).
-pub fn little_law(m: &Metrics) -> Option<LittleCheck> {
-    let open = m.open_loop.as_ref()?;
-    if !m.latency_recording {
-        return None;
-    }
-    let lost = m.udp_lost_messages + m.unfinished_messages + m.udp_late_messages.unwrap_or(0);
-    little_check(open, m.messages_received, m.rtt_mean_us, lost)
-}
-
-/// [`little_law`] from the figures themselves (for readers with their own metrics type):
+/// [`crate::metrics::little_law`] from the figures themselves (for readers with their own metrics type):
 /// `received` verified echoes with a mean corrected latency of `mean_latency_us`, and
 /// `lost` messages that never came back.
 pub fn little_check(

@@ -21,8 +21,6 @@ pub const MAX_OUTSTANDING_BYTES: u64 = 256 * 1024 * 1024;
 
 pub use echomark_archive::{AddressFamily, Arrival, IoModel, Protocol};
 
-pub use crate::traffic::schedule::OpenLoop;
-pub use crate::traffic::tls::TlsTrust;
 pub use echomark_archive::StreamFraming;
 
 /// `once --target`: a server echomark did not start, measured instead of its own.
@@ -64,7 +62,7 @@ impl Target {
             alpn: case.protocol.is_quic().then(|| {
                 self.alpn
                     .clone()
-                    .unwrap_or_else(|| String::from_utf8_lossy(crate::traffic::quic::ALPN).into())
+                    .unwrap_or_else(|| String::from_utf8_lossy(crate::message::ALPN).into())
             }),
         }
     }
@@ -217,7 +215,7 @@ impl Default for Case {
             udp_gso: false,
             count_syscalls: false,
             quic: echomark_archive::QuicTransport::default(),
-            spin: crate::traffic::pacing::DEFAULT_SPIN,
+            spin: DEFAULT_SPIN,
             target: None,
         }
     }
@@ -262,7 +260,7 @@ impl Case {
         }
         if let Some(why) = self
             .udp_batch
-            .and_then(|batch| crate::traffic::mmsg::refusal(self.protocol, self.backend, batch))
+            .and_then(|batch| udp_batch_refusal(self.protocol, self.backend, batch))
         {
             return err(why);
         }
@@ -305,8 +303,8 @@ impl Case {
     }
 
     /// `--udp-batch` and `--udp-gso` as the datagram code takes them.
-    pub fn udp_batching(&self) -> Option<crate::traffic::mmsg::Batching> {
-        crate::traffic::mmsg::Batching::of(self.udp_batch, self.udp_gso)
+    pub fn udp_batching(&self) -> Option<Batching> {
+        Batching::of(self.udp_batch, self.udp_gso)
     }
 
     /// The rules of `--target`: only the client runs here, so nothing may ask for the
@@ -516,6 +514,82 @@ pub fn parse_seconds(text: &str, allow_zero: bool) -> Result<f64, SecondsError> 
     }
     Ok(v)
 }
+
+/// Why `--udp-batch batch` cannot run for `protocol` on `backend` (`once` and `serve` alike);
+/// `None` when it can.
+pub fn udp_batch_refusal(
+    protocol: echomark_archive::Protocol,
+    backend: Backend,
+    batch: usize,
+) -> Option<String> {
+    if protocol != echomark_archive::Protocol::Udp {
+        return Some(format!("--udp-batch is for udp, not {protocol}"));
+    }
+    if backend != Backend::Tokio {
+        return Some(format!(
+            "--udp-batch is not supported by --backend {backend} (recvmmsg/sendmmsg run on tokio's sockets)"
+        ));
+    }
+    let range = echomark_archive::limits::UDP_BATCH;
+    (!range.contains(&(batch as u64))).then(|| {
+        format!(
+            "--udp-batch must be {} to {}, got {batch}",
+            range.start(),
+            range.end()
+        )
+    })
+}
+
+/// How a UDP socket batches: up to `datagrams` per system call (`--udp-batch`), and with
+/// `segmented` the kernel's segmentation offload too (`--udp-gso`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batching {
+    pub datagrams: usize,
+    pub segmented: bool,
+}
+
+impl Batching {
+    /// `--udp-batch` and `--udp-gso` as the datagram code takes them (`once` and `serve`).
+    pub fn of(udp_batch: Option<usize>, udp_gso: bool) -> Option<Self> {
+        udp_batch.map(|datagrams| Self {
+            datagrams,
+            segmented: udp_gso,
+        })
+    }
+}
+
+/// The open-loop load of a case: the offered rate over all clients and how it arrives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpenLoop {
+    /// Messages per second over all clients.
+    pub rate: u64,
+    pub arrival: echomark_archive::Arrival,
+    /// Poisson: client `i` draws from SplitMix64 seeded with `seed` mixed with `i`.
+    pub seed: u64,
+}
+
+/// How a client checks an external server's certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TlsTrust {
+    /// Accept any certificate (`--tls-insecure`).
+    Insecure,
+    /// Trust the certificate authorities in this PEM file (`--tls-ca`).
+    Ca(std::path::PathBuf),
+}
+
+impl TlsTrust {
+    /// What the archive records.
+    pub fn verification(&self) -> echomark_archive::TlsVerification {
+        match self {
+            TlsTrust::Insecure => echomark_archive::TlsVerification::Insecure,
+            TlsTrust::Ca(_) => echomark_archive::TlsVerification::Ca,
+        }
+    }
+}
+
+/// How long before a due instant the clock stops sleeping and starts spinning, unless the
+/// case says otherwise.
+pub const DEFAULT_SPIN: Duration = Duration::from_millis(1);
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,9 @@
 
 use std::sync::OnceLock;
 
+/// The ALPN both ends of a QUIC connection offer.
+pub const ALPN: &[u8] = b"echomark";
+
 /// Header length; also the smallest payload.
 pub const HEADER_LEN: usize = 16;
 /// Largest payload (the IPv4 UDP limit, used for every protocol as arknet does).

@@ -1,14 +1,14 @@
 //! Histories: the datasets measured on one host with one matrix form a series, oldest first,
 //! and each dataset is compared with the one before it by the rule of `echomark compare`
-//! ([`crate::compare`]), so the site can show what changed and when.
+//! ([`crate::analysis::compare`]), so the site can show what changed and when.
 
 use std::collections::BTreeMap;
 
+use crate::analysis::compare::side::Side;
+use crate::analysis::compare::{Comparison, Options};
 use crate::analysis::hosts::host_key;
 use crate::analysis::method;
 use crate::analysis::placement::{self, Placement};
-use crate::compare::side::Side;
-use crate::compare::{Comparison, Options};
 use crate::error::Error;
 use crate::model::Dataset;
 

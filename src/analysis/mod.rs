@@ -9,6 +9,7 @@ pub mod across;
 pub mod aggregate;
 pub mod agreement;
 pub mod backends;
+pub mod compare;
 pub mod decision;
 pub mod findings;
 pub mod history;

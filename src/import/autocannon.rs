@@ -99,7 +99,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         Tool::Autocannon,
         "its rate (-R), so whether it ran open loop",
     )?;
-    let usage = |e: String| source.problem("", format!("--command: {e}"));
+    let usage =
+        |e: crate::command_line::CommandLineError| source.problem("", format!("--command: {e}"));
     let rate = command.decimal(&["-R", "--overallRate"]).map_err(usage)?;
     let duration = super::within(source, "duration", report.duration, &DURATION_SECONDS)?;
     let responses = saturating_sum([

@@ -57,7 +57,8 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         return Err(source.problem("", "no endpoint: Locust made no request"));
     }
     let command = source.command_for(Tool::Locust, "how many users it ran (-u)")?;
-    let usage = |e: String| source.problem("", format!("--command: {e}"));
+    let usage =
+        |e: crate::command_line::CommandLineError| source.problem("", format!("--command: {e}"));
     let users = command
         .number(&["-u", "--users"])
         .map_err(usage)?

@@ -8,10 +8,9 @@
 //! itself marks as failed (errors, answers outside 2xx) is kept, marked failed.
 //!
 //! What an output does not say (oha names neither its connections nor its rate) comes from
-//! the command that produced it ([`command`]), given with `--command`.
+//! the command that produced it ([`crate::command_line`]), given with `--command`.
 
 pub mod autocannon;
-pub mod command;
 pub mod iperf3;
 pub mod locust;
 pub mod oha;
@@ -25,6 +24,7 @@ use echomark_archive::{
     Tool, IMPORT_FORMAT_VERSION,
 };
 
+use crate::command_line::Words;
 use crate::error::{printable, Problem};
 use crate::read::bounded;
 
@@ -83,7 +83,7 @@ pub struct Source<'a> {
     pub file: &'a str,
     pub bytes: &'a [u8],
     /// The command line that produced it, split into words.
-    pub command: Option<command::Words>,
+    pub command: Option<Words>,
     pub payload_bytes: Option<u64>,
 }
 
@@ -111,7 +111,7 @@ impl Source<'_> {
     }
 
     /// The command line, which this tool's output needs because it does not say `what`.
-    pub fn command_for(&self, tool: Tool, what: &str) -> Result<&command::Words, Problem> {
+    pub fn command_for(&self, tool: Tool, what: &str) -> Result<&Words, Problem> {
         self.command.as_ref().ok_or_else(|| {
             self.problem(
                 "",
@@ -225,15 +225,12 @@ pub fn read_file(
     let source = Source {
         file: &file,
         bytes: &bytes,
-        command: command
-            .map(command::Words::split)
-            .transpose()
-            .map_err(|e| {
-                ImportError::Usage(format!(
-                    "--command {}: {e}",
-                    printable(command.unwrap_or(""))
-                ))
-            })?,
+        command: command.map(Words::split).transpose().map_err(|e| {
+            ImportError::Usage(format!(
+                "--command {}: {e}",
+                printable(command.unwrap_or(""))
+            ))
+        })?,
         payload_bytes,
     };
     let mut read = match tool {

@@ -75,7 +75,8 @@ pub const JSON_PATHS: &[(&str, &str)] = &[
 pub fn read(source: &Source) -> Result<Read, Problem> {
     let report: Report = source.json(Tool::Oha)?;
     let command = source.command_for(Tool::Oha, "its connections, duration or rate")?;
-    let usage = |e: String| source.problem("", format!("--command: {e}"));
+    let usage =
+        |e: crate::command_line::CommandLineError| source.problem("", format!("--command: {e}"));
     let connections = command
         .number(&["-c"])
         .map_err(usage)?
@@ -154,6 +155,6 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
 }
 
 /// The URL a request tool's command line measures: its last word that looks like one.
-pub fn last_url(command: &super::command::Words) -> Option<&str> {
+pub fn last_url(command: &crate::command_line::Words) -> Option<&str> {
     command.urls().last().copied()
 }

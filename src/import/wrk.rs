@@ -266,7 +266,8 @@ fn parse_text(source: &Source) -> Result<Text, Problem> {
         } else if words.len() >= 4 && words[1] == "requests" && words[2] == "in" {
             text.requests = Some(words[0].parse().map_err(|_| at("the requests"))?);
             let secs = words[3].trim_end_matches(',');
-            text.seconds = Some(super::command::seconds(secs).ok_or_else(|| at("the duration"))?);
+            text.seconds =
+                Some(crate::command_line::seconds(secs).ok_or_else(|| at("the duration"))?);
         } else if let Some(rest) = trimmed.strip_prefix("Requests/sec:") {
             text.requests_per_second = Some(rest.trim().parse().map_err(|_| at("the rate"))?);
         } else if let Some(rest) = trimmed.strip_prefix("Transfer/sec:") {

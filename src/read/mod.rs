@@ -19,11 +19,12 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use echomark_archive::{AddressFamily, CaseKey, CaseParameters};
+use echomark_archive::AddressFamily;
 
 use crate::error::{printable, Error, Problem};
 use crate::measurement::Measurement;
-use crate::model::{ArchiveFile, Dataset, Format, HostInfo, Program, Run};
+pub use crate::model::EntryFacts;
+use crate::model::{ArchiveFile, Dataset, Format, HostInfo, Run};
 use crate::validate::{self, rules};
 
 /// Dataset name → its archive files, sorted by path.
@@ -285,24 +286,6 @@ pub struct FileRead {
     warnings: Vec<Problem>,
 }
 
-/// What a reader knows about one entry, whatever its format.
-pub struct EntryFacts<'a> {
-    pub index: usize,
-    pub key: CaseKey,
-    pub repetition: u64,
-    pub program: Program,
-    pub address_family: AddressFamily,
-    pub returncode: Option<i64>,
-    /// The runner's verdict text, when it judged the run failed.
-    pub runner_error: Option<&'a str>,
-    /// The case as requested, for the echo check.
-    pub request: CaseParameters,
-    /// The child's argv joined with spaces.
-    pub command: String,
-    /// How the run was measured, as echomark's archives record it (default for others).
-    pub instruments: crate::model::RunInstruments,
-}
-
 /// The file-level rules both formats share: a source hash (every archive names its measured
 /// sources), `failed_measurements` where the schema has it (F6), and completeness (a
 /// warning). `failed_measurements` is `None` for schema 1, `Some(None)` when it is missing.
@@ -513,4 +496,57 @@ fn read_file(path: &Path) -> FileRead {
         Err(p) => out.problems.push(p),
     }
     out
+}
+
+#[cfg(test)]
+mod own_servers {
+    use std::path::Path;
+
+    use super::file_record;
+    use crate::model::{ArchiveFile, Dataset, Format};
+
+    fn served_by(name: &str, command: &str) -> ArchiveFile {
+        let mut f = file_record(Path::new(&format!("{name}.json")), Format::Echomark, None);
+        f.external_server = Some(
+            serde_json::from_value(serde_json::json!({
+                "name": name, "command": command, "host": "127.0.0.1", "framing": "prefix"
+            }))
+            .expect("an external server"),
+        );
+        f
+    }
+
+    fn dataset(files: Vec<ArchiveFile>) -> Dataset {
+        Dataset {
+            name: "d".into(),
+            files,
+            runs: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn one_runtime_with_two_option_sets_is_two_servers_apart() {
+        let serve = "echomark-runner serve --listen 127.0.0.1:{port} --backend";
+        let d = dataset(vec![
+            served_by("serve-tokio", &format!("{serve} tokio")),
+            served_by("serve-io-uring", &format!("{serve} io-uring")),
+            served_by(
+                "serve-io-uring-busy",
+                &format!("{serve} io-uring --uring-busy-poll"),
+            ),
+        ]);
+        assert_eq!(d.own_servers_apart().map(|s| s.len()), Some(3));
+    }
+
+    #[test]
+    fn another_server_among_them_is_not_echomark_apart() {
+        let d = dataset(vec![
+            served_by("serve-tokio", "echomark-runner serve --backend tokio"),
+            served_by("socat", "socat TCP-LISTEN:{port},fork EXEC:cat"),
+        ]);
+        assert_eq!(d.own_servers_apart(), None);
+        let alone = dataset(vec![served_by("serve-tokio", "echomark-runner serve")]);
+        assert_eq!(alone.own_servers_apart(), None);
+    }
 }

@@ -6,14 +6,14 @@
 
 use serde::Serialize;
 
-use super::{
+use super::markup::Markup;
+use super::render::environment;
+use super::table::{Align, Table};
+use crate::analysis::compare::{
     change_text, metric_label, signed_percent, tail_text, value_text, Comparison,
     ConfigurationChange, MetricChange, SideSummary, Verdict, COMPARED,
 };
 use crate::format;
-use crate::site::markup::Markup;
-use crate::site::render::environment;
-use crate::site::table::{Align, Table};
 
 /// GitHub refuses comments longer than 65,536 characters; the collapsed table stops short
 /// of that and says how many rows it left out.
@@ -318,8 +318,8 @@ fn keep(model: &mut Report, rows: &[Vec<Vec<Markup>>], mut kept: usize) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::side::{load_dataset, Side};
-    use crate::compare::Options;
+    use crate::analysis::compare::side::{load_dataset, Side};
+    use crate::analysis::compare::Options;
 
     fn committed(name: &str) -> crate::model::Dataset {
         load_dataset(

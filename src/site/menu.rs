@@ -7,8 +7,6 @@
 
 use serde::Serialize;
 
-use super::render::relative;
-
 /// The most hosts the sidebar names.
 pub const MENU_HOSTS: usize = 8;
 /// The most datasets the sidebar names under one host.
@@ -144,6 +142,16 @@ impl Menu {
         }
         out
     }
+}
+
+/// `../` once per folder below the site root.
+pub fn depth_prefix(stem: &str) -> String {
+    "../".repeat(stem.matches('/').count())
+}
+
+/// A link from the page at `from` (a stem) to the site-relative path `to`.
+pub fn relative(from: &str, to: &str) -> String {
+    format!("{}{to}", depth_prefix(from))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod charts;
+pub mod comparison;
 pub mod explore;
 pub mod i18n;
 pub mod labels;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::i18n::Catalog;
 use super::markdown;
 use super::markup::escape;
-use super::menu::SidebarItem;
+use super::menu::{depth_prefix, relative, SidebarItem};
 use super::pages::PageSpec;
 use super::{Out, SiteError};
 
@@ -94,16 +94,6 @@ pub fn environment() -> Environment<'static> {
             .expect("the embedded templates parse (tested)");
     }
     env
-}
-
-/// `../` once per folder below the site root.
-pub fn depth_prefix(stem: &str) -> String {
-    "../".repeat(stem.matches('/').count())
-}
-
-/// A link from the page at `from` (a stem) to the site-relative path `to`.
-pub fn relative(from: &str, to: &str) -> String {
-    format!("{}{to}", depth_prefix(from))
 }
 
 #[derive(Serialize)]

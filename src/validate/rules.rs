@@ -30,8 +30,8 @@ use echomark_archive::open_loop::LITTLE_TOLERANCE;
 use echomark_archive::{check_echo, little_check, OpenLoopMetrics};
 
 use crate::measurement::Measurement;
+use crate::model::EntryFacts;
 use crate::model::Program;
-use crate::read::EntryFacts;
 
 /// The classification of one run.
 #[derive(Debug, Clone, PartialEq)]

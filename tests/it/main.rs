@@ -10,6 +10,7 @@ mod common;
 mod compare;
 mod explorer;
 mod import;
+mod layers;
 mod readers_never_panic;
 mod safety;
 mod scale;

@@ -16,7 +16,11 @@ use echomark_archive::{NetworkPath, PathKind};
 
 /// The path from this host to `server`, or `None` when the kernel has no route to it.
 pub fn describe(server: SocketAddr) -> Option<NetworkPath> {
-    let any = crate::traffic::sockets::unspecified_for(&server);
+    // The unspecified address of the server's family: the kernel picks route and source.
+    let any = match server {
+        SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    };
     let probe = UdpSocket::bind(SocketAddr::new(any, 0)).ok()?;
     probe.connect(server).ok()?;
     let local = probe.local_addr().ok()?.ip();

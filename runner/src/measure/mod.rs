@@ -2,15 +2,15 @@
 //!
 //! Timeline: set up every socket (untimed, `setup`) → warmup phase → measured phase →
 //! stop (`rig`). Each phase opens with the start signal, runs until its deadline, then
-//! drains for at most [`DRAIN_LIMIT`]; every client reports ([`phase`]), and the next phase
+//! drains for at most [`DRAIN_LIMIT`]; every client reports ([`crate::traffic::phase`]), and the next phase
 //! starts only when all have. The CPU and kernel-counter samples are taken on the
 //! orchestrator thread at the start signal and at the deadline, so they cover exactly the
 //! measured interval. [`report`] turns the totals into the metrics object; [`topology`]
 //! builds tokio's runtimes and [`shards`] monoio's.
 
-pub mod phase;
 pub mod report;
 mod rig;
+pub mod runtimes;
 mod setup;
 mod setup_target;
 mod setup_target_uring;

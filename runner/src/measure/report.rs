@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use echomark_archive::{ErrorCounters, Metrics, OpenLoopMetrics, Protocol};
 use hdrhistogram::Histogram;
 
-use super::phase::OpenReport;
 use crate::case::Case;
 use crate::instruments::resources::{self, UdpCounters};
 use crate::instruments::{latency, timer};
+use crate::traffic::phase::OpenReport;
 
 /// Layout version of the metrics object (arknet's; echomark's additions are new keys).
 const METRICS_SCHEMA_VERSION: u32 = 1;
@@ -83,7 +83,7 @@ pub fn empty(case: &Case) -> Metrics {
     Metrics {
         schema_version: METRICS_SCHEMA_VERSION,
         backend: case.backend.into(),
-        kernel_io_uring_disabled: crate::measure::shards::io_uring_disabled_sysctl(),
+        kernel_io_uring_disabled: super::runtimes::io_uring_disabled_sysctl(),
         udp_batch: case.udp_batch.map(|n| n as u64),
         udp_gso: case.udp_gso,
         protocol: case.protocol,

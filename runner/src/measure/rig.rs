@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use echomark_archive::{ErrorCounters, Metrics};
 use tokio::sync::watch;
 
-use super::phase::{ClientReport, Command, PhasePlan};
 use super::report::{self, PhaseTotals, Timing, UdpBuffers};
+use super::runtimes::Runtimes;
 use super::DRAIN_LIMIT;
 use crate::case::{AddressFamily, Case};
 use crate::instruments::alarm::Alarm;
@@ -20,6 +20,7 @@ use crate::instruments::latency;
 use crate::instruments::resources::{self, UdpCounters};
 use crate::instruments::syscalls::SyscallCounter;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
+use crate::traffic::phase::{ClientReport, Command, PhasePlan};
 use crate::traffic::stream::ServerDuty;
 
 /// How long past the drain limit a client may take to report before the run fails.
@@ -30,18 +31,6 @@ const STREAM_TICK: Duration = Duration::from_millis(50);
 /// the drain limit noticed in time when the timeout is longer than the drain.
 const MIN_UDP_TICK: Duration = Duration::from_millis(1);
 const MAX_UDP_TICK: Duration = Duration::from_millis(250);
-/// How long stopped clients get to end, and then server tasks, before they are aborted.
-pub(super) const CLIENT_STOP_GRACE: Duration = Duration::from_secs(2);
-pub(super) const SERVER_STOP_GRACE: Duration = Duration::from_millis(200);
-pub(super) const RUNTIME_STOP_GRACE: Duration = Duration::from_millis(500);
-
-/// A backend's runtimes with the tasks a setup spawned on them.
-pub(super) trait Runtimes {
-    /// Gives clients (which end on [`Command::Stop`]) [`CLIENT_STOP_GRACE`] and then server
-    /// tasks [`SERVER_STOP_GRACE`] to end, cancels what is left and joins every thread.
-    fn stop(self);
-}
-
 /// Why a phase could not be completed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PhaseError {
@@ -341,7 +330,7 @@ impl PhaseTotals {
 /// Where this process's threads may run, as the kernel holds it: an in-process server's
 /// own runtime threads (`--server-cpus`) apart from every other thread.
 fn placement_now(case: &Case) -> Option<echomark_archive::Placement> {
-    let server_thread = |name: &str| name.starts_with(super::topology::SERVER_THREADS.shard);
+    let server_thread = |name: &str| name.starts_with(super::runtimes::SERVER_THREADS.shard);
     let (client, server) = crate::placement::threads_allowed_split("self", server_thread)?;
     let server_cpus = match case.server_cpus {
         Some(_) => Some(server?.to_string()),

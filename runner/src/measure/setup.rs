@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use echomark_archive::Protocol;
 use tokio::runtime::Handle;
 
-use super::phase;
 use super::report::UdpBuffers;
 use super::rig::{guarded, Rig};
 use super::topology::TokioRuntimes;
@@ -23,6 +22,7 @@ use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
 use crate::traffic::datagram::{self, UdpClient};
 use crate::traffic::pacing::{Pacer, SendClock};
+use crate::traffic::phase;
 use crate::traffic::quic;
 use crate::traffic::quic::per_message::{HandshakeCounts, PerMessageClient};
 use crate::traffic::sockets::{self, TcpPair};
@@ -277,7 +277,7 @@ impl Rig<TokioRuntimes> {
             let connected = on_runtime(&handle, async move {
                 let client = quic::connect(ep.socket, (server, &for_task), config).await?;
                 Ok(if long_stream {
-                    Connected::Stream(quic::QuicStream::open(client).await?)
+                    Connected::Stream(quic::open_stream(client).await?)
                 } else {
                     Connected::Connection(client)
                 })
@@ -291,8 +291,8 @@ impl Rig<TokioRuntimes> {
             match connected {
                 Connected::Stream(stream) => {
                     self.quic
-                        .push(quic::Tap::streams(stream.connection().clone()));
-                    let conn = stream::Conn::Quic(Box::new(stream));
+                        .push(quic::Tap::streams(stream.connection.clone()));
+                    let conn = crate::traffic::connect::Conn::Quic(Box::new(stream));
                     let client = StreamClient::new(conn, i, shape, LengthPrefix, waits);
                     self.spawn_client(&handle, i, client);
                 }

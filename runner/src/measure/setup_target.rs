@@ -20,8 +20,9 @@ use crate::framing::websocket::{MaskKeys, WebSocket};
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
+use crate::traffic::connect::Conn;
 use crate::traffic::sockets;
-use crate::traffic::stream::{Conn, StreamClient};
+use crate::traffic::stream::StreamClient;
 use crate::traffic::tls::TlsClient;
 
 /// The TLS client a target asks for (`--tls-ca` or `--tls-insecure`), if its protocol

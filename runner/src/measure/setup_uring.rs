@@ -10,7 +10,6 @@ use std::time::Duration;
 use echomark_archive::Protocol;
 use monoio::io::{AsyncReadRent, AsyncWriteRent, Splitable};
 
-use super::phase;
 use super::report::UdpBuffers;
 use super::rig::{guarded, Rig};
 use super::shards::{self, MonoioRuntimes, OpenSocket, TaskCount};
@@ -21,6 +20,7 @@ use crate::framing::websocket::{MaskKeys, WebSocket};
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect::{self, Detached};
+use crate::traffic::phase;
 use crate::traffic::sockets;
 use crate::traffic::stream::Session;
 use crate::traffic::tls::Tls;

@@ -17,10 +17,7 @@
 //! falls back to epoll: without io_uring the build fails, and the run fails with that
 //! reason, so nothing is ever measured on epoll under the io_uring name.
 
-use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::future::Future;
-use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -28,8 +25,11 @@ use std::time::{Duration, Instant};
 
 use echomark_archive::IoModel;
 
-use super::rig::{Runtimes, CLIENT_STOP_GRACE, SERVER_STOP_GRACE};
+use super::runtimes::io_uring_disabled_sysctl;
+use super::runtimes::{Runtimes, CLIENT_STOP_GRACE, SERVER_STOP_GRACE};
 use crate::placement::{self, CpuList};
+use crate::traffic::uring::shut_down_open_sockets;
+pub use crate::traffic::uring::{stopping, OpenSocket};
 
 /// Submission queue entries of each ring (monoio's default is 1,024).
 const RING_ENTRIES: u32 = 1024;
@@ -81,16 +81,6 @@ pub enum UringError {
     Thread(std::io::Error),
     #[error(transparent)]
     Pin(crate::placement::PlacementError),
-}
-
-/// The kernel's `kernel.io_uring_disabled` sysctl (0 allowed, 1 privileged only, 2 off);
-/// `None` on kernels that do not have it.
-pub fn io_uring_disabled_sysctl() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// monoio's own probe: a ring can be created and supports every operation monoio uses.
@@ -154,7 +144,7 @@ impl MonoioRuntimes {
         };
         let shards = side("echomark-uring", cpus)?;
         let server_shards = match server_cpus {
-            Some(cpus) => side(super::topology::SERVER_THREADS.shard, Some(cpus))?,
+            Some(cpus) => side(super::runtimes::SERVER_THREADS.shard, Some(cpus))?,
             None => Vec::new(),
         };
         Ok(Self {
@@ -285,55 +275,6 @@ pub fn spawn_counted(count: &TaskCount, task: impl Future<Output = ()> + 'static
     monoio::spawn(async move {
         let _alive = alive;
         task.await;
-    });
-}
-
-thread_local! {
-    /// The sockets the tasks of this shard still hold open.
-    static OPEN_SOCKETS: RefCell<BTreeSet<RawFd>> = const { RefCell::new(BTreeSet::new()) };
-    /// Set once this shard has shut its sockets down.
-    static STOPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether this shard is stopping: an empty read is then the shutdown, not a message.
-pub fn stopping() -> bool {
-    STOPPING.with(std::cell::Cell::get)
-}
-
-/// A socket a task of this shard holds: listed while it lives, so that stopping can shut it
-/// down. A read in flight on io_uring only ends when the socket has data or is shut down,
-/// and dropping a runtime does not drop such tasks (their sockets would stay open), so the
-/// shard shuts its sockets down and lets every task end on its own before it stops.
-pub struct OpenSocket(RawFd);
-
-impl OpenSocket {
-    /// Lists `socket` (call on the shard that owns it, before handing it to monoio).
-    pub fn of(socket: &impl AsRawFd) -> Self {
-        let fd = socket.as_raw_fd();
-        OPEN_SOCKETS.with(|open| open.borrow_mut().insert(fd));
-        Self(fd)
-    }
-}
-
-impl Drop for OpenSocket {
-    fn drop(&mut self) {
-        OPEN_SOCKETS.with(|open| open.borrow_mut().remove(&self.0));
-    }
-}
-
-/// Shuts down, both ways, every socket still listed on this shard: each read in flight
-/// completes (end of stream), each peer sees the close, and each task ends. Only sockets a
-/// live task holds are listed, so no descriptor number here can have been reused.
-fn shut_down_open_sockets() {
-    STOPPING.with(|s| s.set(true));
-    OPEN_SOCKETS.with(|open| {
-        for fd in open.borrow().iter() {
-            // SAFETY: `fd` is an open socket owned by a live task on this thread (it leaves
-            // the list before its socket is closed); shutdown(2) does not close it.
-            unsafe {
-                libc::shutdown(*fd, libc::SHUT_RDWR);
-            }
-        }
     });
 }
 

@@ -25,7 +25,9 @@ use tokio::sync::oneshot;
 
 use echomark_archive::IoModel;
 
-use super::rig::{Runtimes, CLIENT_STOP_GRACE, RUNTIME_STOP_GRACE, SERVER_STOP_GRACE};
+use super::runtimes::{
+    Runtimes, ThreadNames, CLIENT_STOP_GRACE, RUNTIME_STOP_GRACE, SERVER_STOP_GRACE, SERVER_THREADS,
+};
 use crate::placement::{self, CpuList};
 use crate::traffic::pacing::SendClock;
 
@@ -97,22 +99,6 @@ impl Runtimes for TokioRuntimes {
             server.shutdown(RUNTIME_STOP_GRACE);
         }
     }
-}
-
-/// The names of an in-process server's own runtime threads (`echomark-server-0`, …; the
-/// kernel keeps 15 bytes, `echomark-server`), by which the placement record tells them
-/// from the client's.
-pub const SERVER_THREADS: ThreadNames = ThreadNames {
-    shard: "echomark-server",
-    pool: "echomark-server",
-};
-
-/// How a topology names its threads: `{shard}-{i}` for a dedicated runtime's thread,
-/// `pool` for a multi-thread runtime's workers.
-#[derive(Debug, Clone, Copy)]
-pub struct ThreadNames {
-    pub shard: &'static str,
-    pub pool: &'static str,
 }
 
 /// The names of the client's runtimes in process, and of `serve`'s.

@@ -394,7 +394,7 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
             }
             if let Some(why) = o
                 .udp_batch
-                .and_then(|batch| crate::traffic::mmsg::refusal(o.protocol, runtime, batch))
+                .and_then(|batch| crate::case::udp_batch_refusal(o.protocol, runtime, batch))
             {
                 return Err(ServeError::Usage(why));
             }

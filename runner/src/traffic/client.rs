@@ -17,8 +17,8 @@ use hdrhistogram::Histogram;
 use echomark_archive::ErrorCounters;
 
 use crate::instruments::latency;
-use crate::measure::phase::{ClientReport, OpenReport, PhasePlan};
 use crate::message::{self, EchoVerdict, Expectation, Header};
+use crate::traffic::phase::{ClientReport, OpenReport, PhasePlan};
 use crate::traffic::schedule::{OpenLoop, Schedule};
 
 /// How echoes must be ordered.

@@ -11,11 +11,35 @@ use tokio_rustls::server;
 
 use crate::framing::websocket::handshake::BAD_REQUEST;
 use crate::framing::websocket::{self, HandshakeError};
-use crate::traffic::stream::Conn;
 use crate::traffic::tls::{Tls, TlsClient, TlsServer};
 
 /// Bytes read at a time while waiting for an upgrade head.
 const HANDSHAKE_READ: usize = 512;
+
+/// A client's connection: plain TCP (split without cost) or TLS (split into owned halves).
+pub enum Conn {
+    Plain(TcpStream),
+    Tls(Box<TlsHalves>),
+    /// `quic`: the client's bidirectional stream on its own connection.
+    Quic(Box<QuicStream>),
+}
+
+/// The two halves of a client TLS stream.
+pub type TlsHalves = (
+    tokio::io::ReadHalf<tokio_rustls::client::TlsStream<TcpStream>>,
+    tokio::io::WriteHalf<tokio_rustls::client::TlsStream<TcpStream>>,
+);
+
+/// `quic`: a client's long-lived bidirectional stream, its two directions, on its
+/// connection ([`crate::traffic::quic::open_stream`] opens it).
+pub struct QuicStream {
+    pub recv: quinn::RecvStream,
+    pub send: quinn::SendStream,
+    /// The connection the stream runs on (its statistics are read from it).
+    pub connection: quinn::Connection,
+    /// What keeps the connection open (its client endpoint) while the stream lives.
+    pub _keep: Box<dyn std::any::Any + Send + Sync>,
+}
 
 /// The server's end of a connection pair.
 pub enum ServerConn {

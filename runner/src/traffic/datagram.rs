@@ -20,11 +20,11 @@ use tokio::net::UdpSocket;
 
 use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::{ServerEvent, ServerStats};
-use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
 use crate::traffic::fault::{Action, FaultInjector};
 use crate::traffic::mmsg::{self, RecvBatch};
 use crate::traffic::pacing::{self, Pacer};
+use crate::traffic::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::traffic::stream::ServerDuty;
 use crate::traffic::work;
 

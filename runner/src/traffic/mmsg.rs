@@ -18,52 +18,13 @@ use std::os::fd::AsRawFd;
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
 
+pub use crate::case::Batching;
+
 /// Largest batch a run may ask for: the archive's bound, which `validate` holds every run
 /// to (Linux's `UIO_MAXIOV` is far above; more would only grow the buffers).
 pub const MAX_BATCH: usize = echomark_archive::limits::MAX_UDP_BATCH as usize;
 
-/// Why `--udp-batch batch` cannot run for `protocol` on `backend` (`once` and `serve` alike);
-/// `None` when it can.
-pub fn refusal(
-    protocol: echomark_archive::Protocol,
-    backend: crate::case::Backend,
-    batch: usize,
-) -> Option<String> {
-    if protocol != echomark_archive::Protocol::Udp {
-        return Some(format!("--udp-batch is for udp, not {protocol}"));
-    }
-    if backend != crate::case::Backend::Tokio {
-        return Some(format!(
-            "--udp-batch is not supported by --backend {backend} (recvmmsg/sendmmsg run on tokio's sockets)"
-        ));
-    }
-    let range = echomark_archive::limits::UDP_BATCH;
-    (!range.contains(&(batch as u64))).then(|| {
-        format!(
-            "--udp-batch must be {} to {}, got {batch}",
-            range.start(),
-            range.end()
-        )
-    })
-}
-
-/// How a UDP socket batches: up to `datagrams` per system call (`--udp-batch`), and with
-/// `segmented` the kernel's segmentation offload too (`--udp-gso`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Batching {
-    pub datagrams: usize,
-    pub segmented: bool,
-}
-
 impl Batching {
-    /// `--udp-batch` and `--udp-gso` as the datagram code takes them (`once` and `serve`).
-    pub fn of(udp_batch: Option<usize>, udp_gso: bool) -> Option<Self> {
-        udp_batch.map(|datagrams| Self {
-            datagrams,
-            segmented: udp_gso,
-        })
-    }
-
     /// Makes `socket` ready for this batching: its GRO on when segmented (a refusal fails
     /// the setup, not the run).
     pub fn prepare(&self, socket: &UdpSocket) -> io::Result<()> {

@@ -10,6 +10,7 @@ pub mod datagram;
 pub mod fault;
 pub mod mmsg;
 pub mod pacing;
+pub mod phase;
 pub mod quic;
 pub mod schedule;
 pub mod sockets;

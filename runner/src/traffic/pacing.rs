@@ -25,13 +25,11 @@ use tokio::sync::Notify;
 
 use crate::instruments::timer::PreciseTimer;
 
+pub use crate::case::DEFAULT_SPIN;
+
 /// How the sender waits, named in every open-loop metrics object.
 pub const TIMER: &str =
     "one send clock per runtime: timerfd (hrtimer, no slack) until spin_us before the due instant, then yield_now spinning";
-
-/// How long before a due instant the clock stops sleeping and starts spinning, unless the
-/// case says otherwise.
-pub const DEFAULT_SPIN: Duration = Duration::from_millis(1);
 
 /// What each client is waiting for.
 #[derive(Default)]

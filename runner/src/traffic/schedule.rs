@@ -8,15 +8,7 @@ use echomark_archive::Arrival;
 
 use crate::random::SplitMix64;
 
-/// The open-loop load of a case: the offered rate over all clients and how it arrives.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OpenLoop {
-    /// Messages per second over all clients.
-    pub rate: u64,
-    pub arrival: Arrival,
-    /// Poisson: client `i` draws from SplitMix64 seeded with `seed` mixed with `i`.
-    pub seed: u64,
-}
+pub use crate::case::OpenLoop;
 
 /// One client's schedule.
 #[derive(Debug, Clone)]

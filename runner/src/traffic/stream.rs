@@ -11,39 +11,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::case::Fault;
 use crate::framing::{Framing, RecvBuf};
 use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::{ServerEvent, ServerStats};
-use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::message::{self, MAX_PAYLOAD};
 use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
+use crate::traffic::connect::Conn;
 use crate::traffic::connect::ServerConn;
 use crate::traffic::fault::{Action, FaultInjector};
 use crate::traffic::pacing::{self, Pacer};
+use crate::traffic::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::traffic::work;
 
 /// A server reads into a buffer sized for a quarter of the largest message at first.
 const SERVER_RECV_FRAME: usize = MAX_PAYLOAD / 4;
 /// A server's output buffer starts at this size.
 const SERVER_OUT_CAPACITY: usize = 64 * 1024;
-
-/// A client's connection: plain TCP (split without cost) or TLS (split into owned halves).
-pub enum Conn {
-    Plain(TcpStream),
-    Tls(Box<TlsHalves>),
-    /// `quic`: the client's bidirectional stream on its own connection.
-    Quic(Box<super::quic::QuicStream>),
-}
-
-/// The two halves of a client TLS stream.
-pub type TlsHalves = (
-    ReadHalf<tokio_rustls::client::TlsStream<TcpStream>>,
-    WriteHalf<tokio_rustls::client::TlsStream<TcpStream>>,
-);
 
 /// Everything of a stream client except its connection; no IO happens here, so every
 /// backend's IO loop drives the same session.

@@ -9,11 +9,9 @@
 //! happen during setup, before any phase, and are never timed.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use echomark_archive::TlsVerification;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
@@ -25,6 +23,8 @@ use rustls::{
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::{client, server, TlsAcceptor, TlsConnector};
+
+pub use crate::case::TlsTrust;
 
 /// Why TLS could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -39,25 +39,6 @@ pub enum TlsError {
     ServerName(String),
     #[error("QUIC configuration: {0}")]
     Quic(String),
-}
-
-/// How a client checks an external server's certificate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TlsTrust {
-    /// Accept any certificate (`--tls-insecure`).
-    Insecure,
-    /// Trust the certificate authorities in this PEM file (`--tls-ca`).
-    Ca(PathBuf),
-}
-
-impl TlsTrust {
-    /// What the archive records.
-    pub fn verification(&self) -> TlsVerification {
-        match self {
-            TlsTrust::Insecure => TlsVerification::Insecure,
-            TlsTrust::Ca(_) => TlsVerification::Ca,
-        }
-    }
 }
 
 /// The crypto provider of every TLS and QUIC configuration: ring.

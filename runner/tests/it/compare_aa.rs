@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use echomark::compare::side::{load_dataset, Side};
-use echomark::compare::{Comparison, Options, Verdict};
+use echomark::analysis::compare::side::{load_dataset, Side};
+use echomark::analysis::compare::{Comparison, Options, Verdict};
 use serde_json::Value;
 
 fn half(archive: &Value, parity: u64, dir: &Path, name: &str) -> std::path::PathBuf {

@@ -237,7 +237,8 @@ fn a_matrix_pins_client_and_server_apart_and_records_both() {
         );
     }
     // The generator reads it back: one placement for the dataset, each side on its CPUs.
-    let dataset = echomark::compare::side::load_dataset(&folder).expect("the archive validates");
+    let dataset =
+        echomark::analysis::compare::side::load_dataset(&folder).expect("the archive validates");
     match echomark::analysis::placement::of(&dataset) {
         echomark::analysis::placement::Placement::Same(p) => {
             assert_eq!(p.client.to_string(), client);
@@ -524,8 +525,8 @@ fn the_baseline_preset_places_client_and_server_apart_unless_told_together() {
     }
     // The pages say which arrangement each dataset measured, and the reproduction commands
     // ask for it.
-    let apart_set = echomark::compare::side::load_dataset(&apart_folder).unwrap();
-    let together_set = echomark::compare::side::load_dataset(&together_folder).unwrap();
+    let apart_set = echomark::analysis::compare::side::load_dataset(&apart_folder).unwrap();
+    let together_set = echomark::analysis::compare::side::load_dataset(&together_folder).unwrap();
     let apart_commands = echomark::reproduce::commands(&apart_set).join("\n");
     assert!(
         apart_commands.contains(&format!("--client-cpus {client} --server-cpus {server}")),

@@ -25,7 +25,6 @@
 
 mod describe;
 mod judge;
-pub mod markdown;
 pub mod side;
 pub mod stats;
 pub mod text;
@@ -281,7 +280,7 @@ pub struct ProtocolCounts {
     pub largest_throughput_change: Option<f64>,
 }
 
-/// A whole comparison: the report's model, rendered by [`text`], [`markdown`] and as JSON.
+/// A whole comparison: the report's model, rendered by [`text`], [`crate::site::comparison`] and as JSON.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub base: SideSummary,

@@ -6,7 +6,7 @@
 use echomark_archive::{Entry, ServerProcess};
 
 use super::{at, machine_memory, FileRead};
-use crate::import::command::Words;
+use crate::command_line::Words;
 use crate::model::ArchiveFile;
 
 /// Every check of entry `index`'s server process, if it has one.

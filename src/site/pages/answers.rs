@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::overview::in_protocol_order;
 use super::DatasetView;
 use crate::analysis::backends;
 use crate::analysis::rank::Ranking;
@@ -63,7 +62,7 @@ fn backends_section(
 ) -> Option<BackendsSection> {
     let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
     let duels = backends::duels(
-        &in_protocol_order(view),
+        &view.rankings_in_protocol_order(),
         &view.configs,
         subject,
         base,

@@ -134,6 +134,14 @@ impl<'a> DatasetView<'a> {
         }
     }
 
+    /// The dataset's rankings, protocols in page order; within a protocol they keep their
+    /// load order (the sort is stable).
+    pub fn rankings_in_protocol_order(&self) -> Vec<&'a Ranking> {
+        let mut rankings = self.rankings.to_vec();
+        rankings.sort_by_key(|r| crate::site::labels::protocol_rank(r.group.protocol));
+        rankings
+    }
+
     /// The configurations of one protocol, whichever program measured them.
     pub fn configs_of_protocol(&self, protocol: Protocol) -> Vec<&'a Configuration> {
         self.configs

@@ -16,7 +16,6 @@ use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
 use crate::analysis::findings::io_model::IoModelFinding;
 use crate::analysis::placement::{self, Placement};
-use crate::analysis::rank::Ranking;
 use crate::format;
 use crate::model::Dataset;
 use crate::output::safe_name;
@@ -420,14 +419,6 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
     })
 }
 
-/// The dataset's rankings, protocols in page order; within a protocol they keep their load
-/// order (the sort is stable).
-pub(super) fn in_protocol_order<'a>(view: &DatasetView<'a>) -> Vec<&'a Ranking> {
-    let mut rankings = view.rankings.to_vec();
-    rankings.sort_by_key(|r| labels::protocol_rank(r.group.protocol));
-    rankings
-}
-
 /// The choosing-an-IO-model table: per load, the fastest valid model.
 fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
     use Align::{Default as L, Right as R};
@@ -441,7 +432,7 @@ fn choosing(cat: &Catalog, view: &DatasetView) -> Table {
             labels::decision(cat, d, echomark_archive::Metric::RoundtripsPerSecond)
         })
     };
-    for r in in_protocol_order(view) {
+    for r in view.rankings_in_protocol_order() {
         let g = &r.group;
         let mut load = labels::load(cat, &r.best_key());
         if g.handler_work > 0 {

@@ -25,8 +25,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use super::tls::TlsError;
 
-/// The ALPN both ends offer.
-pub const ALPN: &[u8] = b"echomark";
+pub use crate::message::ALPN;
 /// The name the client checks the certificate against in process (the certificate also
 /// names the IP).
 pub const SERVER_NAME: &str = "localhost";
@@ -255,33 +254,22 @@ impl QuicClient {
     }
 }
 
-/// `quic`: a client's long-lived bidirectional stream, its two directions, on its
-/// connection.
-pub struct QuicStream {
-    pub recv: quinn::RecvStream,
-    pub send: quinn::SendStream,
-    _client: QuicClient,
-}
+pub use crate::traffic::connect::QuicStream;
 
-impl QuicStream {
-    /// Opens the client's one stream.
-    pub async fn open(client: QuicClient) -> std::io::Result<Self> {
-        let (send, recv) = client
-            .connection
-            .open_bi()
-            .await
-            .map_err(std::io::Error::other)?;
-        Ok(Self {
-            recv,
-            send,
-            _client: client,
-        })
-    }
-
-    /// The connection the stream runs on.
-    pub fn connection(&self) -> &quinn::Connection {
-        &self._client.connection
-    }
+/// Opens `client`'s one long-lived bidirectional stream (`quic`); the stream keeps the
+/// client, and so its connection, open.
+pub async fn open_stream(client: QuicClient) -> std::io::Result<QuicStream> {
+    let (send, recv) = client
+        .connection
+        .open_bi()
+        .await
+        .map_err(std::io::Error::other)?;
+    Ok(QuicStream {
+        recv,
+        send,
+        connection: client.connection.clone(),
+        _keep: Box::new(client),
+    })
 }
 
 /// quinn's statistics of `connections`, summed (averaged where a sum means nothing), and

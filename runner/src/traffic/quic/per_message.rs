@@ -19,10 +19,10 @@ use tokio::task::JoinSet;
 
 use super::QuicClient;
 use crate::instruments::alarm::Alarm;
-use crate::measure::phase::{ClientReport, PhaseClient, PhasePlan};
 use crate::message::{self, MAX_PAYLOAD};
 use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
 use crate::traffic::pacing::{self, Pacer};
+use crate::traffic::phase::{ClientReport, PhaseClient, PhasePlan};
 
 /// How one message's stream ended.
 enum Exchange {

@@ -14,9 +14,9 @@ use monoio::net::udp::UdpSocket;
 use tokio::sync::Notify;
 
 use crate::instruments::alarm::Alarm;
-use crate::measure::phase::{ClientReport, LocalPhaseClient, PhasePlan};
 use crate::traffic::client::{ClientCore, ClientShape, Next, OrderRule};
 use crate::traffic::datagram::{DatagramServer, Reply, RECV_BUF};
+use crate::traffic::phase::{ClientReport, LocalPhaseClient, PhasePlan};
 use crate::traffic::stream::ServerDuty;
 
 /// One UDP client's state, shared by its three tasks.
@@ -84,7 +84,7 @@ pub async fn receive_echoes(link: Rc<DatagramLink>) {
         let mut s = link.state.borrow_mut();
         match result {
             // The shard shut the socket down: the measurement is over.
-            Ok(0) if crate::measure::shards::stopping() => {
+            Ok(0) if super::stopping() => {
                 drop(s);
                 link.break_off();
                 return;
@@ -229,7 +229,7 @@ pub async fn serve(socket: UdpSocket, duty: ServerDuty) {
     loop {
         let (result, returned) = socket.recv_from(buf).await;
         buf = returned;
-        if crate::measure::shards::stopping() {
+        if super::stopping() {
             return;
         }
         // ICMP errors from a client that already closed surface here; keep serving.

@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 
 use super::buf::ReadSpace;
 use crate::framing::Framing;
-use crate::measure::phase::{ClientReport, LocalPhaseClient, PhasePlan};
+use crate::traffic::phase::{ClientReport, LocalPhaseClient, PhasePlan};
 use crate::traffic::stream::{within_idle, ServerDuty, ServerSide, Session};
 
 /// What a client's three tasks share.
