@@ -9,8 +9,11 @@
 //! commands that measure a dataset again from what its archives record.
 
 pub mod analysis;
+pub mod cli;
 pub mod command_line;
+pub mod commands;
 pub mod error;
+pub mod exit_codes;
 pub mod format;
 pub mod import;
 pub mod measurement;

@@ -244,7 +244,7 @@ pub(crate) struct ShardContext {
     /// Registered file slots of the shard's ring.
     pub slots: u32,
     /// Told once the shard is set up (or why it could not be).
-    pub ready: Option<std::sync::mpsc::Sender<Result<(), String>>>,
+    pub ready: Option<std::sync::mpsc::Sender<Result<(), ShardFailed>>>,
 }
 
 impl ShardContext {
@@ -271,21 +271,32 @@ impl ShardContext {
     }
 }
 
+/// Why a shard stopped: the error of its setup or of its serving.
+#[derive(Debug, thiserror::Error)]
+#[error("io-uring shard {index}: {source}")]
+pub struct ShardFailed {
+    pub index: usize,
+    #[source]
+    pub source: std::io::Error,
+}
+
 /// Runs a shard on a thread of its own; a shard that fails before it serves tells `start`
 /// why, one that fails later says so on stderr.
 fn spawn(
     index: usize,
-    failed: std::sync::mpsc::Sender<Result<(), String>>,
+    failed: std::sync::mpsc::Sender<Result<(), ShardFailed>>,
     serve: impl FnOnce() -> std::io::Result<RingCounters> + Send + 'static,
 ) -> std::io::Result<JoinHandle<RingCounters>> {
     std::thread::Builder::new()
         .name(format!("echomark-ring-{index}"))
         .spawn(move || match serve() {
             Ok(stats) => stats,
-            Err(e) => {
-                let why = format!("io-uring shard {index}: {e}");
-                if failed.send(Err(why.clone())).is_err() {
-                    eprintln!("echomark-runner serve: {why}");
+            Err(source) => {
+                // Before serving, `start` hears why; later nobody listens, so stderr does.
+                if let Err(unheard) = failed.send(Err(ShardFailed { index, source })) {
+                    if let Err(why) = unheard.0 {
+                        eprintln!("echomark-runner serve: {why}");
+                    }
                 }
                 RingCounters::default()
             }
