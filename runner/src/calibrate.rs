@@ -185,3 +185,69 @@ pub fn client(addr: SocketAddr, udp: bool, payload: usize, seconds: f64) -> std:
         stream.read_exact(&mut buf[..payload])
     })
 }
+/// What `calibrate` is asked to do: the floor in process, or one blocking end alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Both ends on one thread over loopback at `ip` ([`run`]).
+    InProcess(IpAddr),
+    /// `--serve ADDR` until SIGTERM or SIGINT ([`serve`]).
+    Serve(SocketAddr),
+    /// `--target ADDR` ([`client`]).
+    Target(SocketAddr),
+}
+
+/// Why `calibrate` could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("--protocol {0}: tcp or udp only")]
+    Protocol(crate::case::Protocol),
+    #[error(transparent)]
+    Signals(#[from] crate::signals::SignalError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl CalibrateError {
+    /// A protocol the blocking loops do not speak is a usage error; the rest failures.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CalibrateError::Protocol(_) => crate::exit_codes::USAGE,
+            _ => crate::exit_codes::FAILED,
+        }
+    }
+}
+
+/// Runs `calibrate` in `mode` (apart, over `protocol`: TCP or UDP), handing each JSON line
+/// it prints to `print`: the calibration, the server's listening address, or the client's
+/// floor.
+pub fn command(
+    mode: Mode,
+    protocol: crate::case::Protocol,
+    payload: usize,
+    seconds: f64,
+    mut print: impl FnMut(String),
+) -> Result<(), CalibrateError> {
+    let udp = || match protocol {
+        crate::case::Protocol::Tcp => Ok(false),
+        crate::case::Protocol::Udp => Ok(true),
+        other => Err(CalibrateError::Protocol(other)),
+    };
+    match mode {
+        Mode::InProcess(ip) => {
+            let c = run(ip, payload, seconds)?;
+            print(serde_json::to_string(&c).expect("plain data"));
+        }
+        Mode::Serve(addr) => {
+            let udp = udp()?;
+            let stop = crate::signals::stop_flag()?;
+            serve(addr, udp, &stop, |bound| {
+                print(serde_json::json!({ "listening": bound.to_string() }).to_string());
+            })?;
+        }
+        Mode::Target(addr) => {
+            let floor = client(addr, udp()?, payload, seconds)?;
+            print(serde_json::to_string(&floor).expect("plain data"));
+        }
+    }
+    Ok(())
+}

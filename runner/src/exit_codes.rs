@@ -10,3 +10,12 @@ pub const USAGE: u8 = 2;
 pub const SIGINT: u8 = 130;
 /// Interrupted by SIGTERM (128 + 15), the archive saved.
 pub const SIGTERM: u8 = 143;
+
+/// [`OK`] for a measurement or check that passed, else [`FAILED`].
+pub fn verdict(passed: bool) -> u8 {
+    if passed {
+        OK
+    } else {
+        FAILED
+    }
+}

@@ -11,6 +11,7 @@
 
 pub mod calibrate;
 pub mod case;
+pub mod exit_codes;
 pub mod framing;
 pub mod instruments;
 pub mod matrix;
@@ -19,6 +20,7 @@ pub mod message;
 pub mod placement;
 pub mod random;
 pub mod serve;
+pub mod signals;
 pub mod soak;
 pub mod traffic;
 pub mod verify;

@@ -473,6 +473,18 @@ pub struct CalibrateArgs {
     pub protocol: Protocol,
 }
 
+impl CalibrateArgs {
+    /// In process, or the server or the client alone.
+    pub fn mode(&self) -> echomark_runner::calibrate::Mode {
+        use echomark_runner::calibrate::Mode;
+        match (self.serve, self.target) {
+            (Some(addr), _) => Mode::Serve(addr),
+            (None, Some(addr)) => Mode::Target(addr),
+            (None, None) => Mode::InProcess(echomark_runner::case::loopback(self.address_family)),
+        }
+    }
+}
+
 /// The flags of `soak`.
 #[derive(Debug, Clone, Args)]
 pub struct SoakArgs {

@@ -147,6 +147,26 @@ pub enum MatrixOutcome {
     Paused { runs: u64 },
 }
 
+impl MatrixOutcome {
+    /// The exit code of a matrix that ended so: 0 when every run is recorded and none
+    /// failed (or it paused as asked), 1 with failed runs, 128 + the signal that stopped it.
+    pub fn exit_code(self) -> u8 {
+        use crate::exit_codes;
+        match self {
+            MatrixOutcome::Finished {
+                failed_runs: 0,
+                soak_failed: false,
+            }
+            | MatrixOutcome::Paused { .. } => exit_codes::OK,
+            MatrixOutcome::Finished { .. } => exit_codes::FAILED,
+            MatrixOutcome::Interrupted { signal } if signal == signal_hook::consts::SIGTERM => {
+                exit_codes::SIGTERM
+            }
+            MatrixOutcome::Interrupted { .. } => exit_codes::SIGINT,
+        }
+    }
+}
+
 use echomark_archive::CASE_TIMEOUT_MARGIN_SECONDS as TIMEOUT_MARGIN_SECONDS;
 
 /// One archive a matrix writes: one per backend, or one per external server.

@@ -203,6 +203,9 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Usage(String),
+    /// The stop flag's signal handlers could not be installed.
+    #[error(transparent)]
+    Signals(#[from] crate::signals::SignalError),
 }
 
 /// How long the accept loop waits after the process ran out of file descriptors (or the
