@@ -528,7 +528,7 @@
         var col = COLUMNS[k];
         if (col === state.sort) th.setAttribute('aria-sort', state.dir === 'asc' ? 'ascending' : 'descending');
         th.appendChild(el('button', { type: 'button', class: 'x-sort', text: label,
-          'aria-label': fill(X.sort_by, { column: label }),
+          'aria-label': fill(X.sort_by, { column: label }), 'data-focus': 'sort ' + col,
           onclick: function () {
             setState({ sort: col, dir: state.sort === col && state.dir === 'desc' ? 'asc' : 'desc' });
           } }));
@@ -545,9 +545,9 @@
       var link = el('a', { text: d.name });
       link.href = overviewHref(d);
       var picks = el('td', { 'data-label': X.columns[6] }, [
-        el('button', { type: 'button', text: X.pick_a, 'aria-label': X.pick_a_label + ': ' + c.id,
+        el('button', { type: 'button', text: X.pick_a, 'aria-label': X.pick_a_label + ': ' + c.id, 'data-focus': 'a ' + c.id,
           'aria-pressed': String(state.ca === c.id), onclick: function () { setState({ ca: c.id, da: '', db: '' }); } }),
-        el('button', { type: 'button', text: X.pick_b, 'aria-label': X.pick_b_label + ': ' + c.id,
+        el('button', { type: 'button', text: X.pick_b, 'aria-label': X.pick_b_label + ': ' + c.id, 'data-focus': 'b ' + c.id,
           'aria-pressed': String(state.cb === c.id), onclick: function () { setState({ cb: c.id, da: '', db: '' }); } })
       ]);
       var row = el('tr', { 'data-id': c.id, class: c.ok ? '' : 'x-failed' }, [
@@ -562,7 +562,7 @@
       body.appendChild(row);
     });
     table.appendChild(body);
-    var more = rows.length > limit ? el('button', { type: 'button', class: 'x-more',
+    var more = rows.length > limit ? el('button', { type: 'button', class: 'x-more', 'data-focus': 'more',
       text: fill(X.more, { n: grouped(Math.min(SHOWN, rows.length - limit), 0) }),
       onclick: function () { limit += SHOWN; render(); } }) : null;
     parts.table.replaceChildren(table);
@@ -681,10 +681,24 @@
     parts.result.replaceChildren.apply(parts.result, children);
   }
 
+  // A redraw replaces the table's buttons: the one that had the keyboard's focus (a sort
+  // button, a row's A or B, "show more") gets it back, so a keyboard user stays in place.
   function render() {
+    var active = document.activeElement;
+    var focus = active && active.getAttribute && active.getAttribute('data-focus');
     var rows = configs.filter(matches);
     renderCompare(matches);
     renderRows(rows);
+    if (focus) {
+      var again = Array.prototype.find.call(document.querySelectorAll('#explorer [data-focus]'),
+        function (node) { return node.getAttribute('data-focus') === focus; });
+      // "show more" is gone once every row is shown: the last row's A button takes over.
+      if (!again && focus === 'more') {
+        var picks = document.querySelectorAll('#explorer tbody [data-focus^="a "]');
+        again = picks[picks.length - 1];
+      }
+      if (again) again.focus();
+    }
   }
 
   /* ---------- what the tests read ---------- */

@@ -319,3 +319,97 @@ fn hostile_archive_strings_stay_text_in_the_explorer() {
     let notes = run(&browser, port, &[]).notes;
     assert_eq!(notes, ["done"], "{notes:#?}");
 }
+
+/// A reader with a keyboard and no mouse: Tab reaches the filters, a typed letter picks a
+/// protocol, Enter sorts (twice: the other way), Space and Enter pick two rows to compare,
+/// and after every redraw the focus is where it was (the table is drawn anew each time).
+#[test]
+fn the_explorer_works_from_the_keyboard_alone() {
+    use crate::common::devtools::Browser;
+    let Some(chromium) = chromium() else {
+        echomark::skip::because("no Chromium installed (.ci/run installs Debian's chromium)");
+        return;
+    };
+    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let port = serve(site, None);
+    let mut b = Browser::start(&chromium, 1280, 900);
+    b.open(
+        &format!("http://127.0.0.1:{port}/en/explore.html"),
+        "window.EchomarkExplore && window.EchomarkExplore.ready",
+    );
+    let state = |b: &mut Browser, key: &str| {
+        b.eval(&format!(
+            "String(window.EchomarkExplore.state().{key} || '')"
+        ))
+    };
+    let focused = |b: &mut Browser| b.eval("document.activeElement.getAttribute('data-focus')");
+
+    // Tab from the top of the page reaches the protocol filter.
+    let presses = b.tab_to("a.matches('#explorer select[name=\"p\"]')", 120);
+    assert!(presses.is_some(), "Tab never reached the protocol filter");
+    // A typed letter picks a protocol, and the table and the address follow.
+    b.press("u", false);
+    assert_eq!(state(&mut b, "p"), "udp", "typing u on the protocol filter");
+    assert!(b.eval("location.hash").as_str().unwrap().contains("p=udp"));
+    let protocols = b.eval(
+        "[...new Set([...document.querySelectorAll('#explorer tbody tr td:nth-child(2)')].map(t => t.textContent))]",
+    );
+    assert_eq!(protocols, serde_json::json!(["UDP"]), "only UDP rows");
+
+    // Enter on a sort button sorts by its column and keeps the focus; again, the other way.
+    assert!(b.tab_to("a.classList.contains('x-sort')", 40).is_some());
+    let button = focused(&mut b);
+    let column = button
+        .as_str()
+        .unwrap()
+        .trim_start_matches("sort ")
+        .to_string();
+    b.press("Enter", false);
+    assert_eq!(state(&mut b, "sort"), column.as_str());
+    let first = state(&mut b, "dir");
+    assert_eq!(
+        focused(&mut b),
+        button,
+        "the focus stays on the sort button"
+    );
+    b.press("Enter", false);
+    assert_ne!(
+        state(&mut b, "dir"),
+        first,
+        "Enter again sorts the other way"
+    );
+    assert_eq!(focused(&mut b), button);
+
+    // Space picks a row as side A, Enter another row as side B: the comparison appears.
+    assert!(b
+        .tab_to("(a.getAttribute('data-focus') || '').startsWith('a ')", 40)
+        .is_some());
+    let a_button = focused(&mut b);
+    b.press(" ", false);
+    let a = state(&mut b, "ca");
+    assert_eq!(
+        format!("a {}", a.as_str().unwrap()),
+        a_button.as_str().unwrap()
+    );
+    assert_eq!(
+        focused(&mut b),
+        a_button,
+        "the focus stays on the picked row"
+    );
+    let other_row = format!(
+        "(a.getAttribute('data-focus') || '').startsWith('b ') && a.getAttribute('data-focus') !== 'b {}'",
+        a.as_str().unwrap()
+    );
+    assert!(b.tab_to(&other_row, 40).is_some());
+    b.press("Enter", false);
+    assert_ne!(state(&mut b, "cb"), "");
+    assert!(
+        b.eval("!!document.querySelector('#explorer .x-result h2')") == serde_json::json!(true),
+        "two rows picked by keyboard are compared"
+    );
+    let hash = b.eval("location.hash");
+    assert!(
+        hash.as_str().unwrap().contains("ca=") && hash.as_str().unwrap().contains("cb="),
+        "{hash}"
+    );
+}

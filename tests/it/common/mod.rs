@@ -2,6 +2,7 @@
 //! then breaks in one specific way.
 #![allow(dead_code)]
 
+pub mod devtools;
 pub mod harness;
 pub mod site;
 pub mod static_site;
