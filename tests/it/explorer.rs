@@ -294,7 +294,10 @@ fn a_reader_filters_sorts_compares_and_keeps_the_view_in_the_address() {
 #[test]
 fn hostile_archive_strings_stay_text_in_the_explorer() {
     let dir = tempfile::tempdir().unwrap();
-    let mut a = archive(six_runs());
+    // One run of shared 2 fails: that configuration is failed, never a figure.
+    let mut runs = six_runs();
+    crate::common::fail(&mut runs[1], "benchmark validation failed");
+    let mut a = archive(runs);
     a["host"]["cpu"] = serde_json::json!("<img src=x onerror=window.__pwned=1>");
     let raw = write(dir.path(), "evil<script><b>", "a.json", &a.to_string());
     let out = dir.path().join("site");
@@ -313,6 +316,15 @@ fn hostile_archive_strings_stay_text_in_the_explorer() {
       if (w.__pwned) note('the data ran as markup');
       if (d.querySelector('#explorer img, #explorer b')) note('markup from the data in the page');
       if (!text.includes('evil<script><b>')) note('the dataset name is not shown as text');
+      const failed = [...d.querySelectorAll('#explorer tbody tr.x-failed')];
+      if (failed.length !== 1) note(failed.length + ' failed rows, not 1');
+      for (const row of failed) {
+        const figure = row.querySelectorAll('td')[4].textContent;
+        if (figure !== 'failed') note('a failed configuration shows ' + figure);
+      }
+      const fine = [...d.querySelectorAll('#explorer tbody tr:not(.x-failed) td:nth-child(5)')];
+      if (fine.length !== 1 || !/^[0-9]/.test(fine[0].textContent) || fine[0].textContent.startsWith('0 '))
+        note('the passing configuration shows ' + fine.map(t => t.textContent));
       note('done');
     "#;
     let port = serve(out, Some((HARNESS, steps_page("/en/explore.html", steps))));
