@@ -1,1 +1,1 @@
-taskset -c 0 env CONNECTIONS=16 BODY_BYTES=1024 wrk -t1 -c16 -d2s -s /work/main/scripts/wrk-json.lua http://127.0.0.1:54955/echo
+taskset -c 0 env CONNECTIONS=16 BODY_BYTES=1024 wrk -t1 -c16 -d2s -s /work/main/scripts/wrk-json.lua http://127.0.0.1:48089/echo

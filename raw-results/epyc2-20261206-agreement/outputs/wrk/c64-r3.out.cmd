@@ -1,1 +1,1 @@
-taskset -c 0 env CONNECTIONS=64 BODY_BYTES=1024 wrk -t1 -c64 -d2s -s /work/main/scripts/wrk-json.lua http://127.0.0.1:50501/echo
+taskset -c 0 env CONNECTIONS=64 BODY_BYTES=1024 wrk -t1 -c64 -d2s -s /work/main/scripts/wrk-json.lua http://127.0.0.1:41471/echo

@@ -1,0 +1,1 @@
+taskset -c 0 oha --no-tui --output-format json -z 2s -c 64 -m POST -D /tmp/rd/epyc2-20261206-agreement/outputs/body -H Content-Type:\ application/octet-stream http://127.0.0.1:37321/echo
