@@ -197,7 +197,9 @@ fn io_models(datasets: &[Dataset], per_dataset: &[DatasetAnalysis]) -> Option<An
                 .files
                 .first()
                 .is_some_and(|f| f.address_family == AddressFamily::Ipv4);
-            (i, a.io_models.len(), ipv4)
+            // Evidence is the runs measured, as for the runtime question: a dataset measured
+            // until decided outweighs one with more loads at a few repetitions each.
+            (i, datasets[i].runs.len(), ipv4)
         })
         .collect();
     let chosen = best(datasets, &candidates)?;
