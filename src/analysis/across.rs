@@ -192,7 +192,7 @@ fn io_models(datasets: &[Dataset], per_dataset: &[DatasetAnalysis]) -> Option<An
         .iter()
         .enumerate()
         .filter(|(_, a)| !a.io_models.is_empty())
-        .map(|(i, a)| {
+        .map(|(i, _)| {
             let ipv4 = datasets[i]
                 .files
                 .first()

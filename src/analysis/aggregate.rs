@@ -92,6 +92,11 @@ pub struct OpenLoopStats {
 }
 
 impl Configuration {
+    /// The share of its runs that failed (0 to 1).
+    pub fn failed_share(&self) -> f64 {
+        1.0 - self.runs_passed as f64 / self.runs.max(1) as f64
+    }
+
     /// A metric's statistic, if any run reported it.
     pub fn stat(&self, metric: Metric) -> Option<Stat> {
         self.stats.get(&metric).copied()

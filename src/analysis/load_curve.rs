@@ -34,10 +34,23 @@ pub struct LoadPoint {
     pub p999_us: Option<Stat>,
 }
 
+/// A point whose sender lag p99 is at least this share of its corrected p99 measured the
+/// load generator's host as much as the server: the page marks it.
+pub const SENDER_BOUND_SHARE: f64 = 0.5;
+
 impl LoadPoint {
     /// Whether the point belongs on the curve: every run passed and kept its schedule.
     pub fn usable(&self) -> bool {
         self.status == Status::Valid && !self.saturated
+    }
+
+    /// Whether the sender's own lag is a large share ([`SENDER_BOUND_SHARE`]) of the point's
+    /// corrected p99.
+    pub fn sender_bound(&self) -> bool {
+        self.p99_us.is_some_and(|p99| {
+            p99.median > 0.0
+                && self.open_loop.schedule_lag_p99_us.median >= SENDER_BOUND_SHARE * p99.median
+        })
     }
 }
 

@@ -608,6 +608,48 @@ pub fn measured(configs: &[&Configuration]) -> Vec<Measured> {
         .collect()
 }
 
+/// A backend's configurations at the main load without handler work, each protocol at the
+/// largest window measured at that load, in page order.
+pub fn main_load_configs<'a>(
+    configs: &[&'a Configuration],
+    backend: &str,
+    payload: u64,
+    clients: u64,
+) -> Vec<&'a Configuration> {
+    let mut selected: Vec<&Configuration> = configs
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.key.backend == backend
+                && c.key.payload_bytes == payload
+                && c.key.clients == clients
+                && c.key.handler_work == 0
+        })
+        .filter(|c| {
+            configs
+                .iter()
+                .filter(|o| {
+                    o.key.protocol == c.key.protocol
+                        && o.key.payload_bytes == payload
+                        && o.key.clients == clients
+                })
+                .map(|o| o.key.window)
+                .max()
+                == Some(c.key.window)
+        })
+        .collect();
+    selected.sort_by_key(|c| {
+        (
+            // Page order: arknet's order of the protocols.
+            echomark_archive::Protocol::ALL
+                .iter()
+                .position(|p| *p == c.key.protocol),
+            c.key.implementation.clone(),
+        )
+    });
+    selected
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -822,5 +864,53 @@ mod tests {
         let cpu = tcp.cpu_per_echo_us.expect("CPU recorded");
         assert!((cpu - 100.0).abs() < 0.6, "{cpu}");
         assert_eq!(tcp.rtt_p99_us, Some(100.0));
+    }
+
+    #[test]
+    fn the_main_load_shows_each_protocol_once_at_its_largest_window_in_page_order() {
+        let at = |protocol: &str, window: u64, work: u64, payload: u64| {
+            let mut c = build(&spec(protocol, "shared", 1, [100.0, 101.0, 99.0]));
+            c.key.window = window;
+            c.key.handler_work = work;
+            c.key.payload_bytes = payload;
+            c
+        };
+        let all = [
+            at("udp", 1, 0, 1024),
+            at("tcp", 1, 0, 1024),
+            at("tcp", 16, 0, 1024),
+            at("tcp", 16, 10_000, 1024),
+            at("http", 16, 0, 64),
+        ];
+        let refs: Vec<&Configuration> = all.iter().collect();
+        let chosen = main_load_configs(&refs, "tokio", 1024, 16);
+        let shown: Vec<(String, u64, u64)> = chosen
+            .iter()
+            .map(|c| {
+                (
+                    c.key.protocol.as_str().to_string(),
+                    c.key.window,
+                    c.key.handler_work,
+                )
+            })
+            .collect();
+        // TCP before UDP (arknet's order), TCP at window 16 only, no added work, no other
+        // payload, no other backend.
+        assert_eq!(
+            shown,
+            vec![("tcp".to_string(), 16, 0), ("udp".to_string(), 1, 0)]
+        );
+        assert!(main_load_configs(&refs, "monoio", 1024, 16).is_empty());
+    }
+
+    #[test]
+    fn the_failed_share_is_the_runs_that_did_not_pass() {
+        let mut c = build(&spec("tcp", "shared", 1, [100.0, 101.0, 99.0]));
+        assert_eq!(c.failed_share(), 0.0);
+        c.runs_passed = 2;
+        assert!((c.failed_share() - 1.0 / 3.0).abs() < 1e-12);
+        c.runs = 0;
+        c.runs_passed = 0;
+        assert_eq!(c.failed_share(), 1.0, "no run is no run passed");
     }
 }

@@ -166,7 +166,6 @@ fn loss_maps(
                         },
                         Some(c) => {
                             let lost = view.analysis.udp.loss.get(&c.key).map_or(0, |l| l.median);
-                            let share = 1.0 - c.runs_passed as f64 / c.runs.max(1) as f64;
                             let passed = format!("{}/{}", c.runs_passed, c.runs);
                             let label = if lost > 0 {
                                 format!("{passed} · {}", format::count(lost))
@@ -185,7 +184,7 @@ fn loss_maps(
                                 ],
                             );
                             HeatCell {
-                                failed_share: Some(share),
+                                failed_share: Some(c.failed_share()),
                                 label,
                                 tooltip: tooltip.to_string(),
                             }

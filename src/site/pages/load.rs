@@ -19,10 +19,6 @@ use crate::site::table::{Align, Table};
 
 use super::ChartFile;
 
-/// A point whose sender lag p99 is at least this share of its corrected p99 measured the
-/// load generator's host as much as the server: the page marks it.
-pub const SENDER_BOUND_SHARE: f64 = 0.5;
-
 #[derive(Serialize)]
 struct LoadPage {
     title: Markup,
@@ -100,7 +96,10 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> Option<PageSpec> {
             "load.legend",
             &[(
                 "share",
-                &Markup::trusted(format::grouped(SENDER_BOUND_SHARE * 100.0, 0)),
+                &Markup::trusted(format::grouped(
+                    crate::analysis::load_curve::SENDER_BOUND_SHARE * 100.0,
+                    0,
+                )),
             )],
         ),
         methodology: cat.fill(
@@ -258,14 +257,6 @@ fn section(cat: &Catalog, c: &LoadCurve, charts: &mut Vec<ChartFile>) -> CurveSe
     }
 }
 
-/// Whether the sender's own lag is a large share of the point's corrected p99.
-fn sender_bound(p: &LoadPoint) -> bool {
-    p.p99_us.is_some_and(|p99| {
-        p99.median > 0.0
-            && p.open_loop.schedule_lag_p99_us.median >= SENDER_BOUND_SHARE * p99.median
-    })
-}
-
 fn status(cat: &Catalog, c: &LoadCurve, index: usize) -> Markup {
     let p = &c.points[index];
     let mut marks = Vec::new();
@@ -279,7 +270,7 @@ fn status(cat: &Catalog, c: &LoadCurve, index: usize) -> Markup {
     if c.knee == Some(index) {
         marks.push(cat.text("load.status_knee"));
     }
-    if sender_bound(p) {
+    if p.sender_bound() {
         marks.push(cat.text("load.status_sender"));
     }
     Markup::join(&marks, &Markup::trusted(", "))

@@ -256,46 +256,6 @@ struct MainLoad {
     charts: Vec<ChartFile>,
 }
 
-/// A backend's configurations at the main load without handler work, each protocol at the
-/// largest window measured at that load, in page order.
-fn main_load_configs<'a>(
-    view: &DatasetView<'a>,
-    backend: &str,
-    payload: u64,
-    clients: u64,
-) -> Vec<&'a Configuration> {
-    let mut selected: Vec<&Configuration> = view
-        .configs
-        .iter()
-        .copied()
-        .filter(|c| {
-            c.key.backend == backend
-                && c.key.payload_bytes == payload
-                && c.key.clients == clients
-                && c.key.handler_work == 0
-        })
-        .filter(|c| {
-            view.configs
-                .iter()
-                .filter(|o| {
-                    o.key.protocol == c.key.protocol
-                        && o.key.payload_bytes == payload
-                        && o.key.clients == clients
-                })
-                .map(|o| o.key.window)
-                .max()
-                == Some(c.key.window)
-        })
-        .collect();
-    selected.sort_by_key(|c| {
-        (
-            labels::protocol_rank(c.key.protocol),
-            c.key.implementation.clone(),
-        )
-    });
-    selected
-}
-
 /// The overview's main load: what it is, its key results and its throughput and p99 charts
 /// for each backend; `None` when the dataset has no main load.
 fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
@@ -383,7 +343,8 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
         .map(|c| c.key.backend.as_str())
         .collect();
     for backend in backends {
-        let selected = main_load_configs(view, backend, payload, clients);
+        let selected =
+            crate::analysis::recommend::main_load_configs(&view.configs, backend, payload, clients);
         let group_of = |c: &Configuration| {
             labels::program_protocol(cat, c.key.protocol, &c.key.implementation).to_string()
         };
