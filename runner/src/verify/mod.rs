@@ -445,7 +445,7 @@ fn format_count(n: usize) -> String {
 mod tests {
     use super::*;
 
-    /// The defaults the README and `verify --help` state: 3 s per connect, read or write,
+    /// The defaults docs/servers.md and `verify --help` state: 3 s per connect, read or write,
     /// 10 s per handshake (as `once` allows its setup), a 2 s idle pause.
     #[test]
     fn the_default_limits_are_the_documented_ones() {
