@@ -15,6 +15,8 @@ pub mod findings;
 pub mod history;
 pub mod hosts;
 pub mod load_curve;
+pub mod loads;
+pub mod measured;
 pub mod method;
 pub mod placement;
 pub mod quic;

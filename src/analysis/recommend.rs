@@ -23,6 +23,8 @@ use serde::Serialize;
 
 use crate::analysis::aggregate::{Configuration, Status};
 use crate::analysis::decision::Rules;
+use crate::analysis::loads::{classes, main_load};
+pub use crate::analysis::loads::{ClassLoad, LoadClass};
 
 /// What a reader could deploy.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -37,7 +39,8 @@ pub struct Choice {
 }
 
 impl Choice {
-    fn of(c: &Configuration) -> Self {
+    /// The choice `c` was measured with.
+    pub(crate) fn of(c: &Configuration) -> Self {
         Self {
             backend: c.key.backend.to_string(),
             io_model: c.key.io_model,
@@ -57,35 +60,6 @@ impl Choice {
             self.udp_server_recv_buffer,
         )
     }
-}
-
-/// The kind of load a recommendation row is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadClass {
-    /// The smallest messages at the fewest clients.
-    Light,
-    /// The smallest messages, where the dataset measured one client count.
-    SmallMessages,
-    /// The fewest clients, where the dataset measured one payload there.
-    FewClients,
-    /// The one closed-loop load the dataset measured (without added work).
-    Single,
-    /// The largest messages at the fewest clients.
-    LargeMessages,
-    /// The most clients, at the payload nearest 1,024 B.
-    ManyClients,
-    /// Added CPU work per echo, at the load nearest the most clients and 1,024 B.
-    Work,
-}
-
-/// One class's load: the configurations it selects share these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ClassLoad {
-    pub class: LoadClass,
-    pub payload_bytes: u64,
-    pub clients: u64,
-    pub handler_work: u64,
 }
 
 /// One stratum of a class: a protocol as one program measured it.
@@ -159,115 +133,6 @@ pub fn cpu_per_echo_us(c: &Configuration) -> Vec<f64> {
         .filter(|(_, r)| **r > 0.0)
         .map(|(c, r)| c / 100.0 / r * 1e6)
         .collect()
-}
-
-/// The classes `configs` measured, in table order, each once (two classes on the same load
-/// are one row, the first kept).
-pub fn classes(configs: &[&Configuration]) -> Vec<ClassLoad> {
-    let closed: Vec<&&Configuration> = configs.iter().filter(|c| c.key.load.is_none()).collect();
-    let plain: Vec<&&Configuration> = closed
-        .iter()
-        .copied()
-        .filter(|c| c.key.handler_work == 0)
-        .collect();
-    let mut out: Vec<ClassLoad> = Vec::new();
-    let mut push = |class, payload_bytes, clients, handler_work| {
-        let load = ClassLoad {
-            class,
-            payload_bytes,
-            clients,
-            handler_work,
-        };
-        let exists = closed.iter().any(|c| {
-            c.key.payload_bytes == payload_bytes
-                && c.key.clients == clients
-                && c.key.handler_work == handler_work
-        });
-        let same = |o: &ClassLoad| {
-            (o.payload_bytes, o.clients, o.handler_work) == (payload_bytes, clients, handler_work)
-        };
-        if exists && !out.iter().any(same) {
-            out.push(load);
-        }
-    };
-    if let (Some(few), Some(most)) = (
-        plain.iter().map(|c| c.key.clients).min(),
-        plain.iter().map(|c| c.key.clients).max(),
-    ) {
-        let at = |clients: u64| {
-            let payloads: BTreeSet<u64> = plain
-                .iter()
-                .filter(|c| c.key.clients == clients)
-                .map(|c| c.key.payload_bytes)
-                .collect();
-            payloads
-        };
-        let (small, large) = (at(few), at(most));
-        if let (Some(&smallest), Some(&largest)) = (small.first(), small.last()) {
-            let class = match (largest > smallest, most > few) {
-                (true, true) => LoadClass::Light,
-                (true, false) => LoadClass::SmallMessages,
-                (false, true) => LoadClass::FewClients,
-                (false, false) => LoadClass::Single,
-            };
-            push(class, smallest, few, 0);
-            if largest > smallest {
-                push(LoadClass::LargeMessages, largest, few, 0);
-            }
-        }
-        if most > few {
-            if let Some(p) = nearest_1024(&large) {
-                push(LoadClass::ManyClients, p, most, 0);
-            }
-        }
-    }
-    let works: BTreeSet<u64> = closed
-        .iter()
-        .map(|c| c.key.handler_work)
-        .filter(|w| *w > 0)
-        .collect();
-    for work in works {
-        let with: Vec<&&&Configuration> = closed
-            .iter()
-            .filter(|c| c.key.handler_work == work)
-            .collect();
-        let Some(most) = with.iter().map(|c| c.key.clients).max() else {
-            continue;
-        };
-        let payloads: BTreeSet<u64> = with
-            .iter()
-            .filter(|c| c.key.clients == most)
-            .map(|c| c.key.payload_bytes)
-            .collect();
-        if let Some(p) = nearest_1024(&payloads) {
-            push(LoadClass::Work, p, most, work);
-        }
-    }
-    out
-}
-
-fn nearest_1024(payloads: &BTreeSet<u64>) -> Option<u64> {
-    payloads
-        .iter()
-        .copied()
-        .min_by_key(|p| (p.abs_diff(1024), *p))
-}
-
-/// The load the overview's charts and key results use: 1,024 B (or the nearest payload) at
-/// the largest client count, among the loads the dataset measured with a valid
-/// configuration (a load whose every configuration failed cannot be a headline).
-pub fn main_load(configs: &[&Configuration]) -> Option<(u64, u64)> {
-    let valid: Vec<&&Configuration> = configs
-        .iter()
-        .filter(|c| c.status == Status::Valid && c.key.load.is_none())
-        .collect();
-    let clients = valid.iter().map(|c| c.key.clients).max()?;
-    let payload = valid
-        .iter()
-        .filter(|c| c.key.clients == clients)
-        .map(|c| c.key.payload_bytes)
-        .min_by_key(|p| (p.abs_diff(1024), *p))?;
-    Some((payload, clients))
 }
 
 /// Each protocol at the main load on its own, when the dataset compares several choices
@@ -554,106 +419,12 @@ fn advise(cells: &Cells, rules: &Rules) -> Option<(Advice, Vec<Choice>)> {
     Some((advice, left_out))
 }
 
-/// The figures of a dataset with one choice, load by load: what was measured, stated.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Measured {
-    pub stratum: Stratum,
-    pub payload_bytes: u64,
-    pub clients: u64,
-    pub window: u64,
-    pub handler_work: u64,
-    pub roundtrips_per_second: f64,
-    pub rtt_p99_us: Option<f64>,
-    /// Median process CPU time per echo, µs.
-    pub cpu_per_echo_us: Option<f64>,
-    pub runs: u64,
-    pub passed: bool,
-}
-
-/// Whether `configs` (one dataset's) offer a single choice: one backend, one IO model and
-/// one thread count over every closed-loop configuration.
-pub fn single_choice(configs: &[&Configuration]) -> Option<Choice> {
-    let choices: BTreeSet<Choice> = configs
-        .iter()
-        .filter(|c| c.key.load.is_none())
-        .map(|c| Choice::of(c))
-        .collect();
-    (choices.len() == 1).then(|| choices.into_iter().next().expect("one choice"))
-}
-
-/// Every closed-loop load of a single-choice dataset with its median figures, in the
-/// configurations' (canonical) order.
-pub fn measured(configs: &[&Configuration]) -> Vec<Measured> {
-    let median = |v: Vec<f64>| echomark_archive::plan::median(&v);
-    configs
-        .iter()
-        .filter(|c| c.key.load.is_none())
-        .filter_map(|c| {
-            Some(Measured {
-                stratum: Stratum {
-                    protocol: c.key.protocol,
-                    implementation: c.key.implementation.clone(),
-                },
-                payload_bytes: c.key.payload_bytes,
-                clients: c.key.clients,
-                window: c.key.window,
-                handler_work: c.key.handler_work,
-                roundtrips_per_second: c.stat(Metric::RoundtripsPerSecond)?.median,
-                rtt_p99_us: c.stat(Metric::RttP99Us).map(|s| s.median),
-                cpu_per_echo_us: median(cpu_per_echo_us(c)),
-                runs: c.runs,
-                passed: c.status == Status::Valid,
-            })
-        })
-        .collect()
-}
-
-/// A backend's configurations at the main load without handler work, each protocol at the
-/// largest window measured at that load, in page order.
-pub fn main_load_configs<'a>(
-    configs: &[&'a Configuration],
-    backend: &str,
-    payload: u64,
-    clients: u64,
-) -> Vec<&'a Configuration> {
-    let mut selected: Vec<&Configuration> = configs
-        .iter()
-        .copied()
-        .filter(|c| {
-            c.key.backend == backend
-                && c.key.payload_bytes == payload
-                && c.key.clients == clients
-                && c.key.handler_work == 0
-        })
-        .filter(|c| {
-            configs
-                .iter()
-                .filter(|o| {
-                    o.key.protocol == c.key.protocol
-                        && o.key.payload_bytes == payload
-                        && o.key.clients == clients
-                })
-                .map(|o| o.key.window)
-                .max()
-                == Some(c.key.window)
-        })
-        .collect();
-    selected.sort_by_key(|c| {
-        (
-            // Page order: arknet's order of the protocols.
-            echomark_archive::Protocol::ALL
-                .iter()
-                .position(|p| *p == c.key.protocol),
-            c.key.implementation.clone(),
-        )
-    });
-    selected
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::analysis::aggregate::{test_configuration, Stat};
+    use crate::analysis::loads::main_load_configs;
+    use crate::analysis::measured::{measured, single_choice};
 
     struct Spec<'a> {
         protocol: &'a str,

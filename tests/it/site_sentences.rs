@@ -113,7 +113,7 @@ fn a_winner_with_a_higher_p99_states_the_price_with_its_size() {
     let a = analysis();
     let mut checked = 0;
     for (d, per) in committed_datasets().iter().zip(&a.datasets) {
-        let Some((payload, clients)) = echomark::analysis::recommend::main_load(
+        let Some((payload, clients)) = echomark::analysis::loads::main_load(
             &a.configurations
                 .iter()
                 .filter(|c| c.dataset == d.name)
@@ -207,7 +207,7 @@ fn every_overview_opens_with_what_to_use_or_what_was_measured() {
                 .iter()
                 .filter(|c| c.dataset == d.name && c.key.load.is_none())
                 .collect();
-            let one_choice = echomark::analysis::recommend::single_choice(&mine).is_some();
+            let one_choice = echomark::analysis::measured::single_choice(&mine).is_some();
             if per.recommendations.is_empty() && !one_choice {
                 // Open loop only: the knees answer.
                 continue;

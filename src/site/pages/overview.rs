@@ -259,7 +259,7 @@ struct MainLoad {
 /// The overview's main load: what it is, its key results and its throughput and p99 charts
 /// for each backend; `None` when the dataset has no main load.
 fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
-    let (payload, clients) = crate::analysis::recommend::main_load(&view.configs)?;
+    let (payload, clients) = crate::analysis::loads::main_load(&view.configs)?;
     let (p, c) = (
         labels::number(format::count(payload)),
         labels::clients(cat, clients),
@@ -344,7 +344,7 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
         .collect();
     for backend in backends {
         let selected =
-            crate::analysis::recommend::main_load_configs(&view.configs, backend, payload, clients);
+            crate::analysis::loads::main_load_configs(&view.configs, backend, payload, clients);
         let group_of = |c: &Configuration| {
             labels::program_protocol(cat, c.key.protocol, &c.key.implementation).to_string()
         };

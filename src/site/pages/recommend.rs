@@ -299,8 +299,8 @@ pub(super) fn section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
 
 /// What a dataset with one choice measured, load by load: rate, p99 and CPU per echo.
 pub(super) fn measured_section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
-    let choice = recommend::single_choice(&view.configs)?;
-    let mut rows = recommend::measured(&view.configs);
+    let choice = crate::analysis::measured::single_choice(&view.configs)?;
+    let mut rows = crate::analysis::measured::measured(&view.configs);
     if rows.is_empty() {
         return None;
     }
