@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
 use crate::key::{AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId};
+use crate::metrics::Metrics;
 use crate::soak::SoakReport;
-use crate::Metrics;
 
 /// arknet's archive schema this layout extends.
 pub const ARCHIVE_SCHEMA_VERSION: u32 = 2;
@@ -186,7 +186,7 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopPlan>,
     /// IO profiles of the matrix that this archive's backend cannot run, left out of its
-    /// plan by [`crate::unsupported`], with the reason (absent when none are).
+    /// plan by [`crate::key::unsupported`], with the reason (absent when none are).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsupported_io_profiles: Vec<UnsupportedProfile>,
     /// `--server-cmd`: the external server measured instead of echomark's own.
@@ -215,8 +215,8 @@ pub struct Settings {
     pub count_syscalls: bool,
     /// QUIC: the transport axes; every QUIC case is measured at each combination. Absent
     /// when every QUIC case runs with quinn's defaults.
-    #[serde(default, skip_serializing_if = "crate::QuicAxes::is_empty")]
-    pub quic_axes: crate::QuicAxes,
+    #[serde(default, skip_serializing_if = "crate::quic::QuicAxes::is_empty")]
+    pub quic_axes: crate::quic::QuicAxes,
     /// `--until-decided`: repetitions are added to the comparisons still undecided, by
     /// this rule, up to its last look; absent for a fixed number of repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -257,7 +257,7 @@ impl Settings {
         };
         let mut out: Vec<UnsupportedProfile> = Vec::new();
         for (io_model, io_threads) in models {
-            let Some(reason) = crate::unsupported(backend, io_model, io_threads) else {
+            let Some(reason) = crate::key::unsupported(backend, io_model, io_threads) else {
                 continue;
             };
             if !out
@@ -357,7 +357,7 @@ pub struct ExplicitCase {
 
 impl ExplicitCase {
     /// The closed-loop configuration this case stands for when `backend` measures it.
-    pub fn case_key(&self, backend: crate::Backend) -> CaseKey {
+    pub fn case_key(&self, backend: crate::backend::Backend) -> CaseKey {
         CaseKey {
             backend,
             implementation: IMPLEMENTATION.to_string(),
@@ -446,8 +446,8 @@ struct EntryRecord<'a> {
     load: Option<OfferedLoad>,
     /// QUIC: the transport settings, when they are not quinn's defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    quic_transport: Option<crate::QuicTransport>,
-    backend: Cow<'a, crate::Backend>,
+    quic_transport: Option<crate::quic::QuicTransport>,
+    backend: Cow<'a, crate::backend::Backend>,
     address_family: AddressFamily,
     command: Cow<'a, [String]>,
     returncode: Option<i32>,
@@ -555,7 +555,7 @@ pub struct Archive {
     pub echomark: EchomarkInfo,
     /// When the matrix started, ISO-8601 UTC with microseconds.
     pub recorded_at_utc: String,
-    pub backend: crate::Backend,
+    pub backend: crate::backend::Backend,
     pub git_head: Option<String>,
     pub git_status: Option<String>,
     pub source_sha256: String,

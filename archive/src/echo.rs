@@ -15,12 +15,12 @@ pub struct CaseParameters {
     pub io_model: Option<IoModel>,
     pub io_threads: Option<u64>,
     pub handler_work: Option<u64>,
-    pub backend: Option<crate::Backend>,
+    pub backend: Option<crate::backend::Backend>,
     pub address_family: Option<AddressFamily>,
     pub requested_seconds: Option<f64>,
     pub warmup_seconds: Option<f64>,
     /// QUIC: the transport settings in full (quinn's defaults included).
-    pub quic_transport: Option<crate::QuicTransport>,
+    pub quic_transport: Option<crate::quic::QuicTransport>,
 }
 
 impl CaseParameters {
@@ -30,7 +30,7 @@ impl CaseParameters {
     /// (arknet's `standalone` runs report no backend of their own).
     pub fn requested(
         key: &CaseKey,
-        backend: Option<crate::Backend>,
+        backend: Option<crate::backend::Backend>,
         address_family: Option<AddressFamily>,
         timing: Option<RequestedTiming>,
     ) -> Self {

@@ -1,7 +1,7 @@
 //! An imported archive: what another load generator (oha, autocannon, wrk, Locust, iperf3)
 //! measured, as `echomark import` reads it from the tool's own output.
 //!
-//! It is a document of its own, not an [`crate::Archive`]: echomark's metrics hold counters
+//! It is a document of its own, not an [`crate::archive::Archive`]: echomark's metrics hold counters
 //! (verified echoes, content and order errors, the server's own counts) that no other tool
 //! keeps, and an unknown counter is never written as 0. Every figure here is one the tool
 //! printed, or arithmetic on figures it printed (named where so); what the tool did not

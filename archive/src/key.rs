@@ -216,7 +216,7 @@ impl fmt::Display for OfferedLoad {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CaseKey {
     /// The measured stack (`tokio`; arknet's `standalone` and `boost`).
-    pub backend: crate::Backend,
+    pub backend: crate::backend::Backend,
     /// The program variant: `echomark`, or arknet's `arknet-callback`, `asio-coroutine`, …
     pub implementation: String,
     pub protocol: Protocol,
@@ -233,9 +233,9 @@ pub struct CaseKey {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<OfferedLoad>,
     /// QUIC: the transport settings, when they are not quinn's defaults
-    /// ([`crate::QuicTransport::keyed`]).
+    /// ([`crate::quic::QuicTransport::keyed`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quic_transport: Option<crate::QuicTransport>,
+    pub quic_transport: Option<crate::quic::QuicTransport>,
 }
 
 impl CaseKey {

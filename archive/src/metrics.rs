@@ -26,7 +26,7 @@ pub struct Metrics {
     /// Metrics layout version; 1 as in arknet (echomark's additions are new keys).
     pub schema_version: u32,
     /// The async runtime: `"tokio"` or `"monoio"` for echomark-runner.
-    pub backend: crate::Backend,
+    pub backend: crate::backend::Backend,
     pub protocol: Protocol,
     pub address_family: AddressFamily,
     pub payload_bytes: u64,
@@ -256,7 +256,7 @@ pub struct QuicCounters {
     pub server_connections: Option<u64>,
     /// The transport settings the client's and the server's endpoints ran with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<crate::QuicTransport>,
+    pub transport: Option<crate::quic::QuicTransport>,
 }
 
 /// Where one run's client threads ran, read back from the kernel at the end of the measured
@@ -273,7 +273,7 @@ pub struct Placement {
     /// In-process runs: echomark's own server ran in the client's process. Without
     /// [`Self::server_cpus`] every runtime thread ran clients and the server side of their
     /// connections, on the same threads and CPUs. False against a server in another process
-    /// (`once --target`), whose placement its [`crate::ServerProcess`] records when the
+    /// (`once --target`), whose placement its [`crate::target::ServerProcess`] records when the
     /// matrix started it.
     pub server_in_process: bool,
     /// In-process runs placed apart (`--server-cpus`): the server side of every connection
@@ -293,7 +293,7 @@ impl Metrics {
             && self.pending_completions == 0
     }
 
-    /// The case parameters this measurement reports, for [`crate::check_echo`].
+    /// The case parameters this measurement reports, for [`crate::echo::check_echo`].
     pub fn parameters(&self) -> CaseParameters {
         CaseParameters {
             protocol: Some(self.protocol),

@@ -23,9 +23,9 @@ impl Settings {
     /// list repeated, or arknet's nested order (repetition → IO profile → protocol → payload
     /// → traffic profile) in which a UDP case that the window rule makes identical to an
     /// earlier one is listed once. IO profiles the backend cannot run are left out
-    /// ([`crate::unsupported`]).
+    /// ([`crate::key::unsupported`]).
     ///
-    /// With a [`Shard`](crate::Shard), only that shard's configurations (every repetition of
+    /// With a [`Shard`](crate::archive::Shard), only that shard's configurations (every repetition of
     /// each); an invalid shard plans nothing.
     ///
     /// Open loop: with fixed `rates`, each configuration is planned at each rate instead of
@@ -142,8 +142,8 @@ impl Settings {
 
     /// Every run of the whole matrix, ignoring any shard.
     fn whole_plan(&self, backend: &str) -> Vec<RunId> {
-        let key = |protocol, payload_bytes, clients, window, io: &crate::IoProfile| {
-            let case = crate::ExplicitCase {
+        let key = |protocol, payload_bytes, clients, window, io: &crate::archive::IoProfile| {
+            let case = crate::archive::ExplicitCase {
                 protocol,
                 payload_bytes,
                 clients,
@@ -153,25 +153,24 @@ impl Settings {
                 handler_work: io.handler_work,
                 udp_server_recv_buffer: None,
             };
-            case.case_key(crate::Backend::named(backend))
+            case.case_key(crate::backend::Backend::named(backend))
         };
         let mut out = Vec::new();
         for repetition in 1..=self.repetitions {
             if let Some(cases) = &self.cases {
-                let runnable = cases
-                    .iter()
-                    .filter(|c| crate::unsupported(backend, c.io_model, c.io_threads).is_none());
+                let runnable = cases.iter().filter(|c| {
+                    crate::key::unsupported(backend, c.io_model, c.io_threads).is_none()
+                });
                 out.extend(runnable.map(|c| RunId {
-                    case: c.case_key(crate::Backend::named(backend)),
+                    case: c.case_key(crate::backend::Backend::named(backend)),
                     repetition,
                 }));
                 continue;
             }
             let mut seen = BTreeSet::new();
-            let runnable = self
-                .io_profiles
-                .iter()
-                .filter(|io| crate::unsupported(backend, io.io_model, io.io_threads).is_none());
+            let runnable = self.io_profiles.iter().filter(|io| {
+                crate::key::unsupported(backend, io.io_model, io.io_threads).is_none()
+            });
             for io in runnable {
                 for &protocol in &dedup(&self.protocols) {
                     for &payload in &dedup(&self.payloads) {
@@ -207,11 +206,12 @@ impl Settings {
         let transports = self.quic_axes.transports();
         runs.into_iter()
             .flat_map(|run| {
-                let variants: Vec<Option<crate::QuicTransport>> = if run.case.protocol.is_quic() {
-                    transports.iter().map(|t| t.keyed()).collect()
-                } else {
-                    vec![None]
-                };
+                let variants: Vec<Option<crate::quic::QuicTransport>> =
+                    if run.case.protocol.is_quic() {
+                        transports.iter().map(|t| t.keyed()).collect()
+                    } else {
+                        vec![None]
+                    };
                 variants.into_iter().map(move |quic_transport| RunId {
                     case: CaseKey {
                         quic_transport,
@@ -273,7 +273,8 @@ pub fn median(values: &[f64]) -> Option<f64> {
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
-    use crate::{AddressFamily, IoModel, IoProfile, Protocol, Settings, Shard, TrafficProfile};
+    use crate::archive::{IoProfile, Settings, Shard, TrafficProfile};
+    use crate::key::{AddressFamily, IoModel, Protocol};
 
     fn settings() -> Settings {
         Settings {
@@ -381,10 +382,10 @@ mod tests {
             protocols: vec![Protocol::Tcp, Protocol::Quic],
             ..settings()
         };
-        let axes = crate::QuicAxes {
-            congestion: vec![crate::Congestion::Cubic, crate::Congestion::Bbr],
+        let axes = crate::quic::QuicAxes {
+            congestion: vec![crate::quic::Congestion::Cubic, crate::quic::Congestion::Bbr],
             gso: vec![true, false],
-            ..crate::QuicAxes::default()
+            ..crate::quic::QuicAxes::default()
         };
         let varied = Settings {
             quic_axes: axes,
@@ -402,7 +403,7 @@ mod tests {
             4 * count(&plain, Protocol::Quic)
         );
         let runs = varied.planned_runs("tokio", &[]);
-        let transports: BTreeSet<Option<crate::QuicTransport>> = runs
+        let transports: BTreeSet<Option<crate::quic::QuicTransport>> = runs
             .iter()
             .filter(|r| r.case.protocol == Protocol::Quic)
             .map(|r| r.case.quic_transport)
@@ -418,10 +419,10 @@ mod tests {
 
     fn open(rates: Vec<u64>, sweep_percent: Vec<u64>) -> Settings {
         Settings {
-            open_loop: Some(crate::OpenLoopPlan {
+            open_loop: Some(crate::archive::OpenLoopPlan {
                 rates,
                 sweep_percent,
-                arrival: crate::Arrival::Uniform,
+                arrival: crate::key::Arrival::Uniform,
                 seed: 1,
             }),
             ..settings()
@@ -429,17 +430,17 @@ mod tests {
     }
 
     /// A passing entry of `run` with `rate` round trips per second.
-    fn passed(run: &crate::RunId, rate: f64) -> crate::Entry {
-        crate::Entry {
+    fn passed(run: &crate::key::RunId, rate: f64) -> crate::archive::Entry {
+        crate::archive::Entry {
             run: run.clone(),
             address_family: AddressFamily::Ipv4,
             command: Vec::new(),
             returncode: Some(0),
             stderr: String::new(),
-            metrics: Some(crate::Metrics {
+            metrics: Some(crate::metrics::Metrics {
                 ok: true,
                 roundtrips_per_second: rate,
-                ..crate::Metrics::default()
+                ..crate::metrics::Metrics::default()
             }),
             stdout: None,
             error: None,

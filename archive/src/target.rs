@@ -64,7 +64,7 @@ pub struct TargetInfo {
     /// The machine the server ran on, where the user described it (`--server-machine`);
     /// absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_machine: Option<crate::Host>,
+    pub server_machine: Option<crate::host::Host>,
     /// QUIC protocols: the application protocol (ALPN) the client offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpn: Option<String>,
@@ -133,7 +133,7 @@ pub struct ExternalServer {
     /// The machine the server ran on: this one (the command runs here) unless
     /// `--server-machine` described another (absent in older archives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine: Option<crate::Host>,
+    pub machine: Option<crate::host::Host>,
     /// `--server-version-cmd`: the command that prints the server's version, as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_command: Option<String>,

@@ -75,7 +75,7 @@ pub fn groups(settings: &Settings, sides: &[Side]) -> Vec<Group> {
                 let mut members = vec![(0, key.clone())];
                 for (i, keys) in others.iter().enumerate() {
                     let mine = CaseKey {
-                        backend: crate::Backend::named(sides[i + 1].backend),
+                        backend: crate::backend::Backend::named(sides[i + 1].backend),
                         ..key.clone()
                     };
                     if keys.contains(&mine) {
@@ -94,7 +94,7 @@ pub fn groups(settings: &Settings, sides: &[Side]) -> Vec<Group> {
     let mut order: Vec<CaseKey> = Vec::new();
     for key in planned(base) {
         let load = CaseKey {
-            io_model: crate::IoModel::Shared,
+            io_model: crate::key::IoModel::Shared,
             io_threads: 0,
             ..key.clone()
         };
@@ -268,7 +268,8 @@ pub fn stopped(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AddressFamily, IoModel, IoProfile, Protocol, TrafficProfile};
+    use crate::archive::{IoProfile, TrafficProfile};
+    use crate::key::{AddressFamily, IoModel, Protocol};
 
     #[test]
     fn the_looks_grow_by_half_to_the_maximum() {
@@ -315,10 +316,10 @@ mod tests {
             command: Vec::new(),
             returncode: Some(0),
             stderr: String::new(),
-            metrics: Some(crate::Metrics {
+            metrics: Some(crate::metrics::Metrics {
                 ok: true,
                 roundtrips_per_second: rate,
-                ..crate::Metrics::default()
+                ..crate::metrics::Metrics::default()
             }),
             stdout: None,
             error: None,
