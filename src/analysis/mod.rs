@@ -18,6 +18,7 @@ pub mod load_curve;
 pub mod loads;
 pub mod measured;
 pub mod method;
+pub mod path_tools;
 pub mod placement;
 pub mod quic;
 pub mod rank;
@@ -139,7 +140,13 @@ impl Analysis {
                     knees: findings::knees::knee_findings(&own_curves),
                     udp_buffers: findings::udp_buffers::buffer_finding(&udp.loss),
                     quic: quic::analyse(d, &mine, &rules),
-                    recommendations: recommend::recommendations(&mine, &rules),
+                    // Where other load generators took turns with echomark's client, the
+                    // choice is the client to measure with.
+                    recommendations: if d.has_imported() {
+                        recommend::clients(&mine, &rules)
+                    } else {
+                        recommend::recommendations(&mine, &rules)
+                    },
                     main_load_choices: recommend::main_load_choices(&mine, &rules),
                     udp,
                     findings: findings::findings(&mine),

@@ -98,6 +98,9 @@ pub enum Advice {
         /// Strata where the best is decided slower than one of the candidates (the answer
         /// depends on the protocol).
         reversed_in: Vec<Stratum>,
+        /// The choices the best is decided faster than in every stratum, each with that
+        /// decision: no candidates, but what to watch out for.
+        behind: Vec<(Choice, Decision)>,
     },
 }
 
@@ -155,13 +158,32 @@ pub fn main_load_choices(configs: &[&Configuration], rules: &Rules) -> Vec<Strat
 pub fn recommendations(configs: &[&Configuration], rules: &Rules) -> Vec<Recommendation> {
     classes(configs)
         .into_iter()
-        .filter_map(|load| recommend(configs, load, rules))
+        .filter_map(|load| recommend(configs, load, Programs::Apart, rules))
         .collect()
+}
+
+/// Which client to measure with, load class by load class, in a dataset where echomark's
+/// client and other load generators took turns against one server: the same rule, each
+/// client a choice (its backend is the tool's name) and each protocol one stratum whoever
+/// implemented the client. "Use" names the client decided to drive the server fastest.
+pub fn clients(configs: &[&Configuration], rules: &Rules) -> Vec<Recommendation> {
+    classes(configs)
+        .into_iter()
+        .filter_map(|load| recommend(configs, load, Programs::Pooled, rules))
+        .collect()
+}
+
+/// Whether the program that produced a configuration parts its stratum: apart for servers
+/// (arknet's coroutine TCP is not its callback TCP), pooled for clients of one server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Programs {
+    Apart,
+    Pooled,
 }
 
 /// The configurations of one class, by stratum and choice: each protocol and program at
 /// the largest window it was measured with at that load, without open loop.
-fn cells<'a>(configs: &[&'a Configuration], load: ClassLoad) -> Cells<'a> {
+fn cells<'a>(configs: &[&'a Configuration], load: ClassLoad, programs: Programs) -> Cells<'a> {
     let at_load: Vec<&Configuration> = configs
         .iter()
         .copied()
@@ -174,7 +196,10 @@ fn cells<'a>(configs: &[&'a Configuration], load: ClassLoad) -> Cells<'a> {
         .collect();
     let stratum = |c: &Configuration| Stratum {
         protocol: c.key.protocol,
-        implementation: c.key.implementation.clone(),
+        implementation: match programs {
+            Programs::Apart => c.key.implementation.clone(),
+            Programs::Pooled => String::new(),
+        },
     };
     let mut widest: BTreeMap<Stratum, u64> = BTreeMap::new();
     for c in &at_load {
@@ -257,8 +282,13 @@ fn log_ratio(base: &[Option<Vec<f64>>], subject: &[Option<Vec<f64>>]) -> Option<
 
 type Cells<'a> = BTreeMap<Stratum, BTreeMap<Choice, Vec<&'a Configuration>>>;
 
-fn recommend(configs: &[&Configuration], load: ClassLoad, rules: &Rules) -> Option<Recommendation> {
-    let cells = cells(configs, load);
+fn recommend(
+    configs: &[&Configuration],
+    load: ClassLoad,
+    programs: Programs,
+    rules: &Rules,
+) -> Option<Recommendation> {
+    let cells = cells(configs, load, programs);
     let (advice, left_out) = advise(&cells, rules)?;
     Some(Recommendation {
         load,
@@ -284,7 +314,7 @@ pub fn per_stratum(
     load: ClassLoad,
     rules: &Rules,
 ) -> Vec<StratumAdvice> {
-    cells(configs, load)
+    cells(configs, load, Programs::Apart)
         .into_iter()
         .filter_map(|(stratum, by_choice)| {
             let one: Cells = BTreeMap::from([(stratum.clone(), by_choice)]);
@@ -402,9 +432,11 @@ fn advise(cells: &Cells, rules: &Rules) -> Option<(Advice, Vec<Choice>)> {
         }
     } else {
         let mut reversed_in: BTreeSet<Stratum> = BTreeSet::new();
-        let others = against
+        let (others, behind): (Vec<_>, Vec<_>) = against
             .into_iter()
-            .filter(|(_, d, reversed)| d.verdict != Verdict::Higher || !reversed.is_empty())
+            .partition(|(_, d, reversed)| d.verdict != Verdict::Higher || !reversed.is_empty());
+        let others = others
+            .into_iter()
             .map(|(c, d, reversed)| {
                 reversed_in.extend(reversed);
                 (c, d)
@@ -414,6 +446,7 @@ fn advise(cells: &Cells, rules: &Rules) -> Option<(Advice, Vec<Choice>)> {
             best: best.clone(),
             others,
             reversed_in: reversed_in.into_iter().collect(),
+            behind: behind.into_iter().map(|(c, d, _)| (c, d)).collect(),
         }
     };
     Some((advice, left_out))
@@ -575,10 +608,12 @@ mod tests {
             best,
             others,
             reversed_in,
+            behind,
         } = &got[0].advice
         else {
             panic!("{got:?}")
         };
+        assert!(behind.is_empty(), "{behind:?}");
         assert_eq!(best.io_threads, 2);
         assert_eq!(others.len(), 1);
         assert_eq!(
@@ -589,6 +624,47 @@ mod tests {
         assert_eq!(
             reversed_in.iter().map(|s| s.protocol).collect::<Vec<_>>(),
             [Protocol::Udp]
+        );
+    }
+
+    #[test]
+    fn clients_of_one_server_are_choices_whoever_wrote_them_and_a_slower_one_is_behind() {
+        // echomark's client and wrk too noisy to tell apart, oha decided 30 % slower.
+        let client = |backend: &str, rates: [f64; 3]| {
+            let mut c = build(&spec("http", "shared", 1, rates));
+            c.key.backend = echomark_archive::Backend::named(backend);
+            if backend != "tokio" {
+                c.key.implementation = backend.to_string();
+            }
+            c
+        };
+        let configs = [
+            client("tokio", [100_000.0, 120_000.0, 85_000.0]),
+            client("wrk", [104_000.0, 90_000.0, 118_000.0]),
+            client("oha", [70_000.0, 70_300.0, 69_700.0]),
+        ];
+        let refs: Vec<&Configuration> = configs.iter().collect();
+        // As servers, each program is a stratum of its own, and no stratum has two choices.
+        assert!(recommendations(&refs, &Rules::default()).is_empty());
+        let got = clients(&refs, &Rules::default());
+        let Advice::NoSingleChoice {
+            best,
+            others,
+            behind,
+            ..
+        } = &got[0].advice
+        else {
+            panic!("{got:?}")
+        };
+        assert_ne!(best.backend, "oha");
+        assert_eq!(others.len(), 1, "the other of echomark and wrk: {others:?}");
+        assert_eq!(behind.len(), 1);
+        assert_eq!(behind[0].0.backend, "oha");
+        assert_eq!(behind[0].1.verdict, Verdict::Higher, "the best against oha");
+        assert_eq!(
+            got[0].strata.len(),
+            1,
+            "HTTP, whoever implemented the client"
         );
     }
 

@@ -41,7 +41,8 @@ pub fn implementation(cat: &Catalog, i: &str) -> Markup {
 
 /// Whether `implementation` is the default program of its backend (not named on pages).
 pub fn is_default_program(implementation: &str) -> bool {
-    matches!(implementation, "echomark" | "arknet-callback")
+    // Empty where a stratum pools every program of its protocol (clients of one server).
+    matches!(implementation, "" | "echomark" | "arknet-callback")
 }
 
 /// A protocol page's name: "TCP", …, or "Coroutine TCP" for arknet's native program.

@@ -921,6 +921,22 @@ fn measure_agreement_writes_an_interleaved_dataset_whose_page_sets_the_tool_besi
         en.contains("scripts/measure-agreement"),
         "the page names what measured it"
     );
+    // It opens with which client to measure with, decided by the rule: wrk, echomark's
+    // client, or no single choice between them, and never before the evidence is set out.
+    let what = en
+        .find("## What to measure with")
+        .expect("a What to measure with table");
+    assert!(what < en.find("## Does echomark agree").unwrap());
+    let use_row = en[what..]
+        .lines()
+        .find(|l| l.contains(": 1,024 B, 4 clients | "))
+        .unwrap_or_else(|| panic!("a row for the load measured: {en}"));
+    assert!(
+        use_row.contains("| **wrk ")
+            || use_row.contains("| **echomark's client** |")
+            || use_row.contains("| No single choice: "),
+        "{use_row}"
+    );
     let zh = std::fs::read_to_string(site.join("zh/agreement/overview.md")).unwrap();
     assert!(zh.contains("## echomark 与其他工具的结果一致吗？"));
 }
@@ -963,6 +979,28 @@ fn measure_iperf3_sets_iperf3_streams_beside_echomarks_echoes_on_the_same_path()
     assert!(en.contains("echomark's TCP echoes in this dataset"));
     assert!(en.contains("echomark's UDP echoes in this dataset"));
     assert!(en.contains("scripts/measure-iperf3"));
+    // Which tool for which figure: iperf3 for the bulk transfer, echomark for round trips.
+    assert!(en.contains("## What to measure with"), "{en}");
+    let row = |start: &str| {
+        en.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("a row {start:?}: {en}"))
+            .to_string()
+    };
+    let tcp = row("| One-way bulk transfer, TCP ");
+    assert!(
+        tcp.contains("| **iperf3 ") && tcp.contains(" Gbit/s sent") && tcp.contains("retransmits"),
+        "{tcp}"
+    );
+    assert!(
+        row("| One-way bulk transfer, UDP ").contains("% lost"),
+        "UDP loss from iperf3"
+    );
+    let rtt = row("| Round-trip latency, TCP ");
+    assert!(
+        rtt.contains("| **echomark's client**: p99 ") && rtt.contains("measures no round trip"),
+        "{rtt}"
+    );
 }
 
 #[test]

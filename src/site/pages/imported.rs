@@ -9,7 +9,9 @@ use super::failures::failed_table;
 use super::provenance::host_table;
 use super::{DatasetView, PageSpec};
 use crate::analysis::aggregate::Configuration;
+use crate::analysis::aggregate::Stat;
 use crate::analysis::agreement::{self, AgreementRow, Judged, ToolLoad, ToolRuns};
+use crate::analysis::path_tools::{self, PathAdvice};
 use crate::format;
 use crate::model::{Dataset, ImportedSource};
 use crate::site::i18n::Catalog;
@@ -22,6 +24,9 @@ use crate::site::table::{Align, Table};
 struct ImportedPage {
     title: Markup,
     lead: Markup,
+    recommend: Option<super::recommend::Section>,
+    /// Which tool measured which figure of a path (iperf3 beside echomark).
+    path: Option<super::recommend::Section>,
     host: Option<Table>,
     host_missing: Option<Markup>,
     /// echomark's own runs in the dataset, when there are any.
@@ -92,6 +97,8 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
                 ("tools", &names),
             ],
         ),
+        recommend: super::recommend::section(cat, view),
+        path: path_section(cat, &path_tools::advise(d, &own)),
         host: host_recorded.then(|| host_table(cat, d, &not_recorded)),
         host_missing: (!host_recorded).then(|| cat.text("imported.host_missing")),
         echomark: (!own.is_empty()).then(|| echomark_section(cat, &own, !rows.is_empty())),
@@ -512,4 +519,112 @@ fn raw_files(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
             )
         })
         .collect()
+}
+
+/// "22.76 [21.97, 22.86]" Gbit/s from bits per second.
+fn gbit(s: Stat) -> Markup {
+    let g = |b: f64| b / 1e9;
+    labels::range(
+        Some(Stat {
+            median: g(s.median),
+            min: g(s.min),
+            max: g(s.max),
+        }),
+        2,
+    )
+}
+
+/// Which tool to use for each figure of a path, and what the other measured nearest to it.
+fn path_section(cat: &Catalog, advice: &PathAdvice) -> Option<super::recommend::Section> {
+    if advice.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(cat.list("imported.path_columns", &[]), &[Align::Default; 4]);
+    let echomark = cat.text("recommend.echomark_client");
+    for b in &advice.bulk {
+        let tool = Markup::text(&b.tool.label());
+        let mut figures = vec![cat.fill(
+            "imported.path_sent",
+            &[("gbit", &gbit(b.sent_bits_per_second))],
+        )];
+        if let Some(r) = b.retransmits {
+            figures.push(cat.fill(
+                "imported.path_retransmits",
+                &[("n", &labels::range(Some(r), 0))],
+            ));
+        }
+        if let Some(l) = b.lost_percent {
+            figures.push(cat.fill(
+                "imported.path_lost",
+                &[("percent", &labels::range(Some(l), 2))],
+            ));
+        }
+        if let Some(j) = b.jitter_us {
+            figures.push(cat.fill(
+                "imported.path_jitter",
+                &[("us", &labels::latency_range(Some(j)))],
+            ));
+        }
+        let chosen = cat.fill(
+            "imported.path_use",
+            &[
+                ("tool", &tool),
+                ("figures", &labels::join_list(cat, &figures)),
+            ],
+        );
+        table.push(vec![
+            cat.fill(
+                if b.streams == 1 {
+                    "imported.path_bulk_one"
+                } else {
+                    "imported.path_bulk"
+                },
+                &[
+                    ("protocol", &labels::protocol(cat, b.protocol)),
+                    ("streams", &labels::number(format::count(b.streams))),
+                    ("bytes", &labels::number(format::count(b.write_bytes))),
+                ],
+            ),
+            chosen,
+            b.echoes_bits_per_second.map_or(Markup::trusted("—"), |e| {
+                cat.fill(
+                    "imported.path_echoes",
+                    &[("client", &echomark), ("gbit", &gbit(e))],
+                )
+            }),
+            cat.text(if b.echoes_bits_per_second.is_some() {
+                "imported.path_bulk_trade"
+            } else {
+                "imported.path_bulk_alone"
+            }),
+        ]);
+    }
+    for r in &advice.round_trips {
+        let without: Vec<Markup> = r.without.iter().map(|t| Markup::text(&t.label())).collect();
+        table.push(vec![
+            cat.fill(
+                "imported.path_round_trip",
+                &[
+                    ("protocol", &labels::protocol(cat, r.config.key.protocol)),
+                    ("load", &labels::load(cat, &r.config.key)),
+                ],
+            ),
+            cat.fill(
+                "imported.path_p99",
+                &[
+                    ("client", &echomark),
+                    ("p99", &labels::latency_range(Some(r.p99_us))),
+                ],
+            ),
+            Markup::trusted("—"),
+            cat.fill(
+                "imported.path_no_round_trip",
+                &[("tools", &labels::join_list(cat, &without))],
+            ),
+        ]);
+    }
+    Some(super::recommend::Section {
+        intro: cat.text("imported.path_intro"),
+        table,
+    })
 }

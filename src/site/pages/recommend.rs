@@ -23,14 +23,30 @@ pub(super) struct Section {
 }
 
 /// How choices are named on one page: the backend when the dataset has several, the IO
-/// model when it has several.
+/// model when it has several; in a dataset of load generators, the client.
 pub(super) struct Naming {
     backend: bool,
     model: bool,
+    /// The imported tools of a dataset whose choices are clients: a choice of one of these
+    /// backends is named as the tool (with its version), any other as echomark's client.
+    clients: Option<Vec<crate::model::ImportedSource>>,
 }
 
 impl Naming {
     pub(super) fn of(view: &DatasetView) -> Self {
+        if view.dataset.has_imported() {
+            let mut tools: Vec<crate::model::ImportedSource> = Vec::new();
+            for s in view.dataset.files.iter().filter_map(|f| f.imported.clone()) {
+                if !tools.iter().any(|t| t.tool == s.tool) {
+                    tools.push(s);
+                }
+            }
+            return Self {
+                backend: true,
+                model: false,
+                clients: Some(tools),
+            };
+        }
         let backends: BTreeSet<&str> = view
             .configs
             .iter()
@@ -44,10 +60,20 @@ impl Naming {
         Self {
             backend: backends.len() > 1,
             model: models.len() > 1 || backends.len() <= 1,
+            clients: None,
         }
     }
 
     pub(super) fn label(&self, cat: &Catalog, c: &Choice) -> Markup {
+        if let Some(tools) = &self.clients {
+            return tools
+                .iter()
+                .find(|t| t.tool.as_str() == c.backend)
+                .map_or_else(
+                    || cat.text("recommend.echomark_client"),
+                    |t| Markup::text(&t.label()),
+                );
+        }
         let model = labels::topology(cat, &c.backend, c.io_model, c.io_threads);
         let backend = labels::backend(cat, &c.backend);
         let mut out = match (self.backend, self.model) {
@@ -217,6 +243,37 @@ fn why_no_choice(
     Markup::join(&parts, &cat.text("list.semicolon"))
 }
 
+/// "wrk is faster than oha 1.16.0 (by 22% [14%, 29%]) and locust 2.47.0 (3.10× …)".
+fn ahead_of(
+    cat: &Catalog,
+    naming: &Naming,
+    best: &Choice,
+    behind: &[(Choice, echomark_decide::Decision)],
+) -> Markup {
+    let names: Vec<Markup> = behind
+        .iter()
+        .map(|(c, d)| {
+            cat.fill(
+                "recommend.behind_one",
+                &[
+                    ("other", &naming.label(cat, c)),
+                    (
+                        "decision",
+                        &labels::decision(cat, d, Metric::RoundtripsPerSecond),
+                    ),
+                ],
+            )
+        })
+        .collect();
+    cat.fill(
+        "recommend.why_ahead",
+        &[
+            ("best", &naming.label(cat, best)),
+            ("others", &labels::join_list(cat, &names)),
+        ],
+    )
+}
+
 /// The recommendation table; `None` when the dataset offers one choice (or only open loop).
 pub(super) fn section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
     let rows = &view.analysis.recommendations;
@@ -258,6 +315,7 @@ pub(super) fn section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
                 best,
                 others,
                 reversed_in,
+                behind,
             } => {
                 let mut names = vec![naming.label(cat, best)];
                 names.extend(others.iter().map(|(c, _)| naming.label(cat, c)));
@@ -265,29 +323,37 @@ pub(super) fn section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
                     "recommend.no_single_choice",
                     &[("candidates", &capped_list(cat, names))],
                 );
-                vec![
-                    load,
-                    use_cell,
-                    dash(),
-                    why_no_choice(cat, &naming, best, others, reversed_in),
-                    dash(),
-                    dash(),
-                ]
+                let mut why = why_no_choice(cat, &naming, best, others, reversed_in);
+                // A client left behind measured itself: worth saying on a page of clients.
+                if naming.clients.is_some() && !behind.is_empty() {
+                    why.push(&cat.text("list.semicolon"));
+                    why.push(&ahead_of(cat, &naming, best, behind));
+                }
+                vec![load, use_cell, dash(), why, dash(), dash()]
             }
         };
         table.push(cells);
     }
-    let mut intro = cat.fill(
-        if same_strata {
-            "recommend.intro_pooled"
-        } else {
-            "recommend.intro"
-        },
-        &[
-            ("strata", &strata_label(cat, &rows[0].strata)),
-            ("rule", &labels::rule_short(cat, &view.rules, "../")),
-        ],
-    );
+    let fill = |key| {
+        cat.fill(
+            key,
+            &[
+                ("strata", &strata_label(cat, &rows[0].strata)),
+                ("rule", &labels::rule_short(cat, &view.rules, "../")),
+            ],
+        )
+    };
+    if naming.clients.is_some() {
+        return Some(Section {
+            intro: fill("recommend.intro_clients"),
+            table,
+        });
+    }
+    let mut intro = fill(if same_strata {
+        "recommend.intro_pooled"
+    } else {
+        "recommend.intro"
+    });
     intro.push(&cat.text("site.sentence_sep"));
     intro.push(&cat.text(if view.dataset.measures_external_servers() {
         "recommend.cpu_server"
@@ -351,6 +417,7 @@ pub(super) fn measured_section(cat: &Catalog, view: &DatasetView) -> Option<Sect
     let naming = Naming {
         backend: true,
         model: !view.dataset.measures_external_servers(),
+        clients: None,
     };
     let mut intro = cat.fill(
         "recommend.measured_intro",
