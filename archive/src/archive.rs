@@ -257,7 +257,8 @@ impl Settings {
         };
         let mut out: Vec<UnsupportedProfile> = Vec::new();
         for (io_model, io_threads) in models {
-            let Some(reason) = crate::key::unsupported(backend, io_model, io_threads) else {
+            let Some(reason) = crate::capabilities::unsupported(backend, io_model, io_threads)
+            else {
                 continue;
             };
             if !out

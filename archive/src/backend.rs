@@ -1,50 +1,52 @@
-//! Which IO models each backend can run: the one rule the runner uses to drop models from a
-//! matrix and the validator uses to know what a complete archive holds.
-//!
-//! tokio runs every model. monoio is thread-per-core: one runtime per thread, no work
-//! stealing, so `shared N` with N > 1 (one runtime driven by N threads) does not exist there;
-//! `shared 1` and `sharded N` do. Backends this crate does not know (arknet's stacks, an
-//! external server) are not restricted.
+//! What measured a run: one of echomark's own backends, or a stack or server known by its
+//! name. What each own backend can do is declared in [`crate::capabilities`].
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 /// What measured a run (an archive's `backend`, a case key's, a metrics record's): one of
-/// echomark's runtimes, or a stack or server known only by its name. In JSON it is that
-/// name, so archives read and write as before.
+/// echomark's own backends, or a stack or server known only by its name. In JSON it is
+/// that name, so archives read and write as before.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub enum Backend {
     /// echomark-runner on tokio (epoll).
     #[default]
     Tokio,
-    /// echomark-runner on monoio (io_uring).
+    /// echomark-runner on monoio (io_uring through a runtime).
     Monoio,
+    /// echomark-runner's io_uring event loop, without a runtime (`serve` only).
+    IoUring,
     /// An external server, by its `--server-name`, or another program's stack (arknet's
     /// `standalone`, `boost`).
     Named(String),
 }
 
 impl Backend {
-    /// The backend a name stands for: a runtime's own name is that runtime.
+    /// echomark's own backends, in the order listings show them.
+    pub const OWN: &'static [Backend] = &[Backend::Tokio, Backend::Monoio, Backend::IoUring];
+
+    /// The backend a name stands for: an own backend's name is that backend.
     pub fn named(name: &str) -> Self {
         match name {
             "tokio" => Backend::Tokio,
             "monoio" => Backend::Monoio,
+            "io-uring" => Backend::IoUring,
             other => Backend::Named(other.to_string()),
         }
     }
 
-    /// The name, as archives spell it.
+    /// The name, as archives and the command line spell it.
     pub fn as_str(&self) -> &str {
         match self {
             Backend::Tokio => "tokio",
             Backend::Monoio => "monoio",
+            Backend::IoUring => "io-uring",
             Backend::Named(name) => name,
         }
     }
 
-    /// Whether it is one of echomark's own runtimes.
+    /// Whether it is one of echomark's own backends.
     pub fn is_runtime(&self) -> bool {
         !matches!(self, Backend::Named(_))
     }
@@ -106,13 +108,14 @@ mod tests {
 
     #[test]
     fn a_backend_is_its_name_in_json_and_sorts_by_it() {
-        for name in ["tokio", "monoio", "nginx", "standalone"] {
+        for name in ["tokio", "monoio", "io-uring", "nginx", "standalone"] {
             let b = Backend::named(name);
             assert_eq!(serde_json::to_string(&b).unwrap(), format!("\"{name}\""));
             let back: Backend = serde_json::from_str(&format!("\"{name}\"")).unwrap();
             assert_eq!(back, b);
         }
         assert_eq!(Backend::named("monoio"), Backend::Monoio);
+        assert_eq!(Backend::named("io-uring"), Backend::IoUring);
         assert!(Backend::named("nginx") < Backend::Tokio && Backend::Monoio < Backend::Tokio);
         assert!(!Backend::named("socat").is_runtime());
     }

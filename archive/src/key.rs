@@ -295,29 +295,9 @@ impl fmt::Display for RunId {
     }
 }
 
-/// Why `backend` cannot run `io_model` with `io_threads` threads, or `None` when it can.
-pub fn unsupported(backend: &str, io_model: IoModel, io_threads: u64) -> Option<&'static str> {
-    match (backend, io_model) {
-        ("monoio", IoModel::Shared) if io_threads > 1 => Some(
-            "monoio is thread-per-core: a runtime is driven by one thread, so a shared runtime \
-             with several threads does not exist (use sharded N)",
-        ),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_monoio_shared_with_several_threads_is_dropped() {
-        assert!(unsupported("monoio", IoModel::Shared, 2).is_some());
-        assert!(unsupported("monoio", IoModel::Shared, 1).is_none());
-        assert!(unsupported("monoio", IoModel::Sharded, 4).is_none());
-        assert!(unsupported("tokio", IoModel::Shared, 4).is_none());
-        assert!(unsupported("boost-asio", IoModel::Shared, 4).is_none());
-    }
 
     #[test]
     fn names_round_trip_and_unknown_names_are_errors() {

@@ -12,6 +12,7 @@
 
 pub mod archive;
 pub mod backend;
+pub mod capabilities;
 pub mod cpus;
 pub mod decided;
 pub mod echo;
@@ -37,6 +38,7 @@ pub use archive::{
     CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS, FORMAT_VERSION, IMPLEMENTATION, TOOL_NAME,
 };
 pub use backend::Backend;
+pub use capabilities::{unsupported, Capabilities, Role, Support};
 pub use echo::{check_echo, CaseParameters, RequestedTiming};
 pub use host::Host;
 pub use imported::{
@@ -44,8 +46,7 @@ pub use imported::{
     LatencyFidelity, Loop, Percentile, StreamFigures, Tool, IMPORT_FORMAT_VERSION,
 };
 pub use key::{
-    unsupported, AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId,
-    UnknownName,
+    AddressFamily, Arrival, CaseKey, IoModel, OfferedLoad, Protocol, RunId, UnknownName,
 };
 pub use limits::{Bound, OutOfRange};
 pub use metrics::little_law;

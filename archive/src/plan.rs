@@ -159,7 +159,7 @@ impl Settings {
         for repetition in 1..=self.repetitions {
             if let Some(cases) = &self.cases {
                 let runnable = cases.iter().filter(|c| {
-                    crate::key::unsupported(backend, c.io_model, c.io_threads).is_none()
+                    crate::capabilities::unsupported(backend, c.io_model, c.io_threads).is_none()
                 });
                 out.extend(runnable.map(|c| RunId {
                     case: c.case_key(crate::backend::Backend::named(backend)),
@@ -169,7 +169,7 @@ impl Settings {
             }
             let mut seen = BTreeSet::new();
             let runnable = self.io_profiles.iter().filter(|io| {
-                crate::key::unsupported(backend, io.io_model, io.io_threads).is_none()
+                crate::capabilities::unsupported(backend, io.io_model, io.io_threads).is_none()
             });
             for io in runnable {
                 for &protocol in &dedup(&self.protocols) {

@@ -4,6 +4,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
+use echomark_archive::Role;
+
 use crate::message::{HEADER_LEN, MAX_PAYLOAD};
 
 /// A request that cannot be measured; the binary prints it and exits 2.
@@ -96,49 +98,11 @@ pub const STALL: Duration = Duration::from_millis(50);
 /// How often a `stall` fault strikes.
 pub const STALL_EVERY: Duration = Duration::from_millis(1000);
 
-/// The async runtime a measurement runs on; every other part (framing, verification,
-/// counters, latency recording) is the same code on both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
-pub enum Backend {
-    /// tokio: epoll readiness, work-stealing (`shared N > 1`) or current-thread runtimes.
-    Tokio,
-    /// monoio: io_uring completions, thread-per-core runtimes (`shared 1`, `sharded N`).
-    Monoio,
-}
-
-impl Backend {
-    /// The name archives record in `backend`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Tokio => "tokio",
-            Backend::Monoio => "monoio",
-        }
-    }
-
-    /// The runtime an archive's `backend` is, if it is one of this runner's.
-    pub fn of(recorded: &echomark_archive::Backend) -> Option<Self> {
-        match recorded {
-            echomark_archive::Backend::Tokio => Some(Backend::Tokio),
-            echomark_archive::Backend::Monoio => Some(Backend::Monoio),
-            echomark_archive::Backend::Named(_) => None,
-        }
-    }
-}
-
-impl From<Backend> for echomark_archive::Backend {
-    fn from(runtime: Backend) -> Self {
-        match runtime {
-            Backend::Tokio => echomark_archive::Backend::Tokio,
-            Backend::Monoio => echomark_archive::Backend::Monoio,
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// The backend a measurement runs on: the contract's one backend type, whose
+/// capabilities ([`echomark_archive::Capabilities`]) say which roles, models, protocols and
+/// options it supports; every other part (framing, verification, counters, latency
+/// recording) is the same code on every runtime.
+pub use echomark_archive::Backend;
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -242,36 +206,43 @@ impl Case {
                 self.payload
             ));
         }
-        if let Some(reason) = echomark_archive::unsupported(
-            self.backend.name(),
-            self.io_model,
-            self.io_threads as u64,
-        ) {
+        let role = if self.target.is_some() {
+            Role::Client
+        } else {
+            Role::InProcess
+        };
+        if let Some(why) = self.backend.refuse_role(role) {
+            return err(why);
+        }
+        if let Some(reason) = self
+            .backend
+            .refuse_model(self.io_model, self.io_threads as u64)
+        {
             return err(format!(
                 "--backend {} cannot run {} {}: {reason}",
                 self.backend, self.io_model, self.io_threads
             ));
         }
-        if self.backend == Backend::Monoio && self.open_loop.is_some() {
+        if let (Some(_), Some(Err(why))) = (
+            self.open_loop,
+            self.backend.capabilities().map(|c| c.open_loop),
+        ) {
             return err(format!(
-                "--rate (open loop) is measured on tokio only; --backend {} runs closed loop",
+                "--rate (open loop) is {why}; --backend {} runs closed loop",
                 self.backend
             ));
         }
         if let Some(why) = self
             .udp_batch
-            .and_then(|batch| udp_batch_refusal(self.protocol, self.backend, batch))
+            .and_then(|batch| udp_batch_refusal(self.protocol, &self.backend, batch))
         {
             return err(why);
         }
         if self.udp_gso && self.udp_batch.is_none() {
             return err("--udp-gso rides on --udp-batch N: give both".into());
         }
-        if self.protocol.is_quic() && self.backend != Backend::Tokio {
-            return err(format!(
-                "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
-                self.protocol, self.backend
-            ));
+        if let Some(why) = self.backend.refuse_protocol(self.protocol) {
+            return err(why);
         }
         if !self.protocol.is_quic() && self.quic != echomark_archive::QuicTransport::default() {
             return err(format!(
@@ -519,16 +490,14 @@ pub fn parse_seconds(text: &str, allow_zero: bool) -> Result<f64, SecondsError> 
 /// `None` when it can.
 pub fn udp_batch_refusal(
     protocol: echomark_archive::Protocol,
-    backend: Backend,
+    backend: &Backend,
     batch: usize,
 ) -> Option<String> {
     if protocol != echomark_archive::Protocol::Udp {
         return Some(format!("--udp-batch is for udp, not {protocol}"));
     }
-    if backend != Backend::Tokio {
-        return Some(format!(
-            "--udp-batch is not supported by --backend {backend} (recvmmsg/sendmmsg run on tokio's sockets)"
-        ));
+    if let Some(why) = backend.refuse(|c| c.udp_batch, "--udp-batch") {
+        return Some(why);
     }
     let range = echomark_archive::limits::UDP_BATCH;
     (!range.contains(&(batch as u64))).then(|| {

@@ -40,9 +40,7 @@ pub fn run(base: &Case, seconds: f64, rounds: u64) -> SoakReport {
     let start = Instant::now();
     let topologies: Vec<(IoModel, usize)> = TOPOLOGIES
         .into_iter()
-        .filter(|&(model, threads)| {
-            echomark_archive::unsupported(base.backend.name(), model, threads as u64).is_none()
-        })
+        .filter(|&(model, threads)| base.backend.refuse_model(model, threads as u64).is_none())
         .collect();
     let per_round = seconds / (topologies.len() as f64 * rounds as f64);
     let mut out = Vec::new();

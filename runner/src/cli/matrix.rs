@@ -38,7 +38,7 @@ pub struct MatrixArgs {
     /// Async runtimes to measure, each into its own archive; with more than one, --out is a
     /// folder (one BACKEND.json each) and their runs are shuffled together. IO models a
     /// backend cannot run (monoio: shared N > 1) are left out of its archive.
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = super::playing(echomark_archive::Role::InProcess))]
     pub backends: Option<Vec<Backend>>,
     /// Starting values: quick, baseline or dimensions.
     #[arg(long, value_enum)]

@@ -16,6 +16,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 
+use echomark_archive::Role;
 use echomark_runner::case::{
     self, AddressFamily, Arrival, Backend, Case, Fault, IoModel, OpenLoop, Protocol, StreamFraming,
     Target, UsageError,
@@ -24,7 +25,6 @@ use echomark_runner::case::{
     DEFAULT_UDP_RECV_BUFFER, DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
 };
 use echomark_runner::placement::{CpuList, PlacementError};
-use echomark_runner::serve::ServeBackend;
 use echomark_runner::verify;
 
 // The command line's ranges are the contract's: an archive's settings are held to the same.
@@ -82,6 +82,16 @@ fn warmup_seconds(text: &str) -> Result<f64, case::SecondsError> {
 
 /// A CPU list this process may run on: naming a CPU the host (or its container) lacks is
 /// a usage error (exit 2).
+/// `--backend`'s values: echomark's own backends that play `role`, as their capabilities
+/// declare ([`echomark_runner::case::Backend::playing`]).
+pub(crate) fn playing(role: Role) -> impl clap::builder::TypedValueParser<Value = Backend> {
+    let names: Vec<&'static str> = Backend::playing(role).map(Backend::as_str).collect();
+    clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(names),
+        |name: String| Backend::named(&name),
+    )
+}
+
 pub(crate) fn available_cpus(text: &str) -> Result<CpuList, PlacementError> {
     echomark_runner::placement::available(text)
 }
@@ -90,7 +100,7 @@ pub(crate) fn available_cpus(text: &str) -> Result<CpuList, PlacementError> {
 #[derive(Debug, Clone, Args)]
 pub struct OnceArgs {
     /// Async runtime: tokio (epoll) or monoio (io_uring, thread-per-core).
-    #[arg(long, value_enum, default_value = "tokio")]
+    #[arg(long, default_value = "tokio", value_parser = playing(Role::InProcess))]
     pub backend: Backend,
     /// Transport and framing.
     #[arg(long, value_enum, default_value = "tcp")]
@@ -222,7 +232,7 @@ impl OnceArgs {
     /// The validated case these flags describe.
     pub fn to_case(&self) -> Result<Case, UsageError> {
         let mut case = Case {
-            backend: self.backend,
+            backend: self.backend.clone(),
             seconds: self.seconds,
             warmup: self.warmup,
             io_model: self.io_model,
@@ -270,8 +280,8 @@ pub struct ServeArgs {
     /// tokio (epoll), monoio (io_uring through a runtime; shared 1 or sharded N) or
     /// io-uring (an io_uring event loop of its own; tcp, udp, http, websocket; shared 1 or
     /// sharded N).
-    #[arg(long, value_enum, default_value = "tokio")]
-    pub backend: ServeBackend,
+    #[arg(long, default_value = "tokio", value_parser = playing(Role::Server))]
+    pub backend: Backend,
     /// --backend io-uring: multishot receive into a provided-buffer ring (off: a single-shot
     /// receive per read into the connection's buffer).
     #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
@@ -354,7 +364,7 @@ impl ServeArgs {
     /// The options these flags describe.
     pub fn to_options(&self) -> Result<echomark_runner::serve::ServeOptions, UsageError> {
         let options = echomark_runner::serve::ServeOptions {
-            backend: self.backend,
+            backend: self.backend.clone(),
             ring: echomark_runner::serve::ring::Tuning {
                 multishot: self.uring_multishot,
                 fixed_files: self.uring_fixed_files,
@@ -489,7 +499,7 @@ impl CalibrateArgs {
 #[derive(Debug, Clone, Args)]
 pub struct SoakArgs {
     /// Async runtime (its unsupported topologies are skipped).
-    #[arg(long, value_enum, default_value = "tokio")]
+    #[arg(long, default_value = "tokio", value_parser = playing(Role::InProcess))]
     pub backend: Backend,
     /// Total length, split over rounds × topologies (shared 1, shared 4, sharded 4).
     #[arg(long, default_value = "60", value_parser = seconds)]
@@ -516,7 +526,7 @@ impl SoakArgs {
     /// The base case of every round (topology and durations are set per round).
     pub fn to_case(&self) -> Result<Case, UsageError> {
         Case {
-            backend: self.backend,
+            backend: self.backend.clone(),
             warmup: 0.0,
             fault: self.inject_fault,
             ..self.traffic()

@@ -99,7 +99,7 @@ pub(super) fn new_archive(
 pub(super) fn archive_backend(settings: &echomark_archive::Settings, runtime: Backend) -> String {
     match &settings.external_server {
         Some(server) => server.name.clone(),
-        None => runtime.name().to_string(),
+        None => runtime.as_str().to_string(),
     }
 }
 
@@ -108,7 +108,10 @@ pub(super) fn archive_backend(settings: &echomark_archive::Settings, runtime: Ba
 pub(super) fn runtime_of(archive: &Archive) -> Option<Backend> {
     match archive.settings.external_server {
         Some(_) => Some(Backend::Tokio),
-        None => Backend::of(&archive.backend),
+        None => archive
+            .backend
+            .is_runtime()
+            .then(|| archive.backend.clone()),
     }
 }
 
@@ -119,8 +122,8 @@ pub(super) fn settings_for_backend(
     backend: Backend,
 ) -> Result<(String, echomark_archive::Settings), MatrixError> {
     let mut settings = settings.clone();
-    settings.unsupported_io_profiles = settings.unsupported_for(backend.name());
-    if settings.planned_runs(backend.name(), &[]).is_empty() {
+    settings.unsupported_io_profiles = settings.unsupported_for(backend.as_str());
+    if settings.planned_runs(backend.as_str(), &[]).is_empty() {
         return Err(MatrixError::Refused(format!(
             "the matrix has no cases that --backend {backend} can run"
         )));

@@ -198,7 +198,7 @@ impl MatrixRequest {
             [] => self
                 .backends
                 .iter()
-                .map(|&b| archives::settings_for_backend(&settings, b))
+                .map(|b| archives::settings_for_backend(&settings, b.clone()))
                 .collect(),
             servers => servers
                 .iter()
@@ -211,7 +211,10 @@ impl MatrixRequest {
     /// backends'.
     pub fn archive_names(&self) -> Vec<String> {
         if self.options.external_servers.is_empty() {
-            self.backends.iter().map(|b| b.name().to_string()).collect()
+            self.backends
+                .iter()
+                .map(|b| b.as_str().to_string())
+                .collect()
         } else {
             let servers = &self.options.external_servers;
             servers.iter().map(|s| s.name.clone()).collect()
@@ -372,7 +375,7 @@ fn soak_child(
     let args: Vec<String> = [
         "soak",
         "--backend",
-        backend.name(),
+        backend.as_str(),
         "--protocol",
         protocol.as_str(),
         "--address-family",

@@ -137,7 +137,7 @@ fn new_archive(
             };
             archives::for_server(template, &server)?
         }
-        None => archives::for_backend(template, request.backends[index])?,
+        None => archives::for_backend(template, request.backends[index].clone())?,
     };
     archives::check_plan(path, &archive)?;
     Ok(archive)

@@ -252,7 +252,7 @@ impl MatrixSpec {
             DEFAULT_UDP_TIMEOUT_MS
         };
         Case {
-            backend: run.backend,
+            backend: run.backend.clone(),
             protocol: run.case().protocol,
             address_family: self.address_family,
             payload,
@@ -390,9 +390,9 @@ pub struct PlannedRun {
 /// shuffle (the contract's [`Settings::planned_runs`]).
 pub fn planned(settings: &Settings, results: &[Entry], backend: Backend) -> Vec<PlannedRun> {
     settings
-        .planned_runs(backend.name(), results)
+        .planned_runs(backend.as_str(), results)
         .into_iter()
-        .map(|run| PlannedRun::of(run, backend))
+        .map(|run| PlannedRun::of(run, backend.clone()))
         .collect()
 }
 

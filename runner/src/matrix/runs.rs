@@ -52,7 +52,7 @@ pub(super) fn check_cases(
     .parse()
     .expect("an address");
     for t in targets {
-        for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend) {
+        for run in plan::planned(&t.archive.settings, &t.archive.results, t.backend.clone()) {
             let label = label(&run, t.archive.backend.as_str());
             let case = spec
                 .case(&run, settings)
@@ -128,7 +128,7 @@ impl Session<'_> {
             .iter()
             .enumerate()
             .flat_map(|(i, t)| {
-                plan::planned(&t.archive.settings, &t.archive.results, t.backend)
+                plan::planned(&t.archive.settings, &t.archive.results, t.backend.clone())
                     .into_iter()
                     .map(move |r| PlannedRun { target: i, ..r })
             })
@@ -300,7 +300,7 @@ impl Session<'_> {
                 progress.starting(&name);
                 let record = soak_child(
                     self.exe,
-                    (target.backend, protocol),
+                    (target.backend.clone(), protocol),
                     seconds,
                     self.settings.address_family,
                     (&self.signal.flag, target.lock.fd()),

@@ -41,14 +41,14 @@ pub(super) fn added_runs(targets: &[Target], settings: &Settings) -> Vec<Planned
         .runs
         .into_iter()
         .map(|(i, run)| {
-            let runtime = targets[i].backend;
+            let runtime = targets[i].backend.clone();
             PlannedRun {
                 target: i,
-                backend: runtime,
+                backend: runtime.clone(),
                 // Planned runs carry the runtime's name; the entry takes the archive's.
                 id: RunId {
                     case: CaseKey {
-                        backend: echomark_archive::Backend::named(runtime.name()),
+                        backend: runtime,
                         ..run.case
                     },
                     repetition: run.repetition,

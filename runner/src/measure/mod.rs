@@ -22,12 +22,80 @@ use std::time::Duration;
 
 use echomark_archive::Metrics;
 
-use crate::case::{Backend, Case};
+use echomark_archive::Role;
+
+use crate::case::{Backend, Case, Target};
 use crate::instruments::resources;
 use crate::instruments::syscalls::SyscallCounter;
 
 /// How long after a deadline in-flight messages are waited for.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// How one runtime sets a measurement up: client and server in this process, or the
+/// client alone against a target. Which backend plays which role is declared once, in its
+/// capabilities ([`echomark_archive::Capabilities::roles`]); [`measure_on`] maps a backend
+/// to its runtimes.
+trait Engine: runtimes::Runtimes + Sized {
+    fn in_process(case: &Case) -> std::io::Result<rig::Rig<Self>>;
+    fn client(case: &Case, target: &Target) -> std::io::Result<rig::Rig<Self>>;
+}
+
+impl Engine for topology::TokioRuntimes {
+    fn in_process(case: &Case) -> std::io::Result<rig::Rig<Self>> {
+        rig::Rig::start(case)
+    }
+    fn client(case: &Case, target: &Target) -> std::io::Result<rig::Rig<Self>> {
+        rig::Rig::start_target(case, target)
+    }
+}
+
+impl Engine for shards::MonoioRuntimes {
+    fn in_process(case: &Case) -> std::io::Result<rig::Rig<Self>> {
+        rig::Rig::start_uring(case)
+    }
+    fn client(case: &Case, target: &Target) -> std::io::Result<rig::Rig<Self>> {
+        rig::Rig::start_target_uring(case, target)
+    }
+}
+
+/// Sets `case` up on the runtimes `E` for its role and runs it into `m`.
+fn measure_with<E: Engine>(
+    case: &Case,
+    m: &mut Metrics,
+    syscalls: Option<&mut SyscallCounter>,
+) -> std::io::Result<()> {
+    let rig = match &case.target {
+        Some(target) => E::client(case, target)?,
+        None => E::in_process(case)?,
+    };
+    rig.run(case, m, syscalls);
+    Ok(())
+}
+
+/// Runs `case` on its backend's runtimes; an error for a backend that cannot play its
+/// role (a validated case never has one).
+fn measure_on(
+    case: &Case,
+    m: &mut Metrics,
+    syscalls: Option<&mut SyscallCounter>,
+) -> std::io::Result<()> {
+    let role = if case.target.is_some() {
+        Role::Client
+    } else {
+        Role::InProcess
+    };
+    if let Some(why) = case.backend.refuse_role(role) {
+        return Err(std::io::Error::other(why));
+    }
+    match case.backend {
+        Backend::Tokio => measure_with::<topology::TokioRuntimes>(case, m, syscalls),
+        Backend::Monoio => measure_with::<shards::MonoioRuntimes>(case, m, syscalls),
+        Backend::IoUring | Backend::Named(_) => Err(std::io::Error::other(format!(
+            "--backend {} does not measure in this process",
+            case.backend
+        ))),
+    }
+}
 
 /// Measures `case` and returns its metrics. Never panics on I/O trouble: setup failures
 /// become `ok: false` with the reason in `error`.
@@ -52,19 +120,7 @@ pub fn measure(case: &Case) -> Metrics {
         }
     };
     let counter = syscalls.as_mut();
-    let started = match (&case.target, case.backend) {
-        (Some(target), Backend::Tokio) => {
-            rig::Rig::start_target(case, target).map(|rig| rig.run(case, &mut metrics, counter))
-        }
-        (Some(target), Backend::Monoio) => rig::Rig::start_target_uring(case, target)
-            .map(|rig| rig.run(case, &mut metrics, counter)),
-        (None, Backend::Tokio) => {
-            rig::Rig::start(case).map(|rig| rig.run(case, &mut metrics, counter))
-        }
-        (None, Backend::Monoio) => {
-            rig::Rig::start_uring(case).map(|rig| rig.run(case, &mut metrics, counter))
-        }
-    };
+    let started = measure_on(case, &mut metrics, counter);
     if let Err(e) = started {
         metrics.error = Some(format!("setup failed: {e}"));
     }

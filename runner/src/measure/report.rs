@@ -82,7 +82,7 @@ pub fn empty(case: &Case) -> Metrics {
     let datagram_only = |v: u64| case.protocol.is_datagram().then_some(v);
     Metrics {
         schema_version: METRICS_SCHEMA_VERSION,
-        backend: case.backend.into(),
+        backend: case.backend.clone(),
         kernel_io_uring_disabled: super::runtimes::io_uring_disabled_sysctl(),
         udp_batch: case.udp_batch.map(|n| n as u64),
         udp_gso: case.udp_gso,

@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 use echomark_archive::{IoModel, Protocol, StreamFraming};
 use serde::Serialize;
 
+use echomark_archive::Role;
+
 use crate::case::{Backend, Fault};
 use crate::instruments::counters::ServerStats;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
@@ -42,49 +44,11 @@ const POLL: Duration = Duration::from_millis(20);
 /// Bytes a raw echo reads at a time.
 const RAW_CHUNK: usize = 64 * 1024;
 
-/// The backends `serve` runs on: the two runtimes of in-process measurements, and the
-/// io_uring event loop that only serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ServeBackend {
-    /// tokio (epoll).
-    Tokio,
-    /// monoio (io_uring through a runtime).
-    Monoio,
-    /// io_uring directly, tuned with the `--uring-*` switches ([`ring`]).
-    #[value(name = "io-uring")]
-    IoUring,
-}
-
-impl ServeBackend {
-    /// The name the listening line and the server's `--server-name` convention use.
-    pub fn name(self) -> &'static str {
-        match self {
-            ServeBackend::Tokio => "tokio",
-            ServeBackend::Monoio => "monoio",
-            ServeBackend::IoUring => "io-uring",
-        }
-    }
-
-    /// The in-process runtime of the same name, if there is one.
-    pub fn runtime(self) -> Option<Backend> {
-        match self {
-            ServeBackend::Tokio => Some(Backend::Tokio),
-            ServeBackend::Monoio => Some(Backend::Monoio),
-            ServeBackend::IoUring => None,
-        }
-    }
-}
-
-impl std::fmt::Display for ServeBackend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// What `serve` runs.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    pub backend: ServeBackend,
+    /// One that plays [`Role::Server`]: tokio, monoio or io-uring.
+    pub backend: Backend,
     /// `--backend io-uring`: which of its techniques are on.
     pub ring: ring::Tuning,
     /// Test only (`--inject-fault`): make the server misbehave, to show clients catch it.
@@ -125,7 +89,7 @@ pub struct Listening {
     pub protocol: Protocol,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub framing: Option<StreamFraming>,
-    pub backend: &'static str,
+    pub backend: String,
     pub io_model: IoModel,
     pub io_threads: usize,
     pub work: u64,
@@ -356,11 +320,13 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
     if o.framing == StreamFraming::Raw && !matches!(o.protocol, Protocol::Tcp | Protocol::Tcps) {
         return usage("--framing raw is for tcp and tcps");
     }
-    if o.protocol.is_quic() && o.backend != ServeBackend::Tokio {
-        return usage(&format!(
-            "--protocol {} is not supported by --backend {} (quinn runs on tokio)",
-            o.protocol, o.backend
-        ));
+    if let Some(why) = o.backend.refuse_role(Role::Server) {
+        return Err(ServeError::Usage(why));
+    }
+    if o.protocol.is_quic() {
+        if let Some(why) = o.backend.refuse_protocol(o.protocol) {
+            return Err(ServeError::Usage(why));
+        }
     }
     if !o.protocol.is_quic() && o.quic != echomark_archive::QuicTransport::default() {
         return usage("the --quic-* transport flags are for the QUIC protocols");
@@ -377,31 +343,28 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
     if o.tls_certificate_out.is_some() && !o.protocol.needs_trust() {
         return usage("--tls-certificate-out is for tcps, wss, https and the QUIC protocols");
     }
-    if let Some(reason) =
-        echomark_archive::unsupported(o.backend.name(), o.io_model, o.io_threads as u64)
-    {
+    if let Some(why) = o.backend.refuse_protocol(o.protocol) {
+        return Err(ServeError::Usage(why));
+    }
+    if let Some(reason) = o.backend.refuse_model(o.io_model, o.io_threads as u64) {
         return Err(ServeError::Usage(format!(
             "--backend {} cannot run {} {}: {reason}",
             o.backend, o.io_model, o.io_threads
         )));
     }
-    match o.backend.runtime() {
-        None => {
-            if let Some(why) = ring::refusal(o) {
-                return Err(ServeError::Usage(why));
-            }
+    if o.fault == Some(Fault::Stall) {
+        if let Some(why) = o.backend.refuse(|c| c.stall_fault, "--inject-fault stall") {
+            return Err(ServeError::Usage(why));
         }
-        Some(runtime) => {
-            if o.ring != ring::Tuning::default() {
-                return usage("the --uring-* switches are for --backend io-uring");
-            }
-            if let Some(why) = o
-                .udp_batch
-                .and_then(|batch| crate::case::udp_batch_refusal(o.protocol, runtime, batch))
-            {
-                return Err(ServeError::Usage(why));
-            }
-        }
+    }
+    if o.backend != Backend::IoUring && o.ring != ring::Tuning::default() {
+        return usage("the --uring-* switches are for --backend io-uring");
+    }
+    if let Some(why) = o
+        .udp_batch
+        .and_then(|batch| crate::case::udp_batch_refusal(o.protocol, &o.backend, batch))
+    {
+        return Err(ServeError::Usage(why));
     }
     if o.io_model == IoModel::Shared && o.io_threads > 1 && o.protocol == Protocol::Udp {
         // One socket served by one task: more threads would only idle.
@@ -441,19 +404,25 @@ pub fn run(
         .map_err(std::io::Error::other)?;
     let tls = tls_server(o)?;
     let started = match o.backend {
-        ServeBackend::Tokio => tokio::start(o, (tls, quic_server(o)?), &registry, &closing)?,
-        ServeBackend::Monoio => uring::start(o, tls, &registry, &closing)?,
-        ServeBackend::IoUring => ring::start(o, &registry, &closing)?,
+        Backend::Tokio => tokio::start(o, (tls, quic_server(o)?), &registry, &closing)?,
+        Backend::Monoio => uring::start(o, tls, &registry, &closing)?,
+        Backend::IoUring => ring::start(o, &registry, &closing)?,
+        // validate() refused every backend that does not serve.
+        Backend::Named(_) => {
+            return Err(ServeError::Usage(
+                o.backend.refuse_role(Role::Server).unwrap_or_default(),
+            ))
+        }
     };
     announce(&Listening {
         listening: started.address.to_string(),
         protocol: o.protocol,
         framing: matches!(o.protocol, Protocol::Tcp | Protocol::Tcps).then_some(o.framing),
-        backend: o.backend.name(),
+        backend: o.backend.to_string(),
         io_model: o.io_model,
         io_threads: o.io_threads,
         work: o.work,
-        uring: (o.backend == ServeBackend::IoUring).then_some(o.ring),
+        uring: (o.backend == Backend::IoUring).then_some(o.ring),
         cpus: o.server_cpus.as_ref().map(ToString::to_string),
         idle_timeout_seconds: o.idle_timeout.map(|d| d.as_secs_f64()),
         udp_batch: o.udp_batch,

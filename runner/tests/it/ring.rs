@@ -239,13 +239,22 @@ fn pinned_shards_run_on_their_cpus() {
 #[test]
 fn what_io_uring_cannot_serve_is_a_usage_error() {
     for (args, says) in [
-        (vec!["--protocol", "tcps"], "not supported by this backend"),
-        (vec!["--protocol", "wss"], "not supported by this backend"),
-        (vec!["--protocol", "https"], "not supported by this backend"),
+        (
+            vec!["--protocol", "tcps"],
+            "tcps is not supported by --backend io-uring",
+        ),
+        (
+            vec!["--protocol", "wss"],
+            "wss is not supported by --backend io-uring",
+        ),
+        (
+            vec!["--protocol", "https"],
+            "https is not supported by --backend io-uring",
+        ),
         (vec!["--io-threads", "2"], "one ring per thread"),
         (
             vec!["--protocol", "udp", "--udp-batch", "16"],
-            "--udp-batch is for tokio",
+            "--udp-batch is not supported by --backend io-uring",
         ),
         (vec!["--inject-fault", "stall"], "stall is not supported"),
     ] {
@@ -256,6 +265,20 @@ fn what_io_uring_cannot_serve_is_a_usage_error() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+    // What each command's --backend accepts comes from the backends' declared roles.
+    let out = runner(&["once", "--backend", "io-uring"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[possible values: tokio, monoio]"),
+        "{stderr}"
+    );
+    let out = runner(&["serve", "--backend", "nginx"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[possible values: tokio, monoio, io-uring]"),
+        "{stderr}"
+    );
     let out = runner(&["serve", "--backend", "tokio", "--uring-multishot", "off"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("for --backend io-uring"));

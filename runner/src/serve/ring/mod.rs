@@ -82,30 +82,6 @@ impl Default for Tuning {
     }
 }
 
-/// Why the io_uring backend cannot serve `o`, if it cannot.
-pub fn refusal(o: &ServeOptions) -> Option<String> {
-    if o.protocol.uses_tls() {
-        return Some(format!(
-            "--backend io-uring: {} is not supported by this backend (TCP, UDP, HTTP and WebSocket are)",
-            o.protocol
-        ));
-    }
-    if o.io_model == IoModel::Shared && o.io_threads > 1 {
-        return Some(
-            "--backend io-uring runs one ring per thread: use --io-model shared with 1 thread or --io-model sharded N".into(),
-        );
-    }
-    if o.udp_batch.is_some() {
-        return Some(
-            "--udp-batch is for tokio; io-uring's multishot receive takes every queued datagram without a call per datagram".into(),
-        );
-    }
-    if o.fault == Some(crate::case::Fault::Stall) {
-        return Some("--inject-fault stall is not supported by --backend io-uring".into());
-    }
-    None
-}
-
 /// Why io_uring cannot run here, if it cannot (the kernel refuses rings, or lacks the
 /// multishot receive of Linux 6.0).
 fn probe() -> std::io::Result<()> {
