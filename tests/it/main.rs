@@ -12,6 +12,7 @@ mod explorer;
 mod import;
 mod layers;
 mod readers_never_panic;
+mod readme;
 mod safety;
 mod scale;
 mod site;

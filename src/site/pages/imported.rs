@@ -97,7 +97,11 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
                 ("tools", &names),
             ],
         ),
-        recommend: super::recommend::section(cat, view),
+        // Which client to measure with, only where echomark's client and the tools took
+        // turns against one server (the agreement rows say they measured the same loads).
+        recommend: (!rows.is_empty())
+            .then(|| super::recommend::section(cat, view))
+            .flatten(),
         path: path_section(cat, &path_tools::advise(d, &own)),
         host: host_recorded.then(|| host_table(cat, d, &not_recorded)),
         host_missing: (!host_recorded).then(|| cat.text("imported.host_missing")),

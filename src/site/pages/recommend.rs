@@ -283,7 +283,13 @@ pub(super) fn section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
     use Align::Default as L;
     let naming = Naming::of(view);
     let dash = || Markup::trusted("—");
-    let mut table = Table::new(cat.list("recommend.columns", &[]), &[L, L, L, L, L, L]);
+    // Clients of one server: no tool recorded its CPU, so no CPU column.
+    let mut columns = cat.list("recommend.columns", &[]);
+    if naming.clients.is_some() {
+        columns.truncate(5);
+    }
+    let width = columns.len();
+    let mut table = Table::new(columns, &[L; 6][..width]);
     // The strata every row pools, said once above the table when they are the same.
     let same_strata = rows.iter().all(|r| r.strata == rows[0].strata);
     for r in rows {
@@ -332,6 +338,8 @@ pub(super) fn section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
                 vec![load, use_cell, dash(), why, dash(), dash()]
             }
         };
+        let mut cells = cells;
+        cells.truncate(width);
         table.push(cells);
     }
     let fill = |key| {
