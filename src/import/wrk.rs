@@ -73,128 +73,196 @@ const MEASURES: &str = "from writing the request to the end of the response, on 
 /// Reads one wrk report.
 pub fn read(source: &Source) -> Result<Read, Problem> {
     let text = parse_text(source)?;
-    let missing = |what: &str| source.problem("", format!("not wrk's report: no {what} line"));
     let url = text
         .url
         .clone()
-        .ok_or_else(|| missing("'Running … test @ URL'"))?;
-    let hook = text
-        .hook
-        .as_ref()
-        .map(|(line, json)| {
-            crate::read::parse::typed::<Hook>(
-                &format!("{} line {line}", source.file),
-                json.as_bytes(),
-            )
-        })
-        .transpose()?;
-    if let Some(h) = &hook {
-        if h.format != "echomark-wrk-json" || h.format_version != 1 {
-            return Err(source.problem(
-                "",
-                format!(
-                    "the JSON line is {:?} version {}, not scripts/wrk-json.lua's echomark-wrk-json 1",
-                    h.format, h.format_version
-                ),
-            ));
-        }
-        if text.requests.is_some_and(|r| r != h.requests) {
-            return Err(source.problem(
-                "",
-                "the text's request count and the JSON line's disagree: not one run",
-            ));
-        }
-    }
-    let connections = match &hook {
-        Some(h) => h.connections,
-        None => text
-            .connections
-            .ok_or_else(|| missing("'N threads and M connections'"))?,
-    };
-    let threads = hook.as_ref().map(|h| h.threads).or(text.threads);
-    let requests = match &hook {
-        Some(h) => h.requests,
-        None => text.requests.ok_or_else(|| missing("'N requests in T'"))?,
-    };
-    let seconds = match &hook {
-        Some(h) => h.duration_us as f64 / 1e6,
-        None => text.seconds.ok_or_else(|| missing("'N requests in T'"))?,
-    };
-    let mut errors = text.socket_errors.clone();
-    let mut non_2xx_3xx = text.non_2xx_3xx;
-    if let Some(h) = &hook {
-        errors = [
-            ("connect", h.errors.connect),
-            ("read", h.errors.read),
-            ("write", h.errors.write),
-            ("timeout", h.errors.timeout),
-        ]
-        .into_iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| (format!("socket {k}"), n))
-        .collect();
-        non_2xx_3xx = h.errors.status;
-    }
-    let latency = if requests == 0 {
+        .ok_or_else(|| missing(source, "'Running … test @ URL'"))?;
+    let hook = hook(source, &text)?;
+    let counts = Counts::of(source, &text, hook.as_ref())?;
+    let (errors, non_2xx_3xx) = failures(&text, hook.as_ref());
+    let latency = if counts.requests == 0 {
         None
     } else {
         Some(match &hook {
-            Some(h) => {
-                for (name, v) in [
-                    ("min", h.latency_us.min),
-                    ("max", h.latency_us.max),
-                    ("mean", h.latency_us.mean),
-                    ("stdev", h.latency_us.stdev),
-                ] {
-                    if !(v.is_finite() && v >= 0.0) {
-                        return Err(source.problem(
-                            format!(
-                                "line {}: latency_us.{name}",
-                                text.hook.as_ref().map_or(0, |h| h.0)
-                            ),
-                            format!("{v}: a latency is finite and not negative"),
-                        ));
-                    }
-                }
-                ImportedLatency {
-                    fidelity: LatencyFidelity::SummaryOnly,
-                    resolution_us: 1.0,
-                    measures: MEASURES.into(),
-                    min_us: Some(h.latency_us.min),
-                    mean_us: Some(h.latency_us.mean),
-                    max_us: Some(h.latency_us.max),
-                    stddev_us: Some(h.latency_us.stdev),
-                    percentiles: percentiles(
-                        source,
-                        "latency_us.percentiles",
-                        h.latency_us.percentiles.clone(),
-                        1.0,
-                    )?,
-                    histogram: Vec::new(),
-                }
-            }
-            None => {
-                if text.distribution.is_empty() {
-                    return Err(source.problem(
-                        "",
-                        "wrk printed no latency percentiles: run it with --latency, or with -s scripts/wrk-json.lua",
-                    ));
-                }
-                ImportedLatency {
-                    fidelity: LatencyFidelity::SummaryOnly,
-                    // The text rounds to two decimals of its unit: 0.01 µs at best.
-                    resolution_us: 0.01,
-                    measures: MEASURES.into(),
-                    min_us: None,
-                    mean_us: text.mean_us,
-                    max_us: text.max_us,
-                    stddev_us: text.stdev_us,
-                    percentiles: text.distribution.clone(),
-                    histogram: Vec::new(),
-                }
-            }
+            Some(h) => hook_latency(source, h, text.hook.as_ref().map_or(0, |h| h.0))?,
+            None => text_latency(source, &text)?,
         })
     };
+    let run = request_run(RequestRun {
+        started_at_utc: None,
+        target: Some(url),
+        load: ImportedLoad {
+            connections: counts.connections,
+            threads: counts.threads,
+            pipelining: 1,
+            duration_seconds: counts.seconds,
+            payload_bytes: hook.as_ref().map(|h| h.body_bytes).or(source.payload_bytes),
+            loop_kind: Loop::Closed,
+            rate: None,
+            latency_correction: false,
+        },
+        responses: counts.requests,
+        reported_rate: text.requests_per_second,
+        bytes_per_second: match &hook {
+            Some(h) => Some(h.bytes as f64 / counts.seconds),
+            None => text.bytes_per_second,
+        },
+        latency,
+        unfinished: None,
+        errors,
+        status_codes: status_codes(counts.requests, non_2xx_3xx),
+    });
+    Ok(Read { run, version: None })
+}
+
+/// The problem of a report without the line that says `what`.
+fn missing(source: &Source, what: &str) -> Problem {
+    source.problem("", format!("not wrk's report: no {what} line"))
+}
+
+/// The JSON line of `scripts/wrk-json.lua`, when the report has one: parsed, of the format
+/// this reads, and of the same run as the text.
+fn hook(source: &Source, text: &Text) -> Result<Option<Hook>, Problem> {
+    let Some((line, json)) = &text.hook else {
+        return Ok(None);
+    };
+    let h = crate::read::parse::typed::<Hook>(
+        &format!("{} line {line}", source.file),
+        json.as_bytes(),
+    )?;
+    if h.format != "echomark-wrk-json" || h.format_version != 1 {
+        return Err(source.problem(
+            "",
+            format!(
+                "the JSON line is {:?} version {}, not scripts/wrk-json.lua's echomark-wrk-json 1",
+                h.format, h.format_version
+            ),
+        ));
+    }
+    if text.requests.is_some_and(|r| r != h.requests) {
+        return Err(source.problem(
+            "",
+            "the text's request count and the JSON line's disagree: not one run",
+        ));
+    }
+    Ok(Some(h))
+}
+
+/// The run's size: the JSON line's where it has one, the text's otherwise.
+struct Counts {
+    connections: u64,
+    threads: Option<u64>,
+    requests: u64,
+    seconds: f64,
+}
+
+impl Counts {
+    /// The counts of the report, refused when neither the JSON line nor the text says one.
+    fn of(source: &Source, text: &Text, hook: Option<&Hook>) -> Result<Self, Problem> {
+        let connections = match hook {
+            Some(h) => h.connections,
+            None => text
+                .connections
+                .ok_or_else(|| missing(source, "'N threads and M connections'"))?,
+        };
+        let threads = hook.map(|h| h.threads).or(text.threads);
+        let requests = match hook {
+            Some(h) => h.requests,
+            None => text
+                .requests
+                .ok_or_else(|| missing(source, "'N requests in T'"))?,
+        };
+        let seconds = match hook {
+            Some(h) => h.duration_us as f64 / 1e6,
+            None => text
+                .seconds
+                .ok_or_else(|| missing(source, "'N requests in T'"))?,
+        };
+        Ok(Self {
+            connections,
+            threads,
+            requests,
+            seconds,
+        })
+    }
+}
+
+/// The requests that ended in a socket error, by kind, and the answers outside 2xx and 3xx:
+/// the JSON line's where it has one, the text's otherwise.
+fn failures(text: &Text, hook: Option<&Hook>) -> (BTreeMap<String, u64>, u64) {
+    let Some(h) = hook else {
+        return (text.socket_errors.clone(), text.non_2xx_3xx);
+    };
+    let errors = [
+        ("connect", h.errors.connect),
+        ("read", h.errors.read),
+        ("write", h.errors.write),
+        ("timeout", h.errors.timeout),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| (format!("socket {k}"), n))
+    .collect();
+    (errors, h.errors.status)
+}
+
+/// The latency the JSON line (on line `line`) gives: wrk's exact statistics and percentiles.
+fn hook_latency(source: &Source, h: &Hook, line: usize) -> Result<ImportedLatency, Problem> {
+    for (name, v) in [
+        ("min", h.latency_us.min),
+        ("max", h.latency_us.max),
+        ("mean", h.latency_us.mean),
+        ("stdev", h.latency_us.stdev),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(source.problem(
+                format!("line {line}: latency_us.{name}"),
+                format!("{v}: a latency is finite and not negative"),
+            ));
+        }
+    }
+    Ok(ImportedLatency {
+        fidelity: LatencyFidelity::SummaryOnly,
+        resolution_us: 1.0,
+        measures: MEASURES.into(),
+        min_us: Some(h.latency_us.min),
+        mean_us: Some(h.latency_us.mean),
+        max_us: Some(h.latency_us.max),
+        stddev_us: Some(h.latency_us.stdev),
+        percentiles: percentiles(
+            source,
+            "latency_us.percentiles",
+            h.latency_us.percentiles.clone(),
+            1.0,
+        )?,
+        histogram: Vec::new(),
+    })
+}
+
+/// The latency the text gives (its distribution needs `--latency`), rounded as wrk prints it.
+fn text_latency(source: &Source, text: &Text) -> Result<ImportedLatency, Problem> {
+    if text.distribution.is_empty() {
+        return Err(source.problem(
+            "",
+            "wrk printed no latency percentiles: run it with --latency, or with -s scripts/wrk-json.lua",
+        ));
+    }
+    Ok(ImportedLatency {
+        fidelity: LatencyFidelity::SummaryOnly,
+        // The text rounds to two decimals of its unit: 0.01 µs at best.
+        resolution_us: 0.01,
+        measures: MEASURES.into(),
+        min_us: None,
+        mean_us: text.mean_us,
+        max_us: text.max_us,
+        stddev_us: text.stdev_us,
+        percentiles: text.distribution.clone(),
+        histogram: Vec::new(),
+    })
+}
+
+/// The answers by status class, which is all wrk tells of them.
+fn status_codes(requests: u64, non_2xx_3xx: u64) -> BTreeMap<String, u64> {
     let ok = requests.saturating_sub(non_2xx_3xx);
     let mut status_codes = BTreeMap::new();
     if ok > 0 {
@@ -203,31 +271,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
     if non_2xx_3xx > 0 {
         status_codes.insert("4xx or 5xx".to_string(), non_2xx_3xx);
     }
-    let run = request_run(RequestRun {
-        started_at_utc: None,
-        target: Some(url),
-        load: ImportedLoad {
-            connections,
-            threads,
-            pipelining: 1,
-            duration_seconds: seconds,
-            payload_bytes: hook.as_ref().map(|h| h.body_bytes).or(source.payload_bytes),
-            loop_kind: Loop::Closed,
-            rate: None,
-            latency_correction: false,
-        },
-        responses: requests,
-        reported_rate: text.requests_per_second,
-        bytes_per_second: match &hook {
-            Some(h) => Some(h.bytes as f64 / seconds),
-            None => text.bytes_per_second,
-        },
-        latency,
-        unfinished: None,
-        errors,
-        status_codes,
-    });
-    Ok(Read { run, version: None })
+    status_codes
 }
 
 fn parse_text(source: &Source) -> Result<Text, Problem> {
