@@ -63,11 +63,80 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         .number(&["-u", "--users"])
         .map_err(usage)?
         .ok_or_else(|| source.problem("", "--command names no users (-u)"))?;
-    let mut histogram: BTreeMap<u64, u64> = BTreeMap::new();
-    let (mut requests, mut failures, mut total_ms) = (0u64, 0u64, 0.0f64);
-    let (mut start, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
-    let (mut min_ms, mut max_ms) = (f64::INFINITY, 0.0f64);
+    let mut totals = Totals::default();
     for (i, e) in endpoints.iter().enumerate() {
+        totals.add(source, i, e)?;
+    }
+    let duration = totals.last - totals.start;
+    if !(duration.is_finite() && duration > 0.0) {
+        return Err(source.problem(
+            "[0].last_request_timestamp",
+            "missing or not after start_time: the run has no duration",
+        ));
+    }
+    let (requests, failures) = (totals.requests, totals.failures);
+    let answered = requests - failures.min(requests);
+    let mut errors = BTreeMap::new();
+    if failures > 0 {
+        errors.insert("failures (Locust's count)".to_string(), failures);
+    }
+    let run = request_run(RequestRun {
+        started_at_utc: Some(super::utc_from_unix(totals.start.floor() as i64)),
+        target: command.value(&["-H", "--host"]).map(str::to_string),
+        load: ImportedLoad {
+            connections: users,
+            threads: None,
+            pipelining: 1,
+            duration_seconds: duration,
+            payload_bytes: source.payload_bytes,
+            loop_kind: Loop::Closed,
+            rate: None,
+            latency_correction: false,
+        },
+        responses: answered,
+        reported_rate: None,
+        bytes_per_second: None,
+        latency: totals.latency(),
+        unfinished: None,
+        errors,
+        status_codes: BTreeMap::new(),
+    });
+    Ok(Read { run, version: None })
+}
+
+/// Every endpoint's figures together: the response times in one histogram, the counts
+/// summed, the run's span from the first start to the last request.
+struct Totals {
+    /// Requests by whole milliseconds.
+    histogram: BTreeMap<u64, u64>,
+    requests: u64,
+    failures: u64,
+    total_ms: f64,
+    start: f64,
+    last: f64,
+    min_ms: f64,
+    max_ms: f64,
+}
+
+impl Default for Totals {
+    fn default() -> Self {
+        Self {
+            histogram: BTreeMap::new(),
+            requests: 0,
+            failures: 0,
+            total_ms: 0.0,
+            start: f64::INFINITY,
+            last: f64::NEG_INFINITY,
+            min_ms: f64::INFINITY,
+            max_ms: 0.0,
+        }
+    }
+}
+
+impl Totals {
+    /// Adds endpoint `e` (the `i`th), refused when a figure is negative or not finite, a
+    /// response time is not whole milliseconds, or its histogram does not hold its requests.
+    fn add(&mut self, source: &Source, i: usize, e: &Endpoint) -> Result<(), Problem> {
         let at = |field: &str| format!("[{i}].{field}");
         for (field, v) in [
             ("start_time", e.start_time),
@@ -85,7 +154,7 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
                     "not whole milliseconds",
                 )
             })?;
-            let slot = histogram.entry(ms).or_default();
+            let slot = self.histogram.entry(ms).or_default();
             *slot = slot.saturating_add(count);
         }
         let recorded = saturating_sum(e.response_times.values().copied());
@@ -98,78 +167,50 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
                 ),
             ));
         }
-        requests = requests.saturating_add(e.num_requests);
-        failures = failures.saturating_add(e.num_failures);
-        total_ms += e.total_response_time;
-        start = start.min(e.start_time);
+        self.requests = self.requests.saturating_add(e.num_requests);
+        self.failures = self.failures.saturating_add(e.num_failures);
+        self.total_ms += e.total_response_time;
+        self.start = self.start.min(e.start_time);
         if let Some(t) = e.last_request_timestamp {
-            last = last.max(t);
+            self.last = self.last.max(t);
         }
         if let Some(m) = e.min_response_time {
-            min_ms = min_ms.min(m);
+            self.min_ms = self.min_ms.min(m);
         }
-        max_ms = max_ms.max(e.max_response_time);
+        self.max_ms = self.max_ms.max(e.max_response_time);
+        Ok(())
     }
-    let duration = last - start;
-    if !(duration.is_finite() && duration > 0.0) {
-        return Err(source.problem(
-            "[0].last_request_timestamp",
-            "missing or not after start_time: the run has no duration",
-        ));
+
+    /// The latency of every request, from the histogram (none without requests).
+    fn latency(&self) -> Option<ImportedLatency> {
+        let (requests, histogram) = (self.requests, &self.histogram);
+        (requests > 0).then(|| ImportedLatency {
+            fidelity: LatencyFidelity::Lossless,
+            resolution_us: 1000.0,
+            measures: "from sending the request to the end of the response, as Locust's HTTP \
+                       client times it, rounded to whole milliseconds (closed loop: each user \
+                       waits for its answer)"
+                .into(),
+            min_us: self.min_ms.is_finite().then_some(self.min_ms * 1e3),
+            mean_us: Some(self.total_ms / requests as f64 * 1e3),
+            max_us: Some(self.max_ms * 1e3),
+            stddev_us: None,
+            percentiles: PERCENTILES
+                .iter()
+                .map(|&at| Percentile {
+                    at,
+                    us: nearest_rank(histogram, requests, at) as f64 * 1e3,
+                })
+                .collect(),
+            histogram: histogram
+                .iter()
+                .map(|(&ms, &count)| Bucket {
+                    upper_us: ms as f64 * 1e3,
+                    count,
+                })
+                .collect(),
+        })
     }
-    let latency = (requests > 0).then(|| ImportedLatency {
-        fidelity: LatencyFidelity::Lossless,
-        resolution_us: 1000.0,
-        measures: "from sending the request to the end of the response, as Locust's HTTP client \
-                   times it, rounded to whole milliseconds (closed loop: each user waits for its \
-                   answer)"
-            .into(),
-        min_us: min_ms.is_finite().then_some(min_ms * 1e3),
-        mean_us: Some(total_ms / requests as f64 * 1e3),
-        max_us: Some(max_ms * 1e3),
-        stddev_us: None,
-        percentiles: PERCENTILES
-            .iter()
-            .map(|&at| Percentile {
-                at,
-                us: nearest_rank(&histogram, requests, at) as f64 * 1e3,
-            })
-            .collect(),
-        histogram: histogram
-            .iter()
-            .map(|(&ms, &count)| Bucket {
-                upper_us: ms as f64 * 1e3,
-                count,
-            })
-            .collect(),
-    });
-    let answered = requests - failures.min(requests);
-    let mut errors = BTreeMap::new();
-    if failures > 0 {
-        errors.insert("failures (Locust's count)".to_string(), failures);
-    }
-    let run = request_run(RequestRun {
-        started_at_utc: Some(super::utc_from_unix(start.floor() as i64)),
-        target: command.value(&["-H", "--host"]).map(str::to_string),
-        load: ImportedLoad {
-            connections: users,
-            threads: None,
-            pipelining: 1,
-            duration_seconds: duration,
-            payload_bytes: source.payload_bytes,
-            loop_kind: Loop::Closed,
-            rate: None,
-            latency_correction: false,
-        },
-        responses: answered,
-        reported_rate: None,
-        bytes_per_second: None,
-        latency,
-        unfinished: None,
-        errors,
-        status_codes: BTreeMap::new(),
-    });
-    Ok(Read { run, version: None })
 }
 
 /// The smallest value with at least `at` percent of the `total` requests at or below it.
