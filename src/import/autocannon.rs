@@ -103,59 +103,14 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         |e: crate::command_line::CommandLineError| source.problem("", format!("--command: {e}"));
     let rate = command.decimal(&["-R", "--overallRate"]).map_err(usage)?;
     let duration = super::within(source, "duration", report.duration, &DURATION_SECONDS)?;
-    let responses = saturating_sum([
-        report.informational,
-        report.success,
-        report.redirect,
-        report.client_error,
-        report.server_error,
-    ]);
-    let counted = saturating_sum(report.status_code_stats.values().map(|c| c.count));
-    if counted != responses {
-        return Err(source.problem(
-            "statusCodeStats",
-            format!("counts {counted} answers, but 1xx–5xx count {responses}"),
-        ));
-    }
+    let responses = answered(source, &report)?;
     let reported_rate = sampled_rate(source, &report, responses)?;
     let latency = if responses == 0 {
         None
     } else {
-        let l = &report.latency;
-        for (name, v) in [
-            ("mean", l.mean),
-            ("stddev", l.stddev),
-            ("min", l.min),
-            ("max", l.max),
-        ] {
-            super::finite_non_negative(source, &format!("latency.{name}"), v)?;
-        }
-        Some(ImportedLatency {
-            fidelity: LatencyFidelity::SummaryOnly,
-            resolution_us: 1000.0,
-            measures: "from writing the request to the end of the response, in whole milliseconds \
-                       (no correction for coordinated omission)"
-                .into(),
-            min_us: Some(l.min * 1e3),
-            mean_us: Some(l.mean * 1e3),
-            max_us: Some(l.max * 1e3),
-            stddev_us: Some(l.stddev * 1e3),
-            percentiles: percentiles(source, "latency", l.percentiles(), 1e3)?,
-            histogram: Vec::new(),
-        })
+        Some(latency(source, &report.latency)?)
     };
-    let mut errors = BTreeMap::new();
-    // autocannon's `errors` counts every request that ended without an answer, timeouts
-    // included; mismatches (`--expectBody`) and resets are counted on their own.
-    for (kind, n) in [
-        ("errors (timeouts included)", report.errors),
-        ("body mismatches", report.mismatches),
-        ("resets", report.resets),
-    ] {
-        if n > 0 {
-            errors.insert(kind.to_string(), n);
-        }
-    }
+    let errors = errors(&report);
     let status_codes: BTreeMap<String, u64> = report
         .status_code_stats
         .into_iter()
@@ -195,6 +150,68 @@ pub fn read(source: &Source) -> Result<Read, Problem> {
         ));
     }
     Ok(Read { run, version: None })
+}
+
+/// The answers, any status: the 1xx–5xx counts, which the counts by code must agree with.
+fn answered(source: &Source, report: &Report) -> Result<u64, Problem> {
+    let responses = saturating_sum([
+        report.informational,
+        report.success,
+        report.redirect,
+        report.client_error,
+        report.server_error,
+    ]);
+    let counted = saturating_sum(report.status_code_stats.values().map(|c| c.count));
+    if counted != responses {
+        return Err(source.problem(
+            "statusCodeStats",
+            format!("counts {counted} answers, but 1xx–5xx count {responses}"),
+        ));
+    }
+    Ok(responses)
+}
+
+/// The latency of a run with answers: autocannon's statistics and percentiles, in whole
+/// milliseconds.
+fn latency(source: &Source, l: &Histogram) -> Result<ImportedLatency, Problem> {
+    for (name, v) in [
+        ("mean", l.mean),
+        ("stddev", l.stddev),
+        ("min", l.min),
+        ("max", l.max),
+    ] {
+        super::finite_non_negative(source, &format!("latency.{name}"), v)?;
+    }
+    Ok(ImportedLatency {
+        fidelity: LatencyFidelity::SummaryOnly,
+        resolution_us: 1000.0,
+        measures: "from writing the request to the end of the response, in whole milliseconds \
+                   (no correction for coordinated omission)"
+            .into(),
+        min_us: Some(l.min * 1e3),
+        mean_us: Some(l.mean * 1e3),
+        max_us: Some(l.max * 1e3),
+        stddev_us: Some(l.stddev * 1e3),
+        percentiles: percentiles(source, "latency", l.percentiles(), 1e3)?,
+        histogram: Vec::new(),
+    })
+}
+
+/// The requests that ended without an answer, by kind.
+fn errors(report: &Report) -> BTreeMap<String, u64> {
+    let mut errors = BTreeMap::new();
+    // autocannon's `errors` counts every request that ended without an answer, timeouts
+    // included; mismatches (`--expectBody`) and resets are counted on their own.
+    for (kind, n) in [
+        ("errors (timeouts included)", report.errors),
+        ("body mismatches", report.mismatches),
+        ("resets", report.resets),
+    ] {
+        if n > 0 {
+            errors.insert(kind.to_string(), n);
+        }
+    }
+    errors
 }
 
 /// How closely autocannon's mean of its samples times their number gives its count of
