@@ -227,6 +227,16 @@ pub(crate) fn finish_svg(svg: String, title: &str, description: &str, tips: &[Ti
 /// One tooltip: a rectangle (x, y, width, height) and its text.
 pub(crate) type Tip = (i32, i32, i32, i32, String);
 
+/// A chart's whole drawing area.
+pub(crate) type Root<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// The plot of a bar or line chart ([`plot_area`]): linear on both axes.
+pub(crate) type Plot<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 /// [`render_svg`] for a chart with `text`.
 pub(crate) fn render_chart(
     size: (u32, u32),
@@ -282,11 +292,7 @@ pub(crate) fn plot_area<'a, 'b>(
     (x, y_max): (std::ops::Range<f64>, f64),
     x_label_area: u32,
     hide_x_axis: bool,
-) -> ChartContext<
-    'a,
-    SVGBackend<'b>,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-> {
+) -> Plot<'a, 'b> {
     let y_label = &text.y_label;
     let font = |size: u32| (FONT_STACK, size).into_font();
     let mut ctx = ChartBuilder::on(root)
