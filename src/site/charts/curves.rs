@@ -5,7 +5,7 @@
 
 use plotters::prelude::*;
 
-use super::{header, render_chart, ChartText, Frame, FAILED, FONT_STACK};
+use super::{header, render_chart, ChartText, Frame, Root, Tip, FAILED, FONT_STACK};
 use crate::analysis::aggregate::Stat;
 use crate::format;
 
@@ -51,114 +51,175 @@ pub fn phone(chart: &CurveChart) -> String {
     draw_in(chart, super::phone::frame(&text, saturated, 300))
 }
 
+/// Draws `chart` in `frame`.
 fn draw_in(chart: &CurveChart, frame: Frame) -> String {
     let text = &chart.text;
-    let all = || chart.lines.iter().flatten();
-    let x_max = all().map(|p| p.x).fold(0.0f64, f64::max).max(1.0) * 1.08;
-    let y_low = all().map(|p| p.y.min).fold(f64::INFINITY, f64::min);
-    let y_high = all().map(|p| p.y.max).fold(0.0f64, f64::max);
-    // Whole decades around the data, so the logarithmic axis labels are round numbers.
-    let y_min = 10f64.powf(y_low.max(0.1).log10().floor());
-    let y_max = 10f64.powf(y_high.max(y_min * 10.0).log10().ceil());
+    let ranges = Ranges::of(chart);
     let legend_text = ChartText {
         failed_label: chart.saturated_label.clone(),
         ..text.clone()
     };
     render_chart(frame.size(), text, |root, tips| {
-        let font = |size: u32| (FONT_STACK, size).into_font();
-        let saturated = all().any(|p| p.saturated);
+        let saturated = chart.lines.iter().flatten().any(|p| p.saturated);
         header(root, &frame, &legend_text, saturated);
-        let mut ctx = ChartBuilder::on(root)
-            .margin(12)
-            .margin_top(frame.top)
-            .margin_right(frame.right)
-            .x_label_area_size(44)
-            .y_label_area_size(frame.y_labels)
-            .build_cartesian_2d(0f64..x_max, (y_min..y_max).log_scale())
-            .expect("valid ranges");
-        let x_format = |v: &f64| format::grouped(*v, 0);
-        let y_format = |v: &f64| format::grouped(*v, if *v < 1.0 { 1 } else { 0 });
-        ctx.configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(BLACK.mix(0.12))
-            .x_desc(&chart.x_label)
-            .y_desc(&text.y_label)
-            .x_labels(if frame.phone { 3 } else { 6 })
-            .x_label_formatter(&x_format)
-            .y_label_formatter(&y_format)
-            .label_style(font(super::TEXT_SIZE))
-            .axis_desc_style(font(super::AXIS_SIZE))
-            .draw()
-            .expect("mesh");
+        let mut ctx = plot(root, &frame, chart, &ranges);
         if let Some((x, label)) = &chart.knee {
-            ctx.draw_series(DashedLineSeries::new(
-                vec![(*x, y_min), (*x, y_max)],
-                6,
-                4,
-                BLACK.mix(0.55).stroke_width(1),
-            ))
-            .expect("knee");
-            let top = ctx.backend_coord(&(*x, y_max));
-            // Right of the line, or left of it where the label would leave the plot.
-            let width = (label.chars().count() as f64 * f64::from(super::TEXT_SIZE) / 1.24 * 0.62)
-                .ceil() as i32;
-            let right_edge = (frame.width - frame.right) as i32;
-            let at = if top.0 + 4 + width > right_edge {
-                top.0 - 4 - width
-            } else {
-                top.0 + 4
-            };
-            root.draw(&Text::new(
-                label.as_str(),
-                (at, top.1 + 4),
-                font(super::TEXT_SIZE),
-            ))
-            .expect("knee label");
+            knee(root, &mut ctx, &frame, (*x, label), &ranges);
         }
         for (s, line) in chart.lines.iter().enumerate() {
-            let color = text.colour(s);
-            let curve: Vec<(f64, f64)> = line
-                .iter()
-                .filter(|p| !p.saturated)
-                .map(|p| (p.x, p.y.median))
-                .collect();
-            ctx.draw_series(LineSeries::new(curve.clone(), color.stroke_width(2)))
-                .expect("line");
-            ctx.draw_series(curve.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-                .expect("points");
-            for p in line {
-                ctx.draw_series(std::iter::once(PathElement::new(
-                    vec![(p.x, p.y.min.max(y_min)), (p.x, p.y.max)],
-                    color.stroke_width(1),
-                )))
-                .expect("whisker");
-                let top = ctx.backend_coord(&(p.x, p.y.max));
-                let bottom = ctx.backend_coord(&(p.x, p.y.min.max(y_min)));
-                tips.push((
-                    top.0 - 6,
-                    top.1 - 6,
-                    12,
-                    (bottom.1 - top.1) + 12,
-                    p.tooltip.clone(),
-                ));
-                if p.saturated {
-                    // A drawn cross, not a glyph: a saturated point's percentiles can lie
-                    // closer together than a glyph is tall, and their marks may then meet
-                    // as points do, without any text overlapping.
-                    let (x, y) = ctx.backend_coord(&(p.x, p.y.median));
-                    let arm = super::MARK_SIZE as i32 / 3;
-                    for (from, to) in [
-                        ((x - arm, y - arm), (x + arm, y + arm)),
-                        ((x - arm, y + arm), (x + arm, y - arm)),
-                    ] {
-                        root.draw(&PathElement::new(vec![from, to], FAILED.stroke_width(2)))
-                            .expect("saturated mark");
-                    }
-                }
-            }
+            percentile_line(root, &mut ctx, tips, (text.colour(s), line), ranges.y_min);
         }
     })
+}
+
+/// A curve chart's plot: a linear x axis and a logarithmic y axis.
+type Plot<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::combinators::LogCoord<f64>,
+    >,
+>;
+
+/// The axes' ranges: from 0 to past the largest rate, and whole decades around the latencies.
+struct Ranges {
+    x_max: f64,
+    y_min: f64,
+    y_max: f64,
+}
+
+impl Ranges {
+    /// The ranges that hold every point of `chart`.
+    fn of(chart: &CurveChart) -> Self {
+        let all = || chart.lines.iter().flatten();
+        let x_max = all().map(|p| p.x).fold(0.0f64, f64::max).max(1.0) * 1.08;
+        let y_low = all().map(|p| p.y.min).fold(f64::INFINITY, f64::min);
+        let y_high = all().map(|p| p.y.max).fold(0.0f64, f64::max);
+        // Whole decades around the data, so the logarithmic axis labels are round numbers.
+        let y_min = 10f64.powf(y_low.max(0.1).log10().floor());
+        let y_max = 10f64.powf(y_high.max(y_min * 10.0).log10().ceil());
+        Self {
+            x_max,
+            y_min,
+            y_max,
+        }
+    }
+}
+
+/// The plot of `chart` in `frame`, its axes and light horizontal mesh drawn.
+fn plot<'a, 'b>(
+    root: &'a Root<'b>,
+    frame: &Frame,
+    chart: &CurveChart,
+    ranges: &Ranges,
+) -> Plot<'a, 'b> {
+    let font = |size: u32| (FONT_STACK, size).into_font();
+    let mut ctx = ChartBuilder::on(root)
+        .margin(12)
+        .margin_top(frame.top)
+        .margin_right(frame.right)
+        .x_label_area_size(44)
+        .y_label_area_size(frame.y_labels)
+        .build_cartesian_2d(0f64..ranges.x_max, (ranges.y_min..ranges.y_max).log_scale())
+        .expect("valid ranges");
+    let x_format = |v: &f64| format::grouped(*v, 0);
+    let y_format = |v: &f64| format::grouped(*v, if *v < 1.0 { 1 } else { 0 });
+    ctx.configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(BLACK.mix(0.12))
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.text.y_label)
+        .x_labels(if frame.phone { 3 } else { 6 })
+        .x_label_formatter(&x_format)
+        .y_label_formatter(&y_format)
+        .label_style(font(super::TEXT_SIZE))
+        .axis_desc_style(font(super::AXIS_SIZE))
+        .draw()
+        .expect("mesh");
+    ctx
+}
+
+/// Draws the knee at rate `x`: a dashed vertical line, and `label` beside its top.
+fn knee(root: &Root, ctx: &mut Plot, frame: &Frame, (x, label): (f64, &str), ranges: &Ranges) {
+    ctx.draw_series(DashedLineSeries::new(
+        vec![(x, ranges.y_min), (x, ranges.y_max)],
+        6,
+        4,
+        BLACK.mix(0.55).stroke_width(1),
+    ))
+    .expect("knee");
+    let top = ctx.backend_coord(&(x, ranges.y_max));
+    // Right of the line, or left of it where the label would leave the plot.
+    let width =
+        (label.chars().count() as f64 * f64::from(super::TEXT_SIZE) / 1.24 * 0.62).ceil() as i32;
+    let right_edge = (frame.width - frame.right) as i32;
+    let at = if top.0 + 4 + width > right_edge {
+        top.0 - 4 - width
+    } else {
+        top.0 + 4
+    };
+    root.draw(&Text::new(
+        label,
+        (at, top.1 + 4),
+        (FONT_STACK, super::TEXT_SIZE).into_font(),
+    ))
+    .expect("knee label");
+}
+
+/// Draws one percentile's `line` in `color`: the curve through its unsaturated points, every
+/// point's whisker (cut at the axis's bottom `y_min`) and tooltip, and a ✕ at each saturated
+/// point's median.
+fn percentile_line(
+    root: &Root,
+    ctx: &mut Plot,
+    tips: &mut Vec<Tip>,
+    (color, line): (RGBColor, &[CurvePoint]),
+    y_min: f64,
+) {
+    let curve: Vec<(f64, f64)> = line
+        .iter()
+        .filter(|p| !p.saturated)
+        .map(|p| (p.x, p.y.median))
+        .collect();
+    ctx.draw_series(LineSeries::new(curve.clone(), color.stroke_width(2)))
+        .expect("line");
+    ctx.draw_series(curve.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+        .expect("points");
+    for p in line {
+        ctx.draw_series(std::iter::once(PathElement::new(
+            vec![(p.x, p.y.min.max(y_min)), (p.x, p.y.max)],
+            color.stroke_width(1),
+        )))
+        .expect("whisker");
+        let top = ctx.backend_coord(&(p.x, p.y.max));
+        let bottom = ctx.backend_coord(&(p.x, p.y.min.max(y_min)));
+        tips.push((
+            top.0 - 6,
+            top.1 - 6,
+            12,
+            (bottom.1 - top.1) + 12,
+            p.tooltip.clone(),
+        ));
+        if p.saturated {
+            saturated_mark(root, ctx.backend_coord(&(p.x, p.y.median)));
+        }
+    }
+}
+
+/// Draws the ✕ of a saturated point centred on `(x, y)`: a drawn cross, not a glyph, since
+/// a saturated point's percentiles can lie closer together than a glyph is tall, and their
+/// marks may then meet as points do, without any text overlapping.
+fn saturated_mark(root: &Root, (x, y): (i32, i32)) {
+    let arm = super::MARK_SIZE as i32 / 3;
+    for (from, to) in [
+        ((x - arm, y - arm), (x + arm, y + arm)),
+        ((x - arm, y + arm), (x + arm, y - arm)),
+    ] {
+        root.draw(&PathElement::new(vec![from, to], FAILED.stroke_width(2)))
+            .expect("saturated mark");
+    }
 }
 
 #[cfg(test)]
