@@ -3,7 +3,10 @@
 //! needs, and each group is a label above one horizontal bar per series, its median written
 //! beside its whisker, so nothing needs an axis to be read and nothing scrolls sideways.
 
-use super::{wrap, Cell, ChartText, FAILED};
+use std::fmt::Write as _;
+
+use super::{wrap, Cell, ChartText, Tip, FAILED};
+use crate::analysis::aggregate::Stat;
 use crate::format;
 
 /// The width every phone chart is drawn at: a 390 px screen less the page's margins, so a
@@ -116,142 +119,231 @@ pub(crate) fn header(
 /// Draws `chart` for a phone as an SVG document, written directly (a phone page inlines one
 /// per chart, so every byte counts): text inherits its font from the root element.
 pub fn bars(chart: &super::BarChart) -> String {
-    use std::fmt::Write as _;
-    let text: &ChartText = &chart.text;
-    let width = PHONE_WIDTH as i32;
-    let title = wrap(&text.title, width - 2 * MARGIN, TITLE, None);
-    let failed = chart
-        .cells
-        .iter()
-        .flatten()
-        .any(|c| matches!(c, Cell::Failed { .. }));
-    let mut names: Vec<&str> = text.series.iter().map(String::as_str).collect();
-    if failed {
-        names.push(&text.failed_label);
+    let layout = BarsLayout::of(chart);
+    let mut svg = format!(
+        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">\n<rect width=\"{width}\" height=\"{height}\" fill=\"#FFFFFF\"/>\n<g font-size=\"{}\" fill=\"#000000\">\n",
+        px(super::TEXT_SIZE),
+        width = PHONE_WIDTH as i32,
+        height = layout.height(),
+    );
+    layout.header(&mut svg);
+    let mut tips = Vec::new();
+    let mut y = layout.top;
+    for (g, row) in chart.cells.iter().enumerate() {
+        y = layout.group(&mut svg, &mut tips, g, row, y);
     }
-    let legend = legend_rows(&names);
-    let legend_rows_n = legend.last().map_or(0, |(r, _)| r + 1);
-    let (title_h, text_h) = (line_height(TITLE), line_height(super::TEXT_SIZE));
-    let labels: Vec<Vec<String>> = chart
-        .groups
-        .iter()
-        .map(|g| wrap(g, width - 2 * MARGIN, super::TEXT_SIZE, None))
-        .collect();
-    let top = MARGIN + title.len() as i32 * title_h + 4 + legend_rows_n * text_h + text_h + 8;
-    let group_h = |g: usize| {
-        let bars = chart.cells[g]
+    svg.push_str("</g>\n</svg>\n");
+    super::finish_svg(svg, &chart.text.title, &chart.text.description, &tips)
+}
+
+/// A size as a phone chart's SVG writes it: the CSS px plotters would write for `size`.
+fn px(size: u32) -> String {
+    format::grouped(f64::from(size) / 1.24, 1).replace(',', "")
+}
+
+/// `#RRGGBB` of a colour.
+fn hex(c: plotters::style::RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// The attributes of the ✕ of an excluded configuration.
+fn failed_mark() -> String {
+    format!(
+        " font-size=\"{}\" fill=\"{}\"",
+        px(super::MARK_SIZE),
+        hex(FAILED)
+    )
+}
+
+/// Writes text `t` at (`x`, `y`) with `extra` attributes, placed by its top edge, as the wide
+/// charts place theirs.
+fn put(svg: &mut String, x: i32, y: i32, extra: &str, t: &str) {
+    let _ = writeln!(
+        svg,
+        "<text x=\"{x}\" y=\"{y}\" dy=\"0.76em\"{extra}>{}</text>",
+        super::escape_xml(t)
+    );
+}
+
+/// Where everything of a phone bar chart goes: the wrapped title, the legend's rows, each
+/// group's wrapped label, and the scale of the bars.
+struct BarsLayout<'a> {
+    chart: &'a super::BarChart,
+    title: Vec<String>,
+    /// The legend's entries: the series, then the ✕ entry when a configuration failed.
+    names: Vec<&'a str>,
+    /// (row, x) of each legend entry.
+    legend: Vec<(i32, i32)>,
+    /// Each group's label, wrapped.
+    labels: Vec<Vec<String>>,
+    title_h: i32,
+    text_h: i32,
+    /// Where the first group starts.
+    top: i32,
+    /// Pixels per unit of the bars' values.
+    scale: f64,
+    /// The decimals each median is written with.
+    decimals: usize,
+}
+
+impl<'a> BarsLayout<'a> {
+    /// The layout of `chart` at [`PHONE_WIDTH`].
+    fn of(chart: &'a super::BarChart) -> Self {
+        let text: &ChartText = &chart.text;
+        let width = PHONE_WIDTH as i32;
+        let title = wrap(&text.title, width - 2 * MARGIN, TITLE, None);
+        let failed = chart
+            .cells
+            .iter()
+            .flatten()
+            .any(|c| matches!(c, Cell::Failed { .. }));
+        let mut names: Vec<&str> = text.series.iter().map(String::as_str).collect();
+        if failed {
+            names.push(&text.failed_label);
+        }
+        let legend = legend_rows(&names);
+        let legend_rows_n = legend.last().map_or(0, |(r, _)| r + 1);
+        let (title_h, text_h) = (line_height(TITLE), line_height(super::TEXT_SIZE));
+        let labels: Vec<Vec<String>> = chart
+            .groups
+            .iter()
+            .map(|g| wrap(g, width - 2 * MARGIN, super::TEXT_SIZE, None))
+            .collect();
+        let top = MARGIN + title.len() as i32 * title_h + 4 + legend_rows_n * text_h + text_h + 8;
+        let x_max = chart
+            .cells
+            .iter()
+            .flatten()
+            .filter_map(|c| match c {
+                Cell::Value { stat, .. } => Some(stat.max),
+                _ => None,
+            })
+            .fold(0.0f64, f64::max);
+        let area = f64::from(width - 2 * MARGIN - VALUE_ROOM);
+        Self {
+            chart,
+            title,
+            names,
+            legend,
+            labels,
+            title_h,
+            text_h,
+            top,
+            scale: if x_max > 0.0 { area / x_max } else { 0.0 },
+            decimals: if x_max < 10.0 { 2 } else { 0 },
+        }
+    }
+
+    /// The height of group `g`: its label's lines and one bar per measured series.
+    fn group_height(&self, g: usize) -> i32 {
+        let bars = self.chart.cells[g]
             .iter()
             .filter(|c| !matches!(c, Cell::Missing))
             .count() as i32;
-        labels[g].len() as i32 * text_h + bars * (BAR + BAR_GAP) + 10
-    };
-    let height = top + (0..chart.groups.len()).map(group_h).sum::<i32>() + MARGIN;
-    let x_max = chart
-        .cells
-        .iter()
-        .flatten()
-        .filter_map(|c| match c {
-            Cell::Value { stat, .. } => Some(stat.max),
-            _ => None,
-        })
-        .fold(0.0f64, f64::max);
-    let area = f64::from(width - 2 * MARGIN - VALUE_ROOM);
-    let scale = if x_max > 0.0 { area / x_max } else { 0.0 };
-    let decimals = if x_max < 10.0 { 2 } else { 0 };
-    let px = |size: u32| format::grouped(f64::from(size) / 1.24, 1).replace(',', "");
-    let colour = |c: plotters::style::RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
-    let mut svg = format!(
-        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">\n<rect width=\"{width}\" height=\"{height}\" fill=\"#FFFFFF\"/>\n<g font-size=\"{}\" fill=\"#000000\">\n",
-        px(super::TEXT_SIZE)
-    );
-    let mut tips = Vec::new();
-    // Text is placed by its top edge, as the wide charts place theirs.
-    let put = |svg: &mut String, x: i32, y: i32, extra: &str, t: &str| {
-        let _ = writeln!(
-            svg,
-            "<text x=\"{x}\" y=\"{y}\" dy=\"0.76em\"{extra}>{}</text>",
-            super::escape_xml(t)
-        );
-    };
-    let mut y = MARGIN;
-    let title_size = format!(" font-size=\"{}\"", px(TITLE));
-    for line in &title {
-        put(&mut svg, MARGIN, y, &title_size, line);
-        y += title_h;
+        self.labels[g].len() as i32 * self.text_h + bars * (BAR + BAR_GAP) + 10
     }
-    y += 4;
-    for (i, (row, x)) in legend.iter().enumerate() {
-        let ly = y + row * text_h;
-        if i < text.series.len() {
-            let _ = writeln!(
-                svg,
-                "<rect x=\"{x}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>",
-                ly + 1,
-                colour(text.colour(i))
-            );
-        } else {
-            let mark = format!(
-                " font-size=\"{}\" fill=\"{}\"",
-                px(super::MARK_SIZE),
-                colour(FAILED)
-            );
-            put(&mut svg, *x, ly - 1, &mark, "✕");
+
+    /// The height of the whole chart.
+    fn height(&self) -> i32 {
+        self.top
+            + (0..self.chart.groups.len())
+                .map(|g| self.group_height(g))
+                .sum::<i32>()
+            + MARGIN
+    }
+
+    /// The x of value `v`.
+    fn at(&self, v: f64) -> i32 {
+        MARGIN + (v * self.scale).round() as i32
+    }
+
+    /// Writes the title, the legend and the y axis's name along the top.
+    fn header(&self, svg: &mut String) {
+        let text = &self.chart.text;
+        let mut y = MARGIN;
+        let title_size = format!(" font-size=\"{}\"", px(TITLE));
+        for line in &self.title {
+            put(svg, MARGIN, y, &title_size, line);
+            y += self.title_h;
         }
-        put(&mut svg, x + 18, ly, "", names[i]);
+        y += 4;
+        for (i, (row, x)) in self.legend.iter().enumerate() {
+            let ly = y + row * self.text_h;
+            if i < text.series.len() {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{x}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>",
+                    ly + 1,
+                    hex(text.colour(i))
+                );
+            } else {
+                put(svg, *x, ly - 1, &failed_mark(), "✕");
+            }
+            put(svg, x + 18, ly, "", self.names[i]);
+        }
+        let legend_rows_n = self.legend.last().map_or(0, |(r, _)| r + 1);
+        y += legend_rows_n * self.text_h;
+        put(svg, MARGIN, y + 2, " fill=\"#4D4D4D\"", &text.y_label);
     }
-    y += legend_rows_n * text_h;
-    put(&mut svg, MARGIN, y + 2, " fill=\"#4D4D4D\"", &text.y_label);
-    y = top;
-    let at = |v: f64| MARGIN + (v * scale).round() as i32;
-    for (g, row) in chart.cells.iter().enumerate() {
-        for line in &labels[g] {
-            put(&mut svg, MARGIN, y, "", line);
-            y += text_h;
+
+    /// Writes group `g` (its `row` of cells) from `y` down: its label, then one bar per
+    /// series; returns where the next group starts.
+    fn group(
+        &self,
+        svg: &mut String,
+        tips: &mut Vec<Tip>,
+        g: usize,
+        row: &[Cell],
+        mut y: i32,
+    ) -> i32 {
+        for line in &self.labels[g] {
+            put(svg, MARGIN, y, "", line);
+            y += self.text_h;
         }
         for (s, cell) in row.iter().enumerate() {
             match cell {
                 Cell::Value { stat, tooltip } => {
-                    let (lo, mid, hi) = (at(stat.min), y + BAR / 2, at(stat.max));
-                    let _ = writeln!(
-                        svg,
-                        "<rect x=\"{MARGIN}\" y=\"{y}\" width=\"{}\" height=\"{BAR}\" fill=\"{}\"/>",
-                        (at(stat.median) - MARGIN).max(1),
-                        colour(text.colour(s))
-                    );
-                    let _ = writeln!(
-                        svg,
-                        "<path d=\"M{lo} {mid}H{hi}M{lo} {}V{}M{hi} {}V{}\" stroke=\"#000000\" fill=\"none\"/>",
-                        mid - 4,
-                        mid + 4,
-                        mid - 4,
-                        mid + 4
-                    );
-                    put(
-                        &mut svg,
-                        hi + 4,
-                        y + 1,
-                        "",
-                        &format::grouped(stat.median, decimals),
-                    );
+                    let hi = self.bar(svg, s, stat, y);
                     tips.push((MARGIN, y, hi - MARGIN + 4, BAR, tooltip.clone()));
                 }
                 Cell::Failed { tooltip } => {
-                    let mark = format!(
-                        " font-size=\"{}\" fill=\"{}\"",
-                        px(super::MARK_SIZE),
-                        colour(FAILED)
-                    );
-                    put(&mut svg, MARGIN, y - 1, &mark, "✕");
+                    put(svg, MARGIN, y - 1, &failed_mark(), "✕");
                     tips.push((MARGIN, y, 16, BAR, tooltip.clone()));
                 }
                 Cell::Missing => continue,
             }
             y += BAR + BAR_GAP;
         }
-        y += 10;
+        y + 10
     }
-    svg.push_str("</g>\n</svg>\n");
-    super::finish_svg(svg, &text.title, &text.description, &tips)
+
+    /// Writes series `s`'s bar at `y`: the median, the min–max whisker and the median's
+    /// value beside it; returns the whisker's right end.
+    fn bar(&self, svg: &mut String, s: usize, stat: &Stat, y: i32) -> i32 {
+        let (lo, mid, hi) = (self.at(stat.min), y + BAR / 2, self.at(stat.max));
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{MARGIN}\" y=\"{y}\" width=\"{}\" height=\"{BAR}\" fill=\"{}\"/>",
+            (self.at(stat.median) - MARGIN).max(1),
+            hex(self.chart.text.colour(s))
+        );
+        let _ = writeln!(
+            svg,
+            "<path d=\"M{lo} {mid}H{hi}M{lo} {}V{}M{hi} {}V{}\" stroke=\"#000000\" fill=\"none\"/>",
+            mid - 4,
+            mid + 4,
+            mid - 4,
+            mid + 4
+        );
+        put(
+            svg,
+            hi + 4,
+            y + 1,
+            "",
+            &format::grouped(stat.median, self.decimals),
+        );
+        hi
+    }
 }
 
 #[cfg(test)]
