@@ -8,8 +8,9 @@
 //! every published command with the runner's own parser and checks that the archives it
 //! would write have the recorded settings.
 
+use echomark_archive::decided::UntilDecided;
 use echomark_archive::{
-    AddressFamily, Arrival, Settings, StreamFraming, TlsVerification, TrafficProfile,
+    AddressFamily, Arrival, OpenLoopPlan, Settings, StreamFraming, TlsVerification, TrafficProfile,
     CASE_TIMEOUT_MARGIN_SECONDS, DEFAULT_UDP_TIMEOUT_MS,
 };
 
@@ -118,136 +119,185 @@ fn as_product(profiles: &[TrafficProfile]) -> Option<(Vec<u64>, Vec<u64>)> {
 
 /// The flags that make a matrix of `s` (without its output and servers).
 fn matrix_flags(s: &Settings) -> Vec<String> {
-    let mut flags: Vec<String> = Vec::new();
-    let mut flag = |name: &str, value: String| {
-        flags.push(format!("--{name}"));
-        flags.push(value);
-    };
-    if let Some(preset) = s.preset {
-        flag("preset", preset.as_str().to_string());
+    let mut flags = Flags::default();
+    flags.axes(s);
+    flags.runs(s);
+    if let Some(open) = &s.open_loop {
+        flags.open_loop(open);
     }
-    flag("protocols", list(s.protocols.iter().map(|p| p.as_str())));
-    if s.cases.is_none() {
-        flag("payloads", list(&s.payloads));
+    flags.order_and_timeouts(s);
+    flags.sockets_and_quic(s);
+    if let Some(u) = &s.until_decided {
+        flags.until_decided(u);
+    }
+    flags.placement(s);
+    flags.switches(s);
+    flags.0
+}
+
+/// A matrix command's flags, written one group of settings at a time.
+#[derive(Default)]
+struct Flags(Vec<String>);
+
+impl Flags {
+    /// `--NAME VALUE`.
+    fn flag(&mut self, name: &str, value: String) {
+        self.0.push(format!("--{name}"));
+        self.0.push(value);
+    }
+
+    /// What the matrix measures: the preset, the protocols and (without an explicit case
+    /// list) the payloads, profiles and IO profiles.
+    fn axes(&mut self, s: &Settings) {
+        if let Some(preset) = s.preset {
+            self.flag("preset", preset.as_str().to_string());
+        }
+        self.flag("protocols", list(s.protocols.iter().map(|p| p.as_str())));
+        if s.cases.is_some() {
+            return;
+        }
+        self.flag("payloads", list(&s.payloads));
         // A preset's profiles need not be a product (1 × 1 and 16 × 16); the preset keeps
         // them when they are not.
         if let Some((clients, windows)) = as_product(&s.profiles) {
-            flag("clients", list(clients));
-            flag("windows", list(windows));
+            self.flag("clients", list(clients));
+            self.flag("windows", list(windows));
             if let Some(window) = s.udp_throughput_window {
-                flag("udp-window", window.to_string());
+                self.flag("udp-window", window.to_string());
             }
         }
         let models = distinct(s.io_profiles.iter().map(|p| p.io_model));
-        flag("io-models", list(models.iter().map(|m| m.as_str())));
-        flag(
+        self.flag("io-models", list(models.iter().map(|m| m.as_str())));
+        self.flag(
             "io-threads",
             list(distinct(s.io_profiles.iter().map(|p| p.io_threads))),
         );
-        flag(
+        self.flag(
             "work",
             list(distinct(s.io_profiles.iter().map(|p| p.handler_work))),
         );
     }
-    flag("repetitions", s.repetitions.to_string());
-    flag("seconds", number(s.seconds));
-    flag("warmup", number(s.warmup));
-    if s.address_family == AddressFamily::Ipv6 {
-        flag("address-family", s.address_family.as_str().to_string());
+
+    /// How each case runs: its repetitions, seconds, warm-up and address family.
+    fn runs(&mut self, s: &Settings) {
+        self.flag("repetitions", s.repetitions.to_string());
+        self.flag("seconds", number(s.seconds));
+        self.flag("warmup", number(s.warmup));
+        if s.address_family == AddressFamily::Ipv6 {
+            self.flag("address-family", s.address_family.as_str().to_string());
+        }
     }
-    if let Some(open) = &s.open_loop {
+
+    /// An open-loop matrix's rates (or sweep) and its arrivals where not the defaults.
+    fn open_loop(&mut self, open: &OpenLoopPlan) {
         if open.rates.is_empty() {
-            flag("rate-sweep", list(&open.sweep_percent));
+            self.flag("rate-sweep", list(&open.sweep_percent));
         } else {
-            flag("rates", list(&open.rates));
+            self.flag("rates", list(&open.rates));
         }
         if open.arrival != Arrival::Uniform {
-            flag("arrival", open.arrival.as_str().to_string());
+            self.flag("arrival", open.arrival.as_str().to_string());
         }
         if open.seed != 1 {
-            flag("arrival-seed", open.seed.to_string());
+            self.flag("arrival-seed", open.seed.to_string());
         }
     }
-    if let Some(seed) = s.shuffle_seed {
-        flag("shuffle", seed.to_string());
-    }
-    if let Some(shard) = s.shard {
-        flag("shard", shard.to_string());
-    }
-    let default_timeout = s.seconds + s.warmup + CASE_TIMEOUT_MARGIN_SECONDS;
-    if (s.case_timeout_seconds - default_timeout).abs() > 1e-9 {
-        flag("case-timeout", number(s.case_timeout_seconds));
-    }
-    if s.udp_timeout_ms != DEFAULT_UDP_TIMEOUT_MS {
-        flag("udp-timeout-ms", s.udp_timeout_ms.to_string());
-    }
-    for (name, value) in [
-        ("udp-send-buffer", s.udp_send_buffer),
-        ("udp-recv-buffer", s.udp_recv_buffer),
-        ("udp-server-recv-buffer", s.udp_server_recv_buffer),
-        ("udp-batch", s.udp_batch),
-    ] {
-        if let Some(bytes) = value {
-            flag(name, bytes.to_string());
+
+    /// The case order (shuffle, shard) and the timeouts where not the defaults.
+    fn order_and_timeouts(&mut self, s: &Settings) {
+        if let Some(seed) = s.shuffle_seed {
+            self.flag("shuffle", seed.to_string());
+        }
+        if let Some(shard) = s.shard {
+            self.flag("shard", shard.to_string());
+        }
+        let default_timeout = s.seconds + s.warmup + CASE_TIMEOUT_MARGIN_SECONDS;
+        if (s.case_timeout_seconds - default_timeout).abs() > 1e-9 {
+            self.flag("case-timeout", number(s.case_timeout_seconds));
+        }
+        if s.udp_timeout_ms != DEFAULT_UDP_TIMEOUT_MS {
+            self.flag("udp-timeout-ms", s.udp_timeout_ms.to_string());
         }
     }
-    let q = &s.quic_axes;
-    for (name, values) in [
-        ("quic-congestion", list(&q.congestion)),
-        (
-            "quic-gso",
-            list(q.gso.iter().map(|&on| echomark_archive::quic::on_off(on))),
-        ),
-        ("quic-initial-mtu", list(&q.initial_mtu)),
-        ("quic-stream-window", list(&q.stream_window)),
-        ("quic-connection-window", list(&q.connection_window)),
-    ] {
-        if !values.is_empty() {
-            flag(name, values);
+
+    /// The UDP sockets' buffers and batches, the QUIC transport's axes and the soak.
+    fn sockets_and_quic(&mut self, s: &Settings) {
+        for (name, value) in [
+            ("udp-send-buffer", s.udp_send_buffer),
+            ("udp-recv-buffer", s.udp_recv_buffer),
+            ("udp-server-recv-buffer", s.udp_server_recv_buffer),
+            ("udp-batch", s.udp_batch),
+        ] {
+            if let Some(bytes) = value {
+                self.flag(name, bytes.to_string());
+            }
+        }
+        let q = &s.quic_axes;
+        for (name, values) in [
+            ("quic-congestion", list(&q.congestion)),
+            (
+                "quic-gso",
+                list(q.gso.iter().map(|&on| echomark_archive::quic::on_off(on))),
+            ),
+            ("quic-initial-mtu", list(&q.initial_mtu)),
+            ("quic-stream-window", list(&q.stream_window)),
+            ("quic-connection-window", list(&q.connection_window)),
+        ] {
+            if !values.is_empty() {
+                self.flag(name, values);
+            }
+        }
+        if let Some(seconds) = s.soak_seconds {
+            self.flag("soak", number(seconds));
         }
     }
-    if let Some(seconds) = s.soak_seconds {
-        flag("soak", number(seconds));
-    }
-    // Measured until decided: the same rule, the same bounds.
-    if let Some(u) = &s.until_decided {
-        flag("max-repetitions", u.max_repetitions().to_string());
+
+    /// Measured until decided: the same rule, the same bounds.
+    fn until_decided(&mut self, u: &UntilDecided) {
+        self.flag("max-repetitions", u.max_repetitions().to_string());
         // Percentages as given (a share × 100 rounded past binary noise: 0.95 → 95).
         let percent = |share: f64| number((share * 100.0 * 1e6).round() / 1e6);
-        flag("level", percent(u.level));
-        flag("margin", percent(u.margin));
+        self.flag("level", percent(u.level));
+        self.flag("margin", percent(u.margin));
         if let Some(budget) = u.budget_seconds {
-            flag("budget", format!("{}s", number(budget)));
+            self.flag("budget", format!("{}s", number(budget)));
         }
     }
-    for (name, list) in [
-        ("client-cpus", &s.client_cpus),
-        ("server-cpus", &s.server_cpus),
-    ] {
-        if let Some(list) = list {
-            flag(name, list.clone());
+
+    /// Where the client and the server ran: their CPU lists, or `--together`.
+    fn placement(&mut self, s: &Settings) {
+        for (name, list) in [
+            ("client-cpus", &s.client_cpus),
+            ("server-cpus", &s.server_cpus),
+        ] {
+            if let Some(list) = list {
+                self.flag(name, list.clone());
+            }
+        }
+        // The baseline places an in-process server apart unless told otherwise; a baseline
+        // archive that records neither list was measured together.
+        let together = s.preset == Some(echomark_archive::Preset::Baseline)
+            && s.external_server.is_none()
+            && s.client_cpus.is_none()
+            && s.server_cpus.is_none();
+        if together {
+            self.0.push("--together".to_string());
         }
     }
-    // The baseline places an in-process server apart unless told otherwise; a baseline
-    // archive that records neither list was measured together.
-    let together = s.preset == Some(echomark_archive::Preset::Baseline)
-        && s.external_server.is_none()
-        && s.client_cpus.is_none()
-        && s.server_cpus.is_none();
-    if together {
-        flags.push("--together".to_string());
-    }
-    for (switch, on) in [
-        ("--udp-gso", s.udp_gso),
-        ("--count-syscalls", s.count_syscalls),
-        ("--keep-going", s.keep_going),
-        ("--until-decided", s.until_decided.is_some()),
-    ] {
-        if on {
-            flags.push(switch.to_string());
+
+    /// The switches that are on.
+    fn switches(&mut self, s: &Settings) {
+        for (switch, on) in [
+            ("--udp-gso", s.udp_gso),
+            ("--count-syscalls", s.count_syscalls),
+            ("--keep-going", s.keep_going),
+            ("--until-decided", s.until_decided.is_some()),
+        ] {
+            if on {
+                self.0.push(switch.to_string());
+            }
         }
     }
-    flags
 }
 
 /// The flags naming the external servers of one invocation, and what they share.
