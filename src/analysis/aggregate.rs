@@ -3,12 +3,12 @@
 //! method); samples are never pooled. A median of an even count is the mean of the two
 //! middle values.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::model::Dataset;
+use crate::model::{Dataset, Run};
 use echomark_archive::CaseKey;
 use echomark_archive::Metric;
 
@@ -207,7 +207,33 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
         .group_by_stable([col("configuration")])
         .agg(agg_exprs())
         .collect()?;
-    let logical_cpus: Vec<Option<f64>> = datasets
+    let logical_cpus = logical_cpus(datasets);
+    let columns = Columns::of(&df)?;
+    let mut runs_of = runs_of(datasets);
+    let mut out = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        // Every group is one configuration the table numbered.
+        let Some((dataset, key)) =
+            columns.configuration[i].and_then(|n| numbered.of.get(n as usize))
+        else {
+            continue;
+        };
+        let mut in_order = runs_of.remove(&(*dataset, key)).unwrap_or_default();
+        in_order.sort_by_key(|r| r.repetition);
+        out.push(columns.configuration_at(
+            i,
+            (&datasets[*dataset], key),
+            &in_order,
+            logical_cpus.get(*dataset).copied().flatten(),
+        ));
+    }
+    out.sort_by(|a, b| canonical(a).cmp(&canonical(b)));
+    Ok(out)
+}
+
+/// Each dataset's host's logical CPUs, where it says them.
+fn logical_cpus(datasets: &[Dataset]) -> Vec<Option<f64>> {
+    datasets
         .iter()
         .map(|d| {
             d.host()
@@ -215,86 +241,105 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
                 .filter(|n| *n > 0)
                 .map(|n| n as f64)
         })
-        .collect();
-    let u = |name: &str| -> PolarsResult<Vec<Option<u64>>> {
-        let c = df.column(name)?.cast(&DataType::UInt64)?;
-        Ok(c.u64()?.iter().collect())
-    };
-    let f = |name: &str| -> PolarsResult<Vec<Option<f64>>> {
-        let c = df.column(name)?.cast(&DataType::Float64)?;
-        Ok(c.f64()?.iter().collect())
-    };
-    let configuration: Vec<Option<u32>> = df.column("configuration")?.u32()?.iter().collect();
-    let saturated = u("saturated_runs")?;
-    let stat_columns = |name: &str| -> PolarsResult<[Vec<Option<f64>>; 3]> {
-        Ok([
-            f(&format!("{name}_median"))?,
-            f(&format!("{name}_min"))?,
-            f(&format!("{name}_max"))?,
-        ])
-    };
-    let open_columns: Vec<[Vec<Option<f64>>; 3]> = table::OPEN_LOOP
-        .iter()
-        .map(|name| stat_columns(name))
-        .collect::<PolarsResult<_>>()?;
-    let (runs_n, passed, estimated, cpu_missing) = (
-        u("runs")?,
-        u("runs_passed")?,
-        u("cpu_estimated_runs")?,
-        u("cpu_percent_missing")?,
-    );
-    let cpu_seconds = f("cpu_seconds_median")?;
-    let mut stats: Vec<(Metric, [Vec<Option<f64>>; 3])> = Vec::new();
-    for m in Metric::ALL {
-        stats.push((m, stat_columns(m.name())?));
-    }
+        .collect()
+}
 
-    // Each configuration's runs in repetition order, for its per-run values.
-    let mut runs_of: std::collections::HashMap<(usize, &CaseKey), Vec<&crate::model::Run>> =
-        std::collections::HashMap::new();
+/// Each configuration's runs (by dataset index and key), in the datasets' order.
+fn runs_of(datasets: &[Dataset]) -> HashMap<(usize, &CaseKey), Vec<&Run>> {
+    let mut runs_of: HashMap<(usize, &CaseKey), Vec<&Run>> = HashMap::new();
     for (d, set) in datasets.iter().enumerate() {
         for r in &set.runs {
             runs_of.entry((d, &r.key)).or_default().push(r);
         }
     }
-    let mut out = Vec::with_capacity(df.height());
-    for i in 0..df.height() {
-        // Every group is one configuration the table numbered.
-        let Some((dataset, key)) = configuration[i].and_then(|n| numbered.of.get(n as usize))
-        else {
-            continue;
+    runs_of
+}
+
+/// The median, min and max columns of one figure.
+type StatColumns = [Vec<Option<f64>>; 3];
+
+/// The aggregated table's columns, one value per configuration.
+struct Columns {
+    /// The configuration's number in the run table.
+    configuration: Vec<Option<u32>>,
+    saturated: Vec<Option<u64>>,
+    /// The figures of [`table::OPEN_LOOP`], in its order.
+    open_loop: Vec<StatColumns>,
+    runs: Vec<Option<u64>>,
+    passed: Vec<Option<u64>>,
+    cpu_estimated: Vec<Option<u64>>,
+    cpu_missing: Vec<Option<u64>>,
+    cpu_seconds: Vec<Option<f64>>,
+    /// Every metric's, in [`Metric::ALL`]'s order.
+    stats: Vec<(Metric, StatColumns)>,
+}
+
+impl Columns {
+    /// The columns of `df`, as [`agg_exprs`] named them.
+    fn of(df: &DataFrame) -> PolarsResult<Self> {
+        let u = |name: &str| -> PolarsResult<Vec<Option<u64>>> {
+            let c = df.column(name)?.cast(&DataType::UInt64)?;
+            Ok(c.u64()?.iter().collect())
         };
-        let runs = runs_n[i].unwrap_or(0);
-        let runs_passed = passed[i].unwrap_or(0);
-        let mut by_metric = BTreeMap::new();
-        for (name, [med, min, max]) in &stats {
-            if let (Some(median), Some(min), Some(max)) = (med[i], min[i], max[i]) {
-                by_metric.insert(*name, Stat { median, min, max });
-            }
+        let f = |name: &str| -> PolarsResult<Vec<Option<f64>>> {
+            let c = df.column(name)?.cast(&DataType::Float64)?;
+            Ok(c.f64()?.iter().collect())
+        };
+        let stat_columns = |name: &str| -> PolarsResult<StatColumns> {
+            Ok([
+                f(&format!("{name}_median"))?,
+                f(&format!("{name}_min"))?,
+                f(&format!("{name}_max"))?,
+            ])
+        };
+        let configuration: Vec<Option<u32>> = df.column("configuration")?.u32()?.iter().collect();
+        let saturated = u("saturated_runs")?;
+        let open_loop: Vec<StatColumns> = table::OPEN_LOOP
+            .iter()
+            .map(|name| stat_columns(name))
+            .collect::<PolarsResult<_>>()?;
+        let (runs, passed, cpu_estimated, cpu_missing) = (
+            u("runs")?,
+            u("runs_passed")?,
+            u("cpu_estimated_runs")?,
+            u("cpu_percent_missing")?,
+        );
+        let cpu_seconds = f("cpu_seconds_median")?;
+        let mut stats: Vec<(Metric, StatColumns)> = Vec::new();
+        for m in Metric::ALL {
+            stats.push((m, stat_columns(m.name())?));
         }
+        Ok(Self {
+            configuration,
+            saturated,
+            open_loop,
+            runs,
+            passed,
+            cpu_estimated,
+            cpu_missing,
+            cpu_seconds,
+            stats,
+        })
+    }
+
+    /// Row `i`: the configuration `key` of `dataset`, whose runs are `in_order` (by
+    /// repetition) on a host of `logical_cpus`.
+    fn configuration_at(
+        &self,
+        i: usize,
+        (dataset, key): (&Dataset, &CaseKey),
+        in_order: &[&Run],
+        logical_cpus: Option<f64>,
+    ) -> Configuration {
+        let runs = self.runs[i].unwrap_or(0);
+        let runs_passed = self.passed[i].unwrap_or(0);
+        let mut by_metric = self.stats_at(i);
         // CPU only when every run has a value (arknet: exactly all repetitions).
-        let cpu_complete = cpu_missing[i] == Some(0);
+        let cpu_complete = self.cpu_missing[i] == Some(0);
         if !cpu_complete {
             by_metric.remove(&Metric::CpuPercent);
         }
-        let stat_at = |[med, min, max]: &[Vec<Option<f64>>; 3]| -> Option<Stat> {
-            Some(Stat {
-                median: med[i]?,
-                min: min[i]?,
-                max: max[i]?,
-            })
-        };
-        let open_loop = key.load.and_then(|_| {
-            Some(OpenLoopStats {
-                achieved_rate: stat_at(&open_columns[0])?,
-                service_p99_us: stat_at(&open_columns[1])?,
-                schedule_lag_p99_us: stat_at(&open_columns[2])?,
-                late_sends: stat_at(&open_columns[3])?,
-                saturated_runs: saturated[i].unwrap_or(0),
-            })
-        });
-        let mut in_order = runs_of.remove(&(*dataset, key)).unwrap_or_default();
-        in_order.sort_by_key(|r| r.repetition);
+        let open_loop = key.load.and_then(|_| self.open_loop_at(i));
         let values = Metric::ALL
             .into_iter()
             .filter(|m| by_metric.contains_key(m))
@@ -305,12 +350,10 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
             .filter_map(|r| r.instruments.server_cpu_us_per_echo)
             .collect();
         let cpu = by_metric.get(&Metric::CpuPercent).copied();
-        let machine = cpu
-            .zip(logical_cpus.get(*dataset).copied().flatten())
-            .map(|(c, n)| c.scaled(n));
-        out.push(Configuration {
+        let machine = cpu.zip(logical_cpus).map(|(c, n)| c.scaled(n));
+        Configuration {
             key: key.clone(),
-            dataset: datasets[*dataset].name.clone(),
+            dataset: dataset.name.clone(),
             status: if runs_passed == runs {
                 Status::Valid
             } else {
@@ -318,17 +361,44 @@ pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> 
             },
             runs,
             runs_passed,
-            cpu_seconds: cpu_seconds[i].filter(|_| cpu_complete),
-            cpu_percent_estimated: cpu.map(|_| estimated[i].unwrap_or(0) > 0),
+            cpu_seconds: self.cpu_seconds[i].filter(|_| cpu_complete),
+            cpu_percent_estimated: cpu.map(|_| self.cpu_estimated[i].unwrap_or(0) > 0),
             cpu_machine_percent: machine,
             open_loop,
             stats: by_metric,
             values,
             server_cpu_us_per_echo,
-        });
+        }
     }
-    out.sort_by(|a, b| canonical(a).cmp(&canonical(b)));
-    Ok(out)
+
+    /// Row `i`'s statistic of every metric some run reported.
+    fn stats_at(&self, i: usize) -> BTreeMap<Metric, Stat> {
+        let mut by_metric = BTreeMap::new();
+        for (name, [med, min, max]) in &self.stats {
+            if let (Some(median), Some(min), Some(max)) = (med[i], min[i], max[i]) {
+                by_metric.insert(*name, Stat { median, min, max });
+            }
+        }
+        by_metric
+    }
+
+    /// Row `i`'s open-loop figures, when every one of them is there.
+    fn open_loop_at(&self, i: usize) -> Option<OpenLoopStats> {
+        let stat_at = |[med, min, max]: &StatColumns| -> Option<Stat> {
+            Some(Stat {
+                median: med[i]?,
+                min: min[i]?,
+                max: max[i]?,
+            })
+        };
+        Some(OpenLoopStats {
+            achieved_rate: stat_at(&self.open_loop[0])?,
+            service_p99_us: stat_at(&self.open_loop[1])?,
+            schedule_lag_p99_us: stat_at(&self.open_loop[2])?,
+            late_sends: stat_at(&self.open_loop[3])?,
+            saturated_runs: self.saturated[i].unwrap_or(0),
+        })
+    }
 }
 
 fn canonical(c: &Configuration) -> impl Ord + '_ {
