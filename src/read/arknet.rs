@@ -156,17 +156,8 @@ impl From<ArknetHost> for HostInfo {
 
 /// Normalises one parsed arknet file.
 pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
-    let format = match raw.schema_version {
-        1 => Format::ArknetSchema1,
-        2 => Format::ArknetSchema2,
-        v => {
-            out.problem(
-                path,
-                "schema_version",
-                format!("unknown schema_version {v} (expected 1 or 2)"),
-            );
-            return;
-        }
+    let Some(format) = format_of(out, path, raw.schema_version) else {
+        return;
     };
     let settings_family = raw.settings.address_family.unwrap_or(AddressFamily::Ipv4);
     let failed_measurements = match format {
@@ -193,13 +184,7 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
     };
     check_file(out, &file, failed_measurements, with_error);
     for (index, mut entry) in raw.results.into_iter().enumerate() {
-        let metrics = entry.metrics.as_ref();
-        let Some(backend) = entry
-            .backend
-            .clone()
-            .or_else(|| raw.backend.clone())
-            .or_else(|| metrics.and_then(|m| m.backend.clone()))
-        else {
+        let Some(backend) = backend_of(&entry, raw.backend.as_deref()) else {
             out.problem(
                 path,
                 format!("results[{index}]"),
@@ -207,57 +192,106 @@ pub fn normalise(out: &mut FileRead, path: &Path, raw: ArknetArchive) {
             );
             continue;
         };
-        let program = match metrics {
-            Some(m) if m.implementation.is_some() || m.latency_mode.is_some() => {
-                Program::ArknetCoroutine
-            }
-            _ => Program::ArknetLoopback,
-        };
-        let implementation = metrics
-            .and_then(|m| m.implementation.clone())
-            .or_else(|| match entry.execution.as_deref() {
-                Some("callback") => Some("asio-callback".to_string()),
-                Some("coroutine") => Some("asio-coroutine".to_string()),
-                _ => None,
-            })
-            .unwrap_or_else(|| "arknet-callback".to_string());
-        let address_family = metrics
-            .and_then(|m| m.address_family)
-            .or(entry.address_family)
-            .unwrap_or(settings_family);
-        let key = CaseKey {
-            backend: echomark_archive::Backend::named(&backend),
-            implementation,
-            protocol: entry.protocol,
-            payload_bytes: entry.payload_bytes,
-            clients: entry.clients,
-            window: entry.window,
-            io_model: entry.io_model,
-            io_threads: entry.io_threads,
-            handler_work: entry.handler_work,
-            udp_server_recv_buffer: None,
-            load: None,
-            quic_transport: None,
-        };
-        // arknet's metrics echo seconds as printed numbers; they are not compared here.
-        let backend = entry
-            .backend
-            .as_deref()
-            .map(echomark_archive::Backend::named);
-        let request = CaseParameters::requested(&key, backend, entry.address_family, None);
-        let facts = EntryFacts {
-            index,
-            key,
-            repetition: entry.repetition,
-            program,
-            address_family,
-            returncode: entry.returncode,
-            runner_error: entry.error.as_deref(),
-            request,
-            command: std::mem::take(&mut entry.command),
-            instruments: crate::model::RunInstruments::default(),
-        };
-        out.add_run(&file, facts, metrics);
+        let command = std::mem::take(&mut entry.command);
+        let facts = entry_facts(index, &entry, &backend, settings_family, command);
+        out.add_run(&file, facts, entry.metrics.as_ref());
     }
     out.finish(file);
+}
+
+/// The format of a file of `schema_version`; a problem and `None` for a version arknet
+/// never wrote.
+fn format_of(out: &mut FileRead, path: &Path, schema_version: u32) -> Option<Format> {
+    match schema_version {
+        1 => Some(Format::ArknetSchema1),
+        2 => Some(Format::ArknetSchema2),
+        v => {
+            out.problem(
+                path,
+                "schema_version",
+                format!("unknown schema_version {v} (expected 1 or 2)"),
+            );
+            None
+        }
+    }
+}
+
+/// The backend an entry ran: its own, else the file's, else its metrics'.
+fn backend_of(entry: &ArknetEntry, file_backend: Option<&str>) -> Option<String> {
+    entry
+        .backend
+        .clone()
+        .or_else(|| file_backend.map(str::to_string))
+        .or_else(|| entry.metrics.as_ref().and_then(|m| m.backend.clone()))
+}
+
+/// What the one rule needs of entry `index`, run on `backend`, whose argv is `command`;
+/// its address family is the settings' (`settings_family`) where neither it nor its
+/// metrics name one.
+fn entry_facts<'a>(
+    index: usize,
+    entry: &'a ArknetEntry,
+    backend: &str,
+    settings_family: AddressFamily,
+    command: String,
+) -> EntryFacts<'a> {
+    let metrics = entry.metrics.as_ref();
+    let program = match metrics {
+        Some(m) if m.implementation.is_some() || m.latency_mode.is_some() => {
+            Program::ArknetCoroutine
+        }
+        _ => Program::ArknetLoopback,
+    };
+    let address_family = metrics
+        .and_then(|m| m.address_family)
+        .or(entry.address_family)
+        .unwrap_or(settings_family);
+    let key = case_key(entry, backend);
+    // arknet's metrics echo seconds as printed numbers; they are not compared here.
+    let requested_backend = entry
+        .backend
+        .as_deref()
+        .map(echomark_archive::Backend::named);
+    let request = CaseParameters::requested(&key, requested_backend, entry.address_family, None);
+    EntryFacts {
+        index,
+        key,
+        repetition: entry.repetition,
+        program,
+        address_family,
+        returncode: entry.returncode,
+        runner_error: entry.error.as_deref(),
+        request,
+        command,
+        instruments: crate::model::RunInstruments::default(),
+    }
+}
+
+/// The case `entry` measured on `backend`; its implementation is its metrics', else named
+/// by its execution, else arknet's callback program.
+fn case_key(entry: &ArknetEntry, backend: &str) -> CaseKey {
+    let implementation = entry
+        .metrics
+        .as_ref()
+        .and_then(|m| m.implementation.clone())
+        .or_else(|| match entry.execution.as_deref() {
+            Some("callback") => Some("asio-callback".to_string()),
+            Some("coroutine") => Some("asio-coroutine".to_string()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "arknet-callback".to_string());
+    CaseKey {
+        backend: echomark_archive::Backend::named(backend),
+        implementation,
+        protocol: entry.protocol,
+        payload_bytes: entry.payload_bytes,
+        clients: entry.clients,
+        window: entry.window,
+        io_model: entry.io_model,
+        io_threads: entry.io_threads,
+        handler_work: entry.handler_work,
+        udp_server_recv_buffer: None,
+        load: None,
+        quic_transport: None,
+    }
 }
