@@ -1,6 +1,7 @@
 //! Problems with the input: each names the file and the JSON path it concerns.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -69,11 +70,64 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The paths given cannot be read as asked (not an archive, a folder of folders, …).
-    #[error("{0}")]
-    Refused(String),
+    #[error(transparent)]
+    Refused(Refusal),
     /// The archives are malformed or inconsistent; every problem is listed (up to the cap).
     #[error("{}", render(.0))]
     Invalid(Vec<Problem>),
+}
+
+/// Why the paths given cannot be read as asked; every path is shown with its control
+/// characters escaped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// An archive is a symbolic link to a file outside its dataset's folder: the site would
+    /// publish a copy of something the dataset does not hold.
+    #[error(
+        "{} is a symbolic link to {}, outside its dataset's folder; copy the archive in instead",
+        shown(.link),
+        shown(.target)
+    )]
+    EscapingLink { link: PathBuf, target: PathBuf },
+    /// Two folders would be datasets of one name.
+    #[error(
+        "{} and {} are both datasets named {name:?}; a dataset is one folder, so rename one",
+        shown(.first),
+        shown(.second)
+    )]
+    SameName {
+        name: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// A path given is neither a file nor a folder (a socket, a device).
+    #[error("{}: neither a file nor a folder", shown(.path))]
+    NeitherFileNorFolder { path: PathBuf },
+    /// No archive was found under any of the paths given.
+    #[error("no archives (*.json, *.json.gz) found in {}", shown_all(.paths))]
+    NoArchives { paths: Vec<PathBuf> },
+    /// A path that must hold one dataset (a side of `compare`) holds these.
+    #[error(
+        "{} holds {} datasets ({}); compare takes one dataset folder or archive a side",
+        shown(.path),
+        .datasets.len(),
+        printable(&.datasets.join(", "))
+    )]
+    SeveralDatasets {
+        path: PathBuf,
+        datasets: Vec<String>,
+    },
+}
+
+/// `path` as the user sees it, control characters escaped.
+fn shown(path: &Path) -> String {
+    printable(&path.display().to_string())
+}
+
+/// `paths` as the user sees them, separated by commas.
+fn shown_all(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    printable(&shown.join(", "))
 }
 
 fn render(problems: &[Problem]) -> String {
@@ -93,4 +147,50 @@ fn render(problems: &[Problem]) -> String {
         problems.len()
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_their_paths_escaped() {
+        let p = PathBuf::from;
+        let said = |r: Refusal| Error::Refused(r).to_string();
+        assert_eq!(
+            said(Refusal::EscapingLink {
+                link: p("d/a\n.json"),
+                target: p("/x/a.json")
+            }),
+            "d/a\\n.json is a symbolic link to /x/a.json, outside its dataset's folder; copy \
+             the archive in instead"
+        );
+        assert_eq!(
+            said(Refusal::SameName {
+                name: "d".into(),
+                first: p("/a/d"),
+                second: p("/b/d")
+            }),
+            "/a/d and /b/d are both datasets named \"d\"; a dataset is one folder, so rename one"
+        );
+        assert_eq!(
+            said(Refusal::NeitherFileNorFolder {
+                path: p("/dev/null")
+            }),
+            "/dev/null: neither a file nor a folder"
+        );
+        assert_eq!(
+            said(Refusal::NoArchives {
+                paths: vec![p("a"), p("b")]
+            }),
+            "no archives (*.json, *.json.gz) found in a, b"
+        );
+        assert_eq!(
+            said(Refusal::SeveralDatasets {
+                path: p("r"),
+                datasets: vec!["x".into(), "y".into()]
+            }),
+            "r holds 2 datasets (x, y); compare takes one dataset folder or archive a side"
+        );
+    }
 }

@@ -28,4 +28,4 @@ pub mod summary;
 pub mod table;
 pub mod validate;
 
-pub use error::{Error, Problem};
+pub use error::{Error, Problem, Refusal};

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use echomark_archive::AddressFamily;
 
-use crate::error::{printable, Error, Problem};
+use crate::error::{printable, Error, Problem, Refusal};
 use crate::measurement::Measurement;
 pub use crate::model::EntryFacts;
 use crate::model::{ArchiveFile, Dataset, Format, HostInfo, Run};
@@ -65,11 +65,10 @@ fn refuse_escaping_link(dir: &Path, path: &Path) -> Result<(), Error> {
     if target.parent() == Some(folder.as_path()) {
         return Ok(());
     }
-    Err(Error::Refused(format!(
-        "{} is a symbolic link to {}, outside its dataset's folder; copy the archive in instead",
-        printable(&path.display().to_string()),
-        printable(&target.display().to_string())
-    )))
+    Err(Error::Refused(Refusal::EscapingLink {
+        link: path.to_path_buf(),
+        target,
+    }))
 }
 
 /// Whether a file name is an archive's: `*.json`, or `*.json.gz` as the site publishes them.
@@ -143,11 +142,11 @@ impl Found {
             .entry(name.clone())
             .or_insert_with(|| (canonical.clone(), Vec::new()));
         if *known != canonical {
-            return Err(Error::Refused(format!(
-                "{} and {} are both datasets named {name:?}; a dataset is one folder, so rename one",
-                printable(&known.display().to_string()),
-                printable(&canonical.display().to_string())
-            )));
+            return Err(Error::Refused(Refusal::SameName {
+                name,
+                first: known.clone(),
+                second: canonical,
+            }));
         }
         list.extend(files);
         Ok(())
@@ -191,10 +190,9 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
                 }
             }
         } else {
-            return Err(Error::Refused(format!(
-                "{}: neither a file nor a folder",
-                printable(&path.display().to_string())
-            )));
+            return Err(Error::Refused(Refusal::NeitherFileNorFolder {
+                path: path.clone(),
+            }));
         }
     }
     let mut layout: Layout = found
@@ -207,11 +205,9 @@ pub fn discover(paths: &[PathBuf]) -> Result<Layout, Error> {
         files.dedup();
     }
     if layout.is_empty() {
-        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        return Err(Error::Refused(format!(
-            "no archives (*.json, *.json.gz) found in {}",
-            printable(&shown.join(", "))
-        )));
+        return Err(Error::Refused(Refusal::NoArchives {
+            paths: paths.to_vec(),
+        }));
     }
     Ok(layout)
 }

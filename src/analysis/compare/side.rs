@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::stats;
 use super::COMPARED;
-use crate::error::{printable, Error, Problem};
+use crate::error::{printable, Error, Problem, Refusal};
 use crate::model::{Dataset, Format};
 use crate::read;
 
@@ -63,13 +63,10 @@ struct MetricsHistogram {
 pub fn load_dataset(path: &Path) -> Result<Dataset, Error> {
     let mut datasets = read::load(&[path.to_path_buf()])?;
     if datasets.len() != 1 {
-        let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
-        return Err(Error::Refused(format!(
-            "{} holds {} datasets ({}); compare takes one dataset folder or archive a side",
-            printable(&path.display().to_string()),
-            datasets.len(),
-            printable(&names.join(", "))
-        )));
+        return Err(Error::Refused(Refusal::SeveralDatasets {
+            path: path.to_path_buf(),
+            datasets: datasets.into_iter().map(|d| d.name).collect(),
+        }));
     }
     Ok(datasets.remove(0))
 }
