@@ -50,8 +50,8 @@ pub struct ImportRequest {
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The request cannot be carried out as asked (exit 2).
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(UsageError),
     /// An input file could not be read, or was not what the tool writes (exit 1).
     #[error("{0}")]
     Input(Problem),
@@ -62,6 +62,80 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Why an import request cannot be carried out as asked; paths are shown with their control
+/// characters escaped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    #[error("no files to import")]
+    NoFiles,
+    /// Neither one `--command` for every file nor one per file.
+    #[error(
+        "{commands} --command for {files} files: give one for all of them or one per file, in \
+         order"
+    )]
+    CommandCount { commands: usize, files: usize },
+    /// The archive to write is there already.
+    #[error(
+        "{} already exists; import into another --out folder (an archive is never replaced)",
+        shown(.archive)
+    )]
+    ArchiveExists { archive: PathBuf },
+    /// `--tool-version` names another version than the files do.
+    #[error("--tool-version {given:?}, but the files say {found:?}")]
+    ToolVersion { given: String, found: String },
+    /// The files name more than one version of the tool (in order).
+    #[error(
+        "the files were written by different versions of {tool} ({}): import each version \
+         into its own dataset",
+        .versions.join(", ")
+    )]
+    MixedVersions { tool: Tool, versions: Vec<String> },
+    /// A `--command` cannot be split into words.
+    #[error("--command {}: {error}", printable(.command))]
+    Command {
+        command: String,
+        error: crate::command_line::CommandLineError,
+    },
+    /// `--out`, or the part of it that exists (`file`), is a file.
+    #[error(
+        "--out {}: {}, not a folder; give the dataset folder to write the archive into (made \
+         when missing); nothing was written",
+        shown(.out),
+        blocking(.out, .file)
+    )]
+    OutIsAFile { out: PathBuf, file: PathBuf },
+    /// `--out` holds `file`, JSON that is not an archive.
+    #[error(
+        "--out {given} holds {}, which is not an archive (a tool's output?): validate and \
+         build read every *.json in a dataset folder as an archive, so the dataset would no \
+         longer validate. Keep the tool's outputs in a folder of their own (such as \
+         {given}/outputs/) and import them from there; nothing was written",
+        shown(.file),
+        given = shown(.out)
+    )]
+    OutHoldsOtherJson { out: PathBuf, file: PathBuf },
+}
+
+/// `path` as the user sees it, control characters escaped.
+fn shown(path: &Path) -> String {
+    printable(&path.display().to_string())
+}
+
+/// What makes `--out` (`out`) unusable: it, or the part of it that exists (`file`), is a file.
+fn blocking(out: &Path, file: &Path) -> String {
+    if file == out {
+        "it is a file".to_string()
+    } else {
+        format!("{} is a file", shown(file))
+    }
+}
+
+impl From<UsageError> for ImportError {
+    fn from(u: UsageError) -> Self {
+        ImportError::Usage(u)
+    }
 }
 
 impl From<Problem> for ImportError {
@@ -128,21 +202,18 @@ impl Source<'_> {
 /// written when any file fails, and an existing archive is never replaced.
 pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
     if request.files.is_empty() {
-        return Err(ImportError::Usage("no files to import".into()));
+        return Err(UsageError::NoFiles.into());
     }
     if request.commands.len() > 1 && request.commands.len() != request.files.len() {
-        return Err(ImportError::Usage(format!(
-            "{} --command for {} files: give one for all of them or one per file, in order",
-            request.commands.len(),
-            request.files.len()
-        )));
+        return Err(UsageError::CommandCount {
+            commands: request.commands.len(),
+            files: request.files.len(),
+        }
+        .into());
     }
     let target = request.out.join(format!("{}.json", request.tool));
     if target.exists() {
-        return Err(ImportError::Usage(format!(
-            "{} already exists; import into another --out folder (an archive is never replaced)",
-            printable(&target.display().to_string())
-        )));
+        return Err(UsageError::ArchiveExists { archive: target }.into());
     }
     out_folder::check(&request.out)?;
     let host = request.host.as_deref().map(read_host).transpose()?;
@@ -164,20 +235,21 @@ pub fn import(request: &ImportRequest) -> Result<PathBuf, ImportError> {
             let found = versions.into_iter().next();
             if let (Some(given), Some(found)) = (given, &found) {
                 if given != found {
-                    return Err(ImportError::Usage(format!(
-                        "--tool-version {given:?}, but the files say {found:?}"
-                    )));
+                    return Err(UsageError::ToolVersion {
+                        given: given.clone(),
+                        found: found.clone(),
+                    }
+                    .into());
                 }
             }
             found
         }
         _ => {
-            return Err(ImportError::Usage(format!(
-                "the files were written by different versions of {} ({}): import each version \
-                 into its own dataset",
-                request.tool,
-                versions.into_iter().collect::<Vec<_>>().join(", ")
-            )))
+            return Err(UsageError::MixedVersions {
+                tool: request.tool,
+                versions: versions.into_iter().collect(),
+            }
+            .into())
         }
     };
     let archive = ImportedArchive {
@@ -225,12 +297,13 @@ pub fn read_file(
     let source = Source {
         file: &file,
         bytes: &bytes,
-        command: command.map(Words::split).transpose().map_err(|e| {
-            ImportError::Usage(format!(
-                "--command {}: {e}",
-                printable(command.unwrap_or(""))
-            ))
-        })?,
+        command: command
+            .map(Words::split)
+            .transpose()
+            .map_err(|error| UsageError::Command {
+                command: command.unwrap_or("").to_string(),
+                error,
+            })?,
         payload_bytes,
     };
     let mut read = match tool {
@@ -470,6 +543,71 @@ fn request_failures(run: &ImportedRun) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_errors_say_what_to_do() {
+        let p = PathBuf::from;
+        let said = |u: UsageError| ImportError::Usage(u).to_string();
+        assert_eq!(said(UsageError::NoFiles), "no files to import");
+        assert_eq!(
+            said(UsageError::CommandCount {
+                commands: 2,
+                files: 3
+            }),
+            "2 --command for 3 files: give one for all of them or one per file, in order"
+        );
+        assert_eq!(
+            said(UsageError::ArchiveExists {
+                archive: p("out/oha.json")
+            }),
+            "out/oha.json already exists; import into another --out folder (an archive is \
+             never replaced)"
+        );
+        assert_eq!(
+            said(UsageError::ToolVersion {
+                given: "1".into(),
+                found: "2".into()
+            }),
+            "--tool-version \"1\", but the files say \"2\""
+        );
+        assert_eq!(
+            said(UsageError::MixedVersions {
+                tool: Tool::Oha,
+                versions: vec!["1.0".into(), "1.1".into()]
+            }),
+            "the files were written by different versions of oha (1.0, 1.1): import each \
+             version into its own dataset"
+        );
+        assert_eq!(
+            said(UsageError::Command {
+                command: "oha 'x\n".into(),
+                error: crate::command_line::CommandLineError::UnclosedSingleQuote
+            }),
+            "--command oha 'x\\n: a single quote is not closed"
+        );
+        let out_is_a_file = |file: &str| {
+            said(UsageError::OutIsAFile {
+                out: p("f/d"),
+                file: PathBuf::from(file),
+            })
+        };
+        assert_eq!(
+            out_is_a_file("f/d"),
+            "--out f/d: it is a file, not a folder; give the dataset folder to write the \
+             archive into (made when missing); nothing was written"
+        );
+        assert!(out_is_a_file("f").starts_with("--out f/d: f is a file, not a folder; "));
+        assert_eq!(
+            said(UsageError::OutHoldsOtherJson {
+                out: p("d"),
+                file: p("d/run.json")
+            }),
+            "--out d holds d/run.json, which is not an archive (a tool's output?): validate and \
+             build read every *.json in a dataset folder as an archive, so the dataset would no \
+             longer validate. Keep the tool's outputs in a folder of their own (such as \
+             d/outputs/) and import them from there; nothing was written"
+        );
+    }
 
     #[test]
     fn unix_seconds_become_utc_dates() {

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::ImportError;
+use super::{ImportError, UsageError};
 use crate::error::printable;
 use crate::read;
 
@@ -17,15 +17,11 @@ pub fn check(out: &Path) -> Result<(), ImportError> {
     // The nearest part of the path that exists must be a folder for the rest to be made.
     if let Some(existing) = out.ancestors().find(|p| p.exists()) {
         if !existing.is_dir() {
-            let blocking = if existing == out {
-                "it is a file".to_string()
-            } else {
-                format!("{} is a file", printable(&existing.display().to_string()))
-            };
-            return Err(ImportError::Usage(format!(
-                "--out {given}: {blocking}, not a folder; give the dataset folder to write \
-                 the archive into (made when missing); nothing was written"
-            )));
+            return Err(UsageError::OutIsAFile {
+                out: out.to_path_buf(),
+                file: existing.to_path_buf(),
+            }
+            .into());
         }
     }
     if !out.is_dir() {
@@ -46,13 +42,11 @@ pub fn check(out: &Path) -> Result<(), ImportError> {
             continue;
         };
         if read::parse::is_other_json(&bytes) {
-            return Err(ImportError::Usage(format!(
-                "--out {given} holds {}, which is not an archive (a tool's output?): validate \
-                 and build read every *.json in a dataset folder as an archive, so the dataset \
-                 would no longer validate. Keep the tool's outputs in a folder of their own \
-                 (such as {given}/outputs/) and import them from there; nothing was written",
-                printable(&path.display().to_string())
-            )));
+            return Err(UsageError::OutHoldsOtherJson {
+                out: out.to_path_buf(),
+                file: path,
+            }
+            .into());
         }
     }
     Ok(())
