@@ -16,21 +16,23 @@ use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
 /// Which backend's fastest model won each load.
-#[derive(Serialize)]
-pub(super) struct BackendsSection {
+#[derive(Debug, Serialize)]
+pub struct BackendsSection {
     /// The tally: in how many loads each side is decided faster (the answer says it).
-    headline: Markup,
+    pub headline: Markup,
     /// Everything else the dataset recorded of the pair: ratios, system calls, CPU per
     /// echo, timing, what else differs (beside the table, further down).
-    details: Markup,
-    table: Table,
+    pub details: Markup,
+    /// Per load, each side's fastest model and which is faster, as the rule decided it.
+    pub table: Table,
 }
 
 /// Loss against buffer size: one sentence and the table it summarises.
-#[derive(Serialize)]
-pub(super) struct BufferAnswer {
-    summary: Markup,
-    table: Table,
+#[derive(Debug, Serialize)]
+pub struct BufferAnswer {
+    pub summary: Markup,
+    /// Per load, the loss at each requested buffer.
+    pub table: Table,
 }
 
 /// Every other backend (or external server) against the base one (tokio, or echomark's own

@@ -16,32 +16,39 @@ use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
-#[derive(Serialize)]
-struct HostsPage {
-    title: Markup,
-    lead: Markup,
-    caution: Markup,
+/// The model of the hosts page: every host, then each other host against the base host.
+#[derive(Debug, Serialize)]
+pub struct HostsPage {
+    pub title: Markup,
+    pub lead: Markup,
+    pub caution: Markup,
     /// The comparison rule behind every host table.
-    rule: Markup,
-    hosts: Table,
-    comparisons: Vec<HostComparison>,
+    pub rule: Markup,
+    /// One row per host: its machine and its datasets.
+    pub hosts: Table,
+    /// Each other host against the base host.
+    pub comparisons: Vec<HostComparison>,
 }
 
 /// One host against the base host.
-#[derive(Serialize)]
-struct HostComparison {
-    heading: Markup,
-    datasets: Markup,
+#[derive(Debug, Serialize)]
+pub struct HostComparison {
+    /// The two hosts and their CPUs.
+    pub heading: Markup,
+    /// The pair of datasets compared, and why these.
+    pub datasets: Markup,
     /// The two datasets side by side in the explorer.
-    explore: Markup,
-    protocols: Vec<ProtocolSection>,
+    pub explore: Markup,
+    /// One section per protocol both datasets measured.
+    pub protocols: Vec<ProtocolSection>,
 }
 
-#[derive(Serialize)]
-struct ProtocolSection {
-    heading: Markup,
-    summary: Markup,
-    loads: Vec<LoadTable>,
+/// One protocol of a host comparison: the pairs of its configurations.
+#[derive(Debug, Serialize)]
+pub struct ProtocolSection {
+    pub heading: Markup,
+    pub summary: Markup,
+    pub loads: Vec<LoadTable>,
 }
 
 const HOST_TEXTS: Texts = Texts {
@@ -54,6 +61,19 @@ const HOST_TEXTS: Texts = Texts {
 /// The page, when the datasets come from at least two hosts that measured a configuration
 /// in common.
 pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Option<PageSpec> {
+    let model = model(cat, views, host_pairs)?;
+    Some(PageSpec::new(
+        format!("{}/hosts", cat.code),
+        "hosts.md",
+        cat.text("hosts.title"),
+        &model,
+        Vec::new(),
+    ))
+}
+
+/// The model of the hosts page, when the datasets come from at least two hosts that
+/// measured a configuration in common.
+pub fn model(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Option<HostsPage> {
     if host_pairs.is_empty() {
         return None;
     }
@@ -130,21 +150,14 @@ pub fn page(cat: &Catalog, views: &[DatasetView], host_pairs: &[HostPair]) -> Op
             comparison(cat, views, sides, pair)
         })
         .collect();
-    let model = HostsPage {
+    Some(HostsPage {
         title: cat.text("hosts.title"),
         lead: cat.text("hosts.lead"),
         caution: cat.text("hosts.caution"),
         rule: labels::rule(cat, &views.first().map(|v| v.rules).unwrap_or_default(), ""),
         hosts: table,
         comparisons,
-    };
-    Some(PageSpec::new(
-        format!("{}/hosts", cat.code),
-        "hosts.md",
-        cat.text("hosts.title"),
-        &model,
-        Vec::new(),
-    ))
+    })
 }
 
 fn comparison(
@@ -186,11 +199,11 @@ fn comparison(
             if rows.is_empty() {
                 return None;
             }
-            let (summary, loads) = pairs::section(cat, &rows, &sides, &HOST_TEXTS);
+            let section = pairs::section(cat, &rows, &sides, &HOST_TEXTS);
             Some(ProtocolSection {
                 heading: labels::protocol(cat, protocol),
-                summary,
-                loads,
+                summary: section.summary,
+                loads: section.loads,
             })
         })
         .collect();
@@ -227,5 +240,51 @@ fn comparison(
             ],
         ),
         protocols,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use echomark_archive::{IoModel, Protocol};
+
+    use super::*;
+    use crate::site::pages::fixtures::{dataset, english, runs, Analysed};
+
+    #[test]
+    fn the_page_pairs_a_host_with_the_base_host() {
+        let on = |name: &str, host: &str, rate: f64| {
+            dataset(name, host, runs(Protocol::Tcp, IoModel::Shared, 1, rate))
+        };
+        let site = Analysed::of(vec![
+            on("base-run", "epyc", 100_000.0),
+            on("other-run", "xeon", 130_000.0),
+        ]);
+        let cat = english();
+        let views = site.views();
+        let page = model(&cat, &views, &site.analysis.hosts).expect("two hosts");
+        assert_eq!(page.hosts.rows.len(), 2, "a row per host");
+        assert_eq!(page.comparisons.len(), 1, "the other host against the base");
+        let c = &page.comparisons[0];
+        assert!(
+            c.heading
+                .as_str()
+                .starts_with("Host xeon (xeon CPU) against host epyc"),
+            "{:?}",
+            c.heading
+        );
+        assert!(
+            c.datasets.as_str().contains("other-run"),
+            "{:?}",
+            c.datasets
+        );
+        assert!(c.datasets.as_str().contains("base-run"), "{:?}", c.datasets);
+        assert_eq!(c.protocols.len(), 1, "TCP");
+        let summary = c.protocols[0].summary.as_str();
+        assert!(summary.contains("host xeon is faster in 1"), "{summary}");
+        assert_eq!(c.protocols[0].loads[0].table.rows.len(), 1);
+
+        // One host: nothing to pair.
+        let one = Analysed::of(vec![on("alone", "epyc", 100_000.0)]);
+        assert!(model(&cat, &one.views(), &one.analysis.hosts).is_none());
     }
 }

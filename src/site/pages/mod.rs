@@ -2,12 +2,14 @@
 //! number and label the page shows, already in the page's language; its template only
 //! arranges it. [`DatasetView`] selects one dataset's share of the analysis.
 
-mod answers;
+pub mod answers;
 pub mod changes;
 pub mod charts;
 pub mod dimensions;
 pub mod explore;
 pub mod failures;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod hosts;
 pub mod imported;
 pub mod index;
@@ -20,7 +22,7 @@ pub mod pairs;
 pub mod protocol;
 pub mod provenance;
 pub mod quic_report;
-mod recommend;
+pub mod recommend;
 pub mod udp_report;
 
 use std::collections::BTreeSet;
@@ -37,6 +39,7 @@ use crate::analysis::{Analysis, DatasetAnalysis};
 use crate::model::Dataset;
 
 /// A chart to write next to a page.
+#[derive(Debug)]
 pub struct ChartFile {
     /// Relative to the page's folder (`charts/tcp-tokio-work0-throughput.svg`).
     pub rel: String,

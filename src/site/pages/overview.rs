@@ -12,6 +12,7 @@ use super::charts as chart_model;
 use super::failures::{failed_table, raw_reasons};
 use super::key_results::{key_result, KeyContext};
 use super::provenance::{host_table, toolchain};
+use super::recommend::Section;
 use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
 use crate::analysis::aggregate::Configuration;
 use crate::analysis::findings::io_model::IoModelFinding;
@@ -25,71 +26,92 @@ use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
-/// The page model.
-#[derive(Serialize)]
-struct OverviewPage {
-    title: Markup,
-    lead: Markup,
+/// The model of a dataset's overview page: every number and label it shows, in the page's
+/// language.
+#[derive(Debug, Serialize)]
+pub struct OverviewPage {
+    pub title: Markup,
+    /// How many runs and configurations, over which address family, and how many passed.
+    pub lead: Markup,
     /// What to use for each load class; absent when the dataset offers one choice.
-    recommend: Option<super::recommend::Section>,
+    pub recommend: Option<Section>,
     /// What a dataset with one choice measured, load by load.
-    measured: Option<super::recommend::Section>,
+    pub measured: Option<Section>,
     /// Every configuration of the dataset in the explorer.
-    explore: Markup,
-    cpu_note: Markup,
-    host: Table,
-    settings_line: Markup,
-    main_load: Markup,
+    pub explore: Markup,
+    /// What the CPU column covers.
+    pub cpu_note: Markup,
+    /// The machine the dataset was measured on.
+    pub host: Table,
+    /// Seconds per run, warm-up and repetitions.
+    pub settings_line: Markup,
+    /// What the main load is (empty when the dataset has none).
+    pub main_load: Markup,
     /// The CPUs client and server ran on, as the runs recorded them.
-    placement: Markup,
-    cpu_share: Markup,
-    key_results: Vec<Markup>,
-    key_caveat: Markup,
-    throughput_charts: Vec<Image>,
-    p99_charts: Vec<Image>,
+    pub placement: Markup,
+    /// What one CPU is of the machine.
+    pub cpu_share: Markup,
+    /// One bullet per load at the main load: the IO-model finding, or the choices.
+    pub key_results: Vec<Markup>,
+    /// The load the key results were measured at.
+    pub key_caveat: Markup,
+    pub throughput_charts: Vec<Image>,
+    pub p99_charts: Vec<Image>,
     /// Absent when every load was measured with one IO model: there is nothing to choose.
-    choosing: Option<Table>,
+    pub choosing: Option<Table>,
     /// The comparison rule, stated once on the page where it first decides: after the
     /// answer when backends or servers are compared, else beside the choosing table.
-    rule_in_answer: Option<Markup>,
-    rule_in_choosing: Option<Markup>,
+    pub rule_in_answer: Option<Markup>,
+    pub rule_in_choosing: Option<Markup>,
     /// Said instead of key results when every load was measured with one IO model.
-    one_model: Option<Markup>,
-    guide: Table,
+    pub one_model: Option<Markup>,
+    /// Each IO model, the workloads it suits, what to watch for.
+    pub guide: Table,
     /// Each other backend (or server) against the base one, when the dataset has several.
-    backends: Vec<answers::BackendsSection>,
+    pub backends: Vec<answers::BackendsSection>,
     /// Open loop: per protocol, whose knee comes latest (or that none is distinguishable).
-    knee_answers: Vec<Markup>,
+    pub knee_answers: Vec<Markup>,
     /// What this dataset answers together with another (a veth dataset against its loopback
     /// companion), as the index says it.
-    across: Vec<Markup>,
+    pub across: Vec<Markup>,
     /// UDP buffer isolation: loss against the server's receive buffer.
-    buffer_answer: Option<answers::BufferAnswer>,
+    pub buffer_answer: Option<answers::BufferAnswer>,
     /// When the IO model is all the dataset varies: in how many loads one model wins.
-    io_model_answer: Option<Markup>,
-    protocols: Vec<ProtocolLink>,
+    pub io_model_answer: Option<Markup>,
+    /// A link to each protocol page of the dataset.
+    pub protocols: Vec<ProtocolLink>,
     /// Present when the dataset has arknet's native program, whose RTT is per batch.
-    batch_rtt_caveat: Option<Markup>,
-    summary_json: Markup,
-    summary_csv: Markup,
-    failed: Table,
-    raw_reasons: Vec<Markup>,
-    toolchain: Table,
-    metrics_text: Markup,
-    source_hash: Markup,
-    raw_files: Vec<Markup>,
-    commands: Option<Markup>,
+    pub batch_rtt_caveat: Option<Markup>,
+    pub summary_json: Markup,
+    pub summary_csv: Markup,
+    /// The configurations excluded, with why.
+    pub failed: Table,
+    pub raw_reasons: Vec<Markup>,
+    pub toolchain: Table,
+    pub metrics_text: Markup,
+    pub source_hash: Markup,
+    /// One line per raw archive: its published file, runs, recording time and build hash.
+    pub raw_files: Vec<Markup>,
+    /// The commands that reproduce the dataset.
+    pub commands: Option<Markup>,
     /// What to build first, with a link to the README's install section.
-    commands_intro: Markup,
-    one_run: Option<Markup>,
-    warnings: Vec<Markup>,
-    scope_text: Markup,
+    pub commands_intro: Markup,
+    /// The command of one run.
+    pub one_run: Option<Markup>,
+    /// The first validation notes.
+    pub warnings: Vec<Markup>,
+    pub scope_text: Markup,
+    /// The main charts' files (written beside the page; not part of its template's
+    /// context).
+    #[serde(skip)]
+    pub charts: Vec<ChartFile>,
 }
 
-#[derive(Serialize)]
-struct ProtocolLink {
-    label: Markup,
-    link: Markup,
+/// A link to one protocol page of the dataset.
+#[derive(Debug, Serialize)]
+pub struct ProtocolLink {
+    pub label: Markup,
+    pub link: Markup,
 }
 
 /// How many validation notes the page lists.
@@ -247,6 +269,7 @@ fn overlap(cat: &Catalog, summary: &Placement, cpus: &dyn Fn(&CpuList) -> Markup
 }
 
 /// Key results and the main charts at the dataset's main load.
+#[derive(Default)]
 struct MainLoad {
     text: Markup,
     caveat: Markup,
@@ -551,71 +574,113 @@ fn protocol_links(cat: &Catalog, view: &DatasetView) -> Vec<ProtocolLink> {
 
 /// A dataset's overview page.
 pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec {
-    let d = view.dataset;
-    let slug = view.slug();
-    let first = d.files.first();
-    let not_recorded = cat.text("overview.not_recorded");
-    let cpus = d.host().and_then(|h| h.logical_cpus).filter(|n| *n > 0);
+    let mut model = model(cat, view, across);
+    let charts = std::mem::take(&mut model.charts);
+    let title = model.title.clone();
+    PageSpec::new(stem(cat, view), "overview.md", title, &model, charts)
+}
+
+/// Seconds per run, warm-up and repetitions.
+fn settings_line(cat: &Catalog, d: &Dataset) -> Markup {
     let [seconds, warmup, repetitions] = labels::timing(d);
-    let settings_line = cat.fill(
+    cat.fill(
         "overview.settings_line",
         &[
             ("seconds", &seconds),
             ("warmup", &warmup),
             ("repetitions", &repetitions),
         ],
-    );
-    let main = main_load_section(cat, view);
+    )
+}
+
+/// The source hash the first archive recorded.
+fn source_hash(cat: &Catalog, d: &Dataset, not_recorded: &Markup) -> Markup {
+    cat.fill(
+        "overview.source_hash",
+        &[(
+            "hash",
+            &d.files
+                .first()
+                .and_then(|f| f.source_sha256.as_deref())
+                .map_or(not_recorded.clone(), Markup::text),
+        )],
+    )
+}
+
+/// What the dataset does not say, for a machine of `cpus` logical CPUs.
+fn scope_text(cat: &Catalog, d: &Dataset, cpus: Option<u64>, not_recorded: &Markup) -> Markup {
+    cat.fill(
+        &labels::for_path("overview.scope_text", d),
+        &[(
+            "cpus",
+            &cpus.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string())),
+        )],
+    )
+}
+
+/// How to reproduce the dataset: its commands, what to build first, one run's command.
+fn reproduction(cat: &Catalog, d: &Dataset) -> (Option<Markup>, Markup, Option<Markup>) {
     let commands = commands(d);
-    let title = cat.fill(
-        &labels::for_path("overview.title", d),
-        &[("dataset", &d.name)],
-    );
-    let (charts, main) = match main {
-        Some(m) => (
-            m.charts,
-            Some((m.text, m.caveat, m.key_results, m.throughput, m.p99)),
+    (
+        (!commands.is_empty()).then(|| Markup::code_block("sh", &commands)),
+        cat.fill(
+            "overview.commands",
+            &[("install", &Markup::trusted(crate::reproduce::INSTALL_URL))],
         ),
-        None => (Vec::new(), None),
-    };
-    let (main_load, key_caveat, key_results, throughput_charts, p99_charts) =
-        main.unwrap_or_default();
+        d.runs
+            .first()
+            .and_then(|r| once_command(&r.command))
+            .map(|c| Markup::code_block("sh", &[c])),
+    )
+}
+
+/// The model of a dataset's overview page; `across` is what the dataset answers together
+/// with another, as the index says it.
+pub fn model(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> OverviewPage {
+    let d = view.dataset;
+    let slug = view.slug();
+    let not_recorded = cat.text("overview.not_recorded");
+    let cpus = d.host().and_then(|h| h.logical_cpus).filter(|n| *n > 0);
+    let main = main_load_section(cat, view).unwrap_or_default();
     let several_models = view.rankings.iter().any(|r| r.candidates >= 2);
     let measured = super::recommend::measured_section(cat, view);
     let recommend = super::recommend::section(cat, view);
-    let no_key_results = key_results.is_empty();
-    let one_measured = measured.is_some();
+    let one_model = main.key_results.is_empty().then(|| {
+        cat.text(if measured.is_some() {
+            "recommend.key_measured"
+        } else {
+            "overview.one_model"
+        })
+    });
     let backends = answers::backends_sections(cat, view);
     let rule = labels::rule(cat, &view.rules, "../");
-    let model = OverviewPage {
+    let (commands, commands_intro, one_run) = reproduction(cat, d);
+    OverviewPage {
         // The recommendation's intro states the rule in brief; the full paragraph goes
         // where the first decision is, only when there is no recommendation.
         rule_in_answer: (recommend.is_none() && !backends.is_empty()).then(|| rule.clone()),
         rule_in_choosing: (recommend.is_none() && backends.is_empty() && several_models)
             .then(|| rule.clone()),
         cpu_note: labels::cpu_note(cat, d),
-        title: title.clone(),
+        title: cat.fill(
+            &labels::for_path("overview.title", d),
+            &[("dataset", &d.name)],
+        ),
         lead: lead(cat, view),
         recommend,
         measured,
         explore: labels::explore_link(cat, "explore.this_dataset", "../", &[("ds", &d.name)]),
         host: host_table(cat, d, &not_recorded),
-        settings_line,
-        main_load,
+        settings_line: settings_line(cat, d),
+        main_load: main.text,
         placement: placement_line(cat, d),
         cpu_share: cpu_share(cat, cpus),
-        key_results,
-        key_caveat,
-        throughput_charts,
-        p99_charts,
+        key_results: main.key_results,
+        key_caveat: main.caveat,
+        throughput_charts: main.throughput,
+        p99_charts: main.p99,
         choosing: several_models.then(|| choosing(cat, view)),
-        one_model: no_key_results.then(|| {
-            cat.text(if one_measured {
-                "recommend.key_measured"
-            } else {
-                "overview.one_model"
-            })
-        }),
+        one_model,
         backends,
         io_model_answer: answers::io_model_answer(cat, view),
         knee_answers: answers::knee_answers(cat, view),
@@ -636,39 +701,89 @@ pub fn page(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> PageSpec 
             "overview.metrics_text",
             &[("link", &Markup::trusted("../methodology.md"))],
         ),
-        source_hash: cat.fill(
-            "overview.source_hash",
-            &[(
-                "hash",
-                &first
-                    .and_then(|f| f.source_sha256.as_deref())
-                    .map_or(not_recorded.clone(), Markup::text),
-            )],
-        ),
+        source_hash: source_hash(cat, d, &not_recorded),
         raw_files: raw_files(cat, view, &not_recorded),
-        commands: (!commands.is_empty()).then(|| Markup::code_block("sh", &commands)),
-        commands_intro: cat.fill(
-            "overview.commands",
-            &[("install", &Markup::trusted(crate::reproduce::INSTALL_URL))],
-        ),
-        one_run: d
-            .runs
-            .first()
-            .and_then(|r| once_command(&r.command))
-            .map(|c| Markup::code_block("sh", &[c])),
+        commands,
+        commands_intro,
+        one_run,
         warnings: d
             .warnings
             .iter()
             .take(WARNINGS_SHOWN)
             .map(|w| Markup::text(&w.to_string()))
             .collect(),
-        scope_text: cat.fill(
-            &labels::for_path("overview.scope_text", d),
-            &[(
-                "cpus",
-                &cpus.map_or(not_recorded.clone(), |n| Markup::trusted(n.to_string())),
-            )],
-        ),
-    };
-    PageSpec::new(stem(cat, view), "overview.md", title, &model, charts)
+        scope_text: scope_text(cat, d, cpus, &not_recorded),
+        charts: main.charts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use echomark_archive::{IoModel, Protocol};
+
+    use super::*;
+    use crate::site::pages::fixtures::{dataset, english, runs, Analysed};
+
+    /// The cells of a table's rows, as plain Markdown.
+    fn cells(table: &Table) -> Vec<Vec<&str>> {
+        table
+            .rows
+            .iter()
+            .map(|r| r.iter().map(Markup::as_str).collect())
+            .collect()
+    }
+
+    #[test]
+    fn a_choice_decided_faster_is_recommended_by_name() {
+        let mut measured = Vec::new();
+        for protocol in [Protocol::Tcp, Protocol::Udp] {
+            measured.extend(runs(protocol, IoModel::Shared, 1, 100_000.0));
+            measured.extend(runs(protocol, IoModel::Sharded, 2, 130_000.0));
+        }
+        let site = Analysed::of(vec![dataset("two-models", "epyc", measured)]);
+        let cat = english();
+        let page = model(&cat, &site.views()[0], Vec::new());
+        let recommend = page.recommend.expect("two choices: a recommendation");
+        let rows = cells(&recommend.table);
+        assert_eq!(rows.len(), 1, "one load class: {rows:?}");
+        assert_eq!(rows[0][1], "**2 runtimes / 1 thread each**");
+        assert_eq!(rows[0][2], "1 runtime / 1 thread", "the runner-up");
+        assert!(page.measured.is_none());
+        // The key results: one finding per protocol at the main load, naming the winner.
+        assert_eq!(page.key_results.len(), 2, "{:?}", page.key_results);
+        for k in &page.key_results {
+            assert!(k.as_str().contains("2 runtimes / 1 thread each"), "{k:?}");
+        }
+        assert!(page.one_model.is_none());
+        let choosing = page.choosing.expect("several models: the choosing table");
+        assert_eq!(choosing.rows.len(), 2, "one row per protocol and load");
+        // The recommendation states the rule; the choosing table does not repeat it.
+        assert!(page.rule_in_choosing.is_none() && page.rule_in_answer.is_none());
+    }
+
+    #[test]
+    fn one_choice_is_measured_not_recommended() {
+        let mut measured = runs(Protocol::Tcp, IoModel::Shared, 1, 100_000.0);
+        measured.extend(runs(Protocol::Udp, IoModel::Shared, 1, 90_000.0));
+        let site = Analysed::of(vec![dataset("one-model", "epyc", measured)]);
+        let cat = english();
+        let page = model(&cat, &site.views()[0], Vec::new());
+        assert!(page.recommend.is_none(), "{:?}", page.recommend);
+        let measured = page.measured.expect("one choice: what it measured");
+        assert_eq!(measured.table.rows.len(), 2, "a row per protocol");
+        assert!(page.choosing.is_none(), "nothing to choose");
+        assert_eq!(
+            page.one_model.as_ref().map(Markup::as_str),
+            Some(cat.raw("recommend.key_measured"))
+        );
+        let links: Vec<&str> = page.protocols.iter().map(|p| p.link.as_str()).collect();
+        assert_eq!(links, ["tcp.md", "udp.md"]);
+        // The main charts: throughput and p99 of the one backend, each with its file.
+        assert_eq!(
+            (page.throughput_charts.len(), page.p99_charts.len()),
+            (1, 1)
+        );
+        assert_eq!(page.charts.len(), 2);
+        assert_eq!(page.throughput_charts[0].src.as_str(), page.charts[0].rel);
+    }
 }

@@ -15,10 +15,20 @@ use crate::site::markup::{Fill, Markup};
 use crate::site::table::{Align, Table};
 
 /// One load's table.
-#[derive(Serialize)]
+#[derive(Debug, Serialize)]
 pub struct LoadTable {
+    /// The load the table's rows were measured at.
     pub heading: Markup,
     pub table: Table,
+}
+
+/// Two sides compared: the summary sentence and one table per load, a row per pair of
+/// configurations (or per configuration one side could not measure).
+#[derive(Debug, Serialize)]
+pub struct PairsSection {
+    /// The tally of the rule's verdicts and the spread of the throughput ratios.
+    pub summary: Markup,
+    pub loads: Vec<LoadTable>,
 }
 
 /// What the two sides are called on the page, and the rules their pairs are decided by.
@@ -53,8 +63,11 @@ pub fn section(
     rows: &[backends::Row],
     sides: &Sides,
     texts: &Texts,
-) -> (Markup, Vec<LoadTable>) {
-    (summary(cat, rows, sides, texts), tables(cat, rows, sides))
+) -> PairsSection {
+    PairsSection {
+        summary: summary(cat, rows, sides, texts),
+        loads: tables(cat, rows, sides),
+    }
 }
 
 fn summary(cat: &Catalog, rows: &[backends::Row], sides: &Sides, texts: &Texts) -> Markup {
@@ -183,4 +196,88 @@ fn tables(cat: &Catalog, rows: &[backends::Row], sides: &Sides) -> Vec<LoadTable
         }
     }
     loads
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::analysis::aggregate::{test_configuration, Stat};
+    use crate::analysis::decision::Rules;
+    use crate::site::pages::fixtures::english;
+
+    /// TCP on tokio, one runtime, at `rates` (three runs) on `backend`.
+    fn configuration(backend: &str, rates: [f64; 3], status: Status) -> Configuration {
+        let stat = Stat {
+            median: rates[0],
+            min: rates.iter().copied().fold(f64::INFINITY, f64::min),
+            max: rates.iter().copied().fold(0.0, f64::max),
+        };
+        let stats = BTreeMap::from([(Metric::RoundtripsPerSecond, stat)]);
+        let mut c = test_configuration("tcp", "shared", 1, stats, status);
+        c.key.backend = echomark_archive::Backend::named(backend);
+        c.values = BTreeMap::from([(Metric::RoundtripsPerSecond, rates.to_vec())]);
+        c
+    }
+
+    fn sides() -> Sides {
+        let rules = Rules::default();
+        Sides {
+            subject: Markup::text("monoio"),
+            base: Markup::text("tokio"),
+            margin: labels::margin(rules.throughput),
+            rules,
+        }
+    }
+
+    #[test]
+    fn a_pair_decided_faster_is_tallied_and_tabled() {
+        let cat = english();
+        let subject = configuration("monoio", [130_000.0, 130_600.0, 129_400.0], Status::Valid);
+        let base = configuration("tokio", [100_000.0, 100_500.0, 99_500.0], Status::Valid);
+        let rows = backends::rows(&[&subject, &base], "monoio", "tokio", &Rules::default());
+        let section = section(&cat, &rows, &sides(), &BACKEND_TEXTS);
+        assert!(
+            section
+                .summary
+                .as_str()
+                .contains("monoio is faster in 1, slower in 0"),
+            "{:?}",
+            section.summary
+        );
+        assert_eq!(section.loads.len(), 1, "one load");
+        let row = &section.loads[0].table.rows[0];
+        // Topology, both rates, the ratio, the rule's word.
+        assert_eq!(row[0].as_str(), "1 runtime / 1 thread");
+        assert_eq!(row[3].as_str(), "1.30×");
+        assert!(row[4].as_str().starts_with("faster by 30%"), "{row:?}");
+    }
+
+    #[test]
+    fn a_failed_side_is_not_compared() {
+        let cat = english();
+        let subject = configuration("monoio", [130_000.0, 130_600.0, 129_400.0], Status::Failed);
+        let base = configuration("tokio", [100_000.0, 100_500.0, 99_500.0], Status::Valid);
+        let rows = backends::rows(&[&subject, &base], "monoio", "tokio", &Rules::default());
+        let section = section(&cat, &rows, &sides(), &BACKEND_TEXTS);
+        let row = &section.loads[0].table.rows[0];
+        assert_eq!(row[1].as_str(), cat.raw("compare.not_comparable"));
+        assert_eq!(row[3].as_str(), "—", "no ratio");
+        assert!(
+            section.summary.as_str().contains(
+                cat.fill(
+                    BACKEND_TEXTS.failed,
+                    &[
+                        ("count", &Markup::trusted("1")),
+                        ("subject", &Markup::text("monoio")),
+                        ("base", &Markup::text("tokio")),
+                    ],
+                )
+                .as_str()
+            ),
+            "{:?}",
+            section.summary
+        );
+    }
 }

@@ -19,47 +19,61 @@ use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
-#[derive(Serialize)]
-struct ProtocolPage {
-    title: Markup,
-    intro: Markup,
-    methodology: Markup,
+/// The model of a dataset's page for one protocol: every number and label it shows, in the
+/// page's language.
+#[derive(Debug, Serialize)]
+pub struct ProtocolPage {
+    pub title: Markup,
+    /// The dataset and its repetitions.
+    pub intro: Markup,
+    /// The link to the methodology page.
+    pub methodology: Markup,
     /// What makes this page's numbers different from the other protocol pages'.
-    caveat: Option<Markup>,
-    comparisons: Vec<Comparison>,
+    pub caveat: Option<Markup>,
+    /// This protocol against each baseline protocol the dataset has.
+    pub comparisons: Vec<Comparison>,
     /// One section per backend compared with the dataset's base backend.
-    backend_comparisons: Vec<BackendComparison>,
+    pub backend_comparisons: Vec<BackendComparison>,
     /// What the backends of this dataset share, and so what a difference means.
-    backend_note: Markup,
+    pub backend_note: Markup,
     /// The comparison rule that decided the backend tables.
-    rule: Markup,
+    pub rule: Markup,
     /// What the CPU column covers.
-    cpu_note: Markup,
-    sections: Vec<WorkSection>,
+    pub cpu_note: Markup,
+    /// One section per work level, in increasing order.
+    pub sections: Vec<WorkSection>,
+    /// The chart files the sections' images show (written beside the page; not part of
+    /// its template's context).
+    #[serde(skip)]
+    pub charts: Vec<ChartFile>,
 }
 
-/// One ratio section.
-#[derive(Serialize)]
-struct Comparison {
-    heading: Markup,
-    summary: Markup,
-    table: Table,
+/// One ratio section: this protocol against a baseline protocol.
+#[derive(Debug, Serialize)]
+pub struct Comparison {
+    pub heading: Markup,
+    /// The spread of the ratios, per backend when there are several.
+    pub summary: Markup,
+    /// One row per pair of configurations.
+    pub table: Table,
 }
 
 /// One backend against the base backend: a summary and a table per load.
-#[derive(Serialize)]
-struct BackendComparison {
-    heading: Markup,
-    summary: Markup,
-    loads: Vec<LoadTable>,
+#[derive(Debug, Serialize)]
+pub struct BackendComparison {
+    pub heading: Markup,
+    pub summary: Markup,
+    pub loads: Vec<LoadTable>,
 }
 
 /// One work level: its charts and a table per load.
-#[derive(Serialize)]
-struct WorkSection {
-    heading: Markup,
-    images: Vec<Image>,
-    tables: Vec<LoadTable>,
+#[derive(Debug, Serialize)]
+pub struct WorkSection {
+    pub heading: Markup,
+    /// The throughput and p99 charts, per backend.
+    pub images: Vec<Image>,
+    /// Every configuration's row, one table per load.
+    pub tables: Vec<LoadTable>,
 }
 
 /// Every configuration's row: median [min, max] throughput and median of the rest.
@@ -305,14 +319,14 @@ fn backend_comparisons(
                 rules: *rules,
             };
             let rows = backends::rows(of_subject, subject, base, rules);
-            let (summary, loads) = pairs::section(cat, &rows, &sides, &pairs::BACKEND_TEXTS);
+            let section = pairs::section(cat, &rows, &sides, &pairs::BACKEND_TEXTS);
             BackendComparison {
                 heading: cat.fill(
                     "compare.backend_heading",
                     &[("subject", &sides.subject), ("base", &sides.base)],
                 ),
-                summary,
-                loads,
+                summary: section.summary,
+                loads: section.loads,
             }
         })
         .collect()
@@ -320,6 +334,19 @@ fn backend_comparisons(
 
 /// A dataset's page for one protocol (or for arknet's native TCP program).
 pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
+    let mut model = model(cat, view, subject);
+    let charts = std::mem::take(&mut model.charts);
+    PageSpec::new(
+        format!("{}/{}/{}", cat.code, view.slug(), subject.slug()),
+        "protocol.md",
+        model.title.clone(),
+        &model,
+        charts,
+    )
+}
+
+/// The model of a dataset's page for one protocol (or for arknet's native TCP program).
+pub fn model(cat: &Catalog, view: &DatasetView, subject: Subject) -> ProtocolPage {
     let d = view.dataset;
     let mine = view.configs_of(subject);
     let works: BTreeSet<u64> = mine.iter().map(|c| c.key.handler_work).collect();
@@ -335,12 +362,11 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
             work_section(cat, &d.name, subject, work, &at_work, &mut charts)
         })
         .collect();
-    let title = cat.fill(
-        &labels::for_path("page.title", d),
-        &[("protocol", &labels::subject(cat, subject))],
-    );
-    let model = ProtocolPage {
-        title: title.clone(),
+    ProtocolPage {
+        title: cat.fill(
+            &labels::for_path("page.title", d),
+            &[("protocol", &labels::subject(cat, subject))],
+        ),
         intro: cat.fill(
             &labels::for_path("page.intro", d),
             &[
@@ -363,14 +389,8 @@ pub fn page(cat: &Catalog, view: &DatasetView, subject: Subject) -> PageSpec {
         backend_note: backend_note(cat, d, subject),
         rule: labels::rule(cat, &view.rules, "../"),
         sections,
-    };
-    PageSpec::new(
-        format!("{}/{}/{}", cat.code, view.slug(), subject.slug()),
-        "protocol.md",
-        title,
-        &model,
         charts,
-    )
+    }
 }
 
 /// The note under a backend comparison: what a backend is here, and whether the backends'
@@ -391,4 +411,70 @@ fn backend_note(cat: &Catalog, d: &Dataset, subject: Subject) -> Markup {
         }));
     }
     note
+}
+
+#[cfg(test)]
+mod tests {
+    use echomark_archive::{IoModel, Protocol};
+
+    use super::*;
+    use crate::site::pages::fixtures::{dataset, english, runs, Analysed};
+
+    /// A dataset of TCP and HTTP, each on two IO models (HTTP at half TCP's rate).
+    fn tcp_and_http() -> Analysed {
+        let mut measured = Vec::new();
+        for (protocol, rate) in [(Protocol::Tcp, 100_000.0), (Protocol::Http, 50_000.0)] {
+            measured.extend(runs(protocol, IoModel::Shared, 1, rate));
+            measured.extend(runs(protocol, IoModel::Sharded, 2, rate * 1.3));
+        }
+        Analysed::of(vec![dataset("tcp-http", "epyc", measured)])
+    }
+
+    #[test]
+    fn a_protocol_page_holds_its_own_protocols_rows() {
+        let site = tcp_and_http();
+        let cat = english();
+        let page = model(&cat, &site.views()[0], Subject::Protocol(Protocol::Tcp));
+        assert_eq!(page.sections.len(), 1, "one work level");
+        let tables = &page.sections[0].tables;
+        assert_eq!(tables.len(), 1, "one load");
+        let models: Vec<&str> = tables[0].table.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(
+            models,
+            [
+                "tokio / 1 runtime / 1 thread",
+                "tokio / 2 runtimes / 1 thread each"
+            ]
+        );
+        // The rates are TCP's, not HTTP's.
+        let rates: Vec<&str> = tables[0].table.rows.iter().map(|r| r[1].as_str()).collect();
+        assert!(rates[0].starts_with("100,000"), "{rates:?}");
+        assert!(rates[1].starts_with("130,000"), "{rates:?}");
+        // TCP is the baseline: nothing to set it against; one backend: no backend section.
+        assert!(page.comparisons.is_empty() && page.backend_comparisons.is_empty());
+        assert!(page.caveat.is_none());
+        // A throughput and a p99 chart, each image with its file.
+        let images: Vec<&str> = page.sections[0]
+            .images
+            .iter()
+            .map(|i| i.src.as_str())
+            .collect();
+        let files: Vec<&str> = page.charts.iter().map(|c| c.rel.as_str()).collect();
+        assert_eq!(images.len(), 2);
+        assert_eq!(images, files);
+    }
+
+    #[test]
+    fn a_protocol_over_tcp_is_set_against_tcp_pair_by_pair() {
+        let site = tcp_and_http();
+        let cat = english();
+        let page = model(&cat, &site.views()[0], Subject::Protocol(Protocol::Http));
+        assert_eq!(page.comparisons.len(), 1, "HTTP against TCP");
+        let c = &page.comparisons[0];
+        assert!(c.heading.as_str().contains("TCP"), "{:?}", c.heading);
+        assert_eq!(c.table.rows.len(), 2, "one pair per IO model");
+        for row in &c.table.rows {
+            assert_eq!(row[4].as_str(), "0.50×", "the throughput ratio: {row:?}");
+        }
+    }
 }

@@ -16,8 +16,8 @@ use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
 /// One short sentence and its table.
-#[derive(Serialize)]
-pub(super) struct Section {
+#[derive(Debug, Serialize)]
+pub struct Section {
     pub intro: Markup,
     pub table: Table,
 }

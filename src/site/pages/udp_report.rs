@@ -16,30 +16,42 @@ use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
-#[derive(Serialize)]
-struct UdpPage {
-    lead: Markup,
-    conditions: Table,
-    correctness: Table,
-    throughput_intro: Markup,
-    throughput: Table,
-    images: Vec<Image>,
+/// The model of the site-wide UDP report: every number and label it shows, in the page's
+/// language.
+#[derive(Debug, Serialize)]
+pub struct UdpPage {
+    /// How many runs of how many datasets, how many passed.
+    pub lead: Markup,
+    /// One row per dataset: its date, host, timing, buffers and hashes.
+    pub conditions: Table,
+    /// Per dataset its UDP soaks, then each backend's passes and worst loss.
+    pub correctness: Table,
+    pub throughput_intro: Markup,
+    /// One row per configuration at the report's load.
+    pub throughput: Table,
+    pub images: Vec<Image>,
     /// Requested → read-back server receive buffers, one row per distinct pair.
-    readbacks: Table,
-    isolation: Table,
-    isolation_intro: Markup,
-    failed_command: Option<Markup>,
+    pub readbacks: Table,
+    /// One row per receive-buffer isolation case: its loss in every run, and the invariants
+    /// a run broke.
+    pub isolation: Table,
+    pub isolation_intro: Markup,
+    pub failed_command: Option<Markup>,
     /// What the lossy run's loss means, with its counters.
-    overflow_callout: Option<Markup>,
+    pub overflow_callout: Option<Markup>,
     /// The change that makes the lossy load pass, and that passing run.
-    fix: Option<Markup>,
-    passed_command: Option<Markup>,
+    pub fix: Option<Markup>,
+    pub passed_command: Option<Markup>,
     /// Per dataset: its UDP page, heat maps and summary.json.
-    links: Vec<Markup>,
-    evidence: Markup,
-    scope: Markup,
+    pub links: Vec<Markup>,
+    pub evidence: Markup,
+    pub scope: Markup,
     /// The QUIC report, when the site has one (where the seed points to its RUDP report).
-    quic_link: Option<Markup>,
+    pub quic_link: Option<Markup>,
+    /// The chart files the images show (written beside the page; not part of its
+    /// template's context).
+    #[serde(skip)]
+    pub charts: Vec<ChartFile>,
 }
 
 /// The load of the throughput table and charts (the seed's: 1,024 B, 16 clients, window 1).
@@ -591,21 +603,29 @@ fn evidence(views: &[&DatasetView]) -> Vec<Markup> {
 
 /// The site-wide UDP report, when any dataset measured UDP.
 pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
+    let mut model = model(cat, views)?;
+    let charts = std::mem::take(&mut model.charts);
+    Some(PageSpec::new(
+        format!("{}/udp-report", cat.code),
+        "udp.md",
+        cat.text("udp.title"),
+        &model,
+        charts,
+    ))
+}
+
+/// The per-dataset tables of the report: test conditions, correctness, buffer read-backs.
+fn dataset_tables(
+    cat: &Catalog,
+    views: &[&DatasetView],
+    not_recorded: &Markup,
+) -> (Table, Table, Table) {
     use Align::{Default as L, Right as R};
-    // Imported datasets have their own page: iperf3's datagrams are not echoes.
-    let with_udp: Vec<&DatasetView> = views
-        .iter()
-        .filter(|v| v.analysis.udp.runs > 0 && !v.dataset.has_imported())
-        .collect();
-    if with_udp.is_empty() {
-        return None;
-    }
-    let not_recorded = cat.text("overview.not_recorded");
     let mut conditions = Table::new(cat.list("udp.conditions_columns", &[]), &[]);
     let mut correctness = Table::new(cat.list("udp.correctness_columns", &[]), &[L, L, R, R, L]);
     let mut readbacks = Table::new(cat.list("udp.readback_columns", &[]), &[L, R, R]);
-    for view in &with_udp {
-        conditions.push(conditions_row(cat, view, &not_recorded));
+    for view in views {
+        conditions.push(conditions_row(cat, view, not_recorded));
         for (request, actual) in &view.analysis.udp.readbacks {
             readbacks.push(vec![
                 Markup::text(&view.dataset.name),
@@ -617,12 +637,27 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             correctness.push(row);
         }
     }
+    (conditions, correctness, readbacks)
+}
+
+/// The model of the site-wide UDP report, when any dataset measured UDP.
+pub fn model(cat: &Catalog, views: &[DatasetView]) -> Option<UdpPage> {
+    // Imported datasets have their own page: iperf3's datagrams are not echoes.
+    let with_udp: Vec<&DatasetView> = views
+        .iter()
+        .filter(|v| v.analysis.udp.runs > 0 && !v.dataset.has_imported())
+        .collect();
+    if with_udp.is_empty() {
+        return None;
+    }
+    let not_recorded = cat.text("overview.not_recorded");
+    let (conditions, correctness, readbacks) = dataset_tables(cat, &with_udp, &not_recorded);
     let (throughput, images, charts) = throughput_section(cat, &with_udp);
     let (isolation, isolation_intro) = isolation_section(cat, &with_udp, &not_recorded);
     let repro = reproduction_section(cat, &with_udp, &not_recorded);
     let totals = udp::Totals::of(with_udp.iter().map(|v| &v.analysis.udp));
     let count = |n: u64| labels::number(format::count(n));
-    let model = UdpPage {
+    Some(UdpPage {
         lead: cat.fill(
             "udp.lead",
             &[
@@ -664,12 +699,85 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
             let href = Markup::trusted(format!("{}.md", super::quic_report::STEM));
             cat.fill("quic.udp_link", &[("href", &href)])
         }),
-    };
-    Some(PageSpec::new(
-        format!("{}/udp-report", cat.code),
-        "udp.md",
-        cat.text("udp.title"),
-        &model,
         charts,
-    ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use echomark_archive::IoModel;
+
+    use super::*;
+    use crate::model::Run;
+    use crate::site::pages::fixtures::{dataset, english, runs, Analysed};
+
+    /// Three runs of 16 KiB echoes with the server's receive buffer at `buffer`, each losing
+    /// `lost` datagrams (counted by the kernel too).
+    fn isolation(buffer: u64, lost: u64) -> Vec<Run> {
+        runs(Protocol::Udp, IoModel::Shared, 1, 10_000.0)
+            .into_iter()
+            .map(|mut r| {
+                r.key.payload_bytes = 16384;
+                r.key.udp_server_recv_buffer = Some(buffer);
+                r.udp_server_receive_buffer_bytes = Some(2 * buffer);
+                r.udp_lost_messages = lost;
+                r.kernel_udp_rcvbuf_errors_delta = Some(lost);
+                r.server_messages_received = Some(1000 - lost);
+                r.messages_received = Some(1000 - lost);
+                r.passed = lost == 0;
+                r.command = format!("/x/echomark-runner once --buffer {buffer}");
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_report_carries_the_loss_of_every_isolation_case() {
+        let mut measured = runs(Protocol::Udp, IoModel::Shared, 1, 100_000.0);
+        measured.extend(isolation(1 << 21, 292));
+        measured.extend(isolation(1 << 22, 0));
+        let site = Analysed::of(vec![dataset("udp-buffers", "epyc", measured)]);
+        let cat = english();
+        let page = model(&cat, &site.views()).expect("a dataset measured UDP");
+        let rows: Vec<Vec<&str>> = page
+            .isolation
+            .rows
+            .iter()
+            .map(|r| r.iter().map(Markup::as_str).collect())
+            .collect();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        // Dataset, payload, clients, window, buffer, budget, loss per run, same, invariants.
+        assert_eq!(rows[0][0], "udp-buffers");
+        assert_eq!(rows[0][1], "16,384");
+        assert_eq!(rows[0][6], "292 / 292 / 292");
+        assert_eq!(rows[0][7], "yes");
+        assert_eq!(rows[0][8], "all hold");
+        assert_eq!(rows[1][6], "0 / 0 / 0");
+        assert!(!page.isolation_intro.is_empty());
+        // The lossy case is the reproduction, the larger buffer its fix.
+        let failed = page.failed_command.expect("the lossy run's command");
+        assert!(failed.as_str().contains("--buffer 2097152"), "{failed:?}");
+        let passed = page.passed_command.expect("the passing partner's command");
+        assert!(passed.as_str().contains("--buffer 4194304"), "{passed:?}");
+        assert!(page.fix.is_some() && page.overflow_callout.is_some());
+        // The throughput table: the one configuration at the report's load.
+        assert_eq!(page.throughput.rows.len(), 1);
+        assert_eq!(page.conditions.rows.len(), 1);
+    }
+
+    #[test]
+    fn a_broken_invariant_names_its_run_and_no_udp_means_no_report() {
+        let mut lossy = isolation(1 << 21, 292);
+        lossy[1].kernel_udp_rcvbuf_errors_delta = Some(300);
+        let site = Analysed::of(vec![dataset("udp-broken", "epyc", lossy)]);
+        let cat = english();
+        let page = model(&cat, &site.views()).expect("a dataset measured UDP");
+        let invariants = page.isolation.rows[0][8].as_str();
+        assert!(invariants.contains("300"), "{invariants}");
+        assert!(invariants.starts_with("run 2:"), "{invariants}");
+
+        let tcp = runs(Protocol::Tcp, IoModel::Shared, 1, 100_000.0);
+        let site = Analysed::of(vec![dataset("tcp-only", "epyc", tcp)]);
+        assert!(model(&cat, &site.views()).is_none());
+    }
 }
