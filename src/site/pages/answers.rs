@@ -62,7 +62,6 @@ fn backends_section(
     subject: &str,
     base: &str,
 ) -> Option<BackendsSection> {
-    let (s_label, b_label) = (labels::backend(cat, subject), labels::backend(cat, base));
     let duels = backends::duels(
         &view.rankings_in_protocol_order(),
         &view.configs,
@@ -73,19 +72,50 @@ fn backends_section(
     if duels.is_empty() {
         return None;
     }
+    let pair = Pair {
+        subject,
+        base,
+        s_label: labels::backend(cat, subject),
+        b_label: labels::backend(cat, base),
+        external: view.dataset.measures_external_servers(),
+    };
+    let mut details = Vec::new();
+    details.extend(ratio_sentence(cat, &pair, &duels));
+    details.extend(instrument_sentences(cat, view, &pair));
+    details.extend(timing_sentence(cat, view));
+    // What else differs between the two sides, as every page that compares them says.
+    details.push(cat.text(labels::backend_note_key(view.dataset)));
+    Some(BackendsSection {
+        headline: headline(cat, view, &pair, &duels),
+        details: Markup::join(&details, &cat.text("site.sentence_sep")),
+        table: duels_table(cat, &pair, &duels),
+    })
+}
+
+/// Two backends (or servers) set against each other, and what the page calls them.
+struct Pair<'a> {
+    subject: &'a str,
+    base: &'a str,
+    s_label: Markup,
+    b_label: Markup,
+    /// Whether they are servers echomark did not start.
+    external: bool,
+}
+
+/// The tally: in how many loads each side is decided faster.
+fn headline(cat: &Catalog, view: &DatasetView, pair: &Pair, duels: &[backends::Duel]) -> Markup {
     let mut tally = backends::Tally::default();
     duels.iter().for_each(|d| tally.count(&d.verdict));
     let count = |n: usize| labels::number(format::count(n as u64));
-    let external = view.dataset.measures_external_servers();
-    let headline = cat.fill(
-        if external {
+    cat.fill(
+        if pair.external {
             "overview.servers_summary"
         } else {
             "overview.backends_summary"
         },
         &[
-            ("subject", &s_label),
-            ("base", &b_label),
+            ("subject", &pair.s_label),
+            ("base", &pair.b_label),
             ("higher", &count(tally.subject_higher)),
             ("lower", &count(tally.subject_lower)),
             ("equivalent", &count(tally.equivalent)),
@@ -93,32 +123,40 @@ fn backends_section(
             ("margin", &labels::margin(view.rules.throughput)),
             ("total", &labels::number(format::count(duels.len() as u64))),
         ],
-    );
-    let mut summary = Markup::default();
-    if let Some(r) = backends::duel_ratios(&duels) {
-        let x = |v: f64| labels::number(format::ratio(v));
-        summary.push(&cat.text("site.sentence_sep"));
-        summary.push(&cat.fill(
-            "overview.backends_ratio",
-            &[
-                ("subject", &s_label),
-                ("base", &b_label),
-                ("ratio", &x(r.median)),
-                ("min", &x(r.min)),
-                ("max", &x(r.max)),
-            ],
-        ));
-    }
+    )
+}
+
+/// The spread of the ratios of the two sides' fastest models.
+fn ratio_sentence(cat: &Catalog, pair: &Pair, duels: &[backends::Duel]) -> Option<Markup> {
+    let r = backends::duel_ratios(duels)?;
+    let x = |v: f64| labels::number(format::ratio(v));
+    Some(cat.fill(
+        "overview.backends_ratio",
+        &[
+            ("subject", &pair.s_label),
+            ("base", &pair.b_label),
+            ("ratio", &x(r.median)),
+            ("min", &x(r.min)),
+            ("max", &x(r.max)),
+        ],
+    ))
+}
+
+/// What the runs' instruments recorded of the two sides, where they recorded it: the
+/// io_uring backend's system calls, a busy-polling server's polls, system calls per echo
+/// on both sides, each server's CPU per echo.
+fn instrument_sentences(cat: &Catalog, view: &DatasetView, pair: &Pair) -> Vec<Markup> {
+    let runs = &view.dataset.runs;
+    let x = |v: f64| labels::number(format::per_echo(v));
+    let mut out = Vec::new();
     // The io_uring backend's own count of its system calls, where its runs recorded it.
-    if let Some(e) = backends::per_echo(&view.dataset.runs, subject, |r| {
-        r.instruments.server_enters_per_echo
-    }) {
-        let x = |v: f64| labels::number(format::per_echo(v));
-        summary.push(&cat.text("site.sentence_sep"));
-        summary.push(&cat.fill(
+    if let Some(e) =
+        backends::per_echo(runs, pair.subject, |r| r.instruments.server_enters_per_echo)
+    {
+        out.push(cat.fill(
             "overview.backends_ring_enters",
             &[
-                ("subject", &s_label),
+                ("subject", &pair.s_label),
                 ("min", &x(e.min)),
                 ("max", &x(e.max)),
                 ("median", &x(e.median)),
@@ -126,86 +164,84 @@ fn backends_section(
         ));
     }
     // A busy-polling server's CPU is busy whether or not there is work: said beside its rate.
-    if let Some(b) = backends::per_echo(&view.dataset.runs, subject, |r| {
+    if let Some(b) = backends::per_echo(runs, pair.subject, |r| {
         r.instruments.server_busy_polls_per_echo
     }) {
-        summary.push(&cat.text("site.sentence_sep"));
-        summary.push(&cat.fill(
+        out.push(cat.fill(
             "overview.servers_busy_poll",
-            &[
-                ("subject", &s_label),
-                ("median", &labels::number(format::per_echo(b.median))),
-            ],
+            &[("subject", &pair.s_label), ("median", &x(b.median))],
         ));
     }
-    // System calls per echo (--count-syscalls), both sides: the servers' own count where
-    // they are processes of their own, else the measuring process's.
-    let figure = |r: &crate::model::Run| {
-        if external {
-            r.instruments.server_syscalls_per_echo
-        } else {
-            r.instruments.syscalls_per_echo
-        }
-    };
-    let syscalls = |backend: &str| backends::per_echo(&view.dataset.runs, backend, figure);
-    if let (Some(s), Some(b)) = (syscalls(subject), syscalls(base)) {
-        let x = |v: f64| labels::number(format::per_echo(v));
-        summary.push(&cat.text("site.sentence_sep"));
-        summary.push(&cat.fill(
-            if external {
-                "overview.servers_syscalls"
-            } else {
-                "overview.backends_syscalls"
-            },
-            &[
-                ("subject", &s_label),
-                ("base", &b_label),
-                ("subject_median", &x(s.median)),
-                ("subject_min", &x(s.min)),
-                ("subject_max", &x(s.max)),
-                ("base_median", &x(b.median)),
-                ("base_min", &x(b.min)),
-                ("base_max", &x(b.max)),
-            ],
-        ));
-    }
+    out.extend(syscalls_sentence(cat, runs, pair));
     // What each server's process cost per echo, where the matrix measured it (wait4).
-    if let Some(c) = backends::server_cpu_ratio(&view.dataset.runs, subject, base) {
+    if let Some(c) = backends::server_cpu_ratio(runs, pair.subject, pair.base) {
         let x = |v: f64| labels::number(format::ratio(v));
-        summary.push(&cat.text("site.sentence_sep"));
-        summary.push(&cat.fill(
+        out.push(cat.fill(
             "overview.backends_server_cpu",
             &[
-                ("subject", &s_label),
-                ("base", &b_label),
+                ("subject", &pair.s_label),
+                ("base", &pair.b_label),
                 ("ratio", &x(c.median)),
                 ("min", &x(c.min)),
                 ("max", &x(c.max)),
             ],
         ));
     }
-    // Whether the two were measured interleaved, as far as the archives' times tell.
+    out
+}
+
+/// System calls per echo (--count-syscalls), both sides: the servers' own count where they
+/// are processes of their own, else the measuring process's.
+fn syscalls_sentence(cat: &Catalog, runs: &[crate::model::Run], pair: &Pair) -> Option<Markup> {
+    let figure = |r: &crate::model::Run| {
+        if pair.external {
+            r.instruments.server_syscalls_per_echo
+        } else {
+            r.instruments.syscalls_per_echo
+        }
+    };
+    let s = backends::per_echo(runs, pair.subject, figure)?;
+    let b = backends::per_echo(runs, pair.base, figure)?;
+    let x = |v: f64| labels::number(format::per_echo(v));
+    Some(cat.fill(
+        if pair.external {
+            "overview.servers_syscalls"
+        } else {
+            "overview.backends_syscalls"
+        },
+        &[
+            ("subject", &pair.s_label),
+            ("base", &pair.b_label),
+            ("subject_median", &x(s.median)),
+            ("subject_min", &x(s.min)),
+            ("subject_max", &x(s.max)),
+            ("base_median", &x(b.median)),
+            ("base_min", &x(b.min)),
+            ("base_max", &x(b.max)),
+        ],
+    ))
+}
+
+/// Whether the backends were measured interleaved, as far as the archives' times tell.
+fn timing_sentence(cat: &Catalog, view: &DatasetView) -> Option<Markup> {
     let interleaved: Vec<Option<bool>> = view
         .protocols()
         .into_iter()
         .map(|p| view.dataset.backends_interleaved(p))
         .collect();
-    let timing = if interleaved.iter().all(|i| *i == Some(true)) {
-        Some("overview.backends_interleaved")
+    if interleaved.iter().all(|i| *i == Some(true)) {
+        Some(cat.text("overview.backends_interleaved"))
     } else if interleaved.contains(&Some(false)) {
-        Some("overview.backends_sequential")
+        Some(cat.text("overview.backends_sequential"))
     } else {
         None
-    };
-    if let Some(key) = timing {
-        summary.push(&cat.text("site.sentence_sep"));
-        summary.push(&cat.text(key));
     }
-    // What else differs between the two sides, as every page that compares them says.
-    summary.push(&cat.text("site.sentence_sep"));
-    summary.push(&cat.text(labels::backend_note_key(view.dataset)));
+}
+
+/// Per load, each side's fastest model and which is faster, as the rule decided it.
+fn duels_table(cat: &Catalog, pair: &Pair, duels: &[backends::Duel]) -> Table {
     let names: [(&str, &dyn crate::site::markup::Fill); 2] =
-        [("subject", &s_label), ("base", &b_label)];
+        [("subject", &pair.s_label), ("base", &pair.b_label)];
     let mut table = Table::new(cat.list("overview.backends_columns", &names), &[]);
     let model =
         |r: &Ranking| labels::topology(cat, &r.group.backend, r.best.io_model, r.best.io_threads);
@@ -221,26 +257,24 @@ fn backends_section(
             ],
         )
     };
-    for d in &duels {
-        let winner = |r: &Ranking, label: &Markup| {
-            cat.fill(
-                "overview.backend_winner",
-                &[("backend", label), ("model", &model(r))],
-            )
-        };
-        let rate = echomark_archive::Metric::RoundtripsPerSecond;
-        let said = |who: Markup, d: &echomark_decide::Decision| {
-            cat.fill(
-                "overview.backend_decided",
-                &[
-                    ("winner", &who),
-                    ("decision", &labels::decision(cat, d, rate)),
-                ],
-            )
-        };
+    let rate = echomark_archive::Metric::RoundtripsPerSecond;
+    let said = |r: &Ranking, label: &Markup, d: &echomark_decide::Decision| {
+        let winner = cat.fill(
+            "overview.backend_winner",
+            &[("backend", label), ("model", &model(r))],
+        );
+        cat.fill(
+            "overview.backend_decided",
+            &[
+                ("winner", &winner),
+                ("decision", &labels::decision(cat, d, rate)),
+            ],
+        )
+    };
+    for d in duels {
         let faster = match d.verdict.verdict {
-            echomark_decide::Verdict::Higher => said(winner(d.subject, &s_label), &d.verdict),
-            echomark_decide::Verdict::Lower => said(winner(d.base, &b_label), &d.verdict.inverse()),
+            echomark_decide::Verdict::Higher => said(d.subject, &pair.s_label, &d.verdict),
+            echomark_decide::Verdict::Lower => said(d.base, &pair.b_label, &d.verdict.inverse()),
             _ => labels::decision(cat, &d.verdict, rate),
         };
         let g = &d.base.group;
@@ -252,20 +286,7 @@ fn backends_section(
             faster,
         ]);
     }
-    // The details start with a separator the first push added: drop it.
-    let sep = cat.text("site.sentence_sep");
-    let details = Markup::trusted(
-        summary
-            .as_str()
-            .strip_prefix(sep.as_str())
-            .unwrap_or(summary.as_str())
-            .to_string(),
-    );
-    Some(BackendsSection {
-        headline,
-        details,
-        table,
-    })
+    table
 }
 
 /// One sentence per knee finding: the curve that holds its p99 to the highest offered rate,

@@ -4,13 +4,14 @@
 //! comparison is said as the rule decided it ([`labels::decision`]).
 
 use echomark_archive::Metric;
+use echomark_decide::Decision;
 
 use crate::analysis::findings::io_model::{IoModelFinding, Verdict};
 use crate::analysis::rank::Contender;
 use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
-use crate::site::markup::Markup;
+use crate::site::markup::{Fill, Markup};
 
 /// What a key-result bullet needs besides its finding.
 pub struct KeyContext {
@@ -32,119 +33,170 @@ pub fn key_result(cat: &Catalog, f: &IoModelFinding, ctx: &KeyContext) -> Markup
     let protocol = labels::program_protocol(cat, g.protocol, &g.implementation);
     let backend = labels::backend(cat, &g.backend);
     let work = labels::work(cat, g.handler_work);
-    let model = |c: &Contender| labels::topology(cat, &g.backend, c.io_model, c.io_threads);
-    let rate = |c: &Contender| labels::number(format::throughput(c.roundtrips_per_second.median));
-    let p99 = |c: &Contender| labels::median(c.rtt_p99_us, format::latency);
-    let head: [(&str, &dyn crate::site::markup::Fill); 4] = [
+    let head: [(&str, &dyn Fill); 4] = [
         ("protocol", &protocol),
         ("backend", &backend),
         ("work", &work),
         ("window", &window),
     ];
-    let sep = cat.text("site.sentence_sep");
+    let said = Said { cat, finding: f };
     let mut text = match &f.verdict {
         Verdict::Winner {
             runner_up,
             throughput,
-            p99: p99_cost,
+            p99,
             cpu,
-        } => {
-            let (m, r, p, rm, rr, rp) = (
-                model(&f.best),
-                rate(&f.best),
-                p99(&f.best),
-                model(runner_up),
-                rate(runner_up),
-                p99(runner_up),
-            );
-            let decision = labels::decision(cat, throughput, Metric::RoundtripsPerSecond);
-            let mut args = head.to_vec();
-            args.extend([
-                ("model", &m as &dyn crate::site::markup::Fill),
-                ("rate", &r),
-                ("p99", &p),
-                ("runner_up", &rm),
-                ("runner_rate", &rr),
-                ("runner_p99", &rp),
-                ("decision", &decision),
-            ]);
-            let mut text = cat.fill("overview.finding_winner", &args);
-            // The seed's reading: faster, but at a price in tail latency or CPU, stated
-            // where the rule decides the price is real.
-            let costly = |d: &Option<echomark_decide::Decision>| {
-                d.filter(|d| d.verdict == echomark_decide::Verdict::Higher)
-            };
-            let p99_cost = costly(p99_cost).map(|d| labels::decision(cat, &d, Metric::RttP99Us));
-            let cpu_cost = costly(cpu).map(|d| labels::decision(cat, &d, Metric::CpuPercent));
-            let tradeoff = match (&p99_cost, &cpu_cost) {
-                (Some(p), Some(c)) => {
-                    Some(cat.fill("overview.tradeoff_p99_cpu", &[("p99", p), ("cpu", c)]))
-                }
-                (Some(p), None) => Some(cat.fill("overview.tradeoff_p99", &[("p99", p)])),
-                (None, Some(c)) => Some(cat.fill("overview.tradeoff_cpu", &[("cpu", c)])),
-                (None, None) => None,
-            };
-            if let Some(t) = tradeoff {
-                text.push(&sep);
-                text.push(&t);
-            }
-            text
-        }
+        } => said.winner(&head, runner_up, throughput, [p99, cpu]),
         Verdict::NoSingleChoice {
             candidates,
             decisions,
-        } => {
-            let names: Vec<Markup> = candidates[1..]
-                .iter()
-                .zip(decisions)
-                .map(|(c, d)| {
-                    let decision = labels::decision(cat, d, Metric::RoundtripsPerSecond);
-                    cat.fill(
-                        "overview.candidate",
-                        &[
-                            ("model", &model(c)),
-                            ("rate", &rate(c)),
-                            ("p99", &p99(c)),
-                            ("decision", &decision),
-                        ],
-                    )
-                })
-                .collect();
-            let list = Markup::join(&names, &cat.text("list.semicolon"));
-            let (b, r, p) = (model(&f.best), rate(&f.best), p99(&f.best));
-            let mut args = head.to_vec();
-            args.extend([
-                ("best", &b as &dyn crate::site::markup::Fill),
-                ("rate", &r),
-                ("p99", &p),
-                ("candidates", &list),
-            ]);
-            cat.fill("overview.finding_no_winner", &args)
-        }
+        } => said.no_winner(&head, &candidates[1..], decisions),
     };
-    // The seed's reading: the winner as a multiple of one thread, and both p99s.
-    if let (Some((speedup, d)), Some(one)) = (f.versus_one_thread, &f.one_thread) {
+    let sep = cat.text("site.sentence_sep");
+    for more in [said.versus_one_thread(), said.oversubscribed()]
+        .into_iter()
+        .flatten()
+    {
         text.push(&sep);
-        let decision = labels::decision(cat, &d, Metric::RoundtripsPerSecond);
-        text.push(&cat.fill(
+        text.push(&more);
+    }
+    text
+}
+
+/// One finding, said in one language: its contenders by model, rate and p99.
+struct Said<'a> {
+    cat: &'a Catalog,
+    finding: &'a IoModelFinding,
+}
+
+impl Said<'_> {
+    fn model(&self, c: &Contender) -> Markup {
+        let g = &self.finding.group;
+        labels::topology(self.cat, &g.backend, c.io_model, c.io_threads)
+    }
+
+    fn rate(&self, c: &Contender) -> Markup {
+        labels::number(format::throughput(c.roundtrips_per_second.median))
+    }
+
+    fn p99(&self, c: &Contender) -> Markup {
+        labels::median(c.rtt_p99_us, format::latency)
+    }
+
+    /// The winner against the runner-up, and the price it pays in p99 or CPU where the
+    /// rule decides the price is real.
+    fn winner(
+        &self,
+        head: &[(&str, &dyn Fill)],
+        runner_up: &Contender,
+        throughput: &Decision,
+        [p99, cpu]: [&Option<Decision>; 2],
+    ) -> Markup {
+        let cat = self.cat;
+        let best = &self.finding.best;
+        let (m, r, p, rm, rr, rp) = (
+            self.model(best),
+            self.rate(best),
+            self.p99(best),
+            self.model(runner_up),
+            self.rate(runner_up),
+            self.p99(runner_up),
+        );
+        let decision = labels::decision(cat, throughput, Metric::RoundtripsPerSecond);
+        let mut args = head.to_vec();
+        args.extend([
+            ("model", &m as &dyn Fill),
+            ("rate", &r),
+            ("p99", &p),
+            ("runner_up", &rm),
+            ("runner_rate", &rr),
+            ("runner_p99", &rp),
+            ("decision", &decision),
+        ]);
+        let mut text = cat.fill("overview.finding_winner", &args);
+        // The seed's reading: faster, but at a price in tail latency or CPU, stated where
+        // the rule decides the price is real.
+        let costly =
+            |d: &Option<Decision>| d.filter(|d| d.verdict == echomark_decide::Verdict::Higher);
+        let p99_cost = costly(p99).map(|d| labels::decision(cat, &d, Metric::RttP99Us));
+        let cpu_cost = costly(cpu).map(|d| labels::decision(cat, &d, Metric::CpuPercent));
+        let tradeoff = match (&p99_cost, &cpu_cost) {
+            (Some(p), Some(c)) => {
+                Some(cat.fill("overview.tradeoff_p99_cpu", &[("p99", p), ("cpu", c)]))
+            }
+            (Some(p), None) => Some(cat.fill("overview.tradeoff_p99", &[("p99", p)])),
+            (None, Some(c)) => Some(cat.fill("overview.tradeoff_cpu", &[("cpu", c)])),
+            (None, None) => None,
+        };
+        if let Some(t) = tradeoff {
+            text.push(&cat.text("site.sentence_sep"));
+            text.push(&t);
+        }
+        text
+    }
+
+    /// The best and the candidates the rule could not tell from it.
+    fn no_winner(
+        &self,
+        head: &[(&str, &dyn Fill)],
+        others: &[Contender],
+        decisions: &[Decision],
+    ) -> Markup {
+        let cat = self.cat;
+        let names: Vec<Markup> = others
+            .iter()
+            .zip(decisions)
+            .map(|(c, d)| {
+                let decision = labels::decision(cat, d, Metric::RoundtripsPerSecond);
+                cat.fill(
+                    "overview.candidate",
+                    &[
+                        ("model", &self.model(c)),
+                        ("rate", &self.rate(c)),
+                        ("p99", &self.p99(c)),
+                        ("decision", &decision),
+                    ],
+                )
+            })
+            .collect();
+        let list = Markup::join(&names, &cat.text("list.semicolon"));
+        let best = &self.finding.best;
+        let (b, r, p) = (self.model(best), self.rate(best), self.p99(best));
+        let mut args = head.to_vec();
+        args.extend([
+            ("best", &b as &dyn Fill),
+            ("rate", &r),
+            ("p99", &p),
+            ("candidates", &list),
+        ]);
+        cat.fill("overview.finding_no_winner", &args)
+    }
+
+    /// The seed's reading: the winner as a multiple of one thread, and both p99s.
+    fn versus_one_thread(&self) -> Option<Markup> {
+        let f = self.finding;
+        let ((speedup, d), one) = (f.versus_one_thread?, f.one_thread.as_ref()?);
+        let decision = labels::decision(self.cat, &d, Metric::RoundtripsPerSecond);
+        Some(self.cat.fill(
             "overview.versus_one_thread",
             &[
                 ("ratio", &labels::number(format::ratio(speedup))),
-                ("one_rate", &rate(one)),
-                ("one_p99", &p99(one)),
+                ("one_rate", &self.rate(one)),
+                ("one_p99", &self.p99(one)),
                 ("decision", &decision),
             ],
-        ));
+        ))
     }
-    if let Some((threads, cpus)) = f.oversubscribed {
-        text.push(&sep);
-        text.push(&cat.fill(
+
+    /// More threads than the machine has CPUs, when so.
+    fn oversubscribed(&self) -> Option<Markup> {
+        let (threads, cpus) = self.finding.oversubscribed?;
+        Some(self.cat.fill(
             "overview.oversubscribed",
             &[
                 ("threads", &Markup::trusted(threads.to_string())),
                 ("cpus", &Markup::trusted(cpus.to_string())),
             ],
-        ));
+        ))
     }
-    text
 }

@@ -283,10 +283,36 @@ struct MainLoad {
 /// for each backend; `None` when the dataset has no main load.
 fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
     let (payload, clients) = crate::analysis::loads::main_load(&view.configs)?;
-    let (p, c) = (
-        labels::number(format::count(payload)),
-        labels::clients(cat, clients),
-    );
+    let load = Load {
+        payload,
+        clients,
+        p: labels::number(format::count(payload)),
+        c: labels::clients(cat, clients),
+    };
+    let (throughput, p99, charts) = main_charts(cat, view, &load);
+    Some(MainLoad {
+        text: main_load_text(cat, view, &load),
+        caveat: cat.fill(
+            "overview.key_caveat",
+            &[("payload", &load.p), ("clients", &load.c)],
+        ),
+        key_results: key_results(cat, view, &load),
+        throughput,
+        p99,
+        charts,
+    })
+}
+
+/// The main load, and its payload and clients as the page writes them.
+struct Load {
+    payload: u64,
+    clients: u64,
+    p: Markup,
+    c: Markup,
+}
+
+/// What the main load is: its payload, clients and windows, and where the servers ran.
+fn main_load_text(cat: &Catalog, view: &DatasetView, load: &Load) -> Markup {
     let key = if view.dataset.measures_external_servers() {
         labels::for_path("overview.main_load_external", view.dataset)
     } else if matches!(placement::of(view.dataset), Placement::Same(p) if p.server_own_runtimes) {
@@ -294,20 +320,27 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
     } else {
         "overview.main_load".to_string()
     };
-    let text = cat.fill(
+    cat.fill(
         &key,
         &[
-            ("payload", &p),
-            ("clients", &c),
-            ("windows", &windows_note(cat, view, payload, clients)),
+            ("payload", &load.p),
+            ("clients", &load.c),
+            (
+                "windows",
+                &windows_note(cat, view, load.payload, load.clients),
+            ),
         ],
-    );
-    let caveat = cat.fill("overview.key_caveat", &[("payload", &p), ("clients", &c)]);
+    )
+}
+
+/// The IO-model findings at the main load, one per program and protocol (at the largest
+/// window measured), in backend, protocol, program, work order.
+fn main_findings<'a>(view: &DatasetView<'a>, load: &Load) -> Vec<&'a IoModelFinding> {
     let mut main: Vec<&IoModelFinding> = view
         .analysis
         .io_models
         .iter()
-        .filter(|f| f.group.payload_bytes == payload && f.group.clients == clients)
+        .filter(|f| f.group.payload_bytes == load.payload && f.group.clients == load.clients)
         .collect();
     main.sort_by_key(|f| {
         (
@@ -341,24 +374,41 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
             .and_then(|w| w.last())
             == Some(&g.window)
     });
+    main
+}
+
+/// The key results at the main load: the IO-model findings, or, where the dataset compares
+/// backends or servers on one IO model, each protocol choice against choice.
+fn key_results(cat: &Catalog, view: &DatasetView, load: &Load) -> Vec<Markup> {
     let ctx = KeyContext {
         several_windows: false,
     };
-    let mut key_results: Vec<Markup> = main.iter().map(|f| key_result(cat, f, &ctx)).collect();
-    if key_results.is_empty() {
-        // Backends or servers on one IO model: each protocol, choice against choice.
-        let naming = super::recommend::Naming::of(view);
-        let load = cat.fill(
-            "recommend.measured_load_short",
-            &[("payload", &p), ("clients", &c)],
-        );
-        let mut choices: Vec<_> = view.analysis.main_load_choices.iter().collect();
-        choices.sort_by_key(|s| labels::protocol_rank(s.stratum.protocol));
-        key_results = choices
-            .into_iter()
-            .map(|s| super::recommend::key_result(cat, &naming, &load, s))
-            .collect();
+    let key_results: Vec<Markup> = main_findings(view, load)
+        .iter()
+        .map(|f| key_result(cat, f, &ctx))
+        .collect();
+    if !key_results.is_empty() {
+        return key_results;
     }
+    let naming = super::recommend::Naming::of(view);
+    let short = cat.fill(
+        "recommend.measured_load_short",
+        &[("payload", &load.p), ("clients", &load.c)],
+    );
+    let mut choices: Vec<_> = view.analysis.main_load_choices.iter().collect();
+    choices.sort_by_key(|s| labels::protocol_rank(s.stratum.protocol));
+    choices
+        .into_iter()
+        .map(|s| super::recommend::key_result(cat, &naming, &short, s))
+        .collect()
+}
+
+/// The throughput and p99 charts at the main load, one of each per backend, and their files.
+fn main_charts(
+    cat: &Catalog,
+    view: &DatasetView,
+    load: &Load,
+) -> (Vec<Image>, Vec<Image>, Vec<ChartFile>) {
     let (mut throughput, mut p99, mut charts) = (Vec::new(), Vec::new(), Vec::new());
     let backends: BTreeSet<&str> = view
         .configs
@@ -366,8 +416,12 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
         .map(|c| c.key.backend.as_str())
         .collect();
     for backend in backends {
-        let selected =
-            crate::analysis::loads::main_load_configs(&view.configs, backend, payload, clients);
+        let selected = crate::analysis::loads::main_load_configs(
+            &view.configs,
+            backend,
+            load.payload,
+            load.clients,
+        );
         let group_of = |c: &Configuration| {
             labels::program_protocol(cat, c.key.protocol, &c.key.implementation).to_string()
         };
@@ -384,23 +438,16 @@ fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<MainLoad> {
             title.push(&Markup::trusted(" · "));
             title.push(&labels::backend(cat, backend));
             title.push(&Markup::trusted(" · "));
-            title.push(&cat.fill(title_key, &[("payload", &p), ("clients", &c)]));
+            title.push(&cat.fill(title_key, &[("payload", &load.p), ("clients", &load.c)]));
             title.push(&Markup::trusted(", "));
-            title.push(&windows_note(cat, view, payload, clients));
+            title.push(&windows_note(cat, view, load.payload, load.clients));
             let chart = chart_model::bars(cat, &title, metric, &selected, &group_of);
             let rel = format!("charts/overview-{b}-{}.svg", chart_model::suffix(metric));
             out.push(Image::new(title, &rel));
             charts.push(chart_model::bar_file(rel, &chart));
         }
     }
-    Some(MainLoad {
-        text,
-        caveat,
-        key_results,
-        throughput,
-        p99,
-        charts,
-    })
+    (throughput, p99, charts)
 }
 
 /// The choosing-an-IO-model table: per load, the fastest valid model.
