@@ -39,12 +39,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 
-use crate::analysis::across::Question;
 use crate::analysis::Analysis;
 use crate::model::Dataset;
 use crate::summary::SummaryDocument;
 use i18n::Catalog;
-use markup::Markup;
 use menu::{HostMenu, Menu, SidebarEntry};
 use pages::{DatasetView, PageSpec};
 
@@ -99,47 +97,19 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap_or_default()
 }
 
-/// The site-wide pages of one language (index, methodology, the UDP and QUIC reports, the hosts page,
-/// the dataset lists) and their sidebar entries.
-fn top_pages(
-    cat: &Catalog,
-    views: &[DatasetView],
-    analysis: &Analysis,
-    groups: &pages::lists::Groups,
-) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
-    let top = |key: &str, stem: &str| SidebarEntry {
-        label: cat.raw(key).to_string(),
-        note: String::new(),
-        stem: stem.to_string(),
-    };
-    let index = pages::index::page(cat, views, &analysis.answers);
-    let methodology = pages::methodology::page(cat);
-    let mut entries = vec![
-        top("nav.index", &index.stem),
-        top("nav.methodology", &methodology.stem),
-    ];
-    let mut specs = vec![index, methodology];
-    if let Some(report) = pages::udp_report::page(cat, views) {
-        entries.push(top("udp.nav", &report.stem));
-        specs.push(report);
-    }
-    if let Some(report) = pages::quic_report::page(cat, views) {
-        entries.push(top("quic.nav", &report.stem));
-        specs.push(report);
-    }
-    if let Some(hosts) = pages::hosts::page(cat, views, &analysis.hosts) {
-        entries.push(top("hosts.nav", &hosts.stem));
-        specs.push(hosts);
-    }
-    let explore = pages::explore::page(cat);
-    entries.push(top("explore.nav", &explore.stem));
-    specs.push(explore);
-    let lists = pages::lists::pages(cat, views, groups);
-    if let Some(all) = lists.first() {
-        entries.push(top("lists.nav", &all.stem));
-    }
-    specs.extend(lists);
-    (specs, entries)
+/// Built pages as specs to render and the sidebar entries of those that have one.
+fn with_entries(built: Vec<pages::registry::Built>) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
+    let entries = built
+        .iter()
+        .filter_map(|b| {
+            Some(SidebarEntry {
+                label: b.nav.clone()?,
+                note: String::new(),
+                stem: b.spec.stem.clone(),
+            })
+        })
+        .collect();
+    (built.into_iter().map(|b| b.spec).collect(), entries)
 }
 
 /// The sidebar's material for one language: the site-wide entries, the hosts with their
@@ -189,75 +159,6 @@ fn menu_of(
             })
             .collect(),
     )
-}
-
-/// The pages of dataset `index` in one language (its overview first) and the sidebar
-/// entries of all but the overview, which the dataset's own entry links.
-fn dataset_pages(
-    cat: &Catalog,
-    views: &[DatasetView],
-    analysis: &Analysis,
-    index: usize,
-) -> (Vec<PageSpec>, Vec<SidebarEntry>) {
-    let view = &views[index];
-    let entry = |label: String, spec: &PageSpec| SidebarEntry {
-        label,
-        note: String::new(),
-        stem: spec.stem.clone(),
-    };
-    // The cross-dataset answers this dataset is the witness of (its path, say).
-    let own: Vec<Markup> = analysis
-        .answers
-        .iter()
-        .filter(|a| a.dataset == index && a.question == Question::Path)
-        .filter_map(|a| pages::index::answer_line(cat, views, a, "../"))
-        .collect();
-    let imported = view.dataset.has_imported();
-    let mut specs = vec![if imported {
-        // Other tools' runs: one page says who measured what, and where echomark agrees.
-        pages::imported::page(cat, view)
-    } else {
-        pages::overview::page(cat, view, own)
-    }];
-    let mut entries = Vec::new();
-    for series in &analysis.history {
-        if let Some((previous, step)) = series.step_into(index) {
-            let page = pages::changes::page(cat, &views[previous], view, step);
-            entries.push(entry(cat.raw("changes.nav").to_string(), &page));
-            specs.push(page);
-        }
-        if series.datasets.last() == Some(&index) {
-            if let Some(page) = pages::changes::history(cat, views, series) {
-                entries.push(entry(cat.raw("history.nav").to_string(), &page));
-                specs.push(page);
-            }
-        }
-    }
-    if imported {
-        return (specs, entries);
-    }
-    if let Some(page) = pages::load::page(cat, view) {
-        entries.push(entry(cat.raw("load.nav").to_string(), &page));
-        specs.push(page);
-    }
-    for subject in view.subjects() {
-        let page = pages::protocol::page(cat, view, subject);
-        entries.push(entry(labels::subject(cat, subject).to_string(), &page));
-        specs.push(page);
-        let pages::Subject::Protocol(protocol) = subject else {
-            continue;
-        };
-        if pages::dimensions::applies(view, protocol) {
-            let page = pages::dimensions::page(cat, view, protocol);
-            let label = cat.fill(
-                "dimensions.nav",
-                &[("protocol", &labels::protocol(cat, protocol))],
-            );
-            entries.push(entry(label.to_string(), &page));
-            specs.push(page);
-        }
-    }
-    (specs, entries)
 }
 
 /// Refuses datasets (or archive files of one dataset) whose sanitised names coincide, so that
@@ -368,15 +269,21 @@ pub fn render_into(
         .map(|(i, d)| DatasetView::new(d, analysis, i))
         .collect();
     let groups = pages::lists::Groups::of(&views);
+    let inputs = pages::registry::Inputs {
+        views: &views,
+        analysis,
+        groups: &groups,
+    };
     for cat in &catalogs {
-        let (specs, top) = top_pages(cat, &views, analysis, &groups);
+        let (specs, top) = with_entries(pages::registry::site_pages(cat, &inputs));
         let menu = menu_of(cat, &views, &groups, top);
         for spec in &specs {
             let sidebar = menu.items(&spec.stem, None, &[]);
             render::page(&env, cat, &catalogs, spec, sidebar, base_url, &mut out)?;
         }
         for index in 0..views.len() {
-            let (specs, entries) = dataset_pages(cat, &views, analysis, index);
+            let (specs, entries) =
+                with_entries(pages::registry::dataset_pages(cat, &inputs, index));
             for spec in &specs {
                 let sidebar = menu.items(&spec.stem, Some(index), &entries);
                 render::page(&env, cat, &catalogs, spec, sidebar, base_url, &mut out)?;

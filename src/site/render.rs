@@ -39,57 +39,21 @@ pub fn environment() -> Environment<'static> {
         }
         minijinja::escape_formatter(out, state, value)
     });
-    for (name, source) in [
+    // The pages' templates, then those no page kind owns: the partials every page imports,
+    // the compare command's page, the HTML layout and the language choice.
+    let others = [
         (
             "partials.md",
             include_str!("../../templates/pages/partials.md"),
         ),
-        ("index.md", include_str!("../../templates/pages/index.md")),
-        (
-            "overview.md",
-            include_str!("../../templates/pages/overview.md"),
-        ),
-        (
-            "protocol.md",
-            include_str!("../../templates/pages/protocol.md"),
-        ),
-        (
-            "methodology.md",
-            include_str!("../../templates/pages/methodology.md"),
-        ),
-        ("load.md", include_str!("../../templates/pages/load.md")),
-        (
-            "imported.md",
-            include_str!("../../templates/pages/imported.md"),
-        ),
-        (
-            "dimensions.md",
-            include_str!("../../templates/pages/dimensions.md"),
-        ),
-        ("udp.md", include_str!("../../templates/pages/udp.md")),
-        ("quic.md", include_str!("../../templates/pages/quic.md")),
-        ("hosts.md", include_str!("../../templates/pages/hosts.md")),
-        (
-            "explore.md",
-            include_str!("../../templates/pages/explore.md"),
-        ),
-        (
-            "changes.md",
-            include_str!("../../templates/pages/changes.md"),
-        ),
-        (
-            "history.md",
-            include_str!("../../templates/pages/history.md"),
-        ),
-        ("lists.md", include_str!("../../templates/pages/lists.md")),
-        ("list.md", include_str!("../../templates/pages/list.md")),
         (
             "compare.md",
             include_str!("../../templates/pages/compare.md"),
         ),
         ("layout.html", include_str!("../../templates/layout.html")),
         ("landing.html", include_str!("../../templates/landing.html")),
-    ] {
+    ];
+    for (name, source) in super::pages::registry::templates().chain(others) {
         env.add_template(name, source)
             .expect("the embedded templates parse (tested)");
     }

@@ -1,6 +1,8 @@
 //! Page models, one module per page. Each page is a typed `Serialize` struct holding every
 //! number and label the page shows, already in the page's language; its template only
-//! arranges it. [`DatasetView`] selects one dataset's share of the analysis.
+//! arranges it. [`DatasetView`] selects one dataset's share of the analysis. Every kind of
+//! page is registered in one table, [`registry::PAGES`]: its templates and how its pages
+//! are built.
 
 pub mod answers;
 pub mod changes;
@@ -23,6 +25,7 @@ pub mod protocol;
 pub mod provenance;
 pub mod quic_report;
 pub mod recommend;
+pub mod registry;
 pub mod udp_report;
 
 use std::collections::BTreeSet;
