@@ -24,6 +24,19 @@ impl StreamFraming {
             StreamFraming::Raw => "raw",
         }
     }
+
+    /// Why `protocol` cannot be spoken with this framing, or `None` when it can: every
+    /// framing but the default is for TCP and TCP+TLS, the other protocols have their own.
+    pub fn refuse(self, protocol: crate::Protocol) -> Option<String> {
+        (self != StreamFraming::Prefix
+            && !matches!(protocol, crate::Protocol::Tcp | crate::Protocol::Tcps))
+        .then(|| {
+            format!(
+                "--framing {} is for tcp and tcps; the other protocols have their own framing",
+                self.as_str()
+            )
+        })
+    }
 }
 
 /// How the server's TLS certificate was checked.

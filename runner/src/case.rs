@@ -296,12 +296,8 @@ impl Case {
         if self.server_cpus.is_some() {
             return err("--server-cpus places echomark's own server; against --target, pin that server where it starts (serve --server-cpus, or matrix --server-cpus with --server-cmd)");
         }
-        if target.framing == StreamFraming::Raw
-            && !matches!(self.protocol, Protocol::Tcp | Protocol::Tcps)
-        {
-            return err(
-                "--framing raw is for tcp and tcps; the other protocols have their own framing",
-            );
+        if let Some(why) = target.framing.refuse(self.protocol) {
+            return err(&why);
         }
         if target.alpn.is_some() && !self.protocol.is_quic() {
             return err("--alpn is for the QUIC protocols");

@@ -4,6 +4,7 @@
 //! framing), HTTP/1.1 requests and responses ([`http1`]) and RFC 6455 frames ([`websocket`]); [`RecvBuf`] turns the bytes a socket delivered into
 //! message bodies with any of them.
 
+pub mod codecs;
 pub mod http1;
 pub mod prefix;
 pub mod raw;

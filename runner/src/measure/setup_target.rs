@@ -6,17 +6,14 @@
 
 use std::net::SocketAddr;
 
-use echomark_archive::{Protocol, StreamFraming};
+use echomark_archive::Protocol;
 
 use super::report::UdpBuffers;
 use super::rig::Rig;
 use super::setup::{on_runtime, HANDSHAKE_LIMIT};
 use super::topology::TokioRuntimes;
 use crate::case::{Case, Target};
-use crate::framing::http1::Http1;
-use crate::framing::prefix::LengthPrefix;
-use crate::framing::raw::Raw;
-use crate::framing::websocket::{MaskKeys, WebSocket};
+use crate::framing::codecs::ClientFraming;
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
@@ -63,33 +60,9 @@ impl Rig<TokioRuntimes> {
         for i in 0..shape.clients {
             // The connection, and the bytes the server sent right after its `101`.
             let conn = self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;
-            match case.protocol {
-                Protocol::Http | Protocol::Https => self.start_target_client(
-                    (case, shape),
-                    i,
-                    conn,
-                    Http1::Client { host: host.clone() },
-                ),
-                Protocol::Websocket | Protocol::Wss => self.start_target_client(
-                    (case, shape),
-                    i,
-                    conn,
-                    WebSocket::Client(MaskKeys::from_os()?),
-                ),
-                _ => match target.framing {
-                    StreamFraming::Prefix => {
-                        self.start_target_client((case, shape), i, conn, LengthPrefix)
-                    }
-                    StreamFraming::Raw => self.start_target_client(
-                        (case, shape),
-                        i,
-                        conn,
-                        Raw {
-                            payload: case.payload,
-                        },
-                    ),
-                },
-            }
+            let framing =
+                ClientFraming::for_target(case.protocol, target.framing, &host, case.payload)?;
+            self.start_target_client((case, shape), i, conn, framing);
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! to its shard, where the same client tasks as against echomark's own server run. No
 //! server task runs here. Nothing here is timed.
 
-use echomark_archive::{Protocol, StreamFraming};
+use echomark_archive::Protocol;
 
 use super::report::UdpBuffers;
 use super::rig::Rig;
@@ -13,10 +13,7 @@ use super::setup_target::target_tls;
 use super::setup_uring::{UringClient, SETUP_LIMIT};
 use super::shards::MonoioRuntimes;
 use crate::case::{Case, Target};
-use crate::framing::http1::Http1;
-use crate::framing::prefix::LengthPrefix;
-use crate::framing::raw::Raw;
-use crate::framing::websocket::{MaskKeys, WebSocket};
+use crate::framing::codecs::ClientFraming;
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect::{self, DetachedClient};
@@ -60,23 +57,9 @@ impl Rig<MonoioRuntimes> {
                 established.detach()
             })?;
             let c = (shape, i, detached);
-            match case.protocol {
-                Protocol::Http | Protocol::Https => {
-                    self.uring_target_client(c, Http1::Client { host: host.clone() })?
-                }
-                Protocol::Websocket | Protocol::Wss => {
-                    self.uring_target_client(c, WebSocket::Client(MaskKeys::from_os()?))?
-                }
-                _ => match target.framing {
-                    StreamFraming::Prefix => self.uring_target_client(c, LengthPrefix)?,
-                    StreamFraming::Raw => self.uring_target_client(
-                        c,
-                        Raw {
-                            payload: case.payload,
-                        },
-                    )?,
-                },
-            }
+            let framing =
+                ClientFraming::for_target(case.protocol, target.framing, &host, case.payload)?;
+            self.uring_target_client(c, framing)?;
         }
         Ok(())
     }

@@ -317,8 +317,8 @@ impl Registry {
 /// Checks the combinations the flags cannot express.
 pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
     let usage = |m: &str| Err(ServeError::Usage(m.to_string()));
-    if o.framing == StreamFraming::Raw && !matches!(o.protocol, Protocol::Tcp | Protocol::Tcps) {
-        return usage("--framing raw is for tcp and tcps");
+    if let Some(why) = o.framing.refuse(o.protocol) {
+        return Err(ServeError::Usage(why));
     }
     if let Some(why) = o.backend.refuse_role(Role::Server) {
         return Err(ServeError::Usage(why));
@@ -536,17 +536,17 @@ const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 enum Echo {
     Http,
     WebSocket,
-    /// `--framing raw`: bytes back as they come.
+    /// A framing with no head (`--framing raw`): bytes back as they come.
     Bytes,
     Prefix,
 }
 
 impl Echo {
     fn of(o: &ServeOptions) -> Self {
-        match (o.protocol, o.framing) {
-            (Protocol::Http | Protocol::Https, _) => Echo::Http,
-            (Protocol::Websocket | Protocol::Wss, _) => Echo::WebSocket,
-            (_, StreamFraming::Raw) => Echo::Bytes,
+        match o.protocol {
+            Protocol::Http | Protocol::Https => Echo::Http,
+            Protocol::Websocket | Protocol::Wss => Echo::WebSocket,
+            p if crate::framing::codecs::echoes_bytes(p, o.framing) => Echo::Bytes,
             _ => Echo::Prefix,
         }
     }

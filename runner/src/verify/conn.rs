@@ -5,61 +5,17 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::Instant;
 
-use echomark_archive::{Protocol, StreamFraming};
+use echomark_archive::Protocol;
 
 use super::failure::Failure;
 use super::Limits;
 use crate::case::Target;
-use crate::framing::http1::Http1;
-use crate::framing::prefix::LengthPrefix;
+use crate::framing::codecs::ClientFraming;
 use crate::framing::raw::Raw;
-use crate::framing::websocket::{self, MaskKeys, WebSocket};
-use crate::framing::{FrameError, FrameHead, Framing, RecvBuf};
+use crate::framing::websocket;
+use crate::framing::{Framing, RecvBuf};
 use crate::message::{self, MAX_PAYLOAD};
 use crate::traffic::tls::TlsClient;
-
-/// The framings a verifying client may speak.
-enum AnyFraming {
-    Prefix(LengthPrefix),
-    Raw(Raw),
-    Http(Http1),
-    WebSocket(WebSocket),
-}
-
-impl Framing for AnyFraming {
-    fn max_head(&self) -> usize {
-        match self {
-            AnyFraming::Prefix(f) => f.max_head(),
-            AnyFraming::Raw(f) => f.max_head(),
-            AnyFraming::Http(f) => f.max_head(),
-            AnyFraming::WebSocket(f) => f.max_head(),
-        }
-    }
-
-    fn encode(&mut self, out: &mut Vec<u8>, len: usize, write_body: impl FnOnce(&mut Vec<u8>)) {
-        match self {
-            AnyFraming::Prefix(f) => f.encode(out, len, write_body),
-            AnyFraming::Raw(f) => f.encode(out, len, write_body),
-            AnyFraming::Http(f) => f.encode(out, len, write_body),
-            AnyFraming::WebSocket(f) => f.encode(out, len, write_body),
-        }
-    }
-
-    fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, FrameError> {
-        match self {
-            AnyFraming::Prefix(f) => f.decode_head(buf),
-            AnyFraming::Raw(f) => f.decode_head(buf),
-            AnyFraming::Http(f) => f.decode_head(buf),
-            AnyFraming::WebSocket(f) => f.decode_head(buf),
-        }
-    }
-
-    fn answer_controls(&mut self, out: &mut Vec<u8>, controls: &mut websocket::Controls) {
-        if let AnyFraming::WebSocket(f) = self {
-            f.answer_controls(out, controls);
-        }
-    }
-}
 
 /// A blocking connection or socket to the server.
 enum Wire {
@@ -71,7 +27,7 @@ enum Wire {
 /// One connection (or UDP socket) to the server under verification.
 pub(super) struct Conn {
     wire: Wire,
-    framing: AnyFraming,
+    framing: ClientFraming,
     recv: RecvBuf,
     /// TLS: version and cipher suite.
     pub(super) negotiated: Option<String>,
@@ -95,7 +51,7 @@ impl Conn {
                 .map_err(Failure::io_in("socket"))?;
             return Ok(Conn {
                 wire: Wire::Datagram(socket),
-                framing: AnyFraming::Raw(Raw { payload: 0 }),
+                framing: ClientFraming::Raw(Raw { payload: 0 }),
                 recv: RecvBuf::new(MAX_PAYLOAD),
                 negotiated: None,
                 limits,
@@ -141,18 +97,8 @@ impl Conn {
                 (Wire::Tls(Box::new(tls)), Some(negotiated))
             }
         };
-        let framing = match protocol {
-            Protocol::Http | Protocol::Https => AnyFraming::Http(Http1::Client {
-                host: target.authority.clone(),
-            }),
-            Protocol::Websocket | Protocol::Wss => AnyFraming::WebSocket(WebSocket::Client(
-                MaskKeys::from_os().map_err(Failure::io_in("random source"))?,
-            )),
-            _ => match target.framing {
-                StreamFraming::Prefix => AnyFraming::Prefix(LengthPrefix),
-                StreamFraming::Raw => AnyFraming::Raw(Raw { payload: 0 }),
-            },
-        };
+        let framing = ClientFraming::for_target(protocol, target.framing, &target.authority, 0)
+            .map_err(Failure::io_in("random source"))?;
         let mut conn = Conn {
             wire,
             framing,
@@ -256,9 +202,7 @@ impl Conn {
             buf.truncate(n);
             return Ok(buf);
         }
-        if let AnyFraming::Raw(raw) = &mut self.framing {
-            raw.payload = expected;
-        }
+        self.framing.expect(expected);
         let deadline = Instant::now() + self.limits.io;
         loop {
             match self.recv.next_frame(&self.framing) {
@@ -333,7 +277,7 @@ impl Conn {
     /// `message` as WebSocket fragments of about a third each, with a ping carrying
     /// `ping` between the first two, masked as a client must.
     pub(super) fn fragmented_with_ping(&mut self, message: &[u8], ping: &[u8]) -> Vec<u8> {
-        let AnyFraming::WebSocket(WebSocket::Client(keys)) = &mut self.framing else {
+        let Some(keys) = self.framing.websocket_keys() else {
             return Vec::new();
         };
         let third = message.len().div_ceil(3);
