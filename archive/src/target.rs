@@ -14,6 +14,9 @@ pub enum StreamFraming {
     /// No head: messages of exactly the payload size on a plain byte echo (any server that
     /// writes back what it reads).
     Raw,
+    /// Messages of the payload size, each ended by `\n`, for a newline-delimited echo (a
+    /// server that writes back each line it reads).
+    Line,
 }
 
 impl StreamFraming {
@@ -22,6 +25,7 @@ impl StreamFraming {
         match self {
             StreamFraming::Prefix => "prefix",
             StreamFraming::Raw => "raw",
+            StreamFraming::Line => "line",
         }
     }
 

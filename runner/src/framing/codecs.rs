@@ -11,6 +11,7 @@
 use echomark_archive::{Protocol, StreamFraming};
 
 use super::http1::Http1;
+use super::line::Line;
 use super::prefix::LengthPrefix;
 use super::raw::Raw;
 use super::websocket::{self, MaskKeys, WebSocket};
@@ -20,6 +21,7 @@ use super::{FrameError, FrameHead, Framing};
 pub enum ClientFraming {
     Prefix(LengthPrefix),
     Raw(Raw),
+    Line(Line),
     Http(Http1),
     WebSocket(WebSocket),
 }
@@ -43,14 +45,17 @@ impl ClientFraming {
             }
             (_, StreamFraming::Prefix) => ClientFraming::Prefix(LengthPrefix),
             (_, StreamFraming::Raw) => ClientFraming::Raw(Raw { payload }),
+            (_, StreamFraming::Line) => ClientFraming::Line(Line { payload }),
         })
     }
 
     /// Sets the size of the next echo for framings whose messages carry no length (a
     /// verifying client sends messages of many sizes).
     pub fn expect(&mut self, payload: usize) {
-        if let ClientFraming::Raw(raw) = self {
-            raw.payload = payload;
+        match self {
+            ClientFraming::Raw(raw) => raw.payload = payload,
+            ClientFraming::Line(line) => line.payload = payload,
+            _ => {}
         }
     }
 
@@ -66,7 +71,10 @@ impl ClientFraming {
 /// Whether `serve` echoes `protocol` with `framing` byte for byte, as bytes come, without
 /// finding message boundaries (a framing with no head: any byte echo serves it).
 pub fn echoes_bytes(protocol: Protocol, framing: StreamFraming) -> bool {
-    matches!(protocol, Protocol::Tcp | Protocol::Tcps) && framing == StreamFraming::Raw
+    // A line echo server is a byte echo that waits for the end of the line; a byte echo
+    // serves it.
+    matches!(protocol, Protocol::Tcp | Protocol::Tcps)
+        && matches!(framing, StreamFraming::Raw | StreamFraming::Line)
 }
 
 impl Framing for ClientFraming {
@@ -74,6 +82,7 @@ impl Framing for ClientFraming {
         match self {
             ClientFraming::Prefix(f) => f.max_head(),
             ClientFraming::Raw(f) => f.max_head(),
+            ClientFraming::Line(f) => f.max_head(),
             ClientFraming::Http(f) => f.max_head(),
             ClientFraming::WebSocket(f) => f.max_head(),
         }
@@ -83,6 +92,7 @@ impl Framing for ClientFraming {
         match self {
             ClientFraming::Prefix(f) => f.encode(out, len, write_body),
             ClientFraming::Raw(f) => f.encode(out, len, write_body),
+            ClientFraming::Line(f) => f.encode(out, len, write_body),
             ClientFraming::Http(f) => f.encode(out, len, write_body),
             ClientFraming::WebSocket(f) => f.encode(out, len, write_body),
         }
@@ -92,6 +102,7 @@ impl Framing for ClientFraming {
         match self {
             ClientFraming::Prefix(f) => f.decode_head(buf),
             ClientFraming::Raw(f) => f.decode_head(buf),
+            ClientFraming::Line(f) => f.decode_head(buf),
             ClientFraming::Http(f) => f.decode_head(buf),
             ClientFraming::WebSocket(f) => f.decode_head(buf),
         }

@@ -6,6 +6,7 @@
 
 pub mod codecs;
 pub mod http1;
+pub mod line;
 pub mod prefix;
 pub mod raw;
 pub mod recv;

@@ -15,14 +15,18 @@ fn serve_on_monoio_echoes_every_protocol_through_io_uring() {
         .iter()
         .map(|&p| (p, vec!["--backend", "monoio"]))
         .chain(["tcp", "udp"].map(|p| (p, SHARDED_MONOIO.to_vec())))
-        .chain([("tcp", vec!["--backend", "monoio", "--framing", "raw"])]);
+        .chain([("tcp", vec!["--backend", "monoio", "--framing", "raw"])])
+        .chain([("tcp", vec!["--backend", "monoio", "--framing", "line"])]);
     for (protocol, flags) in cases {
         let (server, client_tls) = serve_protocol_with(dir.path(), protocol, &flags);
         assert!(holds_io_uring(server.child.id()), "{protocol} {flags:?}");
         let mut extra = vec!["--protocol", protocol];
         extra.extend(client_tls.iter().map(String::as_str));
-        if flags.contains(&"raw") {
-            extra.extend(["--framing", "raw"]);
+        let headless = flags.contains(&"raw") || flags.contains(&"line");
+        if headless {
+            extra.extend(["--framing", flags[flags.len() - 1]]);
+            // And monoio's client, against a byte echo.
+            extra.extend(["--backend", "monoio"]);
         }
         let (code, m, _) = once(&server.address, &extra);
         assert_eq!(code, 0, "{protocol} {flags:?}: {:?}", m.error);
@@ -30,7 +34,7 @@ fn serve_on_monoio_echoes_every_protocol_through_io_uring() {
         let sent = m.messages_sent;
         let report = server.stop();
         assert_eq!(report["content_errors"], 0, "{protocol}: {report}");
-        if flags.contains(&"raw") {
+        if headless {
             // A byte echo counts bytes, not messages.
             let bytes = report["raw_bytes_echoed"].as_u64().unwrap();
             assert!(bytes >= sent * 1024, "{report}");
@@ -312,6 +316,9 @@ fn verify_reads_no_more_of_an_endless_answer_than_it_judges() {
 fn verify_and_measure_independent_python_servers() {
     for (mode, protocol, framing) in [
         ("tcp", "tcp", Some("raw")),
+        // A newline-delimited echo: echoes only after a line's end, splits a body that
+        // holds a newline into two lines.
+        ("line", "tcp", Some("line")),
         ("udp", "udp", None),
         ("http-chunked", "http", None),
         // Pings before and inside every echo, each echo in three fragments: the client
