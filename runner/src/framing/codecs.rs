@@ -1,12 +1,15 @@
-//! Which codec a client speaks to a server it did not start, and how `serve` echoes each
-//! framing: the one place a stream protocol or a `--framing` is tied to its code.
+//! Which codec each end of a stream connection speaks: the one place a stream protocol or
+//! a `--framing` is tied to its code.
 //!
 //! HTTP and WebSocket (and their TLS forms) have their own framing; TCP and TCP+TLS speak
-//! the `--framing` the user chose. Every client of another process's server (`once
-//! --target`, on tokio or monoio, and `verify`) takes its codec from [`ClientFraming::for_target`];
-//! `serve` asks [`echoes_bytes`] whether a framing needs no message boundaries on the
-//! server's side. A new framing is a codec module, a variant of
-//! [`echomark_archive::StreamFraming`] and its lines here.
+//! the `--framing` the user chose (echomark's own server: its length prefix). Every client
+//! takes its codec from [`ClientFraming`] (in process, against another process's server on
+//! tokio or monoio, and `verify`), every echomark server side from [`ServerFraming`] (in
+//! process, `serve` on tokio, monoio and io_uring), and `serve` asks [`echoes_bytes`]
+//! whether a framing needs no message boundaries at all. A new framing is a codec module,
+//! a variant of [`echomark_archive::StreamFraming`] and its lines here; a new framed
+//! protocol is a codec module, a variant of [`echomark_archive::Protocol`] and its lines
+//! here (and [`upgrades`] if its connection is upgraded first).
 
 use echomark_archive::{Protocol, StreamFraming};
 
@@ -49,6 +52,12 @@ impl ClientFraming {
         })
     }
 
+    /// The client's framing in process, against echomark's own server reached as
+    /// `authority`.
+    pub fn in_process(protocol: Protocol, authority: &str) -> std::io::Result<Self> {
+        Self::for_target(protocol, StreamFraming::Prefix, authority, 0)
+    }
+
     /// Sets the size of the next echo for framings whose messages carry no length (a
     /// verifying client sends messages of many sizes).
     pub fn expect(&mut self, payload: usize) {
@@ -63,6 +72,70 @@ impl ClientFraming {
     pub fn websocket_keys(&mut self) -> Option<&mut MaskKeys> {
         match self {
             ClientFraming::WebSocket(WebSocket::Client(keys)) => Some(keys),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a client of `protocol` upgrades its connection to WebSocket before echoing.
+pub fn upgrades(protocol: Protocol) -> bool {
+    matches!(protocol, Protocol::Websocket | Protocol::Wss)
+}
+
+/// The framing of echomark's own server side of a stream connection.
+#[derive(Debug, Clone)]
+pub enum ServerFraming {
+    Prefix(LengthPrefix),
+    Http(Http1),
+    WebSocket(WebSocket),
+}
+
+impl ServerFraming {
+    /// What echomark's server speaks for `protocol` (a framing without a head is served
+    /// as bytes: [`echoes_bytes`]).
+    pub fn of(protocol: Protocol) -> Self {
+        match protocol {
+            Protocol::Http | Protocol::Https => ServerFraming::Http(Http1::Server),
+            Protocol::Websocket | Protocol::Wss => ServerFraming::WebSocket(WebSocket::Server),
+            _ => ServerFraming::Prefix(LengthPrefix),
+        }
+    }
+}
+
+impl Framing for ServerFraming {
+    fn max_head(&self) -> usize {
+        match self {
+            ServerFraming::Prefix(f) => f.max_head(),
+            ServerFraming::Http(f) => f.max_head(),
+            ServerFraming::WebSocket(f) => f.max_head(),
+        }
+    }
+
+    fn encode(&mut self, out: &mut Vec<u8>, len: usize, write_body: impl FnOnce(&mut Vec<u8>)) {
+        match self {
+            ServerFraming::Prefix(f) => f.encode(out, len, write_body),
+            ServerFraming::Http(f) => f.encode(out, len, write_body),
+            ServerFraming::WebSocket(f) => f.encode(out, len, write_body),
+        }
+    }
+
+    fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, FrameError> {
+        match self {
+            ServerFraming::Prefix(f) => f.decode_head(buf),
+            ServerFraming::Http(f) => f.decode_head(buf),
+            ServerFraming::WebSocket(f) => f.decode_head(buf),
+        }
+    }
+
+    fn answer_controls(&mut self, out: &mut Vec<u8>, controls: &mut websocket::Controls) {
+        if let ServerFraming::WebSocket(f) = self {
+            f.answer_controls(out, controls);
+        }
+    }
+
+    fn refusal(&self) -> Option<&'static [u8]> {
+        match self {
+            ServerFraming::Http(f) => f.refusal(),
             _ => None,
         }
     }
@@ -111,6 +184,13 @@ impl Framing for ClientFraming {
     fn answer_controls(&mut self, out: &mut Vec<u8>, controls: &mut websocket::Controls) {
         if let ClientFraming::WebSocket(f) = self {
             f.answer_controls(out, controls);
+        }
+    }
+
+    fn refusal(&self) -> Option<&'static [u8]> {
+        match self {
+            ClientFraming::Http(f) => f.refusal(),
+            _ => None,
         }
     }
 }

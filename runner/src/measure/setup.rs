@@ -14,9 +14,8 @@ use super::report::UdpBuffers;
 use super::rig::{guarded, Rig};
 use super::topology::TokioRuntimes;
 use crate::case::{loopback, Case};
-use crate::framing::http1::Http1;
+use crate::framing::codecs::{self, ClientFraming, ServerFraming};
 use crate::framing::prefix::LengthPrefix;
-use crate::framing::websocket::{MaskKeys, WebSocket};
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect;
@@ -69,35 +68,16 @@ impl Rig<TokioRuntimes> {
             // The Host header of HTTP requests and the WebSocket upgrade: `127.0.0.1:port`
             // or `[::1]:port`.
             let host = pair.client.peer_addr()?.to_string();
-            match case.protocol {
-                Protocol::Http | Protocol::Https => self.start_stream(
-                    case,
-                    i,
-                    pair,
-                    tls.as_ref(),
-                    None,
-                    Http1::Client { host },
-                    Http1::Server,
-                )?,
-                Protocol::Websocket | Protocol::Wss => self.start_stream(
-                    case,
-                    i,
-                    pair,
-                    tls.as_ref(),
-                    Some(host),
-                    WebSocket::Client(MaskKeys::from_os()?),
-                    WebSocket::Server,
-                )?,
-                _ => self.start_stream(
-                    case,
-                    i,
-                    pair,
-                    tls.as_ref(),
-                    None,
-                    LengthPrefix,
-                    LengthPrefix,
-                )?,
-            }
+            let websocket_host = codecs::upgrades(case.protocol).then(|| host.clone());
+            self.start_stream(
+                case,
+                i,
+                pair,
+                tls.as_ref(),
+                websocket_host,
+                ClientFraming::in_process(case.protocol, &host)?,
+                ServerFraming::of(case.protocol),
+            )?;
         }
         Ok(())
     }

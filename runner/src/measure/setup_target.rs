@@ -56,7 +56,7 @@ impl Rig<TokioRuntimes> {
         let tls = target_tls(target)?;
         let host = target.authority.clone();
         let shape = ClientShape::per_connection(case);
-        let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
+        let websocket = crate::framing::codecs::upgrades(case.protocol);
         for i in 0..shape.clients {
             // The connection, and the bytes the server sent right after its `101`.
             let conn = self.connect(i, target.addr, tls.as_ref(), websocket.then_some(&host))?;

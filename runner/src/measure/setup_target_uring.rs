@@ -39,7 +39,7 @@ impl Rig<MonoioRuntimes> {
         let handshakes = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
+        let websocket = crate::framing::codecs::upgrades(case.protocol);
         let host = target.authority.clone();
         let shape = ClientShape::per_connection(case);
         for i in 0..shape.clients {

@@ -14,9 +14,7 @@ use super::report::UdpBuffers;
 use super::rig::{guarded, Rig};
 use super::shards::{self, MonoioRuntimes, OpenSocket, TaskCount};
 use crate::case::{loopback, Case};
-use crate::framing::http1::Http1;
-use crate::framing::prefix::LengthPrefix;
-use crate::framing::websocket::{MaskKeys, WebSocket};
+use crate::framing::codecs::{self, ClientFraming, ServerFraming};
 use crate::framing::Framing;
 use crate::traffic::client::ClientShape;
 use crate::traffic::connect::{self, Detached};
@@ -123,8 +121,7 @@ impl Rig<MonoioRuntimes> {
             .enumerate()
         {
             let host = pair.client.peer_addr()?.to_string();
-            let websocket = matches!(case.protocol, Protocol::Websocket | Protocol::Wss);
-            let websocket_host = websocket.then(|| host.clone());
+            let websocket_host = codecs::upgrades(case.protocol).then(|| host.clone());
             let detached = handshakes.block_on(async {
                 let client = tokio::net::TcpStream::from_std(pair.client)?;
                 let server = tokio::net::TcpStream::from_std(pair.server)?;
@@ -138,19 +135,13 @@ impl Rig<MonoioRuntimes> {
             if detached.tls.is_some() {
                 self.tls = detached.tls.clone();
             }
-            match case.protocol {
-                Protocol::Http | Protocol::Https => {
-                    self.start_stream(case, i, detached, Http1::Client { host }, Http1::Server)?
-                }
-                Protocol::Websocket | Protocol::Wss => self.start_stream(
-                    case,
-                    i,
-                    detached,
-                    WebSocket::Client(MaskKeys::from_os()?),
-                    WebSocket::Server,
-                )?,
-                _ => self.start_stream(case, i, detached, LengthPrefix, LengthPrefix)?,
-            }
+            self.start_stream(
+                case,
+                i,
+                detached,
+                ClientFraming::in_process(case.protocol, &host)?,
+                ServerFraming::of(case.protocol),
+            )?;
         }
         Ok(())
     }

@@ -500,7 +500,7 @@ async fn handshake(
     registry: &Registry,
 ) -> Option<ServerConn> {
     let _ = stream.set_nodelay(true);
-    let websocket = matches!(o.protocol, Protocol::Websocket | Protocol::Wss);
+    let websocket = crate::framing::codecs::upgrades(o.protocol);
     let conn = async {
         Ok::<_, std::io::Error>(match tls {
             None => {
@@ -534,20 +534,19 @@ const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 /// How the echo of a stream connection is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Echo {
-    Http,
-    WebSocket,
-    /// A framing with no head (`--framing raw`): bytes back as they come.
+    /// Message by message, in the framing echomark's server speaks for the protocol
+    /// ([`crate::framing::codecs::ServerFraming`]).
+    Framed(Protocol),
+    /// A framing with no head (`--framing raw`, `line`): bytes back as they come.
     Bytes,
-    Prefix,
 }
 
 impl Echo {
     fn of(o: &ServeOptions) -> Self {
-        match o.protocol {
-            Protocol::Http | Protocol::Https => Echo::Http,
-            Protocol::Websocket | Protocol::Wss => Echo::WebSocket,
-            p if crate::framing::codecs::echoes_bytes(p, o.framing) => Echo::Bytes,
-            _ => Echo::Prefix,
+        if crate::framing::codecs::echoes_bytes(o.protocol, o.framing) {
+            Echo::Bytes
+        } else {
+            Echo::Framed(o.protocol)
         }
     }
 }

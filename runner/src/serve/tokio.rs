@@ -9,9 +9,7 @@ use echomark_archive::Protocol;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::{handshake, Echo, Registry, ServeOptions, Started, RAW_CHUNK, STOP_GRACE};
-use crate::framing::http1::Http1;
-use crate::framing::prefix::LengthPrefix;
-use crate::framing::websocket::WebSocket;
+use crate::framing::codecs::ServerFraming;
 use crate::measure::topology::Topology;
 use crate::traffic::connect::ServerConn;
 use crate::traffic::quic::server::Event;
@@ -102,9 +100,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     match how {
-        Echo::Http => stream::serve(stream, duty, Http1::Server).await,
-        Echo::WebSocket => stream::serve(stream, duty, WebSocket::Server).await,
-        Echo::Prefix => stream::serve(stream, duty, LengthPrefix).await,
+        Echo::Framed(protocol) => stream::serve(stream, duty, ServerFraming::of(protocol)).await,
         Echo::Bytes => echo_bytes(stream, &registry.raw_bytes, duty.idle.as_ref()).await,
     }
 }

@@ -13,9 +13,7 @@ use echomark_archive::Protocol;
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 
 use super::{handshake, Echo, Registry, ServeOptions, Started, RAW_CHUNK};
-use crate::framing::http1::Http1;
-use crate::framing::prefix::LengthPrefix;
-use crate::framing::websocket::WebSocket;
+use crate::framing::codecs::ServerFraming;
 use crate::measure::shards::{self, JobQueues, MonoioRuntimes, OpenSocket, TaskCount};
 use crate::traffic::sockets;
 use crate::traffic::stream::{within_idle, IdleLimit, ServerDuty};
@@ -153,9 +151,7 @@ where
     S: AsyncReadRent + AsyncWriteRent,
 {
     match how {
-        Echo::Http => stream::serve(socket, duty, Http1::Server).await,
-        Echo::WebSocket => stream::serve(socket, duty, WebSocket::Server).await,
-        Echo::Prefix => stream::serve(socket, duty, LengthPrefix).await,
+        Echo::Framed(protocol) => stream::serve(socket, duty, ServerFraming::of(protocol)).await,
         Echo::Bytes => echo_bytes(socket, raw_bytes, duty.idle.as_ref()).await,
     }
 }

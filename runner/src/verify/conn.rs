@@ -106,7 +106,7 @@ impl Conn {
             negotiated,
             limits,
         };
-        if matches!(protocol, Protocol::Websocket | Protocol::Wss) {
+        if crate::framing::codecs::upgrades(protocol) {
             conn.upgrade(&target.authority)?;
         }
         Ok(conn)

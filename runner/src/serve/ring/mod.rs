@@ -44,9 +44,8 @@ use super::{Echo, Registry, ServeOptions, Started};
 
 /// How long a shard may take to build its ring.
 const SETUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
-use crate::framing::http1::Http1;
+use crate::framing::codecs::ServerFraming;
 use crate::framing::prefix::LengthPrefix;
-use crate::framing::websocket::WebSocket;
 
 /// How the io_uring backend is tuned: each technique on or off, recorded in the listening
 /// line and the report so its effect can be measured alone.
@@ -178,9 +177,9 @@ pub fn start(
             address = listener.local_addr()?;
             let how = Echo::of(o);
             spawn(index, failed, move || match how {
-                Echo::Http => stream::serve(shard, listener, Http1::Server, false),
-                Echo::WebSocket => stream::serve(shard, listener, WebSocket::Server, false),
-                Echo::Prefix => stream::serve(shard, listener, LengthPrefix, false),
+                Echo::Framed(protocol) => {
+                    stream::serve(shard, listener, ServerFraming::of(protocol), false)
+                }
                 Echo::Bytes => stream::serve(shard, listener, LengthPrefix, true),
             })?
         };

@@ -108,7 +108,7 @@ pub(super) fn serve<F: Framing + Clone>(
     } else {
         None
     };
-    let websocket = matches!(ctx.options.protocol, echomark_archive::Protocol::Websocket);
+    let websocket = crate::framing::codecs::upgrades(ctx.options.protocol);
     ctx.serving();
     let mut shard = Shard {
         driver,
