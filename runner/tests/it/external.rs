@@ -233,9 +233,9 @@ fn a_datagram_echoed_after_its_timeout_is_late_not_lost() {
         "--protocol",
         "udp",
         "--udp-timeout-ms",
-        "200",
+        "500",
         "--seconds",
-        "1",
+        "1.5",
         "--warmup",
         "0",
     ]);
@@ -246,7 +246,7 @@ fn a_datagram_echoed_after_its_timeout_is_late_not_lost() {
     assert_eq!(m.udp_lost_messages, 0, "late echoes are not losses");
     assert_eq!(m.messages_sent, m.messages_received);
     assert!(
-        m.rtt_max_us >= 290_000.0,
+        m.rtt_max_us >= 740_000.0,
         "a late echo's round trip is timed: max {} µs",
         m.rtt_max_us
     );
