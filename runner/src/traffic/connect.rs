@@ -107,16 +107,14 @@ async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> std::io::Result<(Str
     loop {
         let n = stream.read(&mut chunk).await?;
         if n == 0 {
-            return Err(io(HandshakeError(
-                "connection closed during the upgrade".into(),
-            )));
+            return Err(io(HandshakeError::Closed));
         }
         buf.extend_from_slice(&chunk[..n]);
         if let Some(end) = websocket::head_end(&buf).map_err(io)? {
             let after = buf.split_off(end + 4);
             buf.truncate(end);
-            let head = String::from_utf8(buf)
-                .map_err(|_| io(HandshakeError("head is not UTF-8".into())))?;
+            let head =
+                String::from_utf8(buf).map_err(|e| io(HandshakeError::NotUtf8(e.utf8_error())))?;
             return Ok((head, after));
         }
     }
@@ -150,9 +148,7 @@ where
     let (head, early) = read_head(stream).await?;
     if !early.is_empty() {
         let _ = stream.write_all(BAD_REQUEST.as_bytes()).await;
-        return Err(io(HandshakeError(
-            "frames before the 101 (a client must wait for it)".into(),
-        )));
+        return Err(io(HandshakeError::FramesBefore101));
     }
     match websocket::server_response(&head) {
         Ok(response) => {
@@ -200,7 +196,7 @@ impl Pair {
         let tls = client.negotiated.clone();
         let (client, early) = client.into_conn();
         if !early.is_empty() {
-            return Err(io(HandshakeError("bytes after the 101".into())));
+            return Err(io(HandshakeError::BytesAfter101));
         }
         Ok(Pair {
             client,

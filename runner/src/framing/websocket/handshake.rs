@@ -24,13 +24,39 @@ pub fn accept_value(key: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
 }
 
-/// Why an upgrade failed.
+/// Why an upgrade failed: which end saw what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("WebSocket handshake: {0}")]
-pub struct HandshakeError(pub String);
-
-fn refused(what: impl std::fmt::Display) -> HandshakeError {
-    HandshakeError(what.to_string())
+pub enum HandshakeError {
+    /// The client found no random source for its `Sec-WebSocket-Key`.
+    #[error("WebSocket handshake: no random source for the key")]
+    NoRandomSource,
+    /// The server answered with another status line than `101`.
+    #[error("WebSocket handshake: server answered {status:?}")]
+    Status { status: String },
+    /// The server's `101` lacks `Upgrade: websocket` or `Connection: Upgrade`.
+    #[error("WebSocket handshake: response lacks Upgrade: websocket")]
+    NotUpgraded,
+    /// The server's `Sec-WebSocket-Accept` is not the one for the key sent.
+    #[error("WebSocket handshake: wrong Sec-WebSocket-Accept")]
+    WrongAccept,
+    /// The client's request is not a GET `/echo` upgrade, version 13, with a 16-byte key.
+    #[error("WebSocket handshake: bad upgrade request")]
+    BadRequest,
+    /// A head longer than [`MAX_HANDSHAKE`].
+    #[error("WebSocket handshake: head longer than 4 KiB")]
+    HeadTooLong,
+    /// The peer closed the connection before its head ended.
+    #[error("WebSocket handshake: connection closed during the upgrade")]
+    Closed,
+    /// A head that is not UTF-8.
+    #[error("WebSocket handshake: head is not UTF-8")]
+    NotUtf8(#[source] std::str::Utf8Error),
+    /// The client sent frames before the server's `101`.
+    #[error("WebSocket handshake: frames before the 101 (a client must wait for it)")]
+    FramesBefore101,
+    /// echomark's own server sent bytes after its `101`, which it never does.
+    #[error("WebSocket handshake: bytes after the 101")]
+    BytesAfter101,
 }
 
 /// Whether a comma-separated header value lists `token` (case-insensitive).
@@ -43,7 +69,7 @@ pub fn new_key() -> Result<String, HandshakeError> {
     let mut nonce = [0u8; 16];
     SystemRandom::new()
         .fill(&mut nonce)
-        .map_err(|_| refused("no random source for the key"))?;
+        .map_err(|_| HandshakeError::NoRandomSource)?;
     Ok(base64::engine::general_purpose::STANDARD.encode(nonce))
 }
 
@@ -59,15 +85,17 @@ pub fn client_request(host: &str, key: &str) -> String {
 pub fn check_server_response(head: &str, key: &str) -> Result<(), HandshakeError> {
     let status = head.split("\r\n").next().unwrap_or("");
     if !status.starts_with("HTTP/1.1 101") {
-        return Err(refused(format!("server answered {status:?}")));
+        return Err(HandshakeError::Status {
+            status: status.to_string(),
+        });
     }
     if !lists_token(header(head, "upgrade"), "websocket")
         || !lists_token(header(head, "connection"), "upgrade")
     {
-        return Err(refused("response lacks Upgrade: websocket"));
+        return Err(HandshakeError::NotUpgraded);
     }
     if header(head, "sec-websocket-accept") != Some(accept_value(key).as_str()) {
-        return Err(refused("wrong Sec-WebSocket-Accept"));
+        return Err(HandshakeError::WrongAccept);
     }
     Ok(())
 }
@@ -92,7 +120,7 @@ pub fn server_response(head: &str) -> Result<String, (String, HandshakeError)> {
              Sec-WebSocket-Accept: {}\r\n\r\n",
             accept_value(key)
         )),
-        None => Err((BAD_REQUEST.to_string(), refused("bad upgrade request"))),
+        None => Err((BAD_REQUEST.to_string(), HandshakeError::BadRequest)),
     }
 }
 
@@ -103,8 +131,8 @@ pub fn server_response(head: &str) -> Result<String, (String, HandshakeError)> {
 pub fn head_end(buf: &[u8]) -> Result<Option<usize>, HandshakeError> {
     match buf.windows(4).position(|w| w == b"\r\n\r\n") {
         Some(end) if end <= MAX_HANDSHAKE => Ok(Some(end)),
-        Some(_) => Err(refused("head longer than 4 KiB")),
-        None if buf.len() > MAX_HANDSHAKE => Err(refused("head longer than 4 KiB")),
+        Some(_) => Err(HandshakeError::HeadTooLong),
+        None if buf.len() > MAX_HANDSHAKE => Err(HandshakeError::HeadTooLong),
         None => Ok(None),
     }
 }
@@ -139,5 +167,56 @@ mod tests {
         assert_eq!(head_end(b"GET / HTTP/1.1\r\n\r\nextra"), Ok(Some(14)));
         assert!(head_end(&[b'a'; MAX_HANDSHAKE + 1]).is_err());
         assert_eq!(head_end(b"GET / HTTP/1.1\r\n"), Ok(None));
+    }
+
+    #[test]
+    fn handshake_errors_say_what_each_end_saw() {
+        let said = |e: HandshakeError| e.to_string();
+        assert_eq!(
+            said(HandshakeError::NoRandomSource),
+            "WebSocket handshake: no random source for the key"
+        );
+        assert_eq!(
+            said(HandshakeError::Status {
+                status: "HTTP/1.1 404 Not Found".into()
+            }),
+            "WebSocket handshake: server answered \"HTTP/1.1 404 Not Found\""
+        );
+        assert_eq!(
+            said(HandshakeError::NotUpgraded),
+            "WebSocket handshake: response lacks Upgrade: websocket"
+        );
+        assert_eq!(
+            said(HandshakeError::WrongAccept),
+            "WebSocket handshake: wrong Sec-WebSocket-Accept"
+        );
+        assert_eq!(
+            said(HandshakeError::BadRequest),
+            "WebSocket handshake: bad upgrade request"
+        );
+        assert_eq!(
+            said(HandshakeError::HeadTooLong),
+            "WebSocket handshake: head longer than 4 KiB"
+        );
+        assert_eq!(
+            said(HandshakeError::Closed),
+            "WebSocket handshake: connection closed during the upgrade"
+        );
+        let bytes = vec![0xff_u8];
+        let not_utf8 = std::str::from_utf8(&bytes).unwrap_err();
+        assert_eq!(
+            said(HandshakeError::NotUtf8(not_utf8)),
+            "WebSocket handshake: head is not UTF-8"
+        );
+        assert_eq!(
+            said(HandshakeError::FramesBefore101),
+            "WebSocket handshake: frames before the 101 (a client must wait for it)"
+        );
+        assert_eq!(
+            said(HandshakeError::BytesAfter101),
+            "WebSocket handshake: bytes after the 101"
+        );
+        let status = check_server_response("HTTP/1.1 200 OK", "k").unwrap_err();
+        assert!(matches!(status, HandshakeError::Status { status } if status == "HTTP/1.1 200 OK"));
     }
 }
