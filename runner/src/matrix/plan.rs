@@ -12,10 +12,40 @@ use crate::case::{
     DEFAULT_UDP_SEND_BUFFER, DEFAULT_UDP_TIMEOUT_MS,
 };
 
-/// Settings that do not describe a matrix this build can run.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PlanError(pub String);
+/// Settings that do not describe a matrix this build can run; each names the JSON path of
+/// the setting at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// `io_profiles` lists other profiles than every model × threads × work.
+    #[error("settings.io_profiles is not a models × threads × work product")]
+    NotAProduct,
+    /// A count, size or list outside the command line's range, as the contract
+    /// ([`echomark_archive::limits::settings_problem`]) words it.
+    #[error("settings.{path}: {problem}")]
+    Limit { path: String, problem: String },
+    /// `case_timeout_seconds` not above 0 and at most [`MAX_CASE_TIMEOUT_SECONDS`].
+    #[error(
+        "settings.case_timeout_seconds: must be a number of seconds above 0 and at most {}, got {seconds}",
+        MAX_CASE_TIMEOUT_SECONDS
+    )]
+    CaseTimeout { seconds: f64 },
+    /// A QUIC transport of `quic_axes` that no endpoint may use, as the contract words it.
+    #[error("settings.quic_axes: {problem}")]
+    QuicAxes { problem: String },
+    /// `seconds` or `soak_seconds` not above 0 and at most 3600.
+    #[error("settings.{field}: must be above 0 and at most 3600, got {seconds}")]
+    Duration { field: &'static str, seconds: f64 },
+    /// `warmup` not 0 to 3600.
+    #[error("settings.warmup: must be 0 to 3600, got {seconds}")]
+    Warmup { seconds: f64 },
+    /// `client_cpus` or `server_cpus` not a list of CPUs this process may use.
+    #[error("settings.{field}: {source}")]
+    Cpus {
+        field: &'static str,
+        #[source]
+        source: crate::placement::PlacementError,
+    },
+}
 
 /// The matrix-defining values, after preset and flags are combined.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,9 +245,7 @@ impl MatrixSpec {
             quic_axes: s.quic_axes.clone(),
         };
         if spec.io_profiles() != s.io_profiles {
-            return Err(PlanError(
-                "settings.io_profiles is not a models × threads × work product".into(),
-            ));
+            return Err(PlanError::NotAProduct);
         }
         Ok(spec)
     }
@@ -308,41 +336,36 @@ pub const MAX_CASE_TIMEOUT_SECONDS: f64 = 86_400.0;
 /// ([`echomark_archive::limits`]), every duration finite and in range. Each problem names
 /// its JSON path.
 pub fn check_settings(s: &Settings) -> Result<(), PlanError> {
-    let bad = |path: &str, what: String| Err(PlanError(format!("settings.{path}: {what}")));
     // Counts, sizes and lists first: nothing below may expand a list an edit made huge.
-    if let Some((path, what)) = echomark_archive::limits::settings_problem(s) {
-        return bad(&path, what);
+    if let Some((path, problem)) = echomark_archive::limits::settings_problem(s) {
+        return Err(PlanError::Limit { path, problem });
     }
     let in_range = |v: f64, low: f64, high: f64, zero: bool| {
         v.is_finite() && (v > low || (zero && v == low)) && v <= high
     };
     if !in_range(s.case_timeout_seconds, 0.0, MAX_CASE_TIMEOUT_SECONDS, false) {
-        return bad(
-            "case_timeout_seconds",
-            format!(
-                "must be a number of seconds above 0 and at most {MAX_CASE_TIMEOUT_SECONDS}, got {}",
-                s.case_timeout_seconds
-            ),
-        );
+        return Err(PlanError::CaseTimeout {
+            seconds: s.case_timeout_seconds,
+        });
     }
-    if let Some(why) = s.quic_axes.transports().iter().find_map(|t| t.problem()) {
-        return bad("quic_axes", why);
+    if let Some(problem) = s.quic_axes.transports().iter().find_map(|t| t.problem()) {
+        return Err(PlanError::QuicAxes { problem });
     }
     if !in_range(s.seconds, 0.0, crate::case::MAX_SECONDS, false) {
-        return bad(
-            "seconds",
-            format!("must be above 0 and at most 3600, got {}", s.seconds),
-        );
+        return Err(PlanError::Duration {
+            field: "seconds",
+            seconds: s.seconds,
+        });
     }
     if !in_range(s.warmup, 0.0, crate::case::MAX_SECONDS, true) {
-        return bad("warmup", format!("must be 0 to 3600, got {}", s.warmup));
+        return Err(PlanError::Warmup { seconds: s.warmup });
     }
     if let Some(soak) = s.soak_seconds {
         if !in_range(soak, 0.0, crate::case::MAX_SECONDS, false) {
-            return bad(
-                "soak_seconds",
-                format!("must be above 0 and at most 3600, got {soak}"),
-            );
+            return Err(PlanError::Duration {
+                field: "soak_seconds",
+                seconds: soak,
+            });
         }
     }
     for (field, list) in [
@@ -350,8 +373,8 @@ pub fn check_settings(s: &Settings) -> Result<(), PlanError> {
         ("server_cpus", &s.server_cpus),
     ] {
         if let Some(list) = list {
-            if let Err(e) = crate::placement::available(list) {
-                return bad(field, e.to_string());
+            if let Err(source) = crate::placement::available(list) {
+                return Err(PlanError::Cpus { field, source });
             }
         }
     }
@@ -520,6 +543,57 @@ mod tests {
         assert_eq!(
             back.runs(None, Backend::Tokio),
             spec.runs(None, Backend::Tokio)
+        );
+    }
+
+    #[test]
+    fn plan_errors_name_the_setting_at_fault() {
+        let said = |e: PlanError| e.to_string();
+        assert_eq!(
+            said(PlanError::NotAProduct),
+            "settings.io_profiles is not a models × threads × work product"
+        );
+        assert_eq!(
+            said(PlanError::Limit {
+                path: "payloads[0]".into(),
+                problem: "must be 16 to 65507, got 1".into()
+            }),
+            "settings.payloads[0]: must be 16 to 65507, got 1"
+        );
+        assert_eq!(
+            said(PlanError::CaseTimeout { seconds: 0.0 }),
+            "settings.case_timeout_seconds: must be a number of seconds above 0 and at most 86400, got 0"
+        );
+        assert_eq!(
+            said(PlanError::QuicAxes {
+                problem: "QUIC flow-control windows must be at least 1 byte".into()
+            }),
+            "settings.quic_axes: QUIC flow-control windows must be at least 1 byte"
+        );
+        assert_eq!(
+            said(PlanError::Duration {
+                field: "soak_seconds",
+                seconds: 3600.5
+            }),
+            "settings.soak_seconds: must be above 0 and at most 3600, got 3600.5"
+        );
+        assert_eq!(
+            said(PlanError::Warmup { seconds: -1.0 }),
+            "settings.warmup: must be 0 to 3600, got -1"
+        );
+        let mut s = MatrixSpec::preset(Some(Preset::Baseline)).settings(SettingsExtra {
+            case_timeout_seconds: 30.0,
+            udp_timeout_ms: 250,
+            ..SettingsExtra::default()
+        });
+        assert_eq!(check_settings(&s), Ok(()));
+        s.seconds = 0.0;
+        assert_eq!(
+            check_settings(&s),
+            Err(PlanError::Duration {
+                field: "seconds",
+                seconds: 0.0
+            })
         );
     }
 }
