@@ -8,10 +8,9 @@ use echomark_archive::Role;
 
 use crate::message::{HEADER_LEN, MAX_PAYLOAD};
 
-/// A request that cannot be measured; the binary prints it and exits 2.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+mod usage;
+
+pub use usage::UsageError;
 
 /// UDP socket-buffer requests and loss timeout when none are given (arknet's buffers).
 pub const DEFAULT_UDP_SEND_BUFFER: u64 = 65_536;
@@ -199,76 +198,76 @@ impl Case {
 
     /// Checks the cross-field rules that single flags cannot express.
     pub fn validate(self) -> Result<Self, UsageError> {
-        let err = |m: String| Err(UsageError(m));
         if !(HEADER_LEN..=MAX_PAYLOAD).contains(&self.payload) {
-            return err(format!(
-                "--payload must be {HEADER_LEN} to {MAX_PAYLOAD} bytes, got {}",
-                self.payload
-            ));
+            return Err(UsageError::Payload {
+                payload: self.payload,
+            });
         }
         let role = if self.target.is_some() {
             Role::Client
         } else {
             Role::InProcess
         };
-        if let Some(why) = self.backend.refuse_role(role) {
-            return err(why);
+        if let Some(reason) = self.backend.refuse_role(role) {
+            return Err(UsageError::Unsupported { reason });
         }
         if let Some(reason) = self
             .backend
             .refuse_model(self.io_model, self.io_threads as u64)
         {
-            return err(format!(
-                "--backend {} cannot run {} {}: {reason}",
-                self.backend, self.io_model, self.io_threads
-            ));
+            return Err(UsageError::Model {
+                backend: self.backend,
+                io_model: self.io_model,
+                io_threads: self.io_threads,
+                reason,
+            });
         }
-        if let (Some(_), Some(Err(why))) = (
+        if let (Some(_), Some(Err(reason))) = (
             self.open_loop,
             self.backend.capabilities().map(|c| c.open_loop),
         ) {
-            return err(format!(
-                "--rate (open loop) is {why}; --backend {} runs closed loop",
-                self.backend
-            ));
+            return Err(UsageError::ClosedLoopOnly {
+                backend: self.backend,
+                reason,
+            });
         }
-        if let Some(why) = self
+        if let Some(refusal) = self
             .udp_batch
             .and_then(|batch| udp_batch_refusal(self.protocol, &self.backend, batch))
         {
-            return err(why);
+            return Err(refusal);
         }
         if self.udp_gso && self.udp_batch.is_none() {
-            return err("--udp-gso rides on --udp-batch N: give both".into());
+            return Err(UsageError::GsoWithoutBatch);
         }
-        if let Some(why) = self.backend.refuse_protocol(self.protocol) {
-            return err(why);
+        if let Some(reason) = self.backend.refuse_protocol(self.protocol) {
+            return Err(UsageError::Unsupported { reason });
         }
         if !self.protocol.is_quic() && self.quic != echomark_archive::QuicTransport::default() {
-            return err(format!(
-                "the --quic-* transport flags are for the QUIC protocols, not --protocol {}",
-                self.protocol
-            ));
+            return Err(UsageError::QuicFlagsNotQuic {
+                protocol: self.protocol,
+            });
         }
-        if let Some(why) = self.quic.problem() {
-            return err(why);
+        if let Some(problem) = self.quic.problem() {
+            return Err(UsageError::QuicTransport { problem });
         }
         if self.fault.is_some() && self.protocol.is_connection_per_message() {
             // A fault acts on a connection's later messages, and these carry one each.
-            return err(format!(
-                "--inject-fault has no effect with --protocol {}: every message has a connection of its own (quic-streams has the same client and takes faults)",
-                self.protocol
-            ));
+            return Err(UsageError::FaultPerMessage {
+                protocol: self.protocol,
+            });
         }
         if let Some(target) = &self.target {
             self.validate_target(target)?;
         }
         let outstanding = self.clients as u64 * self.window as u64 * self.payload as u64;
         if outstanding > MAX_OUTSTANDING_BYTES {
-            return err(format!(
-                "requested outstanding payloads exceed 256 MiB ({} clients × {} window × {} bytes = {outstanding} bytes)",
-                self.clients, self.window, self.payload
-            ));
+            return Err(UsageError::Outstanding {
+                clients: self.clients,
+                window: self.window,
+                payload: self.payload,
+                bytes: outstanding,
+            });
         }
         Ok(self)
     }
@@ -281,35 +280,34 @@ impl Case {
     /// The rules of `--target`: only the client runs here, so nothing may ask for the
     /// server's side, and a TLS protocol needs to know how to trust the server.
     fn validate_target(&self, target: &Target) -> Result<(), UsageError> {
-        let err = |m: &str| Err(UsageError(m.to_string()));
         if self.work > 0 {
-            return err(
-                "--work runs in echomark's own server; an external server does its own work",
-            );
+            return Err(UsageError::WorkWithTarget);
         }
         if self.udp_server_recv_buffer.is_some() {
-            return err("--udp-server-recv-buffer sets echomark's own server socket; it has no effect with --target");
+            return Err(UsageError::ServerRecvBufferWithTarget);
         }
         if self.fault.is_some() {
-            return err("--inject-fault makes echomark's own server misbehave; it has no effect with --target");
+            return Err(UsageError::FaultWithTarget);
         }
         if self.server_cpus.is_some() {
-            return err("--server-cpus places echomark's own server; against --target, pin that server where it starts (serve --server-cpus, or matrix --server-cpus with --server-cmd)");
+            return Err(UsageError::ServerCpusWithTarget);
         }
-        if let Some(why) = target.framing.refuse(self.protocol) {
-            return err(&why);
+        if target.framing.refuse(self.protocol).is_some() {
+            return Err(UsageError::FramingNotTcp {
+                framing: target.framing,
+            });
         }
         if target.alpn.is_some() && !self.protocol.is_quic() {
-            return err("--alpn is for the QUIC protocols");
+            return Err(UsageError::AlpnNotQuic);
         }
         if !target.http_pipelining && !matches!(self.protocol, Protocol::Http | Protocol::Https) {
-            return err("--no-pipelining is for http and https");
+            return Err(UsageError::NoPipeliningNotHttp);
         }
         if self.protocol.needs_trust() != target.tls.is_some() {
-            return err(if self.protocol.needs_trust() {
-                "a TLS or QUIC protocol against --target needs --tls-ca FILE or --tls-insecure"
+            return Err(if self.protocol.needs_trust() {
+                UsageError::TrustMissing
             } else {
-                "--tls-ca and --tls-insecure are for tcps, wss, https and the QUIC protocols"
+                UsageError::TrustWithoutTls
             });
         }
         Ok(())
@@ -488,20 +486,18 @@ pub fn udp_batch_refusal(
     protocol: echomark_archive::Protocol,
     backend: &Backend,
     batch: usize,
-) -> Option<String> {
+) -> Option<UsageError> {
     if protocol != echomark_archive::Protocol::Udp {
-        return Some(format!("--udp-batch is for udp, not {protocol}"));
+        return Some(UsageError::UdpBatchProtocol { protocol });
     }
-    if let Some(why) = backend.refuse(|c| c.udp_batch, "--udp-batch") {
-        return Some(why);
+    if let Some(reason) = backend.refuse(|c| c.udp_batch, "--udp-batch") {
+        return Some(UsageError::Unsupported { reason });
     }
     let range = echomark_archive::limits::UDP_BATCH;
-    (!range.contains(&(batch as u64))).then(|| {
-        format!(
-            "--udp-batch must be {} to {}, got {batch}",
-            range.start(),
-            range.end()
-        )
+    (!range.contains(&(batch as u64))).then(|| UsageError::UdpBatchRange {
+        batch,
+        min: *range.start(),
+        max: *range.end(),
     })
 }
 
@@ -572,7 +568,13 @@ mod tests {
             payload: 1024,
             ..sample()
         };
-        assert!(c.validate().unwrap_err().0.contains("256 MiB"));
+        assert!(matches!(
+            c.validate(),
+            Err(UsageError::Outstanding {
+                bytes: 1_073_741_824,
+                ..
+            })
+        ));
         let c = Case {
             clients: 256,
             window: 1024,

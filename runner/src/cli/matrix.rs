@@ -5,13 +5,14 @@ use std::net::SocketAddr;
 use clap::Args;
 use echomark_archive::Preset;
 use echomark_runner::case::{
-    self, AddressFamily, Arrival, Backend, IoModel, Protocol, StreamFraming, UsageError,
+    self, AddressFamily, Arrival, Backend, IoModel, Protocol, StreamFraming,
 };
 use echomark_runner::matrix::plan::Overrides;
 use echomark_runner::matrix::{ArchiveTarget, MatrixRequest, RunOptions};
 use echomark_runner::placement::{self, CpuList};
 
 use super::target::{family_of, read_machine, tls_trust};
+use super::FlagError;
 use super::{
     seconds, warmup_seconds, BUFFER_RANGE, COUNT_RANGE, PAYLOAD_RANGE, RATE_RANGE, THREADS_RANGE,
     UDP_TIMEOUT_RANGE, WORK_RANGE,
@@ -214,13 +215,12 @@ pub struct MatrixArgs {
 
 impl MatrixArgs {
     /// The external servers the `--server-cmd` / `--server-name` pairs name, in order.
-    fn external_servers(&self) -> Result<Vec<echomark_archive::ExternalServer>, UsageError> {
+    fn external_servers(&self) -> Result<Vec<echomark_archive::ExternalServer>, FlagError> {
         if self.server_cmd.len() != self.server_name.len() {
-            return Err(UsageError(format!(
-                "{} --server-cmd but {} --server-name: give each server a name",
-                self.server_cmd.len(),
-                self.server_name.len()
-            )));
+            return Err(FlagError::ServerNameCount {
+                commands: self.server_cmd.len(),
+                names: self.server_name.len(),
+            });
         }
         if self.server_cmd.is_empty() {
             return Ok(Vec::new());
@@ -228,20 +228,17 @@ impl MatrixArgs {
         if !self.server_version_cmd.is_empty()
             && self.server_version_cmd.len() != self.server_cmd.len()
         {
-            return Err(UsageError(format!(
-                "{} --server-cmd but {} --server-version-cmd: give one per server, or none",
-                self.server_cmd.len(),
-                self.server_version_cmd.len()
-            )));
+            return Err(FlagError::VersionCommandCount {
+                commands: self.server_cmd.len(),
+                versions: self.server_version_cmd.len(),
+            });
         }
         // What every server shares, read and checked once.
         let shared = self.shared_server_settings()?;
         let mut servers: Vec<echomark_archive::ExternalServer> = Vec::new();
         for (index, (command, name)) in self.server_cmd.iter().zip(&self.server_name).enumerate() {
             if !command.contains("{port}") {
-                return Err(UsageError(
-                    "--server-cmd must contain {port}, where the server's port goes".into(),
-                ));
+                return Err(FlagError::ServerCmdWithoutPort);
             }
             if name.is_empty()
                 || !name
@@ -250,14 +247,10 @@ impl MatrixArgs {
                 || name.starts_with('.')
             {
                 // The name becomes a file name (NAME.json) and the pages' backend.
-                return Err(UsageError(format!(
-                    "--server-name {name:?}: use letters, digits, '-', '_' and '.' (not first)"
-                )));
+                return Err(FlagError::ServerName { name: name.clone() });
             }
             if servers.iter().any(|s| &s.name == name) {
-                return Err(UsageError(format!(
-                    "--server-name {name:?} names two servers"
-                )));
+                return Err(FlagError::DuplicateServerName { name: name.clone() });
             }
             servers.push(echomark_archive::ExternalServer {
                 name: name.clone(),
@@ -271,13 +264,11 @@ impl MatrixArgs {
 
     /// The settings every `--server-cmd` server shares (its name and command left empty):
     /// address, framing, TLS trust and machine.
-    fn shared_server_settings(&self) -> Result<echomark_archive::ExternalServer, UsageError> {
+    fn shared_server_settings(&self) -> Result<echomark_archive::ExternalServer, FlagError> {
         let family = self.address_family.unwrap_or(AddressFamily::Ipv4);
         let host = self.server_host.unwrap_or_else(|| case::loopback(family));
         if family_of(&SocketAddr::new(host, 0)) != family {
-            return Err(UsageError(format!(
-                "--server-host {host} is not an address of --address-family {family}"
-            )));
+            return Err(FlagError::ServerHostFamily { host, family });
         }
         Ok(echomark_archive::ExternalServer {
             name: String::new(),
@@ -299,7 +290,7 @@ impl MatrixArgs {
 
     /// The CPUs of client and server: as given, or the baseline's default (apart, on two
     /// halves of this process's CPUs) for an in-process baseline that names neither.
-    fn placement(&self) -> Result<(Option<CpuList>, Option<CpuList>), UsageError> {
+    fn placement(&self) -> Result<(Option<CpuList>, Option<CpuList>), FlagError> {
         let defaulted = self.preset == Some(Preset::Baseline)
             && !self.together
             && self.resume.is_none()
@@ -309,7 +300,7 @@ impl MatrixArgs {
         if !defaulted {
             return Ok((self.client_cpus.clone(), self.server_cpus.clone()));
         }
-        let allowed = placement::allowed_for_thread().map_err(|e| UsageError(e.to_string()))?;
+        let allowed = placement::allowed_for_thread()?;
         Ok(match placement::halves(&allowed) {
             Some((client, server)) => (Some(client), Some(server)),
             None => (None, None),
@@ -317,18 +308,12 @@ impl MatrixArgs {
     }
 
     /// The library's request for these flags.
-    pub fn to_request(&self) -> Result<MatrixRequest, UsageError> {
+    pub fn to_request(&self) -> Result<MatrixRequest, FlagError> {
         let archive = match (&self.resume, &self.out) {
-            (Some(resume), Some(out)) if resume != out => {
-                return Err(UsageError(
-                    "--resume writes to the archive it resumes; drop --out".into(),
-                ))
-            }
+            (Some(resume), Some(out)) if resume != out => return Err(FlagError::ResumeWithOut),
             (Some(resume), _) => ArchiveTarget::Resume(resume.clone()),
             (None, Some(out)) => ArchiveTarget::New(out.clone()),
-            (None, None) => {
-                return Err(UsageError("--out FILE or --resume FILE is required".into()))
-            }
+            (None, None) => return Err(FlagError::NoArchive),
         };
         let placement = self.placement()?;
         Ok(MatrixRequest {

@@ -2,12 +2,14 @@
 //! and ranges follow arknet's loopback benchmark. The flags that aim a client at another
 //! server are in [`target`], those of `matrix` in [`matrix`].
 
+mod error;
 mod matrix;
 mod quic;
 #[cfg(test)]
 mod reproduction_tests;
 mod target;
 
+pub use error::FlagError;
 pub use matrix::MatrixArgs;
 pub use target::{family_of, TargetArgs};
 
@@ -230,7 +232,7 @@ traffic_flags!(OnceArgs, SoakArgs);
 
 impl OnceArgs {
     /// The validated case these flags describe.
-    pub fn to_case(&self) -> Result<Case, UsageError> {
+    pub fn to_case(&self) -> Result<Case, FlagError> {
         let mut case = Case {
             backend: self.backend.clone(),
             seconds: self.seconds,
@@ -264,7 +266,7 @@ impl OnceArgs {
         if let Some(t) = &case.target {
             case.address_family = family_of(&t.addr);
         }
-        case.validate()
+        Ok(case.validate()?)
     }
 }
 
@@ -362,7 +364,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The options these flags describe.
-    pub fn to_options(&self) -> Result<echomark_runner::serve::ServeOptions, UsageError> {
+    pub fn to_options(&self) -> Result<echomark_runner::serve::ServeOptions, FlagError> {
         let options = echomark_runner::serve::ServeOptions {
             backend: self.backend.clone(),
             ring: echomark_runner::serve::ring::Tuning {
@@ -396,7 +398,7 @@ impl ServeArgs {
                 .quic_max_connections
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         };
-        echomark_runner::serve::validate(&options).map_err(|e| UsageError(e.to_string()))?;
+        echomark_runner::serve::validate(&options)?;
         Ok(options)
     }
 }
@@ -431,11 +433,11 @@ pub struct VerifyArgs {
 
 impl VerifyArgs {
     /// The target to verify (required here).
-    pub fn to_target(&self) -> Result<Target, UsageError> {
+    pub fn to_target(&self) -> Result<Target, FlagError> {
         let target = self
             .target
             .resolve(self.address_family)?
-            .ok_or_else(|| UsageError("verify needs --target HOST:PORT".into()))?;
+            .ok_or(FlagError::VerifyNeedsTarget)?;
         let probe = Case {
             protocol: self.protocol,
             address_family: family_of(&target.addr),

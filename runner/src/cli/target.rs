@@ -4,7 +4,9 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 
 use clap::Args;
-use echomark_runner::case::{AddressFamily, StreamFraming, Target, TlsTrust, UsageError};
+use echomark_runner::case::{AddressFamily, StreamFraming, Target, TlsTrust};
+
+use super::FlagError;
 
 /// The flags that point a client at a server echomark did not start.
 #[derive(Debug, Clone, Args)]
@@ -47,7 +49,7 @@ pub struct TargetArgs {
 impl TargetArgs {
     /// The target these flags name, resolved (preferring `family` when the name has
     /// addresses of both), or none.
-    pub fn resolve(&self, family: AddressFamily) -> Result<Option<Target>, UsageError> {
+    pub fn resolve(&self, family: AddressFamily) -> Result<Option<Target>, FlagError> {
         let Some(authority) = &self.target else {
             return Ok(None);
         };
@@ -104,22 +106,36 @@ pub fn tls_trust(ca: &Option<std::path::PathBuf>, insecure: bool) -> Option<TlsT
 
 /// The machine description in `file`: a host as `describe-host` prints it, or an object
 /// that carries one under `machine` (`serve`'s listening line).
-pub fn read_machine(file: &std::path::Path) -> Result<echomark_archive::Host, UsageError> {
-    let fail = |why: String| UsageError(format!("--server-machine {}: {why}", file.display()));
-    let text = std::fs::read_to_string(file).map_err(|e| fail(e.to_string()))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+pub fn read_machine(file: &std::path::Path) -> Result<echomark_archive::Host, FlagError> {
+    let text =
+        std::fs::read_to_string(file).map_err(|source| FlagError::ServerMachineUnreadable {
+            file: file.to_path_buf(),
+            source,
+        })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| FlagError::ServerMachineNotJson {
+            file: file.to_path_buf(),
+            source,
+        })?;
     let (value, at) = match value.get("machine") {
         Some(machine) => (machine.clone(), "machine"),
         None => (value, "the top level"),
     };
-    serde_json::from_value(value).map_err(|e| fail(format!("{at} is not a host description: {e}")))
+    serde_json::from_value(value).map_err(|source| FlagError::ServerMachineNotHost {
+        file: file.to_path_buf(),
+        at,
+        source,
+    })
 }
 
 /// The socket address of `HOST:PORT`, of `family` when the name has both kinds.
-pub fn resolve(authority: &str, family: AddressFamily) -> Result<SocketAddr, UsageError> {
+pub fn resolve(authority: &str, family: AddressFamily) -> Result<SocketAddr, FlagError> {
     let addrs: Vec<SocketAddr> = authority
         .to_socket_addrs()
-        .map_err(|e| UsageError(format!("--target {authority:?}: {e}")))?
+        .map_err(|source| FlagError::TargetUnresolved {
+            authority: authority.to_string(),
+            source,
+        })?
         .collect();
     let wanted = |a: &&SocketAddr| a.is_ipv6() == (family == AddressFamily::Ipv6);
     addrs
@@ -127,7 +143,9 @@ pub fn resolve(authority: &str, family: AddressFamily) -> Result<SocketAddr, Usa
         .find(wanted)
         .or(addrs.first())
         .copied()
-        .ok_or_else(|| UsageError(format!("--target {authority:?} has no address")))
+        .ok_or_else(|| FlagError::TargetNoAddress {
+            authority: authority.to_string(),
+        })
 }
 
 /// The address family of `addr`.

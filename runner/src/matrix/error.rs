@@ -76,9 +76,12 @@ mod tests {
         assert_eq!(cause.to_string(), "permission denied");
         let case = MatrixError::Case {
             label: "tcp 64 B".into(),
-            source: crate::case::UsageError("no".into()),
+            source: crate::case::UsageError::GsoWithoutBatch,
         };
-        assert_eq!(case.to_string(), "case tcp 64 B: no");
+        assert_eq!(
+            case.to_string(),
+            "case tcp 64 B: --udp-gso rides on --udp-batch N: give both"
+        );
         assert!(case.source().is_some());
     }
 }

@@ -325,7 +325,7 @@ impl MatrixSpec {
 
 /// A recorded CPU list, parsed.
 fn cpu_list(text: &Option<String>) -> Result<Option<crate::placement::CpuList>, UsageError> {
-    crate::placement::recorded(text.as_deref()).map_err(|e| UsageError(e.to_string()))
+    Ok(crate::placement::recorded(text.as_deref())?)
 }
 
 /// The longest per-run timeout a matrix accepts, in seconds (a day).

@@ -364,7 +364,7 @@ pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
         .udp_batch
         .and_then(|batch| crate::case::udp_batch_refusal(o.protocol, &o.backend, batch))
     {
-        return Err(ServeError::Usage(why));
+        return Err(ServeError::Usage(why.to_string()));
     }
     if o.io_model == IoModel::Shared && o.io_threads > 1 && o.protocol == Protocol::Udp {
         // One socket served by one task: more threads would only idle.
