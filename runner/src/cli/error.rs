@@ -14,7 +14,7 @@ pub enum FlagError {
     Case(#[from] UsageError),
     /// `serve`'s options break a rule of the server's.
     #[error(transparent)]
-    Serve(#[from] echomark_runner::serve::ServeError),
+    Serve(#[from] echomark_runner::serve::ServeUsage),
     /// The CPUs this process may use could not be read.
     #[error(transparent)]
     Placement(#[from] PlacementError),

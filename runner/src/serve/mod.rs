@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use echomark_archive::Role;
 
-use crate::case::{Backend, Fault};
+use crate::case::{Backend, Fault, UsageError};
 use crate::instruments::counters::ServerStats;
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 use crate::traffic::connect::{self, ServerConn};
@@ -165,11 +165,40 @@ fn is_zero(n: &u64) -> bool {
 pub enum ServeError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(#[from] ServeUsage),
     /// The stop flag's signal handlers could not be installed.
     #[error(transparent)]
     Signals(#[from] crate::signals::SignalError),
+}
+
+/// Options `serve` refuses: exit 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServeUsage {
+    /// A rule `serve` shares with `once`: what the backend supports (its role, protocols,
+    /// IO models and options), the QUIC transport, `--udp-batch`.
+    #[error(transparent)]
+    Case(#[from] crate::case::UsageError),
+    /// A `--quic-*` transport flag with a protocol that is not QUIC.
+    #[error("the --quic-* transport flags are for the QUIC protocols")]
+    QuicFlagsNotQuic,
+    /// `--quic-max-connections` with a protocol that is not QUIC.
+    #[error("--quic-max-connections is for the QUIC protocols")]
+    MaxConnectionsNotQuic,
+    /// `--quic-max-connections 0`.
+    #[error("--quic-max-connections must be at least 1")]
+    NoConnections,
+    /// `--tls-certificate-out` with a protocol without TLS.
+    #[error("--tls-certificate-out is for tcps, wss, https and the QUIC protocols")]
+    CertificateWithoutTls,
+    /// A `--uring-*` switch on another backend than io-uring.
+    #[error("the --uring-* switches are for --backend io-uring")]
+    UringSwitchesNotUring,
+    /// UDP with several threads on a shared runtime, where one task serves the one socket.
+    #[error(
+        "UDP on a shared runtime serves one socket from one task; use --io-model sharded for more threads"
+    )]
+    SharedUdpThreads,
 }
 
 /// How long the accept loop waits after the process ran out of file descriptors (or the
@@ -315,60 +344,65 @@ impl Registry {
 }
 
 /// Checks the combinations the flags cannot express.
-pub fn validate(o: &ServeOptions) -> Result<(), ServeError> {
-    let usage = |m: &str| Err(ServeError::Usage(m.to_string()));
-    if let Some(why) = o.framing.refuse(o.protocol) {
-        return Err(ServeError::Usage(why));
+pub fn validate(o: &ServeOptions) -> Result<(), ServeUsage> {
+    let unsupported = |reason| ServeUsage::Case(UsageError::Unsupported { reason });
+    if o.framing.refuse(o.protocol).is_some() {
+        return Err(ServeUsage::Case(UsageError::FramingNotTcp {
+            framing: o.framing,
+        }));
     }
-    if let Some(why) = o.backend.refuse_role(Role::Server) {
-        return Err(ServeError::Usage(why));
+    if let Some(reason) = o.backend.refuse_role(Role::Server) {
+        return Err(unsupported(reason));
     }
     if o.protocol.is_quic() {
-        if let Some(why) = o.backend.refuse_protocol(o.protocol) {
-            return Err(ServeError::Usage(why));
+        if let Some(reason) = o.backend.refuse_protocol(o.protocol) {
+            return Err(unsupported(reason));
         }
     }
     if !o.protocol.is_quic() && o.quic != echomark_archive::QuicTransport::default() {
-        return usage("the --quic-* transport flags are for the QUIC protocols");
+        return Err(ServeUsage::QuicFlagsNotQuic);
     }
     if !o.protocol.is_quic() && o.quic_max_connections.is_some() {
-        return usage("--quic-max-connections is for the QUIC protocols");
+        return Err(ServeUsage::MaxConnectionsNotQuic);
     }
     if o.quic_max_connections == Some(0) {
-        return usage("--quic-max-connections must be at least 1");
+        return Err(ServeUsage::NoConnections);
     }
-    if let Some(why) = o.quic.problem() {
-        return Err(ServeError::Usage(why));
+    if let Some(problem) = o.quic.problem() {
+        return Err(UsageError::QuicTransport { problem }.into());
     }
     if o.tls_certificate_out.is_some() && !o.protocol.needs_trust() {
-        return usage("--tls-certificate-out is for tcps, wss, https and the QUIC protocols");
+        return Err(ServeUsage::CertificateWithoutTls);
     }
-    if let Some(why) = o.backend.refuse_protocol(o.protocol) {
-        return Err(ServeError::Usage(why));
+    if let Some(reason) = o.backend.refuse_protocol(o.protocol) {
+        return Err(unsupported(reason));
     }
     if let Some(reason) = o.backend.refuse_model(o.io_model, o.io_threads as u64) {
-        return Err(ServeError::Usage(format!(
-            "--backend {} cannot run {} {}: {reason}",
-            o.backend, o.io_model, o.io_threads
-        )));
+        return Err(UsageError::Model {
+            backend: o.backend.clone(),
+            io_model: o.io_model,
+            io_threads: o.io_threads,
+            reason,
+        }
+        .into());
     }
     if o.fault == Some(Fault::Stall) {
-        if let Some(why) = o.backend.refuse(|c| c.stall_fault, "--inject-fault stall") {
-            return Err(ServeError::Usage(why));
+        if let Some(reason) = o.backend.refuse(|c| c.stall_fault, "--inject-fault stall") {
+            return Err(unsupported(reason));
         }
     }
     if o.backend != Backend::IoUring && o.ring != ring::Tuning::default() {
-        return usage("the --uring-* switches are for --backend io-uring");
+        return Err(ServeUsage::UringSwitchesNotUring);
     }
-    if let Some(why) = o
+    if let Some(refusal) = o
         .udp_batch
         .and_then(|batch| crate::case::udp_batch_refusal(o.protocol, &o.backend, batch))
     {
-        return Err(ServeError::Usage(why.to_string()));
+        return Err(refusal.into());
     }
     if o.io_model == IoModel::Shared && o.io_threads > 1 && o.protocol == Protocol::Udp {
         // One socket served by one task: more threads would only idle.
-        return usage("UDP on a shared runtime serves one socket from one task; use --io-model sharded for more threads");
+        return Err(ServeUsage::SharedUdpThreads);
     }
     Ok(())
 }
@@ -409,9 +443,8 @@ pub fn run(
         Backend::IoUring => ring::start(o, &registry, &closing)?,
         // validate() refused every backend that does not serve.
         Backend::Named(_) => {
-            return Err(ServeError::Usage(
-                o.backend.refuse_role(Role::Server).unwrap_or_default(),
-            ))
+            let reason = o.backend.refuse_role(Role::Server).unwrap_or_default();
+            return Err(ServeUsage::Case(UsageError::Unsupported { reason }).into());
         }
     };
     announce(&Listening {
@@ -578,5 +611,48 @@ mod tests {
         let r = registry.report(1.0);
         assert_eq!(r.measured_messages_received, 200_010);
         assert_eq!(r.disconnect_errors, 200_000);
+    }
+
+    #[test]
+    fn serve_refusals_read_as_before() {
+        for (e, text) in [
+            (
+                ServeUsage::Case(crate::case::UsageError::FramingNotTcp {
+                    framing: StreamFraming::Raw,
+                }),
+                "--framing raw is for tcp and tcps; the other protocols have their own framing",
+            ),
+            (
+                ServeUsage::QuicFlagsNotQuic,
+                "the --quic-* transport flags are for the QUIC protocols",
+            ),
+            (
+                ServeUsage::MaxConnectionsNotQuic,
+                "--quic-max-connections is for the QUIC protocols",
+            ),
+            (
+                ServeUsage::NoConnections,
+                "--quic-max-connections must be at least 1",
+            ),
+            (
+                ServeUsage::CertificateWithoutTls,
+                "--tls-certificate-out is for tcps, wss, https and the QUIC protocols",
+            ),
+            (
+                ServeUsage::UringSwitchesNotUring,
+                "the --uring-* switches are for --backend io-uring",
+            ),
+            (
+                ServeUsage::SharedUdpThreads,
+                "UDP on a shared runtime serves one socket from one task; use --io-model \
+                 sharded for more threads",
+            ),
+            (
+                ServeUsage::Case(UsageError::GsoWithoutBatch),
+                "--udp-gso rides on --udp-batch N: give both",
+            ),
+        ] {
+            assert_eq!(ServeError::Usage(e).to_string(), text);
+        }
     }
 }
