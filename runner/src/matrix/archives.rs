@@ -7,7 +7,8 @@ use std::path::Path;
 use echomark_archive::{Archive, EchomarkInfo, ARCHIVE_SCHEMA_VERSION, FORMAT_VERSION, TOOL_NAME};
 
 use super::plan::{self, MatrixSpec, SettingsExtra};
-use super::{host, provenance, store, MatrixError, MatrixRequest, TIMEOUT_MARGIN_SECONDS};
+use super::TIMEOUT_MARGIN_SECONDS;
+use super::{host, provenance, store, MatrixError, MatrixRequest, Refusal};
 use crate::case::{Backend, DEFAULT_UDP_TIMEOUT_MS};
 
 /// The settings a new matrix of `request` records, before any backend or server is set
@@ -124,9 +125,7 @@ pub(super) fn settings_for_backend(
     let mut settings = settings.clone();
     settings.unsupported_io_profiles = settings.unsupported_for(backend.as_str());
     if settings.planned_runs(backend.as_str(), &[]).is_empty() {
-        return Err(MatrixError::Refused(format!(
-            "the matrix has no cases that --backend {backend} can run"
-        )));
+        return Err(Refusal::NoCasesFor { backend }.into());
     }
     Ok((archive_backend(&settings, backend), settings))
 }
@@ -175,11 +174,11 @@ pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixErr
     if archive.settings.unsupported_io_profiles
         != archive.settings.unsupported_for(archive.backend.as_str())
     {
-        return Err(MatrixError::Refused(format!(
-            "{}: settings.unsupported_io_profiles does not match what backend {} cannot run",
-            path.display(),
-            archive.backend
-        )));
+        return Err(Refusal::UnsupportedProfiles {
+            path: path.to_path_buf(),
+            backend: archive.backend.clone(),
+        }
+        .into());
     }
     let planned: BTreeSet<_> = archive
         .settings
@@ -194,11 +193,12 @@ pub(super) fn check_plan(path: &Path, archive: &Archive) -> Result<(), MatrixErr
         .find(|(_, e)| !echomark_archive::until_decided::within(settings, &planned, e.run_id()))
     {
         None => Ok(()),
-        Some((i, e)) => Err(MatrixError::Refused(format!(
-            "{}: results[{i}]: {} is not a run the settings plan",
-            path.display(),
-            e.run_id()
-        ))),
+        Some((index, e)) => Err(Refusal::UnplannedResult {
+            path: path.to_path_buf(),
+            index,
+            run: Box::new(e.run_id().clone()),
+        }
+        .into()),
     }
 }
 
@@ -208,27 +208,26 @@ pub(super) fn resume(
 ) -> Result<Archive, MatrixError> {
     let archive = store::read(path)?;
     if archive.echomark.tool != TOOL_NAME || archive.echomark.format_version != FORMAT_VERSION {
-        return Err(MatrixError::Refused(format!(
-            "{}: written by {} format {}, not {TOOL_NAME} format {FORMAT_VERSION}",
-            path.display(),
-            archive.echomark.tool,
-            archive.echomark.format_version
-        )));
+        return Err(Refusal::OtherFormat {
+            path: path.to_path_buf(),
+            tool: archive.echomark.tool,
+            format_version: archive.echomark.format_version,
+        }
+        .into());
     }
     if archive.complete {
-        return Err(MatrixError::Refused(format!(
-            "{}: already complete; nothing to resume",
-            path.display()
-        )));
+        return Err(Refusal::AlreadyComplete {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     check_plan(path, &archive)?;
     let (exe_sha, source_sha) = hashes()?;
     if archive.executable_sha256 != exe_sha || archive.source_sha256 != source_sha {
-        return Err(MatrixError::Refused(format!(
-            "{}: measured with another build (executable or source hash differs); \
-             one archive holds one build, so start a new archive",
-            path.display()
-        )));
+        return Err(Refusal::OtherBuild {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     // Fields an older archive did not record are not compared.
     let mut here = host::describe();
@@ -245,18 +244,19 @@ pub(super) fn resume(
     // The name is the user's, not a fact of the machine: a resumed archive keeps its own.
     here.name.clone_from(&recorded.name);
     if archive.host != here {
-        return Err(MatrixError::Refused(format!(
-            "{}: measured on another host",
-            path.display()
-        )));
+        return Err(Refusal::OtherHost {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     let failed = archive.results.iter().filter(|e| e.error.is_some()).count() as u64;
     if failed != archive.failed_measurements {
-        return Err(MatrixError::Refused(format!(
-            "{}: failed_measurements is {} but {failed} entries carry an error",
-            path.display(),
-            archive.failed_measurements
-        )));
+        return Err(Refusal::FailedCount {
+            path: path.to_path_buf(),
+            recorded: archive.failed_measurements,
+            counted: failed,
+        }
+        .into());
     }
     if let Some(server) = &archive.settings.external_server {
         // The command comes from the file, which anyone who could write it chose: say what

@@ -3,7 +3,7 @@
 
 use echomark_archive::{ExternalServer, Protocol, TlsVerification, VerificationRecord};
 
-use super::{server, MatrixError, Target};
+use super::{server, MatrixError, Refusal, Target};
 use crate::case::TlsTrust;
 
 /// The client's view of `server` listening at `address` for `protocol`; `pipelines` says
@@ -122,22 +122,23 @@ pub(super) fn verify_first(
                 }],
             },
         };
-        let failed: Vec<String> = record
+        let failed: Vec<_> = record
             .checks
             .iter()
             .filter(|c| c.outcome == "failed")
-            .map(|c| format!("{}: {}", c.name, c.detail))
+            .cloned()
             .collect();
         let passed = record.passed;
         target.archive.verification.push(record);
         target.save()?;
         if !passed {
-            return Err(MatrixError::Refused(format!(
-                "{} fails the echo contract for {protocol}, so it is not measured ({}); the verification is in {}",
-                server.name,
-                failed.join("; "),
-                target.path.display()
-            )));
+            return Err(Refusal::FailsContract {
+                server: server.name.clone(),
+                protocol,
+                failed,
+                path: target.path.clone(),
+            }
+            .into());
         }
     }
     Ok(())

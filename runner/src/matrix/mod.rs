@@ -30,7 +30,7 @@ use echomark_archive::{Archive, Preset, Protocol, SoakReport};
 use crate::case::Backend;
 use plan::{MatrixSpec, Overrides, PlannedRun};
 
-pub use error::MatrixError;
+pub use error::{MatrixError, Refusal};
 
 /// Which archive a matrix writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,10 +230,7 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
     match &request.archive {
         ArchiveTarget::New(path) if names.len() > 1 => {
             if path.exists() && !path.is_dir() {
-                return Err(MatrixError::Refused(format!(
-                    "{}: with several backends or servers, --out names a folder (one archive each)",
-                    path.display()
-                )));
+                return Err(Refusal::OutNotAFolder { path: path.clone() }.into());
             }
             Ok(names
                 .iter()
@@ -249,10 +246,7 @@ fn target_paths(request: &MatrixRequest) -> Result<Vec<PathBuf>, MatrixError> {
                 .collect();
             paths.sort();
             if paths.is_empty() {
-                return Err(MatrixError::Refused(format!(
-                    "{}: no archive to resume",
-                    dir.display()
-                )));
+                return Err(Refusal::NoArchiveToResume { dir: dir.clone() }.into());
             }
             Ok(paths)
         }
@@ -305,7 +299,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
     let session = runs::Session {
         exe: &exe,
         timeout: Duration::try_from_secs_f64(settings.case_timeout_seconds)
-            .map_err(|e| MatrixError::Refused(format!("settings.case_timeout_seconds: {e}")))?,
+            .map_err(Refusal::CaseTimeout)?,
         server_cpus: server::pinned_cpus(&settings)?,
         spec,
         settings,

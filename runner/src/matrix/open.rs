@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use echomark_archive::Archive;
 
 use super::{archives, identity, provenance, store, target_paths};
-use super::{ArchiveTarget, MatrixError, MatrixRequest, Target};
+use super::{ArchiveTarget, MatrixError, MatrixRequest, Refusal, Target};
 
 /// The archives `request` writes, locked and ready to take runs.
 pub(super) fn targets(request: &MatrixRequest, exe: &Path) -> Result<Vec<Target>, MatrixError> {
@@ -44,10 +44,7 @@ pub(super) fn targets(request: &MatrixRequest, exe: &Path) -> Result<Vec<Target>
     let template = match &request.archive {
         ArchiveTarget::New(_) => {
             if let Some(path) = paths.iter().find(|p| p.exists()) {
-                return Err(MatrixError::Refused(format!(
-                    "{} already exists; finish it with --resume {0} or choose another --out",
-                    path.display()
-                )));
+                return Err(Refusal::ArchiveExists { path: path.clone() }.into());
             }
             let (exe_sha, source_sha) = hashes_once()?;
             Some(archives::new_archive(
@@ -65,19 +62,18 @@ pub(super) fn targets(request: &MatrixRequest, exe: &Path) -> Result<Vec<Target>
             None => archives::resume(&path, &mut hashes_once)?,
         };
         let backend = archives::runtime_of(&archive).ok_or_else(|| {
-            MatrixError::Refused(format!(
-                "{}: backend {:?} is not one this runner has",
-                path.display(),
-                archive.backend
-            ))
+            MatrixError::from(Refusal::UnknownBackend {
+                path: path.clone(),
+                backend: archive.backend.clone(),
+            })
         })?;
         if let Some(first) = targets.first() {
             if first.archive.settings.shared_matrix() != archive.settings.shared_matrix() {
-                return Err(MatrixError::Refused(format!(
-                    "{} and {}: archives resumed together must have the same settings",
-                    first.path.display(),
-                    path.display()
-                )));
+                return Err(Refusal::SettingsDiffer {
+                    first: first.path.clone(),
+                    second: path,
+                }
+                .into());
             }
         }
         targets.push(Target {
@@ -97,10 +93,10 @@ fn lock_all(paths: &[PathBuf]) -> Result<Vec<store::ArchiveLock>, MatrixError> {
         .iter()
         .map(
             |path| match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                Some(dir) if !dir.is_dir() => Err(MatrixError::Refused(format!(
-                    "{}: no such folder",
-                    dir.display()
-                ))),
+                Some(dir) if !dir.is_dir() => Err(Refusal::NoSuchFolder {
+                    dir: dir.to_path_buf(),
+                }
+                .into()),
                 _ => store::ArchiveLock::take(path).map_err(MatrixError::Locked),
             },
         )
@@ -111,12 +107,11 @@ fn lock_all(paths: &[PathBuf]) -> Result<Vec<store::ArchiveLock>, MatrixError> {
 fn hashes(exe: &Path, source_dir: &Path) -> Result<(String, String), MatrixError> {
     let exe_sha = provenance::file_sha256(exe)
         .map_err(|e| MatrixError::system(format!("cannot hash {}", exe.display()), e))?;
-    let source_sha = provenance::source_sha256(source_dir).map_err(|e| {
-        MatrixError::Refused(format!(
-            "cannot hash the measured sources in {} ({e}); pass --source-dir WORKSPACE",
-            source_dir.display()
-        ))
-    })?;
+    let source_sha =
+        provenance::source_sha256(source_dir).map_err(|source| Refusal::SourcesUnhashable {
+            dir: source_dir.to_path_buf(),
+            source,
+        })?;
     Ok((exe_sha, source_sha))
 }
 

@@ -11,7 +11,7 @@ use echomark_archive::{Entry, Settings};
 
 use super::plan::{self, MatrixSpec, PlannedRun};
 use super::{child, external, label, progress, provenance, server, soak_child, until};
-use super::{MatrixError, SignalFlag, Target};
+use super::{MatrixError, Refusal, SignalFlag, Target};
 use crate::placement::CpuList;
 
 /// How a stage of runs, or the soaks, ended.
@@ -64,10 +64,10 @@ pub(super) fn check_cases(
         }
         let done: BTreeSet<_> = t.archive.results.iter().map(Entry::run_id).collect();
         if done.len() != t.archive.results.len() {
-            return Err(MatrixError::Refused(format!(
-                "{}: a (case, repetition) appears twice in results",
-                t.path.display()
-            )));
+            return Err(Refusal::DuplicateResult {
+                path: t.path.clone(),
+            }
+            .into());
         }
         t.save()?;
     }

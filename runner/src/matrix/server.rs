@@ -45,7 +45,7 @@ pub fn pinned_cpus(
     settings: &echomark_archive::Settings,
 ) -> Result<Option<CpuList>, super::MatrixError> {
     crate::placement::recorded(settings.server_cpus.as_deref())
-        .map_err(|e| super::MatrixError::Refused(format!("settings.server_cpus: {e}")))
+        .map_err(|e| super::Refusal::ServerCpus(e).into())
 }
 
 /// Starts `server` for `protocol` on a free port, pinned to `cpus` when given (before it
