@@ -382,11 +382,23 @@ fn milliseconds(seconds: f64) -> u64 {
 }
 
 /// `--host-name`: a short, safe name.
-fn host_name(text: &str) -> Result<String, String> {
+fn host_name(text: &str) -> Result<String, HostNameError> {
     match echomark_archive::limits::host_name_problem(text) {
-        Some(why) => Err(why),
+        Some(reason) => Err(HostNameError {
+            name: text.to_string(),
+            reason,
+        }),
         None => Ok(text.to_string()),
     }
+}
+
+/// A `--host-name` that is not a short, safe name, for the contract's `reason`
+/// ([`echomark_archive::limits::host_name_problem`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct HostNameError {
+    pub name: String,
+    pub reason: String,
 }
 
 /// `--budget`: a duration (`90s`, `20m`, `2h`, or plain seconds).

@@ -543,6 +543,36 @@ mod tests {
     use echomark_archive::Preset;
     use echomark_runner::matrix::plan::MatrixSpec;
 
+    /// A value a parser refuses is reported with the parser's own error, typed.
+    #[test]
+    fn value_parsers_refuse_with_typed_errors() {
+        fn refused<E: std::error::Error + 'static>(args: &[&str]) -> (String, bool) {
+            let e = Cli::try_parse_from(args).unwrap_err();
+            let typed = std::error::Error::source(&e).is_some_and(|s| s.is::<E>());
+            (e.to_string(), typed)
+        }
+        let (said, typed) = refused::<quic::NotOnOff>(&["r", "once", "--quic-gso", "maybe"]);
+        assert!(said.contains("'maybe' is not on or off"), "{said}");
+        assert!(typed, "{said}");
+        let (said, typed) = refused::<target::NotAlpn>(&[
+            "r",
+            "once",
+            "--target",
+            "127.0.0.1:1",
+            "--alpn",
+            "two words",
+        ]);
+        assert!(
+            said.contains("'two words' is not an ALPN name (1 to 255 printable ASCII characters)"),
+            "{said}"
+        );
+        assert!(typed, "{said}");
+        let (said, typed) =
+            refused::<matrix::HostNameError>(&["r", "matrix", "--host-name", "two words"]);
+        assert!(said.contains("is not a host name"), "{said}");
+        assert!(typed, "{said}");
+    }
+
     /// What the matrix hands a child is exactly what `once` measures: every planned case of
     /// every preset survives the round trip through its argv.
     #[test]

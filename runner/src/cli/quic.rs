@@ -5,12 +5,21 @@ use clap::Args;
 use echomark_archive::{Congestion, QuicAxes, QuicTransport};
 
 /// `on` or `off`.
-fn on_off(text: &str) -> Result<bool, String> {
+fn on_off(text: &str) -> Result<bool, NotOnOff> {
     match text {
         "on" => Ok(true),
         "off" => Ok(false),
-        other => Err(format!("'{other}' is not on or off")),
+        other => Err(NotOnOff {
+            text: other.to_string(),
+        }),
     }
+}
+
+/// A switch that is neither `on` nor `off`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{text}' is not on or off")]
+pub struct NotOnOff {
+    pub text: String,
 }
 
 /// The archive's own bounds, which `validate` holds every run to.

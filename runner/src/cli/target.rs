@@ -85,13 +85,20 @@ impl TargetArgs {
 
 /// An ALPN protocol name: 1 to 255 bytes (RFC 7301), printable ASCII here so that the
 /// archive and the command line show it as it went on the wire.
-fn alpn(text: &str) -> Result<String, String> {
+fn alpn(text: &str) -> Result<String, NotAlpn> {
     if text.is_empty() || text.len() > 255 || !text.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(format!(
-            "'{text}' is not an ALPN name (1 to 255 printable ASCII characters)"
-        ));
+        return Err(NotAlpn {
+            text: text.to_string(),
+        });
     }
     Ok(text.to_string())
+}
+
+/// An `--alpn` that is not an ALPN protocol name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{text}' is not an ALPN name (1 to 255 printable ASCII characters)")]
+pub struct NotAlpn {
+    pub text: String,
 }
 
 /// How `--tls-ca FILE` / `--tls-insecure` say the server's certificate is checked, if at
