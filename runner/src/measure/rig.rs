@@ -18,7 +18,7 @@ use crate::instruments::alarm::Alarm;
 use crate::instruments::counters::ServerStats;
 use crate::instruments::latency;
 use crate::instruments::resources::{self, UdpCounters};
-use crate::instruments::syscalls::SyscallCounter;
+use crate::instruments::syscalls::{SyscallCountError, SyscallCounter};
 use crate::message::{PHASE_MEASURED, PHASE_WARMUP};
 use crate::traffic::phase::{ClientReport, Command, PhasePlan};
 use crate::traffic::stream::ServerDuty;
@@ -98,85 +98,10 @@ impl<R: Runtimes> Rig<R> {
         mut self,
         case: &Case,
         m: &mut Metrics,
-        mut syscalls: Option<&mut SyscallCounter>,
+        syscalls: Option<&mut SyscallCounter>,
     ) {
-        if let Some((version, suite)) = self.tls.take() {
-            m.tls_version = Some(version);
-            m.tls_cipher_suite = Some(suite);
-        }
-        if let Some(b) = self.udp.take() {
-            report::udp_buffers(m, &b);
-        }
-        m.io_driver = self.io_driver.take();
-        let plan = |phase: u8, start: Instant, seconds: f64| {
-            let deadline = start + Duration::from_secs_f64(seconds);
-            PhasePlan {
-                start,
-                phase,
-                deadline,
-                drain_limit: deadline + DRAIN_LIMIT,
-                record_latency: case.record_latency,
-            }
-        };
-        let ipv6 = case.address_family == AddressFamily::Ipv6;
-        let outcome = (|| -> Result<(PhaseTotals, PhaseTotals, Timing), PhaseError> {
-            let warm = if case.warmup > 0.0 {
-                let warm_plan = plan(PHASE_WARMUP, Instant::now(), case.warmup);
-                self.commands.send_replace(Command::Run(warm_plan));
-                self.collect(warm_plan, case.connections().0)?
-            } else {
-                PhaseTotals::default()
-            };
-            let kernel_before = UdpCounters::read(ipv6);
-            let rss_start = resources::current_rss_bytes();
-            let cpu_start = resources::process_cpu_seconds();
-            let syscalls_start = syscalls.as_mut().map(|c| c.read());
-            let start = Instant::now();
-            let measured_plan = plan(PHASE_MEASURED, start, case.seconds);
-            let deadline = measured_plan.deadline;
-            // Sample CPU at the deadline on this thread while the clients run; the reports
-            // are read afterwards (they arrive when each client's drain is over).
-            self.commands.send_replace(Command::Run(measured_plan));
-            self.sleep_ringing(deadline);
-            let cpu_end = resources::process_cpu_seconds();
-            let syscalls_end = syscalls.as_mut().map(|c| c.read());
-            let cpu_elapsed = start.elapsed();
-            m.syscalls = match (syscalls_start, syscalls_end) {
-                (Some(Ok(a)), Some(Ok(b))) => Some(b.saturating_sub(a)),
-                (Some(Err(e)), _) | (_, Some(Err(e))) => {
-                    m.error.get_or_insert_with(|| e.to_string());
-                    None
-                }
-                _ => None,
-            };
-            // Every runtime thread is still alive here: where they may run, as the kernel
-            // holds it.
-            m.placement = placement_now(case);
-            let measured = self.collect(measured_plan, case.connections().0)?;
-            let handshakes = self
-                .handshakes
-                .as_deref()
-                .map(|h| (h, case.target.is_none()));
-            m.quic = crate::traffic::quic::counters(&self.quic, handshakes).map(|q| {
-                echomark_archive::QuicCounters {
-                    transport: Some(case.quic),
-                    ..q
-                }
-            });
-            let timing = Timing {
-                start,
-                interval: deadline - start,
-                cpu: cpu_start.zip(cpu_end).map(|(a, b)| (b - a).max(0.0)),
-                cpu_elapsed,
-                drain: measured
-                    .last_finish
-                    .map(|t| t.saturating_duration_since(deadline))
-                    .unwrap_or_default(),
-                rss: (rss_start, resources::current_rss_bytes()),
-                kernel: kernel_before.zip(UdpCounters::read(ipv6)),
-            };
-            Ok((warm, measured, timing))
-        })();
+        self.record_setup(m);
+        let outcome = self.phases(case, m, syscalls);
         self.closing.store(true, Ordering::Relaxed);
         self.commands.send_replace(Command::Stop);
         let stopped = self.stop();
@@ -195,6 +120,100 @@ impl<R: Runtimes> Rig<R> {
             }
             Err(e) => m.error = Some(e.to_string()),
         }
+    }
+
+    /// What the setup learnt, into `m`: the negotiated TLS, the UDP buffers, the IO driver.
+    fn record_setup(&mut self, m: &mut Metrics) {
+        if let Some((version, suite)) = self.tls.take() {
+            m.tls_version = Some(version);
+            m.tls_cipher_suite = Some(suite);
+        }
+        if let Some(b) = self.udp.take() {
+            report::udp_buffers(m, &b);
+        }
+        m.io_driver = self.io_driver.take();
+    }
+
+    /// Warmup, then the measured phase: the totals of both and the measured interval's
+    /// timing.
+    fn phases(
+        &self,
+        case: &Case,
+        m: &mut Metrics,
+        syscalls: Option<&mut SyscallCounter>,
+    ) -> Result<(PhaseTotals, PhaseTotals, Timing), PhaseError> {
+        let warm = self.warmup(case)?;
+        let (measured, timing) = self.measured(case, m, syscalls)?;
+        Ok((warm, measured, timing))
+    }
+
+    /// The warmup phase, when the case has one.
+    fn warmup(&self, case: &Case) -> Result<PhaseTotals, PhaseError> {
+        if case.warmup > 0.0 {
+            let warm_plan = phase_plan(case, PHASE_WARMUP, Instant::now(), case.warmup);
+            self.commands.send_replace(Command::Run(warm_plan));
+            self.collect(warm_plan, case.connections().0)
+        } else {
+            Ok(PhaseTotals::default())
+        }
+    }
+
+    /// The measured phase: its totals and timing; the system calls, the threads' placement
+    /// and the QUIC counters go into `m`.
+    fn measured(
+        &self,
+        case: &Case,
+        m: &mut Metrics,
+        mut syscalls: Option<&mut SyscallCounter>,
+    ) -> Result<(PhaseTotals, Timing), PhaseError> {
+        let ipv6 = case.address_family == AddressFamily::Ipv6;
+        let kernel_before = UdpCounters::read(ipv6);
+        let rss_start = resources::current_rss_bytes();
+        let cpu_start = resources::process_cpu_seconds();
+        let syscalls_start = syscalls.as_mut().map(|c| c.read());
+        let start = Instant::now();
+        let measured_plan = phase_plan(case, PHASE_MEASURED, start, case.seconds);
+        let deadline = measured_plan.deadline;
+        // Sample CPU at the deadline on this thread while the clients run; the reports
+        // are read afterwards (they arrive when each client's drain is over).
+        self.commands.send_replace(Command::Run(measured_plan));
+        self.sleep_ringing(deadline);
+        let cpu_end = resources::process_cpu_seconds();
+        let syscalls_end = syscalls.as_mut().map(|c| c.read());
+        let cpu_elapsed = start.elapsed();
+        m.syscalls = syscalls_between(m, syscalls_start, syscalls_end);
+        // Every runtime thread is still alive here: where they may run, as the kernel
+        // holds it.
+        m.placement = placement_now(case);
+        let measured = self.collect(measured_plan, case.connections().0)?;
+        m.quic = self.quic_counters(case);
+        let timing = Timing {
+            start,
+            interval: deadline - start,
+            cpu: cpu_start.zip(cpu_end).map(|(a, b)| (b - a).max(0.0)),
+            cpu_elapsed,
+            drain: measured
+                .last_finish
+                .map(|t| t.saturating_duration_since(deadline))
+                .unwrap_or_default(),
+            rss: (rss_start, resources::current_rss_bytes()),
+            kernel: kernel_before.zip(UdpCounters::read(ipv6)),
+        };
+        Ok((measured, timing))
+    }
+
+    /// QUIC: what the clients' connections (and, in process, the handshakes) counted.
+    fn quic_counters(&self, case: &Case) -> Option<echomark_archive::QuicCounters> {
+        let handshakes = self
+            .handshakes
+            .as_deref()
+            .map(|h| (h, case.target.is_none()));
+        crate::traffic::quic::counters(&self.quic, handshakes).map(|q| {
+            echomark_archive::QuicCounters {
+                transport: Some(case.quic),
+                ..q
+            }
+        })
     }
 
     /// The duty of a new server task: the case's work and fault, fresh counters.
@@ -324,6 +343,35 @@ impl PhaseTotals {
         if let Some(o) = r.open {
             self.open.get_or_insert_with(Default::default).add(o);
         }
+    }
+}
+
+/// The plan of `phase` of `case`: from `start` for `seconds`, then the drain.
+fn phase_plan(case: &Case, phase: u8, start: Instant, seconds: f64) -> PhasePlan {
+    let deadline = start + Duration::from_secs_f64(seconds);
+    PhasePlan {
+        start,
+        phase,
+        deadline,
+        drain_limit: deadline + DRAIN_LIMIT,
+        record_latency: case.record_latency,
+    }
+}
+
+/// The system calls counted between two readings of the counter; a failed reading is the
+/// run's error (unless it has one already) and leaves the count out.
+fn syscalls_between(
+    m: &mut Metrics,
+    start: Option<Result<u64, SyscallCountError>>,
+    end: Option<Result<u64, SyscallCountError>>,
+) -> Option<u64> {
+    match (start, end) {
+        (Some(Ok(a)), Some(Ok(b))) => Some(b.saturating_sub(a)),
+        (Some(Err(e)), _) | (_, Some(Err(e))) => {
+            m.error.get_or_insert_with(|| e.to_string());
+            None
+        }
+        _ => None,
     }
 }
 
