@@ -331,105 +331,127 @@ impl Case {
     /// The `once` flags that measure this case in a child process (what the matrix runs and
     /// records as the run's command; the binary's tests check that they parse back to it).
     pub fn to_args(&self) -> Vec<String> {
-        let mut a: Vec<String> = vec!["once".into()];
-        let mut push = |flag: &str, value: String| {
-            a.push(flag.to_string());
-            a.push(value);
-        };
-        push("--backend", self.backend.to_string());
-        push("--protocol", self.protocol.to_string());
-        push("--address-family", self.address_family.to_string());
-        push("--payload", self.payload.to_string());
-        push("--clients", self.clients.to_string());
-        push("--window", self.window.to_string());
-        push("--seconds", self.seconds.to_string());
-        push("--warmup", self.warmup.to_string());
-        push("--io-model", self.io_model.to_string());
-        push("--io-threads", self.io_threads.to_string());
-        push("--work", self.work.to_string());
-        if self.protocol.is_datagram() {
-            push("--udp-timeout-ms", self.udp_timeout.as_millis().to_string());
-        }
-        if self.protocol.rides_udp() {
-            push("--udp-send-buffer", self.udp_send_buffer.to_string());
-            push("--udp-recv-buffer", self.udp_recv_buffer.to_string());
-            if let Some(b) = self.udp_server_recv_buffer {
-                push("--udp-server-recv-buffer", b.to_string());
-            }
-            if let Some(batch) = self.udp_batch {
-                push("--udp-batch", batch.to_string());
-            }
-        }
+        let mut a = Argv(vec!["once".into()]);
+        self.shape_args(&mut a);
+        self.udp_args(&mut a);
         if self.protocol.is_quic() {
             for setting in self.quic.differences() {
                 let (flag, value) = setting.flag();
-                push(flag, value);
+                a.value(flag, value);
             }
         }
-        if let Some(open) = &self.open_loop {
-            a.push("--rate".into());
-            a.push(open.rate.to_string());
-            a.push("--arrival".into());
-            a.push(open.arrival.to_string());
-            a.push("--seed".into());
-            a.push(open.seed.to_string());
-            a.push("--spin-us".into());
-            a.push(self.spin.as_micros().to_string());
+        self.open_loop_args(&mut a);
+        self.switch_args(&mut a);
+        if let Some(t) = &self.target {
+            self.target_args(t, &mut a);
         }
+        a.0
+    }
+
+    /// Backend, protocol, address family, payload, topology, durations, IO model and work.
+    fn shape_args(&self, a: &mut Argv) {
+        a.value("--backend", &self.backend);
+        a.value("--protocol", self.protocol);
+        a.value("--address-family", self.address_family);
+        a.value("--payload", self.payload);
+        a.value("--clients", self.clients);
+        a.value("--window", self.window);
+        a.value("--seconds", self.seconds);
+        a.value("--warmup", self.warmup);
+        a.value("--io-model", self.io_model);
+        a.value("--io-threads", self.io_threads);
+        a.value("--work", self.work);
+    }
+
+    /// The datagram protocols' loss timeout; the socket buffers and batching of the
+    /// protocols on UDP.
+    fn udp_args(&self, a: &mut Argv) {
+        if self.protocol.is_datagram() {
+            a.value("--udp-timeout-ms", self.udp_timeout.as_millis());
+        }
+        if self.protocol.rides_udp() {
+            a.value("--udp-send-buffer", self.udp_send_buffer);
+            a.value("--udp-recv-buffer", self.udp_recv_buffer);
+            if let Some(b) = self.udp_server_recv_buffer {
+                a.value("--udp-server-recv-buffer", b);
+            }
+            if let Some(batch) = self.udp_batch {
+                a.value("--udp-batch", batch);
+            }
+        }
+    }
+
+    /// Open loop: the rate, its arrival, seed and spin.
+    fn open_loop_args(&self, a: &mut Argv) {
+        if let Some(open) = &self.open_loop {
+            a.value("--rate", open.rate);
+            a.value("--arrival", open.arrival);
+            a.value("--seed", open.seed);
+            a.value("--spin-us", self.spin.as_micros());
+        }
+    }
+
+    /// The switches, then the CPUs of client and server.
+    fn switch_args(&self, a: &mut Argv) {
         if !self.record_latency {
-            a.push("--no-latency".into());
+            a.switch("--no-latency");
         }
         if self.count_syscalls {
-            a.push("--count-syscalls".into());
+            a.switch("--count-syscalls");
         }
         if self.udp_gso {
-            a.push("--udp-gso".into());
+            a.switch("--udp-gso");
         }
         for (flag, cpus) in [
             ("--client-cpus", &self.client_cpus),
             ("--server-cpus", &self.server_cpus),
         ] {
             if let Some(cpus) = cpus {
-                a.push(flag.into());
-                a.push(cpus.to_string());
+                a.value(flag, cpus);
             }
         }
-        if let Some(t) = &self.target {
-            a.push("--target".into());
-            a.push(t.authority.clone());
-            if matches!(self.protocol, Protocol::Tcp | Protocol::Tcps) {
-                a.push("--framing".into());
-                a.push(t.framing.as_str().into());
-            }
-            match &t.tls {
-                Some((TlsTrust::Insecure, _)) => a.push("--tls-insecure".into()),
-                Some((TlsTrust::Ca(path), _)) => {
-                    a.push("--tls-ca".into());
-                    a.push(path.display().to_string());
-                }
-                None => {}
-            }
-            if let Some((_, name)) = &t.tls {
-                a.push("--tls-server-name".into());
-                a.push(name.clone());
-            }
-            if let Some(name) = &t.server_name {
-                a.push("--server-name".into());
-                a.push(name.clone());
-            }
-            if let Some(alpn) = &t.alpn {
-                a.push("--alpn".into());
-                a.push(alpn.clone());
-            }
-            if !t.http_pipelining {
-                a.push("--no-pipelining".into());
-            }
-            if let Some((file, _)) = &t.server_machine {
-                a.push("--server-machine".into());
-                a.push(file.display().to_string());
-            }
+    }
+
+    /// The external server `t`: its address, framing, TLS trust, names and machine.
+    fn target_args(&self, t: &Target, a: &mut Argv) {
+        a.value("--target", &t.authority);
+        if matches!(self.protocol, Protocol::Tcp | Protocol::Tcps) {
+            a.value("--framing", t.framing.as_str());
         }
-        a
+        match &t.tls {
+            Some((TlsTrust::Insecure, _)) => a.switch("--tls-insecure"),
+            Some((TlsTrust::Ca(path), _)) => a.value("--tls-ca", path.display()),
+            None => {}
+        }
+        if let Some((_, name)) = &t.tls {
+            a.value("--tls-server-name", name);
+        }
+        if let Some(name) = &t.server_name {
+            a.value("--server-name", name);
+        }
+        if let Some(alpn) = &t.alpn {
+            a.value("--alpn", alpn);
+        }
+        if !t.http_pipelining {
+            a.switch("--no-pipelining");
+        }
+        if let Some((file, _)) = &t.server_machine {
+            a.value("--server-machine", file.display());
+        }
+    }
+}
+
+/// A command line being written: flags with their values, and switches.
+struct Argv(Vec<String>);
+
+impl Argv {
+    fn value(&mut self, flag: &str, value: impl fmt::Display) {
+        self.0.push(flag.to_string());
+        self.0.push(value.to_string());
+    }
+
+    fn switch(&mut self, flag: &str) {
+        self.0.push(flag.to_string());
     }
 }
 
@@ -604,6 +626,62 @@ mod tests {
         }
         .validate()
         .is_ok());
+    }
+
+    /// Every flag a case can carry, in the order the matrix records them.
+    #[test]
+    fn to_args_writes_every_flag_of_a_case() {
+        let udp = Case {
+            protocol: Protocol::Udp,
+            udp_server_recv_buffer: Some(1 << 20),
+            udp_batch: Some(8),
+            udp_gso: true,
+            open_loop: Some(OpenLoop {
+                rate: 1000,
+                arrival: Arrival::Poisson,
+                seed: 7,
+            }),
+            record_latency: false,
+            count_syscalls: true,
+            client_cpus: Some("0-1".parse().unwrap()),
+            server_cpus: Some("2".parse().unwrap()),
+            ..sample()
+        };
+        assert_eq!(
+            udp.to_args().join(" "),
+            "once --backend tokio --protocol udp --address-family ipv4 --payload 1024 \
+             --clients 1 --window 1 --seconds 1 --warmup 0.25 --io-model shared \
+             --io-threads 1 --work 0 --udp-timeout-ms 250 --udp-send-buffer 65536 \
+             --udp-recv-buffer 4194304 --udp-server-recv-buffer 1048576 --udp-batch 8 \
+             --rate 1000 --arrival poisson --seed 7 --spin-us 1000 --no-latency \
+             --count-syscalls --udp-gso --client-cpus 0-1 --server-cpus 2"
+        );
+        let target = |protocol, tls| Case {
+            protocol,
+            target: Some(Target {
+                addr: "127.0.0.1:9".parse().unwrap(),
+                authority: "localhost:9".into(),
+                framing: StreamFraming::Raw,
+                tls: Some((tls, "echo.test".into())),
+                server_name: Some("nginx".into()),
+                alpn: Some("h3".into()),
+                http_pipelining: false,
+                server_machine: Some(("/m.json".into(), crate::matrix::host::describe())),
+            }),
+            ..sample()
+        };
+        let tcps = target(Protocol::Tcps, TlsTrust::Ca("/ca.pem".into())).to_args();
+        assert_eq!(
+            tcps[23..].join(" "),
+            "--target localhost:9 --framing raw --tls-ca /ca.pem --tls-server-name echo.test \
+             --server-name nginx --alpn h3 --no-pipelining --server-machine /m.json"
+        );
+        let https = target(Protocol::Https, TlsTrust::Insecure).to_args();
+        assert_eq!(
+            https[23..].join(" "),
+            "--target localhost:9 --tls-insecure --tls-server-name echo.test --server-name \
+             nginx --alpn h3 --no-pipelining --server-machine /m.json"
+        );
     }
 
     #[test]
