@@ -186,7 +186,7 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopPlan>,
     /// IO profiles of the matrix that this archive's backend cannot run, left out of its
-    /// plan by [`crate::key::unsupported`], with the reason (absent when none are).
+    /// plan by [`crate::capabilities::unsupported`], with the reason (absent when none are).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsupported_io_profiles: Vec<UnsupportedProfile>,
     /// `--server-cmd`: the external server measured instead of echomark's own.

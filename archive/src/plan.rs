@@ -23,7 +23,7 @@ impl Settings {
     /// list repeated, or arknet's nested order (repetition → IO profile → protocol → payload
     /// → traffic profile) in which a UDP case that the window rule makes identical to an
     /// earlier one is listed once. IO profiles the backend cannot run are left out
-    /// ([`crate::key::unsupported`]).
+    /// ([`crate::capabilities::unsupported`]).
     ///
     /// With a [`Shard`](crate::archive::Shard), only that shard's configurations (every repetition of
     /// each); an invalid shard plans nothing.
