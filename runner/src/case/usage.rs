@@ -116,7 +116,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn usage_errors_read_as_the_flags_were_refused() {
+    fn case_refusals_read_as_the_flags_were_refused() {
         let said = |e: UsageError| e.to_string();
         assert_eq!(
             said(UsageError::Payload { payload: 15 }),
@@ -191,6 +191,11 @@ mod tests {
             "requested outstanding payloads exceed 256 MiB (1024 clients × 1024 window × 1024 \
              bytes = 1073741824 bytes)"
         );
+    }
+
+    #[test]
+    fn target_refusals_name_the_flag_that_has_no_effect() {
+        let said = |e: UsageError| e.to_string();
         for (e, text) in [
             (
                 UsageError::WorkWithTarget,

@@ -218,9 +218,8 @@ mod tests {
     }
 
     #[test]
-    fn refusals_name_what_is_at_fault() {
+    fn refusals_of_a_new_matrix_name_what_is_at_fault() {
         use super::Refusal;
-        use echomark_archive::{Backend, Protocol, VerificationCheck};
         use std::path::PathBuf;
         let p = PathBuf::from;
         let said = |r: Refusal| MatrixError::Refused(r).to_string();
@@ -248,6 +247,15 @@ mod tests {
             "cannot hash the measured sources in /src (entity not found); pass --source-dir \
              WORKSPACE"
         );
+    }
+
+    #[test]
+    fn refusals_of_an_archive_to_resume_name_it() {
+        use super::Refusal;
+        use echomark_archive::Backend;
+        use std::path::PathBuf;
+        let p = PathBuf::from;
+        let said = |r: Refusal| MatrixError::Refused(r).to_string();
         assert_eq!(
             said(Refusal::UnknownBackend {
                 path: p("a.json"),
@@ -312,6 +320,15 @@ mod tests {
             }),
             "a.json: failed_measurements is 1 but 2 entries carry an error"
         );
+    }
+
+    #[test]
+    fn refusals_of_settings_and_servers_say_why() {
+        use super::Refusal;
+        use echomark_archive::{Protocol, VerificationCheck};
+        use std::path::PathBuf;
+        let p = PathBuf::from;
+        let said = |r: Refusal| MatrixError::Refused(r).to_string();
         let list = "x".parse::<crate::placement::CpuList>().unwrap_err();
         assert_eq!(
             said(Refusal::ServerCpus(list.clone())),
