@@ -189,7 +189,7 @@ pub fn start(
         match started.recv_timeout(SETUP_LIMIT) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(std::io::Error::other(e)),
-            Err(_) => return Err(std::io::Error::other("an io_uring shard did not start")),
+            Err(why) => return Err(std::io::Error::other(ShardSilent { index, why })),
         }
     }
     let registry = registry.clone();
@@ -255,6 +255,16 @@ pub struct ShardFailed {
     pub source: std::io::Error,
 }
 
+/// Why `start` heard nothing from a shard: it did not report within [`SETUP_LIMIT`]
+/// (`Timeout`), or its thread ended without a word (`Disconnected`: it panicked).
+#[derive(Debug, thiserror::Error)]
+#[error("an io_uring shard did not start")]
+pub struct ShardSilent {
+    pub index: usize,
+    #[source]
+    pub why: std::sync::mpsc::RecvTimeoutError,
+}
+
 /// Runs a shard on a thread of its own; a shard that fails before it serves tells `start`
 /// why, one that fails later says so on stderr.
 fn spawn(
@@ -307,6 +317,19 @@ fn peer_of(name: &[u8]) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shard that says nothing is reported as before, with why it was not heard as the
+    /// source.
+    #[test]
+    fn a_silent_shard_says_it_did_not_start() {
+        use std::error::Error as _;
+        let silent = ShardSilent {
+            index: 1,
+            why: std::sync::mpsc::RecvTimeoutError::Disconnected,
+        };
+        assert_eq!(silent.to_string(), "an io_uring shard did not start");
+        assert!(silent.source().is_some());
+    }
 
     /// The addresses the kernel writes are the ones socket2 lays out for the same peer.
     #[test]
