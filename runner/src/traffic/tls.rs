@@ -33,12 +33,31 @@ pub enum TlsError {
     Certificate(#[from] rcgen::Error),
     #[error("TLS configuration: {0}")]
     Config(#[from] rustls::Error),
-    #[error("--tls-ca {0}: {1}")]
-    CaFile(String, String),
+    /// The builder of the certificate checks refused the roots.
+    #[error("TLS configuration: unexpected error: {0}")]
+    Verifier(#[source] rustls::client::VerifierBuilderError),
+    /// The `--tls-ca` file could not be read.
+    #[error("--tls-ca {}: {source}", .path.display())]
+    CaRead {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The `--tls-ca` file holds a PEM section that is not a certificate.
+    #[error("--tls-ca {}: {source}", .path.display())]
+    CaPem {
+        path: std::path::PathBuf,
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// The `--tls-ca` file holds no certificate.
+    #[error("--tls-ca {}: no certificate in the file", .path.display())]
+    CaEmpty { path: std::path::PathBuf },
     #[error("{0:?} is not a TLS server name (a DNS name or an IP address)")]
     ServerName(String),
+    /// rustls's configuration has no cipher suite QUIC can start with.
     #[error("QUIC configuration: {0}")]
-    Quic(String),
+    Quic(#[from] quinn::crypto::rustls::NoInitialCipherSuite),
 }
 
 /// The crypto provider of every TLS and QUIC configuration: ring.
@@ -126,7 +145,7 @@ impl TlsClient {
         let provider = provider();
         let checks = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
-            .map_err(|e| TlsError::Config(rustls::Error::General(e.to_string())))?;
+            .map_err(TlsError::Verifier)?;
         let config = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
             .dangerous()
@@ -145,16 +164,20 @@ impl TlsClient {
             .map_err(|_| TlsError::ServerName(server_name.to_string()))?;
         match trust {
             TlsTrust::Ca(path) => {
-                let shown = path.display().to_string();
-                let pem = std::fs::read(path)
-                    .map_err(|e| TlsError::CaFile(shown.clone(), e.to_string()))?;
+                let pem = std::fs::read(path).map_err(|source| TlsError::CaRead {
+                    path: path.clone(),
+                    source,
+                })?;
                 let mut roots = RootCertStore::empty();
                 for cert in CertificateDer::pem_slice_iter(&pem) {
-                    let cert = cert.map_err(|e| TlsError::CaFile(shown.clone(), e.to_string()))?;
+                    let cert = cert.map_err(|source| TlsError::CaPem {
+                        path: path.clone(),
+                        source,
+                    })?;
                     roots.add(cert)?;
                 }
                 if roots.is_empty() {
-                    return Err(TlsError::CaFile(shown, "no certificate in the file".into()));
+                    return Err(TlsError::CaEmpty { path: path.clone() });
                 }
                 Self::with_roots(roots, name)
             }
@@ -356,6 +379,44 @@ impl Tls {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `--tls-ca` file that cannot be used says which and why, with the cause as source.
+    #[test]
+    fn a_ca_file_that_cannot_be_used_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let said = |path: &std::path::Path| {
+            let e = TlsClient::for_target(&TlsTrust::Ca(path.to_path_buf()), "localhost")
+                .err()
+                .expect("refused");
+            (e.to_string(), std::error::Error::source(&e).is_some(), e)
+        };
+        let missing = dir.path().join("missing.pem");
+        let (text, caused, e) = said(&missing);
+        assert!(matches!(e, TlsError::CaRead { .. }), "{text}");
+        let not_found = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(text, format!("--tls-ca {}: {not_found}", missing.display()));
+        assert!(caused);
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let (text, _, e) = said(&empty);
+        assert!(matches!(e, TlsError::CaEmpty { .. }), "{text}");
+        assert_eq!(
+            text,
+            format!("--tls-ca {}: no certificate in the file", empty.display())
+        );
+        let bad = dir.path().join("bad.pem");
+        std::fs::write(
+            &bad,
+            "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let (text, caused, e) = said(&bad);
+        let TlsError::CaPem { source, .. } = &e else {
+            panic!("{text}")
+        };
+        assert_eq!(text, format!("--tls-ca {}: {source}", bad.display()));
+        assert!(caused);
+    }
 
     /// Drives a client and a server session against each other in memory until the client
     /// fails or both are done (a handshake takes a few flights).

@@ -71,7 +71,7 @@ pub fn self_signed_server(
     server.alpn_protocols = vec![ALPN.to_vec()];
     // 0-RTT (`quic-0rtt`): quinn takes early data of any size or none.
     server.max_early_data_size = u32::MAX;
-    let crypto = QuicServerConfig::try_from(server).map_err(|e| TlsError::Quic(e.to_string()))?;
+    let crypto = QuicServerConfig::try_from(server)?;
     Ok((
         quinn::ServerConfig::with_crypto(Arc::new(crypto)),
         certificate,
@@ -92,7 +92,7 @@ fn client_config_offering(
     // Sessions are resumed (rustls keeps tickets in memory); early data is sent only where
     // a protocol asks for 0-RTT.
     client.enable_early_data = true;
-    let crypto = QuicClientConfig::try_from(client).map_err(|e| TlsError::Quic(e.to_string()))?;
+    let crypto = QuicClientConfig::try_from(client)?;
     Ok(quinn::ClientConfig::new(Arc::new(crypto)))
 }
 
