@@ -19,10 +19,21 @@ pub enum PlacementError {
     #[error("CPU {cpus} {verb} not available here: this process may run on CPUs {allowed}",
         verb = if .cpus.len() == 1 { "is" } else { "are" })]
     Unavailable { cpus: CpuList, allowed: CpuList },
-    #[error("cannot read the CPUs this process may run on: {0}")]
-    Affinity(String),
-    #[error("cannot pin a thread to CPUs {cpus}: {reason}")]
-    Pin { cpus: CpuList, reason: String },
+    /// `sched_getaffinity` failed with `errno`.
+    #[error(
+        "cannot read the CPUs this process may run on: {}",
+        std::io::Error::from_raw_os_error(*.errno)
+    )]
+    Affinity { errno: i32 },
+    /// `sched_getaffinity` named no CPU at all.
+    #[error("cannot read the CPUs this process may run on: the kernel named no CPU")]
+    NoCpu,
+    /// `sched_setaffinity` to `cpus` failed with `errno`.
+    #[error(
+        "cannot pin a thread to CPUs {cpus}: {}",
+        std::io::Error::from_raw_os_error(*.errno)
+    )]
+    Pin { cpus: CpuList, errno: i32 },
 }
 
 /// A CPU list the calling thread may run on: naming a CPU the host (or its container, or
@@ -62,15 +73,18 @@ pub fn allowed_for_thread() -> Result<CpuList, PlacementError> {
     let rc =
         unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
-        return Err(PlacementError::Affinity(
-            std::io::Error::last_os_error().to_string(),
-        ));
+        return Err(PlacementError::Affinity { errno: errno() });
     }
     // SAFETY: reading bits of an initialised set, every index < CPU_SETSIZE.
     let cpus = (0..libc::CPU_SETSIZE as usize)
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .collect();
-    CpuList::of(cpus).ok_or_else(|| PlacementError::Affinity("the kernel named no CPU".into()))
+    CpuList::of(cpus).ok_or(PlacementError::NoCpu)
+}
+
+/// The error number the last failed system call of this thread left.
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 /// Pins the calling thread to `cpus` (and every thread it creates afterwards).
@@ -81,7 +95,7 @@ pub fn pin_current_thread(cpus: &CpuList) -> Result<(), PlacementError> {
     if rc != 0 {
         return Err(PlacementError::Pin {
             cpus: cpus.clone(),
-            reason: std::io::Error::last_os_error().to_string(),
+            errno: errno(),
         });
     }
     Ok(())
@@ -149,6 +163,29 @@ pub fn threads_allowed_split(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A failed affinity call reads as the kernel's error did.
+    #[test]
+    fn affinity_errors_read_as_the_kernel_said() {
+        let eperm = std::io::Error::from_raw_os_error(libc::EPERM);
+        assert_eq!(
+            PlacementError::Affinity { errno: libc::EPERM }.to_string(),
+            format!("cannot read the CPUs this process may run on: {eperm}")
+        );
+        assert_eq!(
+            PlacementError::NoCpu.to_string(),
+            "cannot read the CPUs this process may run on: the kernel named no CPU"
+        );
+        let einval = std::io::Error::from_raw_os_error(libc::EINVAL);
+        assert_eq!(
+            PlacementError::Pin {
+                cpus: "3".parse().unwrap(),
+                errno: libc::EINVAL
+            }
+            .to_string(),
+            format!("cannot pin a thread to CPUs 3: {einval}")
+        );
+    }
 
     #[test]
     fn a_cpu_the_process_lacks_is_named() {
