@@ -255,7 +255,7 @@ pub struct ShardFailed {
     pub source: std::io::Error,
 }
 
-/// Why `start` heard nothing from a shard: it did not report within [`SETUP_LIMIT`]
+/// Why `start` heard nothing from a shard: it did not report within `SETUP_LIMIT`
 /// (`Timeout`), or its thread ended without a word (`Disconnected`: it panicked).
 #[derive(Debug, thiserror::Error)]
 #[error("an io_uring shard did not start")]
