@@ -18,41 +18,43 @@ use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
+/// A dataset's What changed page: the rule's verdict on every shared configuration against the previous dataset of its series.
 #[derive(Serialize)]
-struct ChangesPage {
-    title: Markup,
-    lead: Markup,
+pub struct ChangesPage {
+    pub title: Markup,
+    pub lead: Markup,
     /// The two datasets side by side in the explorer.
-    explore: Markup,
-    hosts: Option<Markup>,
+    pub explore: Markup,
+    pub hosts: Option<Markup>,
     /// Set when nearly everything moved one way.
-    uniform: Option<Markup>,
-    sides: Table,
+    pub uniform: Option<Markup>,
+    pub sides: Table,
     /// Per protocol: regressed, improved, no change, not comparable, the largest change.
-    summary: Table,
+    pub summary: Table,
     /// The changed configurations with the largest changes, largest first.
-    changed: Table,
-    changed_note: Markup,
+    pub changed: Table,
+    pub changed_note: Markup,
     /// Every (configuration, metric) finding, behind a disclosure.
-    findings: Table,
+    pub findings: Table,
     /// Every configuration, behind a disclosure.
-    all: Table,
-    rule: Markup,
+    pub all: Table,
+    pub rule: Markup,
 }
 
 /// How many changed configurations the page shows before its disclosures.
 const CHANGED_SHOWN: usize = 20;
 
+/// A series' history page: each step's changes and the trends of its headline figures.
 #[derive(Serialize)]
-struct HistoryPage {
-    title: Markup,
-    lead: Markup,
+pub struct HistoryPage {
+    pub title: Markup,
+    pub lead: Markup,
     /// The newest step, per protocol.
-    latest: Option<Table>,
-    steps: Table,
-    trends_intro: Markup,
-    images: Vec<Image>,
-    chart_note: Markup,
+    pub latest: Option<Table>,
+    pub steps: Table,
+    pub trends_intro: Markup,
+    pub images: Vec<Image>,
+    pub chart_note: Markup,
 }
 
 /// Per protocol, the newest dataset's valid configuration with the highest median

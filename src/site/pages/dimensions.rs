@@ -18,22 +18,24 @@ use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::Table;
 
+/// A dimensions dataset's page: one chart section per protocol and group, the loss maps and what failed.
 #[derive(Serialize)]
-struct DimensionsPage {
-    title: Markup,
-    intro: Markup,
-    methodology: Markup,
-    sections: Vec<Section>,
-    findings: Vec<Markup>,
-    loss_maps: Vec<Image>,
-    failed: Table,
-    raw_reasons: Vec<Markup>,
+pub struct DimensionsPage {
+    pub title: Markup,
+    pub intro: Markup,
+    pub methodology: Markup,
+    pub sections: Vec<Section>,
+    pub findings: Vec<Markup>,
+    pub loss_maps: Vec<Image>,
+    pub failed: Table,
+    pub raw_reasons: Vec<Markup>,
 }
 
+/// One section of the page: its heading and what it shows.
 #[derive(Serialize)]
-struct Section {
-    heading: Markup,
-    images: Vec<Image>,
+pub struct Section {
+    pub heading: Markup,
+    pub images: Vec<Image>,
 }
 
 /// Whether `protocol` in `view` was measured over enough windows for a dimensions page.

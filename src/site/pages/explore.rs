@@ -8,10 +8,11 @@ use super::PageSpec;
 use crate::site::i18n::Catalog;
 use crate::site::markup::Markup;
 
+/// The explorer's page: its title and the sentence above the controls (the data is in data/explore.js).
 #[derive(Serialize)]
-struct ExplorePage {
-    title: Markup,
-    intro: Markup,
+pub struct ExplorePage {
+    pub title: Markup,
+    pub intro: Markup,
 }
 
 /// The catalog subtrees the explorer words its controls and verdicts with.

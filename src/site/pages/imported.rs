@@ -21,41 +21,42 @@ use crate::site::table::{Align, Table};
 
 /// The page model.
 #[derive(Serialize)]
-struct ImportedPage {
-    title: Markup,
-    lead: Markup,
-    recommend: Option<super::recommend::Section>,
+pub struct ImportedPage {
+    pub title: Markup,
+    pub lead: Markup,
+    pub recommend: Option<super::recommend::Section>,
     /// Which tool measured which figure of a path (iperf3 beside echomark).
-    path: Option<super::recommend::Section>,
-    host: Option<Table>,
-    host_missing: Option<Markup>,
+    pub path: Option<super::recommend::Section>,
+    pub host: Option<Table>,
+    pub host_missing: Option<Markup>,
     /// echomark's own runs in the dataset, when there are any.
-    echomark: Option<Section>,
-    tools: Vec<Section>,
-    agreement: Option<AgreementSection>,
-    streams: Option<Section>,
-    failed: Table,
-    sources: Vec<Markup>,
-    raw_files: Vec<Markup>,
-    reproduce: Option<Markup>,
+    pub echomark: Option<Section>,
+    pub tools: Vec<Section>,
+    pub agreement: Option<AgreementSection>,
+    pub streams: Option<Section>,
+    pub failed: Table,
+    pub sources: Vec<Markup>,
+    pub raw_files: Vec<Markup>,
+    pub reproduce: Option<Markup>,
 }
 
 /// Who measured, what their figures mean, and the figures.
 #[derive(Serialize)]
-struct Section {
-    heading: Markup,
-    notes: Vec<Markup>,
-    table: Table,
+pub struct Section {
+    pub heading: Markup,
+    pub notes: Vec<Markup>,
+    pub table: Table,
 }
 
+/// Whether echomark's client and each tool agree, load by load, by the rule.
 #[derive(Serialize)]
-struct AgreementSection {
-    intro: Markup,
+pub struct AgreementSection {
+    pub intro: Markup,
     /// The comparison rule behind "agrees" and "differs".
-    rule: Markup,
-    summary: Markup,
-    table: Table,
-    differences: Vec<Markup>,
+    pub rule: Markup,
+    pub summary: Markup,
+    pub table: Table,
+    pub differences: Vec<Markup>,
 }
 
 /// A dataset's overview when it holds imported runs.

@@ -16,15 +16,16 @@ use crate::site::table::Table;
 /// The most datasets the index lists; [`super::lists`] has every one.
 pub const INDEX_DATASETS: usize = 20;
 
+/// The site's index: the answers the data gives and the newest datasets.
 #[derive(Serialize)]
-struct IndexPage {
+pub struct IndexPage {
     /// One line per question the data answers.
-    answers: Vec<Markup>,
+    pub answers: Vec<Markup>,
     /// The newest datasets.
-    datasets: Table,
+    pub datasets: Table,
     /// Where every dataset is listed, and how many the table leaves out.
-    all: Markup,
-    methodology: Markup,
+    pub all: Markup,
+    pub methodology: Markup,
 }
 
 /// The index page of one language.

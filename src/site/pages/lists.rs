@@ -155,17 +155,19 @@ pub fn dataset_table(cat: &Catalog, views: &[DatasetView], members: &[usize], up
     table
 }
 
+/// The page that lists every dataset by host and by kind.
 #[derive(Serialize)]
-struct ListsPage {
-    hosts: Table,
-    kinds: Table,
+pub struct ListsPage {
+    pub hosts: Table,
+    pub kinds: Table,
 }
 
+/// One host's or one kind's datasets.
 #[derive(Serialize)]
-struct GroupPage {
-    title: Markup,
-    datasets: Table,
-    back: Markup,
+pub struct GroupPage {
+    pub title: Markup,
+    pub datasets: Table,
+    pub back: Markup,
 }
 
 /// The host's name in the page's language, as the index names it.

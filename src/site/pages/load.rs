@@ -19,24 +19,26 @@ use crate::site::table::{Align, Table};
 
 use super::ChartFile;
 
+/// A latency-curve dataset's load page: the knee of every curve and its chart.
 #[derive(Serialize)]
-struct LoadPage {
-    title: Markup,
-    lead: Markup,
-    conditions: Markup,
-    knees: Table,
-    knee_rule: Markup,
-    sections: Vec<CurveSection>,
-    legend: Markup,
-    methodology: Markup,
+pub struct LoadPage {
+    pub title: Markup,
+    pub lead: Markup,
+    pub conditions: Markup,
+    pub knees: Table,
+    pub knee_rule: Markup,
+    pub sections: Vec<CurveSection>,
+    pub legend: Markup,
+    pub methodology: Markup,
 }
 
+/// One curve: its chart, its knee and its points.
 #[derive(Serialize)]
-struct CurveSection {
-    heading: Markup,
-    image: Image,
-    knee: Markup,
-    table: Table,
+pub struct CurveSection {
+    pub heading: Markup,
+    pub image: Image,
+    pub knee: Markup,
+    pub table: Table,
 }
 
 /// The curves of `view`, or `None` when the dataset has none.

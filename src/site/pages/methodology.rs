@@ -7,7 +7,7 @@ use crate::site::i18n::Catalog;
 
 /// The page needs nothing but the catalog.
 #[derive(Serialize)]
-struct MethodologyPage {}
+pub struct MethodologyPage {}
 
 /// The methodology page of one language.
 pub fn page(cat: &Catalog) -> PageSpec {

@@ -13,21 +13,22 @@ use crate::site::labels;
 use crate::site::markup::Markup;
 use crate::site::table::{Align, Table};
 
+/// The QUIC report: each QUIC form against its baselines, quinn's counters, handshakes, transports and pressure.
 #[derive(Serialize)]
-struct QuicPage {
-    lead: Markup,
-    comparisons: Table,
-    counters: Table,
+pub struct QuicPage {
+    pub lead: Markup,
+    pub comparisons: Table,
+    pub counters: Table,
     /// A connection per message: handshakes and 0-RTT resumption.
-    handshakes: Table,
+    pub handshakes: Table,
     /// Configurations measured under several transport settings.
-    transports: Table,
+    pub transports: Table,
     /// The server's UDP receive buffer under pressure.
-    pressure: Table,
+    pub pressure: Table,
     /// What no dataset has measured yet, if anything.
-    not_yet: Option<Markup>,
+    pub not_yet: Option<Markup>,
     /// The comparison rule behind the counts.
-    rule: Markup,
+    pub rule: Markup,
 }
 
 /// The datasets with QUIC runs.
