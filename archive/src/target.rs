@@ -31,9 +31,12 @@ impl StreamFraming {
 
     /// Why `protocol` cannot be spoken with this framing, or `None` when it can: every
     /// framing but the default is for TCP and TCP+TLS, the other protocols have their own.
-    pub fn refuse(self, protocol: crate::Protocol) -> Option<String> {
+    pub fn refuse(self, protocol: crate::key::Protocol) -> Option<String> {
         (self != StreamFraming::Prefix
-            && !matches!(protocol, crate::Protocol::Tcp | crate::Protocol::Tcps))
+            && !matches!(
+                protocol,
+                crate::key::Protocol::Tcp | crate::key::Protocol::Tcps
+            ))
         .then(|| {
             format!(
                 "--framing {} is for tcp and tcps; the other protocols have their own framing",
