@@ -17,6 +17,7 @@ pub mod cpus;
 pub mod decided;
 pub mod echo;
 pub mod files;
+pub mod fleet;
 pub mod histogram;
 pub mod host;
 pub mod imported;
@@ -40,6 +41,7 @@ pub use archive::{
 pub use backend::Backend;
 pub use capabilities::{unsupported, Capabilities, Role, Support};
 pub use echo::{check_echo, CaseParameters, RequestedTiming};
+pub use fleet::{ClockRecord, FleetRecord, GeneratorRecord};
 pub use host::Host;
 pub use imported::{
     Bucket, ImportInfo, ImportedArchive, ImportedLatency, ImportedLoad, ImportedRun,

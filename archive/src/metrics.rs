@@ -202,6 +202,11 @@ pub struct Metrics {
     /// Absent in older archives, where such an echo counted as lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_late_messages: Option<u64>,
+    /// A fleet run (`fleet coordinate`, `matrix --fleet-size`): how the generators were
+    /// released and each one's own record; the figures above are their sums (histograms
+    /// merged exactly). Absent for one client process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Box<crate::fleet::FleetRecord>>,
 }
 
 /// The counters QUIC has and TCP hides, from quinn's connection statistics, summed over a

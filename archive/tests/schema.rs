@@ -11,6 +11,45 @@ use serde_json::{json, Value};
 
 fn sample_metrics() -> Metrics {
     Metrics {
+        fleet: Some(Box::new(sample_fleet())),
+        ..one_generator_metrics()
+    }
+}
+
+/// A fleet record with every field present (its generator's metrics are one process's).
+fn sample_fleet() -> FleetRecord {
+    FleetRecord {
+        generator_count: 1,
+        coordinator_host: "gen-0".into(),
+        start_unix_ns: 1_800_000_000_000_000_000,
+        end_unix_ns: 1_800_000_001_000_000_000,
+        release_lead_ms: 250.0,
+        start_skew_median_us: 12.5,
+        start_skew_worst_us: 30.0,
+        start_skew_uncertainty_us: 40.0,
+        generators: vec![GeneratorRecord {
+            index: 0,
+            host: "gen-0".into(),
+            logical_cpus: 2,
+            clock: ClockRecord {
+                offset_us: -3.5,
+                uncertainty_us: 40.0,
+                delay_us: 80.0,
+                exchanges: 16,
+                offset_end_us: -3.0,
+                uncertainty_end_us: 35.0,
+                drift_ppm: 0.5,
+                drift_uncertainty_ppm: 75.0,
+            },
+            start_skew_us: 12.5,
+            start_skew_uncertainty_us: 40.0,
+            metrics: one_generator_metrics(),
+        }],
+    }
+}
+
+fn one_generator_metrics() -> Metrics {
+    Metrics {
         schema_version: 1,
         backend: "tokio".into(),
         protocol: Protocol::Udp,
@@ -589,6 +628,11 @@ fn the_schema_lists_exactly_the_fields_the_types_write() {
     let value = serde_json::to_value(sample()).unwrap();
     let mut problems = Vec::new();
     compare(&schema, &schema, &value, "", &mut problems);
+    // A fleet generator's metrics are one process's: the one field they never carry is a
+    // fleet of their own.
+    problems.retain(|p| {
+        !p.ends_with("generators[0].metrics.fleet: in the schema, not written by the types")
+    });
     assert!(problems.is_empty(), "{problems:#?}");
 }
 

@@ -6,12 +6,14 @@
 //! the [`message`] format; [`instruments`] hold what is recorded on the way (alarms,
 //! counters, latency histograms, CPU, memory and kernel readings). [`matrix`] runs many
 //! measurements as child processes into one archive; [`soak`] and [`calibrate`] are the
-//! sustained test and the host's loopback floor. The archive shapes live in
+//! sustained test and the host's loopback floor; [`fleet`] runs one measurement on several
+//! generator hosts released at one barrier and merges them exactly. The archive shapes live in
 //! `echomark-archive`; command-line parsing lives in the binary.
 
 pub mod calibrate;
 pub mod case;
 pub mod exit_codes;
+pub mod fleet;
 pub mod framing;
 pub mod instruments;
 pub mod matrix;

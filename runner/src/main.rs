@@ -59,6 +59,7 @@ fn main() -> ExitCode {
             }
             Err(e) => usage("verify", e),
         },
+        Command::Fleet(args) => args.run(),
         Command::DescribeHost => {
             let host = serde_json::to_string_pretty(&matrix::host::describe());
             println!("{}", host.expect("plain data"));

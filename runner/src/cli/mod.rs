@@ -3,6 +3,7 @@
 //! server are in [`target`], those of `matrix` in [`matrix`].
 
 mod error;
+mod fleet;
 mod matrix;
 mod quic;
 #[cfg(test)]
@@ -10,6 +11,7 @@ mod reproduction_tests;
 mod target;
 
 pub use error::FlagError;
+pub use fleet::FleetArgs;
 pub use matrix::MatrixArgs;
 pub use target::{family_of, TargetArgs};
 
@@ -63,6 +65,9 @@ pub enum Command {
     /// Check a server against the echo contract before measuring it: a table of checks,
     /// exit 0 when none failed.
     Verify(VerifyArgs),
+    /// Several generator hosts measure one target together, released at one barrier, their
+    /// histograms merged exactly (coordinate, generate, or a Kubernetes Job's entrypoint).
+    Fleet(FleetArgs),
     /// Print this machine's description as archives record it (one JSON object), for
     /// `--server-machine` on the client's host.
     DescribeHost,

@@ -10,6 +10,7 @@
 
 pub mod report;
 mod rig;
+pub use rig::{AtOnce, Release, Window};
 pub mod runtimes;
 mod setup;
 mod setup_target;
@@ -63,12 +64,13 @@ fn measure_with<E: Engine>(
     case: &Case,
     m: &mut Metrics,
     syscalls: Option<&mut SyscallCounter>,
+    release: &mut dyn Release,
 ) -> std::io::Result<()> {
     let rig = match &case.target {
         Some(target) => E::client(case, target)?,
         None => E::in_process(case)?,
     };
-    rig.run(case, m, syscalls);
+    rig.run(case, m, syscalls, release);
     Ok(())
 }
 
@@ -78,6 +80,7 @@ fn measure_on(
     case: &Case,
     m: &mut Metrics,
     syscalls: Option<&mut SyscallCounter>,
+    release: &mut dyn Release,
 ) -> std::io::Result<()> {
     let role = if case.target.is_some() {
         Role::Client
@@ -88,8 +91,8 @@ fn measure_on(
         return Err(std::io::Error::other(why));
     }
     match case.backend {
-        Backend::Tokio => measure_with::<topology::TokioRuntimes>(case, m, syscalls),
-        Backend::Monoio => measure_with::<shards::MonoioRuntimes>(case, m, syscalls),
+        Backend::Tokio => measure_with::<topology::TokioRuntimes>(case, m, syscalls, release),
+        Backend::Monoio => measure_with::<shards::MonoioRuntimes>(case, m, syscalls, release),
         Backend::IoUring | Backend::Named(_) => Err(std::io::Error::other(format!(
             "--backend {} does not measure in this process",
             case.backend
@@ -100,6 +103,11 @@ fn measure_on(
 /// Measures `case` and returns its metrics. Never panics on I/O trouble: setup failures
 /// become `ok: false` with the reason in `error`.
 pub fn measure(case: &Case) -> Metrics {
+    measure_released(case, &mut AtOnce)
+}
+
+/// [`measure`], with the measured phase started when `release` says (a fleet's barrier).
+pub fn measure_released(case: &Case, release: &mut dyn Release) -> Metrics {
     let mut metrics = report::empty(case);
     // Narrow this (the orchestrator) thread first: the runtime threads it starts inherit
     // the list and then take one CPU of it each.
@@ -120,7 +128,7 @@ pub fn measure(case: &Case) -> Metrics {
         }
     };
     let counter = syscalls.as_mut();
-    let started = measure_on(case, &mut metrics, counter);
+    let started = measure_on(case, &mut metrics, counter, release);
     if let Err(e) = started {
         metrics.error = Some(format!("setup failed: {e}"));
     }

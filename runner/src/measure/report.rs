@@ -168,19 +168,7 @@ pub fn fill(
 
     m.rtt_observations = measured.received;
     if let Some(h) = &measured.histogram {
-        let s = latency::summarize(h);
-        m.rtt_samples = s.samples;
-        m.rtt_min_us = s.min_us;
-        m.rtt_p50_us = s.p50_us;
-        m.rtt_p90_us = s.p90_us;
-        m.rtt_p95_us = s.p95_us;
-        m.rtt_p99_us = s.p99_us;
-        m.rtt_p999_us = s.p999_us;
-        m.rtt_p9999_us = s.p9999_us;
-        m.rtt_max_us = s.max_us;
-        m.rtt_mean_us = s.mean_us;
-        m.rtt_stddev_us = s.stddev_us;
-        m.rtt_histogram = latency::encode(h);
+        set_latency(m, h);
     }
 
     if let (Some(open), Some(totals)) = (&case.open_loop, &measured.open) {
@@ -215,6 +203,23 @@ pub fn fill(
         m.kernel_udp_mem_errors_delta = Some(k.mem_errors);
         m.kernel_udp_in_datagrams_delta = Some(k.in_datagrams);
     }
+}
+
+/// The latency figures of `m`, all read from `h`, and `h` itself.
+pub fn set_latency(m: &mut Metrics, h: &Histogram<u64>) {
+    let s = latency::summarize(h);
+    m.rtt_samples = s.samples;
+    m.rtt_min_us = s.min_us;
+    m.rtt_p50_us = s.p50_us;
+    m.rtt_p90_us = s.p90_us;
+    m.rtt_p95_us = s.p95_us;
+    m.rtt_p99_us = s.p99_us;
+    m.rtt_p999_us = s.p999_us;
+    m.rtt_p9999_us = s.p9999_us;
+    m.rtt_max_us = s.max_us;
+    m.rtt_mean_us = s.mean_us;
+    m.rtt_stddev_us = s.stddev_us;
+    m.rtt_histogram = latency::encode(h);
 }
 
 /// The open-loop figures of the measured phase.

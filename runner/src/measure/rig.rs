@@ -38,6 +38,36 @@ pub enum PhaseError {
     BarrierTimeout,
     #[error("client tasks ended without reporting")]
     ClientsGone,
+    #[error("the measured phase was not released: {0}")]
+    NotReleased(String),
+}
+
+/// When the measured phase starts and ends.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// The start signal: the clients start sending at this instant.
+    pub start: Instant,
+    /// The deadline, when it is not `start + seconds` (a fleet's common end).
+    pub deadline: Option<Instant>,
+}
+
+/// Decides when the measured phase starts, once warmup is over: at once for one process,
+/// at a fleet's barrier for a fleet generator ([`crate::fleet`]).
+pub trait Release {
+    /// Returns when the measured phase may start (having waited for it), or why it may not.
+    fn release(&mut self, case: &Case) -> Result<Window, Box<dyn std::error::Error>>;
+}
+
+/// The measured phase starts as soon as warmup is over.
+pub struct AtOnce;
+
+impl Release for AtOnce {
+    fn release(&mut self, _: &Case) -> Result<Window, Box<dyn std::error::Error>> {
+        Ok(Window {
+            start: Instant::now(),
+            deadline: None,
+        })
+    }
 }
 
 /// The running measurement on runtimes `R`.
@@ -99,9 +129,10 @@ impl<R: Runtimes> Rig<R> {
         case: &Case,
         m: &mut Metrics,
         syscalls: Option<&mut SyscallCounter>,
+        release: &mut dyn Release,
     ) {
         self.record_setup(m);
-        let outcome = self.phases(case, m, syscalls);
+        let outcome = self.phases(case, m, syscalls, release);
         self.closing.store(true, Ordering::Relaxed);
         self.commands.send_replace(Command::Stop);
         let stopped = self.stop();
@@ -141,9 +172,13 @@ impl<R: Runtimes> Rig<R> {
         case: &Case,
         m: &mut Metrics,
         syscalls: Option<&mut SyscallCounter>,
+        release: &mut dyn Release,
     ) -> Result<(PhaseTotals, PhaseTotals, Timing), PhaseError> {
         let warm = self.warmup(case)?;
-        let (measured, timing) = self.measured(case, m, syscalls)?;
+        let window = release
+            .release(case)
+            .map_err(|e| PhaseError::NotReleased(e.to_string()))?;
+        let (measured, timing) = self.measured(case, m, syscalls, window)?;
         Ok((warm, measured, timing))
     }
 
@@ -165,14 +200,19 @@ impl<R: Runtimes> Rig<R> {
         case: &Case,
         m: &mut Metrics,
         mut syscalls: Option<&mut SyscallCounter>,
+        window: Window,
     ) -> Result<(PhaseTotals, Timing), PhaseError> {
         let ipv6 = case.address_family == AddressFamily::Ipv6;
         let kernel_before = UdpCounters::read(ipv6);
         let rss_start = resources::current_rss_bytes();
         let cpu_start = resources::process_cpu_seconds();
         let syscalls_start = syscalls.as_mut().map(|c| c.read());
-        let start = Instant::now();
-        let measured_plan = phase_plan(case, PHASE_MEASURED, start, case.seconds);
+        let start = window.start;
+        let mut measured_plan = phase_plan(case, PHASE_MEASURED, start, case.seconds);
+        if let Some(deadline) = window.deadline {
+            measured_plan.deadline = deadline;
+            measured_plan.drain_limit = deadline + DRAIN_LIMIT;
+        }
         let deadline = measured_plan.deadline;
         // Sample CPU at the deadline on this thread while the clients run; the reports
         // are read afterwards (they arrive when each client's drain is over).
