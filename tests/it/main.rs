@@ -11,6 +11,7 @@ mod compare;
 mod explorer;
 mod import;
 mod layers;
+mod manifests;
 mod readers_never_panic;
 mod readme;
 mod safety;
