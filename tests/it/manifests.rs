@@ -160,3 +160,18 @@ fn a_server_address_on_a_port_its_service_lacks_is_refused() {
         &["server.yaml: service/echomark-server: spec.ports: has no port 7000"],
     );
 }
+
+#[test]
+fn ci_checks_the_manifests_and_installs_the_validator_before_the_tests() {
+    let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
+    let check = ci
+        .find("\nbash scripts/validate-manifests\n")
+        .expect(".ci/run runs scripts/validate-manifests");
+    let tests = ci
+        .find("cargo test --workspace\n")
+        .expect(".ci/run runs the tests");
+    assert!(
+        check < tests,
+        "the check (which installs kubernetes-validate) runs before the tests that use it"
+    );
+}
