@@ -175,3 +175,51 @@ fn ci_checks_the_manifests_and_installs_the_validator_before_the_tests() {
         "the check (which installs kubernetes-validate) runs before the tests that use it"
     );
 }
+
+/// The fleet container's `args` in fleet.yaml, read as the block list they are written as.
+fn fleet_args() -> Vec<String> {
+    let fleet = std::fs::read_to_string(repo().join("deploy/kubernetes/fleet.yaml")).unwrap();
+    let mut lines = fleet
+        .lines()
+        .skip_while(|l| l.trim() != "- name: fleet")
+        .skip_while(|l| l.trim() != "args:")
+        .skip(1);
+    let mut args = Vec::new();
+    for line in lines.by_ref() {
+        match line.trim().strip_prefix("- ") {
+            Some(arg) => args.push(arg.trim_matches('"').to_string()),
+            None if line.trim().starts_with('#') => continue,
+            None => break,
+        }
+    }
+    args
+}
+
+#[test]
+fn the_documented_patch_for_another_fleet_size_names_the_arguments_where_they_are() {
+    let args = fleet_args();
+    assert_eq!(args[..2], ["fleet", "job"], "{args:?}");
+    let doc = std::fs::read_to_string(repo().join("docs/kubernetes.md")).unwrap();
+    let prefix = "- {op: test, path: /spec/template/spec/containers/0/args/";
+    let tests: Vec<(usize, &str)> = doc
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(prefix))
+        .map(|rest| {
+            let (index, value) = rest.split_once(", value: ").expect("index, value");
+            (index.parse().unwrap(), value.trim_end_matches('}'))
+        })
+        .collect();
+    assert_eq!(
+        tests.len(),
+        2,
+        "the patch tests --fleet-size and --fleet-generators"
+    );
+    for (index, flag) in tests {
+        assert_eq!(args.get(index).map(String::as_str), Some(flag), "{args:?}");
+        let replaced = format!("containers/0/args/{}, value:", index + 1);
+        assert!(
+            doc.contains(&replaced),
+            "the patch replaces the value after {flag}"
+        );
+    }
+}
