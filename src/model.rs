@@ -537,6 +537,7 @@ pub(crate) mod tests {
                 udp_server_recv_buffer: None,
                 load: None,
                 quic_transport: None,
+                generators: None,
             },
             repetition,
             program: Program::Echomark,

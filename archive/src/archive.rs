@@ -221,6 +221,10 @@ pub struct Settings {
     /// this rule, up to its last look; absent for a fixed number of repetitions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_decided: Option<crate::decided::UntilDecided>,
+    /// `--fleet-size`: the matrix was measured by a fleet of generator hosts, each case at
+    /// each generator count; absent for one client process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<crate::fleet::FleetPlan>,
 }
 
 /// An IO profile a backend cannot run, and why.
@@ -372,6 +376,7 @@ impl ExplicitCase {
             udp_server_recv_buffer: self.udp_server_recv_buffer,
             load: None,
             quic_transport: None,
+            generators: None,
         }
     }
 }
@@ -448,6 +453,9 @@ struct EntryRecord<'a> {
     /// QUIC: the transport settings, when they are not quinn's defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     quic_transport: Option<crate::quic::QuicTransport>,
+    /// A fleet run: the generator hosts that measured it together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    generators: Option<u64>,
     backend: Cow<'a, crate::backend::Backend>,
     address_family: AddressFamily,
     command: Cow<'a, [String]>,
@@ -483,6 +491,7 @@ impl From<EntryRecord<'_>> for Entry {
                     udp_server_recv_buffer: r.udp_server_recv_buffer,
                     load: r.load,
                     quic_transport: r.quic_transport,
+                    generators: r.generators,
                 },
                 repetition: r.repetition,
             },
@@ -516,6 +525,7 @@ impl Serialize for Entry {
             udp_server_recv_buffer: case.udp_server_recv_buffer,
             load: case.load,
             quic_transport: case.quic_transport,
+            generators: case.generators,
             backend: Cow::Borrowed(&case.backend),
             address_family: self.address_family,
             command: Cow::Borrowed(&self.command),

@@ -15,6 +15,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::Metrics;
 
+/// A matrix measured by a fleet (`--fleet-size`, `--fleet-generators`): each case once per
+/// generator count, as a load dimension of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleetPlan {
+    /// Generators the fleet had (`--fleet-size`).
+    pub size: u64,
+    /// How many of them measured each case together (`--fleet-generators`), in order.
+    pub generators: Vec<u64>,
+    /// Where the coordinator listened for them (`--fleet-listen`).
+    pub listen: String,
+}
+
 /// How a fleet ran: the barrier, the start skew, and every generator's record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

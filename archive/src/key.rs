@@ -236,6 +236,10 @@ pub struct CaseKey {
     /// ([`crate::quic::QuicTransport::keyed`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quic_transport: Option<crate::quic::QuicTransport>,
+    /// A fleet run: how many generator hosts, each with `clients` connections, measured the
+    /// case together; absent for one client process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generators: Option<u64>,
 }
 
 impl CaseKey {
@@ -326,6 +330,7 @@ mod tests {
             udp_server_recv_buffer: None,
             load: None,
             quic_transport: None,
+            generators: None,
         };
         assert!(key(IoModel::Shared, 4).topology_rank() < key(IoModel::Sharded, 2).topology_rank());
         assert!(key(IoModel::Shared, 1).is_baseline() && !key(IoModel::Sharded, 1).is_baseline());

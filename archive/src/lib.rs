@@ -41,7 +41,7 @@ pub use archive::{
 pub use backend::Backend;
 pub use capabilities::{unsupported, Capabilities, Role, Support};
 pub use echo::{check_echo, CaseParameters, RequestedTiming};
-pub use fleet::{ClockRecord, FleetRecord, GeneratorRecord};
+pub use fleet::{ClockRecord, FleetPlan, FleetRecord, GeneratorRecord};
 pub use host::Host;
 pub use imported::{
     Bucket, ImportInfo, ImportedArchive, ImportedLatency, ImportedLoad, ImportedRun,

@@ -34,7 +34,7 @@ impl Settings {
     /// of their median throughput, so the plan grows as the archive does and a resumed
     /// matrix derives the same rates.
     pub fn planned_runs(&self, backend: &str, results: &[Entry]) -> Vec<RunId> {
-        let closed = self.sharded(self.whole_plan(backend));
+        let closed = self.by_fleet(self.sharded(self.whole_plan(backend)));
         let Some(open) = &self.open_loop else {
             return closed;
         };
@@ -113,10 +113,31 @@ impl Settings {
         let repetitions = self.until_decided.as_ref().map_or(self.repetitions, |u| {
             u.max_repetitions().max(self.repetitions)
         });
+        let generators = self.fleet.as_ref().map_or(1, |f| f.generators.len() as u64);
         cases
+            .saturating_mul(generators)
             .saturating_mul(repetitions)
             .saturating_mul(quic)
             .saturating_mul(loads)
+    }
+
+    /// A fleet's matrix: each run once per generator count, in the plan's order.
+    fn by_fleet(&self, runs: Vec<RunId>) -> Vec<RunId> {
+        let Some(fleet) = &self.fleet else {
+            return runs;
+        };
+        let counts = dedup(&fleet.generators);
+        runs.into_iter()
+            .flat_map(|run| {
+                counts.iter().map(move |&n| RunId {
+                    case: CaseKey {
+                        generators: Some(n),
+                        ..run.case.clone()
+                    },
+                    repetition: run.repetition,
+                })
+            })
+            .collect()
     }
 
     /// `all` restricted to this archive's shard, if any.
@@ -331,6 +352,7 @@ mod tests {
             count_syscalls: false,
             quic_axes: Default::default(),
             until_decided: None,
+            fleet: None,
         }
     }
 

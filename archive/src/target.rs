@@ -137,8 +137,14 @@ pub struct ExternalServer {
     /// The implementation's name, which the archive's `backend` and every run carry.
     pub name: String,
     /// The command line as given, run by `sh -c`; `{port}` is replaced per start, and
-    /// `{protocol}` by the run's protocol.
+    /// `{protocol}` by the run's protocol. Empty for a server already running at
+    /// [`Self::address`].
     pub command: String,
+    /// `--server-address`: `HOST:PORT` of a server already running (a Kubernetes Service,
+    /// another team's host): the matrix neither starts nor stops it, verifies it once per
+    /// protocol, and resolves the name again for every run. Absent when `command` starts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     /// The address the server listens on and the clients connect to.
     pub host: String,
     /// `tcp`, `tcps`: the framing the server speaks.

@@ -244,6 +244,7 @@ fn sample() -> Archive {
                     arrival: Arrival::Poisson,
                 }),
                 quic_transport: Some(sample_transport()),
+                generators: Some(4),
                 ..case.case_key("tokio".into())
             },
             repetition: 1,
@@ -376,6 +377,7 @@ fn sample() -> Archive {
                     executable_sha256: Some("ab".repeat(32)),
                     package: Some("nginx-core 1.22.1-9".into()),
                 }),
+                address: Some("echomark-server:7000".into()),
             }),
             client_cpus: Some("0".into()),
             server_cpus: Some("1".into()),
@@ -394,6 +396,11 @@ fn sample() -> Archive {
                 margin: 0.05,
                 looks: vec![3, 5, 8],
                 budget_seconds: Some(600.0),
+            }),
+            fleet: Some(FleetPlan {
+                size: 4,
+                generators: vec![1, 2, 4],
+                listen: "0.0.0.0:7700".into(),
             }),
         },
         results: vec![entry],

@@ -127,6 +127,7 @@ pub(crate) fn test_configuration(
             udp_server_recv_buffer: None,
             load: None,
             quic_transport: None,
+            generators: None,
         },
         status,
         runs: 3,

@@ -106,6 +106,7 @@ impl Ranking {
             udp_server_recv_buffer: g.udp_server_recv_buffer,
             load: None,
             quic_transport: g.quic_transport,
+            generators: None,
         }
     }
 }

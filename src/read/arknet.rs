@@ -293,5 +293,6 @@ fn case_key(entry: &ArknetEntry, backend: &str) -> CaseKey {
         udp_server_recv_buffer: None,
         load: None,
         quic_transport: None,
+        generators: None,
     }
 }

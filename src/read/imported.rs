@@ -112,6 +112,7 @@ fn key_of(tool: &str, run: &ImportedRun) -> CaseKey {
             arrival: Arrival::Uniform,
         }),
         quic_transport: None,
+        generators: None,
     }
 }
 

@@ -32,6 +32,12 @@ pub enum FlagError {
     /// A `--server-name` that cannot be a file name and a backend's name.
     #[error("--server-name {name:?}: use letters, digits, '-', '_' and '.' (not first)")]
     ServerName { name: String },
+    /// `--server-address` that is not `HOST:PORT`.
+    #[error("--server-address {address:?}: give HOST:PORT (a name or an IP, and a port above 0)")]
+    ServerAddress { address: String },
+    /// A `--fleet-generators` count above `--fleet-size`.
+    #[error("--fleet-generators {asked}: the fleet has {size} generators (--fleet-size)")]
+    FleetGenerators { asked: u64, size: u64 },
     /// One `--server-name` for two servers.
     #[error("--server-name {name:?} names two servers")]
     DuplicateServerName { name: String },

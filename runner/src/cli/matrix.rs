@@ -134,41 +134,65 @@ pub struct MatrixArgs {
     /// `{port}` replaced by a free port) is started fresh for every run and verified first.
     /// Repeat it (with one --server-name each) to measure several servers with their runs
     /// interleaved, one archive each in the --out folder.
-    #[arg(long, value_name = "CMD", requires = "server_name", conflicts_with_all = ["backends", "resume"])]
+    #[arg(long, value_name = "CMD", requires = "server_name", group = "server", conflicts_with_all = ["backends", "resume"])]
     pub server_cmd: Vec<String>,
+    /// Measure a server that is already running at HOST:PORT (a Kubernetes Service, a host
+    /// of its own): the matrix neither starts nor stops it, verifies it first for every
+    /// protocol, and resolves the name again for every run. With one --server-name.
+    #[arg(long, value_name = "HOST:PORT", requires = "server_name", group = "server",
+          conflicts_with_all = ["server_cmd", "backends", "resume", "server_host", "server_cpus"])]
+    pub server_address: Option<String>,
+    /// Measure every run by a fleet of N generator hosts (`fleet generate --coordinator`
+    /// this host's --fleet-listen, or the pods of `deploy/kubernetes`), released at one
+    /// barrier, their histograms merged exactly; this matrix coordinates them.
+    #[arg(long, value_name = "N", requires_all = ["fleet_listen", "server"],
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub fleet_size: Option<u64>,
+    /// Where the fleet's generators connect to this matrix (port 0 picks one, said on
+    /// stderr).
+    #[arg(long, value_name = "ADDR:PORT", requires = "fleet_size")]
+    pub fleet_listen: Option<SocketAddr>,
+    /// How many of the fleet's generators measure each case together, each count a load of
+    /// its own (default: all of them), e.g. 1,2,4 for a scaling curve.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", requires = "fleet_size",
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub fleet_generators: Option<Vec<u64>>,
+    /// How long to wait for every generator of the fleet to connect (default 300 s).
+    #[arg(long, value_name = "S", value_parser = seconds, requires = "fleet_size")]
+    pub fleet_wait: Option<f64>,
     /// The name the pages give the external server (its `backend`), one per --server-cmd.
-    #[arg(long, value_name = "NAME", requires = "server_cmd")]
+    #[arg(long, value_name = "NAME", requires = "server")]
     pub server_name: Vec<String>,
     /// A command that prints the server's version (`nginx -v`), recorded in its archive; one
     /// per --server-cmd when given. Without it the matrix asks the server's executable for
     /// `--version` and keeps the answer when it comes at once.
-    #[arg(long, value_name = "CMD", requires = "server_cmd")]
+    #[arg(long, value_name = "CMD", requires = "server")]
     pub server_version_cmd: Vec<String>,
     /// The address the external server listens on (default: the address family's loopback).
-    #[arg(long, value_name = "IP", requires = "server_cmd")]
+    #[arg(long, value_name = "IP", requires = "server")]
     pub server_host: Option<std::net::IpAddr>,
     /// How long a started server may take to accept or echo (default 10 s): more for servers
     /// that start slowly, such as a JVM's.
-    #[arg(long, value_name = "S", value_parser = seconds, requires = "server_cmd")]
+    #[arg(long, value_name = "S", value_parser = seconds, requires = "server")]
     pub server_ready_timeout: Option<f64>,
     /// How long the verification leaves a connection idle before it checks the server
     /// still echoes on it (default 2 s): less for a server that closes idle connections
     /// sooner, more to check it keeps them longer.
-    #[arg(long, value_name = "S", value_parser = seconds, requires = "server_cmd")]
+    #[arg(long, value_name = "S", value_parser = seconds, requires = "server")]
     pub verify_idle: Option<f64>,
     /// tcp, tcps against --server-cmd: `prefix` or `raw`.
-    #[arg(long, value_enum, default_value = "prefix", requires = "server_cmd")]
+    #[arg(long, value_enum, default_value = "prefix", requires = "server")]
     pub framing: StreamFraming,
     /// TLS protocols against --server-cmd: accept its certificate without checking it.
-    #[arg(long, requires = "server_cmd", conflicts_with = "tls_ca")]
+    #[arg(long, requires = "server", conflicts_with = "tls_ca")]
     pub tls_insecure: bool,
     /// TLS protocols against --server-cmd: check its certificate against the CAs in this
     /// PEM file (for the name of --server-host).
-    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    #[arg(long, value_name = "FILE", requires = "server")]
     pub tls_ca: Option<std::path::PathBuf>,
     /// The machine the server runs on, when --server-cmd starts it on another one (through
     /// ssh, say): the JSON `describe-host` prints there. Default: this machine.
-    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    #[arg(long, value_name = "FILE", requires = "server")]
     pub server_machine: Option<std::path::PathBuf>,
     /// Open loop: measure every case at each of these offered rates (messages per second
     /// over all clients) instead of closed-loop; --windows cap the messages in flight.
@@ -216,6 +240,9 @@ pub struct MatrixArgs {
 impl MatrixArgs {
     /// The external servers the `--server-cmd` / `--server-name` pairs name, in order.
     fn external_servers(&self) -> Result<Vec<echomark_archive::ExternalServer>, FlagError> {
+        if let Some(address) = &self.server_address {
+            return Ok(vec![self.running_server(address)?]);
+        }
         if self.server_cmd.len() != self.server_name.len() {
             return Err(FlagError::ServerNameCount {
                 commands: self.server_cmd.len(),
@@ -240,15 +267,7 @@ impl MatrixArgs {
             if !command.contains("{port}") {
                 return Err(FlagError::ServerCmdWithoutPort);
             }
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                || name.starts_with('.')
-            {
-                // The name becomes a file name (NAME.json) and the pages' backend.
-                return Err(FlagError::ServerName { name: name.clone() });
-            }
+            check_server_name(name)?;
             if servers.iter().any(|s| &s.name == name) {
                 return Err(FlagError::DuplicateServerName { name: name.clone() });
             }
@@ -260,6 +279,56 @@ impl MatrixArgs {
             });
         }
         Ok(servers)
+    }
+
+    /// `--fleet-size` and its generator counts, each at most the fleet.
+    fn fleet_plan(&self) -> Result<Option<echomark_archive::FleetPlan>, FlagError> {
+        let (Some(size), Some(listen)) = (self.fleet_size, self.fleet_listen) else {
+            return Ok(None);
+        };
+        let generators = self.fleet_generators.clone().unwrap_or(vec![size]);
+        if let Some(&n) = generators.iter().find(|&&n| n > size) {
+            return Err(FlagError::FleetGenerators { asked: n, size });
+        }
+        Ok(Some(echomark_archive::FleetPlan {
+            size,
+            generators,
+            listen: listen.to_string(),
+        }))
+    }
+
+    /// `--server-address`: the one running server, named by its --server-name.
+    fn running_server(&self, address: &str) -> Result<echomark_archive::ExternalServer, FlagError> {
+        let [name] = self.server_name.as_slice() else {
+            return Err(FlagError::ServerNameCount {
+                commands: 1,
+                names: self.server_name.len(),
+            });
+        };
+        check_server_name(name)?;
+        let host = match address.rsplit_once(':') {
+            Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => {
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string()
+            }
+            _ => {
+                return Err(FlagError::ServerAddress {
+                    address: address.to_string(),
+                })
+            }
+        };
+        Ok(echomark_archive::ExternalServer {
+            name: name.clone(),
+            address: Some(address.to_string()),
+            host,
+            // Not this machine's: whoever runs it may describe it with --server-machine.
+            machine: match &self.server_machine {
+                Some(file) => Some(read_machine(file)?),
+                None => None,
+            },
+            ..self.shared_server_settings()?
+        })
     }
 
     /// The settings every `--server-cmd` server shares (its name and command left empty):
@@ -285,6 +354,7 @@ impl MatrixArgs {
             identity: None,
             ready_timeout_ms: self.server_ready_timeout.map(milliseconds),
             verify_idle_ms: self.verify_idle.map(milliseconds),
+            address: None,
         })
     }
 
@@ -363,6 +433,8 @@ impl MatrixArgs {
                 host_name: self.host_name.clone(),
                 client_cpus: placement.0,
                 server_cpus: placement.1,
+                fleet: self.fleet_plan()?,
+                fleet_wait: self.fleet_wait.map(std::time::Duration::from_secs_f64),
             },
             backends: {
                 let mut list = self.backends.clone().unwrap_or(vec![Backend::Tokio]);
@@ -374,6 +446,22 @@ impl MatrixArgs {
             pause_after: self.pause_after,
         })
     }
+}
+
+/// A server's name becomes a file name (NAME.json) and the pages' backend: letters,
+/// digits, `-`, `_` and `.`, not first.
+fn check_server_name(name: &str) -> Result<(), FlagError> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        || name.starts_with('.')
+    {
+        return Err(FlagError::ServerName {
+            name: name.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Seconds from the command line as the archive records them: whole milliseconds, at least 1.

@@ -125,7 +125,7 @@ impl Fleet {
             gate.decide(clock, timing, limits.ready);
             drivers
                 .into_iter()
-                .map(|d| d.join().unwrap_or_else(|_| Err(FleetError::Closed)))
+                .map(|d| d.join().unwrap_or(Err(FleetError::Closed)))
                 .collect()
         });
         if let Some(reason) = gate.failure() {
@@ -183,8 +183,12 @@ impl Fleet {
         Ok(merged)
     }
 
-    /// Dismisses every generator: they exit.
-    pub fn dismiss(mut self) {
+    /// Dismisses every generator: they exit (dropping the fleet does the same).
+    pub fn dismiss(self) {}
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
         for m in &mut self.members {
             let _ = m.line.send(&ToGenerator::Done);
         }

@@ -38,6 +38,7 @@ pub(super) fn settings_of(request: &MatrixRequest) -> echomark_archive::Settings
     settings.udp_batch = o.udp_batch;
     settings.udp_gso = o.udp_gso;
     settings.count_syscalls = o.count_syscalls;
+    settings.fleet = o.fleet.clone();
     settings.until_decided =
         o.until_decided
             .map(|u| echomark_archive::until_decided::UntilDecided {
@@ -258,7 +259,12 @@ pub(super) fn resume(
         }
         .into());
     }
-    if let Some(server) = &archive.settings.external_server {
+    if let Some(server) = archive
+        .settings
+        .external_server
+        .as_ref()
+        .filter(|s| s.address.is_none())
+    {
         // The command comes from the file, which anyone who could write it chose: say what
         // will run before it does.
         eprintln!(

@@ -78,6 +78,16 @@ pub(super) fn verify_first(
         {
             continue;
         }
+        if let Some(address) = &server.address {
+            let record = verify_running(
+                server,
+                address,
+                protocol,
+                target.archive.settings.address_family,
+            );
+            conclude(target, server, record)?;
+            continue;
+        }
         let started = server::start(server, protocol, cpus.as_ref())
             .map_err(|e| MatrixError::system("cannot start the server", e))?;
         let address = started.address;
@@ -95,22 +105,7 @@ pub(super) fn verify_first(
         });
         let process = started.stop();
         let record = match verification {
-            Some(v) => VerificationRecord {
-                protocol,
-                passed: v.passed,
-                checks: v
-                    .checks
-                    .into_iter()
-                    .map(|c| echomark_archive::VerificationCheck {
-                        name: c.name.to_string(),
-                        outcome: serde_json::to_value(&c.outcome)
-                            .ok()
-                            .and_then(|o| o.as_str().map(str::to_string))
-                            .unwrap_or_default(),
-                        detail: c.detail,
-                    })
-                    .collect(),
-            },
+            Some(v) => record_of(protocol, v),
             None => VerificationRecord {
                 protocol,
                 passed: false,
@@ -122,24 +117,102 @@ pub(super) fn verify_first(
                 }],
             },
         };
-        let failed: Vec<_> = record
-            .checks
-            .iter()
-            .filter(|c| c.outcome == "failed")
-            .cloned()
-            .collect();
-        let passed = record.passed;
-        target.archive.verification.push(record);
-        target.save()?;
-        if !passed {
-            return Err(Refusal::FailsContract {
-                server: server.name.clone(),
-                protocol,
-                failed,
-                path: target.path.clone(),
-            }
-            .into());
-        }
+        conclude(target, server, record)?;
     }
     Ok(())
+}
+
+/// A verification as the archive records it.
+fn record_of(protocol: Protocol, v: crate::verify::Verification) -> VerificationRecord {
+    VerificationRecord {
+        protocol,
+        passed: v.passed,
+        checks: v
+            .checks
+            .into_iter()
+            .map(|c| echomark_archive::VerificationCheck {
+                name: c.name.to_string(),
+                outcome: serde_json::to_value(&c.outcome)
+                    .ok()
+                    .and_then(|o| o.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                detail: c.detail,
+            })
+            .collect(),
+    }
+}
+
+/// Records `record` in `target`'s archive and saves it; a failed one refuses the server.
+fn conclude(
+    target: &mut Target,
+    server: &ExternalServer,
+    record: VerificationRecord,
+) -> Result<(), MatrixError> {
+    let failed: Vec<_> = record
+        .checks
+        .iter()
+        .filter(|c| c.outcome == "failed")
+        .cloned()
+        .collect();
+    let (passed, protocol) = (record.passed, record.protocol);
+    target.archive.verification.push(record);
+    target.save()?;
+    if !passed {
+        return Err(Refusal::FailsContract {
+            server: server.name.clone(),
+            protocol,
+            failed,
+            path: target.path.clone(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// `--server-address`: the running server's address now, of the matrix's family (a name
+/// is resolved afresh: a Service's address may change between runs).
+pub(super) fn resolve(
+    address: &str,
+    family: echomark_archive::AddressFamily,
+) -> std::io::Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let want_v6 = family == echomark_archive::AddressFamily::Ipv6;
+    address
+        .to_socket_addrs()?
+        .find(|a| a.is_ipv6() == want_v6)
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("--server-address {address}: no {family} address"),
+            )
+        })
+}
+
+/// Verifies the running server at `address` for `protocol`; an address that does not
+/// resolve is a failed check of its own.
+fn verify_running(
+    server: &ExternalServer,
+    address: &str,
+    protocol: Protocol,
+    family: echomark_archive::AddressFamily,
+) -> VerificationRecord {
+    match resolve(address, family) {
+        Ok(addr) => {
+            let limits = crate::verify::Limits {
+                idle: server.verify_idle(),
+                ..crate::verify::Limits::default()
+            };
+            let target = client_target(server, protocol, addr, true);
+            record_of(protocol, crate::verify::verify(protocol, &target, limits))
+        }
+        Err(e) => VerificationRecord {
+            protocol,
+            passed: false,
+            checks: vec![echomark_archive::VerificationCheck {
+                name: "resolve".into(),
+                outcome: "failed".into(),
+                detail: e.to_string(),
+            }],
+        },
+    }
 }

@@ -9,6 +9,7 @@ mod archives;
 pub mod child;
 mod error;
 mod external;
+mod fleet;
 pub mod host;
 pub mod identity;
 mod open;
@@ -70,6 +71,10 @@ pub struct RunOptions {
     pub until_decided: Option<UntilDecidedOptions>,
     /// `--host-name`: the name pages give this machine.
     pub host_name: Option<String>,
+    /// `--fleet-size`: a fleet of generator hosts measures every run.
+    pub fleet: Option<echomark_archive::FleetPlan>,
+    /// `--fleet-wait`: how long to wait for the fleet to gather.
+    pub fleet_wait: Option<Duration>,
 }
 
 /// `--until-decided` and its bounds.
@@ -286,6 +291,14 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
             external::verify_first(target, &server, &settings.protocols)?;
         }
     }
+    let fleet = fleet::gather(
+        settings.fleet.as_ref(),
+        crate::fleet::FleetTiming {
+            warmup: spec.warmup,
+            seconds: spec.seconds,
+        },
+        request.options.fleet_wait.unwrap_or(fleet::DEFAULT_WAIT),
+    )?;
     let signal = install_signal_flags()?;
     let soaks_due: usize = targets
         .iter()
@@ -305,6 +318,7 @@ pub fn run(request: &MatrixRequest) -> Result<MatrixOutcome, MatrixError> {
         settings,
         signal: &signal,
         pause_after: request.pause_after,
+        fleet,
     };
     match session.stages(&mut targets, &mut progress)? {
         runs::Flow::Interrupted => return Ok(interrupted(&targets, &progress, &signal)),
@@ -469,8 +483,12 @@ fn install_signal_flags() -> Result<SignalFlag, MatrixError> {
 /// A run as the progress lines name it: the archive's backend (an external server's name)
 /// and the case.
 fn label(run: &PlannedRun, backend: &str) -> String {
+    let fleet = match run.case().generators {
+        Some(n) => format!(" by {n} generators"),
+        None => String::new(),
+    };
     format!(
-        "{} {} {} B {}×{} {} {} work {} rep {}",
+        "{} {} {} B {}×{}{fleet} {} {} work {} rep {}",
         backend,
         run.case().protocol,
         run.case().payload_bytes,

@@ -125,9 +125,11 @@ fn new_archive(
 ) -> Result<Archive, MatrixError> {
     let archive = match request.options.external_servers.get(index) {
         Some(server) => {
-            let identity = identity::identify(&server.command, server.version_command.as_deref());
+            // A running server is not this machine's to ask, unless a version command says how.
+            let identity = (server.address.is_none() || server.version_command.is_some())
+                .then(|| identity::identify(&server.command, server.version_command.as_deref()));
             let server = echomark_archive::ExternalServer {
-                identity: Some(identity),
+                identity,
                 ..server.clone()
             };
             archives::for_server(template, &server)?

@@ -223,6 +223,7 @@ impl MatrixSpec {
             count_syscalls: false,
             quic_axes: self.quic_axes.clone(),
             until_decided: None,
+            fleet: None,
         }
     }
 

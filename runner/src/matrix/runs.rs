@@ -36,6 +36,8 @@ pub(super) struct Session<'a> {
     pub signal: &'a SignalFlag,
     /// `--pause-after`: stop after this many runs.
     pub pause_after: Option<u64>,
+    /// `--fleet-size`: the generators that measure every run instead of a child.
+    pub fleet: Option<super::fleet::MatrixFleet>,
 }
 
 /// Checks every case known before anything runs, so a bad matrix fails once with exit 2,
@@ -163,7 +165,13 @@ impl Session<'_> {
         let started_at_utc = provenance::utc_now();
         let (server, case_args) = self.start_server(target, run, case, &label)?;
         let ready = server.as_ref().is_none_or(|s| s.ready_seconds.is_some());
-        let outcome = if ready {
+        let fleet_run = self.fleet.as_ref().zip(run.case().generators);
+        let mut fleet_error = None;
+        let outcome = if let (true, Some((fleet, generators))) = (ready, fleet_run) {
+            let (outcome, error) = fleet.measure(&case_args, generators);
+            fleet_error = error;
+            Some(outcome)
+        } else if ready {
             let lock_fd = Some(target.lock.fd());
             match child::run(
                 self.exe,
@@ -203,10 +211,16 @@ impl Session<'_> {
             outcome.as_ref(),
             server.as_ref().zip(ready_limit),
         );
+        let mut judged = judged;
+        if let Some(e) = fleet_error {
+            judged.error = Some(e);
+        }
         let summary = summary_line(&judged);
         let failed = judged.error.is_some();
-        let mut command = vec![self.exe.display().to_string()];
-        command.extend(case_args);
+        let command = match fleet_run {
+            Some((_, generators)) => super::fleet::command(self.exe, generators, &case_args),
+            None => [vec![self.exe.display().to_string()], case_args].concat(),
+        };
         let archive = &mut target.archive;
         archive.results.push(Entry {
             run: run.key_as(&archive.backend),
@@ -241,6 +255,16 @@ impl Session<'_> {
         let Some(external) = &target.archive.settings.external_server else {
             return Ok((None, case.to_args()));
         };
+        if let Some(address) = &external.address {
+            let family = target.archive.settings.address_family;
+            let resolved = external::resolve(address, family)
+                .map_err(|e| MatrixError::system("cannot reach the server", e))?;
+            let pipelines = external::pipelines(&target.archive.verification, run.case().protocol);
+            let args = external::against(case, external, resolved, pipelines)
+                .map_err(MatrixError::case(label))?
+                .to_args();
+            return Ok((None, args));
+        }
         let started = server::start(external, run.case().protocol, self.server_cpus.as_ref())
             .map_err(|e| MatrixError::system("cannot start the server", e))?;
         let pipelines = external::pipelines(&target.archive.verification, run.case().protocol);

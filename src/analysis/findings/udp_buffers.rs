@@ -125,6 +125,7 @@ mod tests {
             udp_server_recv_buffer: buffer,
             load: None,
             quic_transport: None,
+            generators: None,
         }
     }
 
