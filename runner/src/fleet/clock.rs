@@ -118,21 +118,69 @@ impl Offset {
     }
 }
 
-/// Sleeps until `at`, then spins for the last stretch, so the start is as close to `at` as
-/// the scheduler allows without a timer's slack.
-pub fn wait_until(at: Instant) {
-    const SPIN: Duration = Duration::from_micros(500);
-    loop {
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
+/// The moment a wait ended, read on both clocks at once.
+#[derive(Debug, Clone, Copy)]
+pub struct Woke {
+    pub at: Instant,
+    /// The wall clock then, ns since the Unix epoch.
+    pub unix_ns: i64,
+    /// Whether the thread watched the clock at a real-time priority.
+    pub realtime: bool,
+}
+
+impl WallClock {
+    /// Waits until `at`, asleep (the kernel's timer slack at its least) and, where the
+    /// process may (root, or `CAP_SYS_NICE`), at a real-time priority, so the timer's
+    /// wakeup preempts whatever generators that started already run on the CPUs they share
+    /// (namespaces on one host); it reads both clocks before it drops back. No spinning:
+    /// a generator awake early would keep the others' wakeups waiting.
+    pub fn wait_until(&self, at: Instant) -> Woke {
+        let realtime = realtime(true);
+        #[cfg(target_os = "linux")]
+        // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
         }
-        if left > SPIN {
-            std::thread::sleep(left - SPIN);
-        } else {
-            std::hint::spin_loop();
+        loop {
+            let left = at.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left);
         }
+        let woke = Woke {
+            at: Instant::now(),
+            unix_ns: self.now_ns(),
+            realtime,
+        };
+        if realtime {
+            self::realtime(false);
+        }
+        woke
     }
+}
+
+/// Puts this thread under SCHED_FIFO at the lowest real-time priority (`on`) or back under
+/// the normal scheduler; whether it took.
+fn realtime(on: bool) -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: sched_setscheduler on this thread (0) with a valid sched_param.
+    unsafe {
+        let (policy, priority) = if on {
+            (
+                libc::SCHED_FIFO,
+                libc::sched_get_priority_min(libc::SCHED_FIFO),
+            )
+        } else {
+            (libc::SCHED_OTHER, 0)
+        };
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        libc::sched_setscheduler(0, policy, &param) == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
 }
 
 #[cfg(test)]

@@ -191,9 +191,9 @@ impl Release for Barrier<'_> {
             }) => {
                 let start = self.clock.instant_at(start_unix_ns - self.offset_ns);
                 let end = self.clock.instant_at(end_unix_ns - self.offset_ns);
-                clock::wait_until(start);
-                let started = Instant::now();
-                self.skew_ns = Some(self.clock.ns_at(started) + self.offset_ns - start_unix_ns);
+                let woke = self.clock.wait_until(start);
+                self.skew_ns = Some(woke.unix_ns + self.offset_ns - start_unix_ns);
+                let started = woke.at;
                 Ok(Window {
                     start: started,
                     deadline: Some(end.max(started)),

@@ -6,6 +6,7 @@
 mod common;
 mod compare_aa;
 mod external;
+mod fleet;
 mod hostile;
 mod http_framing;
 mod matrix;
