@@ -98,7 +98,7 @@ fn four_generators_in_namespaces_start_together_and_merge_exactly() {
         assert_eq!(target.address, "10.77.0.2:7000");
         let skews: Vec<f64> = fleet.generators.iter().map(|g| g.start_skew_us).collect();
         let worst = fleet.start_skew_worst_us;
-        assert!(skews.iter().any(|s| *s == worst));
+        assert!(skews.contains(&worst));
         if worst.abs() < 1_000.0 {
             return;
         }
