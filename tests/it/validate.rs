@@ -708,3 +708,66 @@ fn out_of_range_and_inconsistent_counters_are_refused_at_their_json_path() {
         );
     }
 }
+
+/// A fleet run is its generators' sum: a record that does not add up, a generator count
+/// other than the run's, a generator that measured another case or a nested fleet is
+/// refused, naming the run's JSON path.
+#[test]
+fn a_fleet_record_that_is_not_its_generators_sum_is_refused() {
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("raw-results/epyc2-20261207-fleet/echomark-serve.json");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(committed).unwrap()).unwrap();
+    let i = good["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e["generators"] == json!(2))
+        .expect("a run by 2 generators");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "ok", "echomark-serve.json", &good.to_string());
+    let out = echomark(&["validate", path.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut a = good.clone();
+        f(&mut a["results"][i]);
+        a
+    };
+    let fleet = format!("results[{i}].metrics.fleet");
+    for (what, archive, expected) in [
+        (
+            "sum",
+            edit(&|e| {
+                let m = &mut e["metrics"]["fleet"]["generators"][1]["metrics"]["messages"];
+                *m = json!(m.as_u64().unwrap() + 1);
+            }),
+            format!("{fleet}.generators: messages"),
+        ),
+        (
+            "count",
+            edit(&|e| e["generators"] = json!(4)),
+            format!("{fleet}.generator_count: is 2, with 2 generator records, for a run of 4 generators"),
+        ),
+        (
+            "case",
+            edit(&|e| e["metrics"]["fleet"]["generators"][0]["metrics"]["window"] = json!(2)),
+            format!("{fleet}.generators[0].metrics: differ from the run's"),
+        ),
+        (
+            "skew",
+            edit(&|e| e["metrics"]["fleet"]["start_skew_worst_us"] = json!(0.5)),
+            format!("{fleet}.start_skew_worst_us: is 0.5"),
+        ),
+    ] {
+        let path = write(dir.path(), what, "echomark-serve.json", &archive.to_string());
+        let out = echomark(&["validate", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+        assert!(stderr.contains(&expected), "{what}: {stderr}");
+    }
+}

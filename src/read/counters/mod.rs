@@ -4,8 +4,9 @@
 //! archive's own consistency, which a runner cannot break and an edited or damaged archive
 //! can. Ranges are the runner's flags' where it has one ([`echomark_archive::limits`]),
 //! what a machine can do otherwise. The server process's are in `server`, QUIC's in
-//! `quic`.
+//! `quic`, a fleet run's against its generators' in `fleet`.
 
+mod fleet;
 mod quic;
 mod server;
 
@@ -27,6 +28,7 @@ pub fn check(
     check_udp_gso(out, file, index, entry);
     check_syscalls(out, file, (index, entry), settings.count_syscalls);
     check_client(out, file, index, entry);
+    fleet::check(out, file, index, entry);
 }
 
 /// A problem at `field` of entry `index`'s JSON (`results[3].metrics.udp_batch`).
