@@ -30,7 +30,7 @@ pub fn commands(d: &Dataset) -> Vec<String> {
     let needs_servers = groups.iter().flatten().any(|f| {
         f.external_server
             .as_ref()
-            .is_some_and(|s| !s.command.contains("echomark-runner"))
+            .is_some_and(|s| s.address.is_none() && !s.command.contains("echomark-runner"))
     });
     if needs_servers {
         lines.push("scripts/install-external-servers".to_string());
@@ -132,6 +132,9 @@ fn matrix_flags(s: &Settings) -> Vec<String> {
     }
     flags.placement(s);
     flags.switches(s);
+    if let Some(fleet) = &s.fleet {
+        flags.fleet(fleet);
+    }
     flags.0
 }
 
@@ -300,6 +303,20 @@ impl Flags {
     }
 }
 
+impl Flags {
+    /// A fleet's: where its coordinator listened, its size and its generator counts.
+    fn fleet(&mut self, f: &echomark_archive::FleetPlan) {
+        self.0.extend([
+            "--fleet-listen".to_string(),
+            f.listen.clone(),
+            "--fleet-size".to_string(),
+            f.size.to_string(),
+            "--fleet-generators".to_string(),
+            list(&f.generators),
+        ]);
+    }
+}
+
 /// The flags naming the external servers of one invocation, and what they share.
 fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
     let servers: Vec<_> = group
@@ -313,11 +330,15 @@ fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
     // `--server-version-cmd` pairs with the servers by position: all of them or none.
     let versions = servers.iter().all(|s| s.version_command.is_some());
     for server in &servers {
+        let (how, what) = match &server.address {
+            Some(address) => ("--server-address", address.clone()),
+            None => ("--server-cmd", server.command.clone()),
+        };
         flags.extend([
             "--server-name".to_string(),
             server.name.clone(),
-            "--server-cmd".to_string(),
-            server.command.clone(),
+            how.to_string(),
+            what,
         ]);
         if let (true, Some(version)) = (versions, &server.version_command) {
             flags.extend(["--server-version-cmd".to_string(), version.clone()]);
@@ -328,7 +349,7 @@ fn server_flags(group: &[&ArchiveFile]) -> Vec<String> {
         AddressFamily::Ipv4 => "127.0.0.1",
         AddressFamily::Ipv6 => "::1",
     };
-    if first.host != loopback {
+    if first.host != loopback && first.address.is_none() {
         flags.extend(["--server-host".to_string(), first.host.clone()]);
     }
     if first.framing != StreamFraming::Prefix {
@@ -365,7 +386,14 @@ fn invocation(group: &[&ArchiveFile], slug: &str, index: usize) -> Vec<String> {
     if across {
         words.push("scripts/across-namespaces".to_string());
     }
-    words.extend(["echomark-runner".to_string(), "matrix".to_string()]);
+    match settings.fleet.as_ref().and_then(|f| f.launcher.as_deref()) {
+        // The pods' command: echomark-runner's arguments after the launcher's `--`.
+        Some(launcher) if launcher.starts_with("scripts/fleet-in-namespaces ") => {
+            words.extend(launcher.split_whitespace().map(str::to_string));
+            words.extend(["--".to_string(), "matrix".to_string()]);
+        }
+        _ => words.extend(["echomark-runner".to_string(), "matrix".to_string()]),
+    }
     let external = group.iter().any(|f| f.external_server.is_some());
     let backends: Vec<&str> = group.iter().filter_map(|f| f.backend.as_deref()).collect();
     if !external && backends != ["tokio"] {

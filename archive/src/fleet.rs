@@ -26,7 +26,15 @@ pub struct FleetPlan {
     pub generators: Vec<u64>,
     /// Where the coordinator listened for them (`--fleet-listen`).
     pub listen: String,
+    /// How the generators were started, as their launcher said it
+    /// (`ECHOMARK_FLEET_LAUNCHER`: `scripts/fleet-in-namespaces` sets it to its own command
+    /// line); absent when nothing said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
 }
+
+/// The environment variable by which whatever started a fleet's pods says how.
+pub const LAUNCHER_ENV: &str = "ECHOMARK_FLEET_LAUNCHER";
 
 /// How a fleet ran: the barrier, the start skew, and every generator's record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

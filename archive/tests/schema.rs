@@ -401,6 +401,7 @@ fn sample() -> Archive {
                 size: 4,
                 generators: vec![1, 2, 4],
                 listen: "0.0.0.0:7700".into(),
+                launcher: Some("scripts/fleet-in-namespaces 4".into()),
             }),
         },
         results: vec![entry],

@@ -294,6 +294,9 @@ impl MatrixArgs {
             size,
             generators,
             listen: listen.to_string(),
+            launcher: std::env::var(echomark_archive::fleet::LAUNCHER_ENV)
+                .ok()
+                .filter(|l| !l.trim().is_empty()),
         }))
     }
 

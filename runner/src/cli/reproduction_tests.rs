@@ -32,7 +32,11 @@ fn published_commands(slug: &str) -> Vec<String> {
     }
     lines
         .into_iter()
-        .filter(|l| l.contains("echomark-runner matrix") || l.starts_with("mv "))
+        .filter(|l| {
+            l.contains("echomark-runner matrix")
+                || l.starts_with("scripts/fleet-in-namespaces ")
+                || l.starts_with("mv ")
+        })
         .collect()
 }
 
@@ -43,6 +47,10 @@ fn comparable(mut settings: Settings) -> Settings {
         server.machine = None;
         // Found out by the run (the server's version, hash and package), not asked for.
         server.identity = None;
+    }
+    if let Some(fleet) = settings.fleet.as_mut() {
+        // Said by whatever started the pods, not by the matrix's flags.
+        fleet.launcher = None;
     }
     settings
 }
@@ -107,6 +115,15 @@ fn published_commands_plan(name: &str, files: &[PathBuf]) -> usize {
         let mut words = shlex::split(line).unwrap_or_else(|| panic!("{slug}: {line}"));
         if words[0] == "scripts/across-namespaces" {
             words.remove(0);
+        }
+        if words[0] == "scripts/fleet-in-namespaces" {
+            // The pods' command after `--` is echomark-runner's arguments.
+            let dashes = words
+                .iter()
+                .position(|w| w == "--")
+                .expect("-- before the command");
+            words.drain(..=dashes);
+            words.insert(0, "echomark-runner".to_string());
         }
         let cli = Cli::try_parse_from(&words)
             .unwrap_or_else(|e| panic!("{slug}: `{line}` does not parse: {e}"));

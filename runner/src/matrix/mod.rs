@@ -484,6 +484,7 @@ fn install_signal_flags() -> Result<SignalFlag, MatrixError> {
 /// and the case.
 fn label(run: &PlannedRun, backend: &str) -> String {
     let fleet = match run.case().generators {
+        Some(1) => " by 1 generator".to_string(),
         Some(n) => format!(" by {n} generators"),
         None => String::new(),
     };
