@@ -56,9 +56,12 @@ pub fn check(out: &mut FileRead, file: &ArchiveFile, index: usize, entry: &Entry
     skews(&mut problem, fleet);
 }
 
+/// A counter of a metrics object, by name.
+type Counter = (&'static str, fn(&Metrics) -> u64);
+
 /// The merged counters and histogram are the generators' sums.
 fn sums(problem: &mut impl FnMut(String, String), m: &Metrics, parts: Vec<&Metrics>) {
-    let counters: [(&str, fn(&Metrics) -> u64); 5] = [
+    let counters: [Counter; 5] = [
         ("messages", |m| m.messages),
         ("messages_sent", |m| m.messages_sent),
         ("messages_received", |m| m.messages_received),
