@@ -242,3 +242,54 @@ impl JobArgs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fleet container's `args` in `deploy/kubernetes/fleet.yaml`, one per `- ` line.
+    fn job_args() -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/kubernetes/fleet.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines = text.lines().skip_while(|l| l.trim() != "args:").skip(1);
+        let mut args = Vec::new();
+        for line in lines.by_ref() {
+            let Some(item) = line.trim().strip_prefix("- ") else {
+                break;
+            };
+            args.push(item.trim_matches('"').to_string());
+        }
+        args
+    }
+
+    #[test]
+    fn the_kubernetes_job_runs_a_fleet_matrix_this_binary_accepts() {
+        let args = job_args();
+        let argv = std::iter::once("echomark-runner".to_string()).chain(args);
+        let cli = Cli::try_parse_from(argv).expect("the Job's args parse");
+        let Command::Fleet(FleetArgs {
+            role: FleetRole::Job(job),
+        }) = cli.command
+        else {
+            panic!("the Job runs fleet job");
+        };
+        assert_eq!(job.coordinator, "echomark-fleet-0.echomark-fleet:7700");
+        let argv = std::iter::once("echomark-runner".to_string()).chain(job.command.clone());
+        let Command::Matrix(matrix) = Cli::try_parse_from(argv)
+            .expect("pod 0's command parses")
+            .command
+        else {
+            panic!("pod 0 runs a matrix");
+        };
+        let request = matrix.to_request().expect("a matrix request");
+        let fleet = request.options.fleet.as_ref().expect("a fleet matrix");
+        assert_eq!((fleet.size, fleet.generators.clone()), (4, vec![1, 2, 4]));
+        assert_eq!(fleet.listen, "0.0.0.0:7700");
+        let server = &request.options.external_servers[0];
+        assert_eq!(server.address.as_deref(), Some("echomark-server:7000"));
+        let planned = request.planned_archives().expect("its archives");
+        assert_eq!(planned.len(), 1);
+        assert!(!planned[0].1.planned_runs(&planned[0].0, &[]).is_empty());
+    }
+}
