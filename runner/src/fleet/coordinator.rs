@@ -52,9 +52,15 @@ impl Fleet {
         let mut members: Vec<(Option<u64>, Member)> = Vec::new();
         while members.len() < size {
             match listener.accept() {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     stream.set_nonblocking(false)?;
-                    members.push(hello(Line::new(stream)?)?);
+                    match hello(Line::new(stream)?) {
+                        Ok(member) => members.push(member),
+                        // Another protocol's generator is one of the fleet that cannot run.
+                        Err(e @ FleetError::Version { .. }) => return Err(e),
+                        // Whatever else knocked (a port scan, a health check) is not one.
+                        Err(e) => eprintln!("fleet: {peer} is not a generator ({e}); ignored"),
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     if Instant::now() >= until {
