@@ -296,3 +296,101 @@ fn a_shifted_clock_is_measured_within_its_uncertainty_and_its_start_corrected() 
         plain.start_skew_us
     );
 }
+
+/// Two generators on loopback for a coordinator at `address`: started, then awaited.
+fn generators(address: &str) -> Vec<std::process::Child> {
+    (0..2)
+        .map(|_| {
+            Command::new(RUNNER)
+                .args([
+                    "fleet",
+                    "generate",
+                    "--coordinator",
+                    address,
+                    "--wait",
+                    "60",
+                ])
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_paused_fleet_matrix_resumes_with_its_fleet_gathered_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::echomark(&["--protocol", "tcp"]);
+    let out = dir.path().join("fleet.json");
+    let listen = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let address = listen.to_string();
+    let mut args: Vec<String> = [
+        "matrix",
+        "--server-address",
+        &server.address,
+        "--server-name",
+        "s",
+        "--fleet-size",
+        "2",
+        "--fleet-listen",
+        &address,
+        "--fleet-generators",
+        "1,2",
+        "--protocols",
+        "tcp",
+        "--payloads",
+        "256",
+        "--clients",
+        "2",
+        "--windows",
+        "1",
+        "--io-models",
+        "shared",
+        "--io-threads",
+        "1",
+        "--repetitions",
+        "2",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.1",
+        "--pause-after",
+        "3",
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(out.display().to_string());
+    for round in [
+        &args[..],
+        &[
+            "matrix".into(),
+            "--resume".into(),
+            out.display().to_string(),
+        ][..],
+    ] {
+        let fleet = generators(&address);
+        let ran = Command::new(RUNNER).args(round).output().unwrap();
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        for mut g in fleet {
+            assert!(g.wait().unwrap().success(), "a dismissed generator exits 0");
+        }
+    }
+    let archive = load_valid(&out);
+    assert!(archive.complete);
+    let mut runs: Vec<(u64, u64)> = archive
+        .results
+        .iter()
+        .map(|e| (e.run.case.generators.unwrap(), e.run.repetition))
+        .collect();
+    runs.sort();
+    assert_eq!(runs, [(1, 1), (1, 2), (2, 1), (2, 2)], "every run once");
+}
