@@ -1,7 +1,9 @@
 //! A fleet run: several load generators, each an ordinary echomark client on a host of its
 //! own, released at one barrier against one target. The run's [`Metrics`](crate::Metrics)
 //! are the generators' merged exactly (histograms and counters summed); `Metrics::fleet`
-//! keeps how the fleet ran and each generator's own record beside the sum.
+//! keeps how the fleet ran and each generator's own record beside the sum. The records are
+//! generic over the metrics they hold, so this file needs nothing of `metrics.rs`, which
+//! holds a fleet ([`crate::metrics::FleetRecord`] is `Fleet<Metrics>`).
 //!
 //! Times are in the coordinator's clock. A generator's clock is related to it by a
 //! four-timestamp exchange, as NTP does: the generator sends at `t1` (its clock), the
@@ -12,8 +14,6 @@
 //! the one with the smallest delay is kept.
 
 use serde::{Deserialize, Serialize};
-
-use crate::metrics::Metrics;
 
 /// A matrix measured by a fleet (`--fleet-size`, `--fleet-generators`): each case once per
 /// generator count, as a load dimension of its own.
@@ -36,10 +36,11 @@ pub struct FleetPlan {
 /// The environment variable by which whatever started a fleet's pods says how.
 pub const LAUNCHER_ENV: &str = "ECHOMARK_FLEET_LAUNCHER";
 
-/// How a fleet ran: the barrier, the start skew, and every generator's record.
+/// How a fleet ran: the barrier, the start skew, and every generator's record (`M`: the
+/// metrics each holds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FleetRecord {
+pub struct Fleet<M> {
     /// Generators that measured (each one record in `generators`).
     pub generator_count: u64,
     /// The host the coordinator ran on.
@@ -57,13 +58,13 @@ pub struct FleetRecord {
     /// The largest uncertainty of a generator's skew (its clock offset's), in µs.
     pub start_skew_uncertainty_us: f64,
     /// Each generator's own record, in index order.
-    pub generators: Vec<GeneratorRecord>,
+    pub generators: Vec<Generator<M>>,
 }
 
 /// One generator of a fleet run: where it ran, its clock, its start, and its own metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GeneratorRecord {
+pub struct Generator<M> {
     /// Its place in the fleet (0 is the coordinator's own host in a Job).
     pub index: u64,
     /// Its host name and logical CPUs.
@@ -77,7 +78,7 @@ pub struct GeneratorRecord {
     /// The skew's uncertainty: the offset's, in µs.
     pub start_skew_uncertainty_us: f64,
     /// What it measured alone: the same metrics object as `once --target`.
-    pub metrics: Metrics,
+    pub metrics: M,
 }
 
 /// A generator's clock against the coordinator's.
@@ -103,9 +104,9 @@ pub struct ClockRecord {
     pub drift_uncertainty_ppm: f64,
 }
 
-impl FleetRecord {
+impl<M> Fleet<M> {
     /// The generators' metrics, in index order.
-    pub fn metrics(&self) -> impl Iterator<Item = &Metrics> {
+    pub fn metrics(&self) -> impl Iterator<Item = &M> {
         self.generators.iter().map(|g| &g.metrics)
     }
 }

@@ -41,7 +41,7 @@ pub use archive::{
 pub use backend::Backend;
 pub use capabilities::{unsupported, Capabilities, Role, Support};
 pub use echo::{check_echo, CaseParameters, RequestedTiming};
-pub use fleet::{ClockRecord, FleetPlan, FleetRecord, GeneratorRecord};
+pub use fleet::{ClockRecord, FleetPlan};
 pub use host::Host;
 pub use imported::{
     Bucket, ImportInfo, ImportedArchive, ImportedLatency, ImportedLoad, ImportedRun,
@@ -52,7 +52,10 @@ pub use key::{
 };
 pub use limits::{Bound, OutOfRange};
 pub use metrics::little_law;
-pub use metrics::{ErrorCounters, Metric, Metrics, Placement, QuicCounters, ERROR_COUNTER_NAMES};
+pub use metrics::{
+    ErrorCounters, FleetRecord, GeneratorRecord, Metric, Metrics, Placement, QuicCounters,
+    ERROR_COUNTER_NAMES,
+};
 pub use open_loop::{little_check, LittleCheck, OpenLoopMetrics};
 pub use plausible::{Implausible, RateRule};
 pub use quic::{Congestion, QuicAxes, QuicSetting, QuicTransport};

@@ -206,8 +206,13 @@ pub struct Metrics {
     /// released and each one's own record; the figures above are their sums (histograms
     /// merged exactly). Absent for one client process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fleet: Option<Box<crate::fleet::FleetRecord>>,
+    pub fleet: Option<Box<FleetRecord>>,
 }
+
+/// A fleet run's record, its generators' metrics included.
+pub type FleetRecord = crate::fleet::Fleet<Metrics>;
+/// One generator's record in a [`FleetRecord`].
+pub type GeneratorRecord = crate::fleet::Generator<Metrics>;
 
 /// The counters QUIC has and TCP hides, from quinn's connection statistics, summed over a
 /// run's client connections (the handshake and the warmup included).
