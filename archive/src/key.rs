@@ -264,7 +264,20 @@ impl CaseKey {
                 self.load,
                 self.quic_transport,
             ),
+            // Last, so that listings without a fleet keep their order.
+            self.generators,
         )
+    }
+
+    /// Clients × window as plain text (`16 × 1`), led by the generators of a fleet run
+    /// (`4 generators × 16 × 1`): the load's connections, as messages and listings say them.
+    pub fn clients_by_window(&self) -> String {
+        let connections = format!("{} × {}", self.clients, self.window);
+        match self.generators {
+            Some(1) => format!("1 generator × {connections}"),
+            Some(n) => format!("{n} generators × {connections}"),
+            None => connections,
+        }
     }
 
     /// Whether this is the one-thread baseline of its group (`shared 1`).
@@ -280,17 +293,17 @@ pub struct RunId {
     pub repetition: u64,
 }
 
-/// `udp 1024 B, 16 × 1, shared 1, work 0, repetition 2`: how errors name a run.
+/// `udp 1024 B, 16 × 1, shared 1, work 0, repetition 2` (`tcp 1024 B, 4 generators × 16 ×
+/// 1, …` for a fleet run): how errors name a run.
 impl fmt::Display for RunId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.case;
         write!(
             f,
-            "{} {} B, {} × {}, {} {}, work {}, repetition {}",
+            "{} {} B, {}, {} {}, work {}, repetition {}",
             c.protocol,
             c.payload_bytes,
-            c.clients,
-            c.window,
+            c.clients_by_window(),
             c.io_model,
             c.io_threads,
             c.handler_work,
@@ -335,5 +348,50 @@ mod tests {
         assert!(key(IoModel::Shared, 4).topology_rank() < key(IoModel::Sharded, 2).topology_rank());
         assert!(key(IoModel::Shared, 1).is_baseline() && !key(IoModel::Sharded, 1).is_baseline());
         assert_eq!(Protocol::Wss.plaintext(), Some(Protocol::Websocket));
+    }
+
+    #[test]
+    fn generator_counts_are_configurations_of_their_own_in_name_order_and_in_labels() {
+        let fleet = |generators| CaseKey {
+            backend: "echomark-serve".into(),
+            implementation: "echomark".into(),
+            protocol: Protocol::Tcp,
+            payload_bytes: 1024,
+            clients: 16,
+            window: 1,
+            io_model: IoModel::Shared,
+            io_threads: 1,
+            handler_work: 0,
+            udp_server_recv_buffer: None,
+            load: None,
+            quic_transport: None,
+            generators,
+        };
+        let names: std::collections::BTreeSet<_> = [None, Some(1), Some(2), Some(4)]
+            .map(fleet)
+            .iter()
+            .map(|k| {
+                format!(
+                    "{}",
+                    RunId {
+                        case: k.clone(),
+                        repetition: 1
+                    }
+                )
+            })
+            .collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        let [none, one, two, four] = [None, Some(1), Some(2), Some(4)].map(fleet);
+        assert!(two.by_name() < four.by_name() && none.by_name() < one.by_name());
+        assert_eq!(fleet(None).clients_by_window(), "16 × 1");
+        assert_eq!(fleet(Some(1)).clients_by_window(), "1 generator × 16 × 1");
+        assert_eq!(
+            RunId {
+                case: fleet(Some(4)),
+                repetition: 2
+            }
+            .to_string(),
+            "tcp 1024 B, 4 generators × 16 × 1, shared 1, work 0, repetition 2"
+        );
     }
 }
