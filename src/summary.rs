@@ -30,6 +30,8 @@ pub fn row(c: &Configuration, repetitions: u64) -> Value {
     m.insert("io_model".into(), json!(k.io_model));
     m.insert("io_threads".into(), json!(k.io_threads));
     m.insert("handler_work".into(), json!(k.handler_work));
+    // A fleet's generators, each with `clients` connections; null without a fleet.
+    m.insert("generators".into(), json!(k.generators));
     if let Some(buffer) = k.udp_server_recv_buffer {
         m.insert("udp_server_recv_buffer".into(), json!(buffer));
     }
@@ -241,5 +243,27 @@ mod tests {
         let text = csv(&rows);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines, ["dataset,runs,load", "d,3,", "d,3,5000"]);
+    }
+
+    #[test]
+    fn every_row_has_a_generators_cell_empty_without_a_fleet() {
+        use crate::analysis::aggregate::{test_rated, Status};
+        let plain = test_rated("tcp", "shared", 1, (1000.0, 10.0), Status::Valid);
+        let mut fleet = plain.clone();
+        fleet.key.generators = Some(4);
+        let rows = [row(&plain, 3), row(&fleet, 3)];
+        assert_eq!(rows[0]["generators"], Value::Null);
+        assert_eq!(rows[1]["generators"], 4);
+        let text = csv(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        let column = lines[0].split(',').position(|c| c == "generators").unwrap();
+        let cells = |line: &str| line.split(',').nth(column).map(str::to_string);
+        assert_eq!(cells(lines[1]).as_deref(), Some(""));
+        assert_eq!(cells(lines[2]).as_deref(), Some("4"));
+        assert_eq!(
+            lines[0].split(',').nth(column - 1),
+            Some("handler_work"),
+            "after the other key fields"
+        );
     }
 }

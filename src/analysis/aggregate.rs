@@ -199,8 +199,8 @@ fn agg_exprs() -> Vec<Expr> {
 }
 
 /// Aggregates every configuration of every dataset, in canonical order: dataset, backend,
-/// implementation, protocol, payload, clients, window, topology (1×1, 1×2, 1×4, 2×1, 4×1),
-/// work.
+/// implementation, protocol, payload, clients, window, a fleet's generators, topology (1×1,
+/// 1×2, 1×4, 2×1, 4×1), work.
 pub fn configurations(datasets: &[Dataset]) -> PolarsResult<Vec<Configuration>> {
     let (runs, numbered) = table::runs(datasets)?;
     let df = runs
@@ -412,6 +412,7 @@ fn canonical(c: &Configuration) -> impl Ord + '_ {
         k.payload_bytes,
         k.clients,
         k.window,
+        k.generators,
         k.topology_rank(),
         k.handler_work,
         k.udp_server_recv_buffer,

@@ -114,10 +114,19 @@ pub struct AgreementRow<'a> {
 }
 
 /// The load two configurations must share to be set side by side: protocol, payload,
-/// connections, requests in flight per connection and the offered rate.
+/// connections (and a fleet's generators), requests in flight per connection and the
+/// offered rate.
 fn same_load(a: &CaseKey, b: &CaseKey) -> bool {
-    let load = |k: &CaseKey| -> (Protocol, u64, u64, u64, Option<OfferedLoad>) {
-        (k.protocol, k.payload_bytes, k.clients, k.window, k.load)
+    type Load = (Protocol, u64, u64, Option<u64>, u64, Option<OfferedLoad>);
+    let load = |k: &CaseKey| -> Load {
+        (
+            k.protocol,
+            k.payload_bytes,
+            k.clients,
+            k.generators,
+            k.window,
+            k.load,
+        )
     };
     load(a) == load(b)
 }

@@ -48,6 +48,7 @@ pub fn measured(configs: &[&Configuration]) -> Vec<Measured> {
                 stratum: Stratum {
                     protocol: c.key.protocol,
                     implementation: c.key.implementation.clone(),
+                    generators: c.key.generators,
                 },
                 payload_bytes: c.key.payload_bytes,
                 clients: c.key.clients,

@@ -1,6 +1,7 @@
 //! Rankings: within every group of comparable configurations, which IO model is fastest.
 //!
-//! A group is (dataset, backend, implementation, protocol, payload, clients, window, work);
+//! A group is (dataset, backend, implementation, protocol, payload, clients, window, work,
+//! and a fleet's generator count);
 //! its members differ only in topology. Only valid configurations compete. The best is the
 //! highest throughput median; a tie goes to the earlier topology in the canonical order
 //! 1×1, 1×2, 1×4, 2×1, 4×1 (contexts × threads), never to string order. The best is set
@@ -30,6 +31,9 @@ pub struct GroupKey {
     pub udp_server_recv_buffer: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quic_transport: Option<echomark_archive::QuicTransport>,
+    /// A fleet's load: the generators that measured together (absent for one client).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generators: Option<u64>,
 }
 
 /// One topology's figures in a ranking.
@@ -106,7 +110,7 @@ impl Ranking {
             udp_server_recv_buffer: g.udp_server_recv_buffer,
             load: None,
             quic_transport: g.quic_transport,
-            generators: None,
+            generators: g.generators,
         }
     }
 }
@@ -129,6 +133,7 @@ pub(crate) fn group_of(c: &Configuration) -> GroupKey {
         handler_work: c.key.handler_work,
         udp_server_recv_buffer: c.key.udp_server_recv_buffer,
         quic_transport: c.key.quic_transport,
+        generators: c.key.generators,
     }
 }
 
@@ -221,6 +226,7 @@ impl GroupKey {
             self.handler_work,
             self.udp_server_recv_buffer,
             self.quic_transport,
+            self.generators,
         )
     }
 }
@@ -290,5 +296,35 @@ mod tests {
         );
         assert_eq!(r.candidates, 2);
         assert!(!r.best_is_decided());
+    }
+
+    #[test]
+    fn generator_counts_are_loads_of_their_own_never_rivals() {
+        let fleet = |generators, median| {
+            let mut c = config("shared", 1, median, 1.0, Status::Valid);
+            c.key.generators = Some(generators);
+            c
+        };
+        let configs = [fleet(1, 500.0), fleet(2, 510.0), fleet(4, 490.0)];
+        let ranked = rankings(&configs, &|_| Rules::default());
+        assert_eq!(ranked.len(), 3, "one load per generator count");
+        for (r, c) in ranked.iter().zip(&configs) {
+            assert_eq!(r.group.generators, c.key.generators);
+            assert_eq!((r.candidates, r.rivals.len()), (1, 0));
+            assert_eq!(
+                r.best_key(),
+                c.key,
+                "the key leads back to its configuration"
+            );
+        }
+        let json = serde_json::to_value(&ranked[2]).unwrap();
+        assert_eq!(json["generators"], 4);
+        let plain = &rankings(&[config("shared", 1, 1.0, 0.0, Status::Valid)], &|_| {
+            Rules::default()
+        })[0];
+        assert!(serde_json::to_value(plain)
+            .unwrap()
+            .get("generators")
+            .is_none());
     }
 }

@@ -5,7 +5,8 @@
 //! model and a thread count. A **load class** is a corner of what the dataset measured:
 //! small messages at its fewest clients, its largest messages, its most clients, and each
 //! amount of added CPU work per echo. Within a class every protocol (and program) measured
-//! is a **stratum**; the choices are compared over all strata at once by the comparison
+//! is a **stratum**, and so is each generator count of a fleet (a load of its own, never
+//! pooled into another's runs); the choices are compared over all strata at once by the comparison
 //! rule ([`echomark_decide::compare_pooled`]: the geometric mean of the per-stratum ratios,
 //! with its interval).
 //!
@@ -62,11 +63,29 @@ impl Choice {
     }
 }
 
-/// One stratum of a class: a protocol as one program measured it.
+/// One stratum of a class: a protocol as one program measured it, with a fleet's generator
+/// count.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Stratum {
     pub protocol: Protocol,
     pub implementation: String,
+    /// A fleet's generators (absent for one client process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generators: Option<u64>,
+}
+
+impl Stratum {
+    /// The stratum `c` belongs to, its program kept apart or pooled.
+    fn of(c: &Configuration, programs: Programs) -> Self {
+        Self {
+            protocol: c.key.protocol,
+            implementation: match programs {
+                Programs::Apart => c.key.implementation.clone(),
+                Programs::Pooled => String::new(),
+            },
+            generators: c.key.generators,
+        }
+    }
 }
 
 /// A choice against another, pooled over the class's strata.
@@ -194,13 +213,7 @@ fn cells<'a>(configs: &[&'a Configuration], load: ClassLoad, programs: Programs)
                 && c.key.handler_work == load.handler_work
         })
         .collect();
-    let stratum = |c: &Configuration| Stratum {
-        protocol: c.key.protocol,
-        implementation: match programs {
-            Programs::Apart => c.key.implementation.clone(),
-            Programs::Pooled => String::new(),
-        },
-    };
+    let stratum = |c: &Configuration| Stratum::of(c, programs);
     let mut widest: BTreeMap<Stratum, u64> = BTreeMap::new();
     for c in &at_load {
         let w = widest.entry(stratum(c)).or_default();

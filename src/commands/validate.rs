@@ -38,11 +38,16 @@ pub fn text(r: &DatasetReport) -> String {
         let k = &f.key;
         let _ = writeln!(
             out,
-            "  failed: {} {} {} {} B, {} client{} × window {}, {} {}, work {} ({} of {} runs passed)",
+            "  failed: {} {} {} {} B, {}{} client{} × window {}, {} {}, work {} ({} of {} runs passed)",
             p(k.backend.as_str()),
             p(&k.implementation),
             k.protocol,
             k.payload_bytes,
+            match k.generators {
+                Some(1) => "1 generator × ".to_string(),
+                Some(n) => format!("{n} generators × "),
+                None => String::new(),
+            },
             k.clients,
             if k.clients == 1 { "" } else { "s" },
             k.window,

@@ -8,14 +8,14 @@ use super::{higher_is_better, MetricChange, SideSummary};
 use crate::format;
 use crate::model::{Dataset, HostInfo};
 
-/// A configuration in one line of plain text: `tcp 1,024 B, 16 × 1, shared 1, tokio`.
+/// A configuration in one line of plain text: `tcp 1,024 B, 16 × 1, shared 1, tokio` (`tcp
+/// 1,024 B, 4 generators × 16 × 1, …` for a fleet's).
 pub fn label(k: &CaseKey, af: AddressFamily) -> String {
     let mut out = format!(
-        "{} {} B, {} × {}, {} {}, {}",
+        "{} {} B, {}, {} {}, {}",
         k.protocol,
         format::count(k.payload_bytes),
-        k.clients,
-        k.window,
+        k.clients_by_window(),
         k.io_model,
         k.io_threads,
         k.backend
