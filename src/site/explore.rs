@@ -87,9 +87,13 @@ impl Strings {
 }
 
 /// The setting a configuration's dataset varied beyond its load and IO model, as the
-/// explorer names it (the same in both languages: the archive's own terms).
+/// explorer names it (the same in both languages: the archive's own terms): a fleet's
+/// generators first, since they multiply the load's clients.
 fn setting(c: &Configuration) -> String {
     let mut parts = Vec::new();
+    if let Some(n) = c.key.generators {
+        parts.push(format!("generators {n}"));
+    }
     if let Some(q) = &c.key.quic_transport {
         parts.push(format!(
             "quic {}",

@@ -131,11 +131,22 @@ pub fn configuration(cat: &Catalog, k: &CaseKey) -> Markup {
     )
 }
 
-/// "1024 B / 16 clients / window 16", plus the server receive buffer of isolation cases.
+/// "1024 B / 16 clients / window 16" ("1024 B / 4 generators × 16 clients / window 16" for
+/// a fleet), plus the server receive buffer of isolation cases.
 pub fn load(cat: &Catalog, k: &CaseKey) -> Markup {
     let payload = Markup::trusted(format::count(k.payload_bytes));
     let window = Markup::trusted(k.window.to_string());
-    let mut heading = if k.clients == 1 {
+    let mut heading = if let Some(n) = k.generators {
+        cat.fill(
+            "page.profile_fleet",
+            &[
+                ("payload", &payload),
+                ("generators", &generators(cat, n)),
+                ("clients", &clients(cat, k.clients)),
+                ("window", &window),
+            ],
+        )
+    } else if k.clients == 1 {
         cat.fill(
             "page.profile_one_client",
             &[("payload", &payload), ("window", &window)],
@@ -199,6 +210,54 @@ pub fn clients(cat: &Catalog, n: u64) -> Markup {
     } else {
         cat.fill("clients.many", &[("n", &Markup::trusted(format::count(n)))])
     }
+}
+
+/// "1 generator", "4 generators" in the page's language.
+pub fn generators(cat: &Catalog, n: u64) -> Markup {
+    cat.fill("generators.count", &[("n", &number(format::count(n)))])
+}
+
+/// A load's clients, led by a fleet's generators: "16 clients", "4 generators × 16
+/// clients".
+pub fn fleet_clients(cat: &Catalog, fleet: Option<u64>, n: u64) -> Markup {
+    match fleet {
+        Some(g) => Markup::join(
+            &[generators(cat, g), clients(cat, n)],
+            &Markup::trusted(" × "),
+        ),
+        None => clients(cat, n),
+    }
+}
+
+/// Clients × window as a chart's group names them ("16×16"), led by a fleet's generators
+/// ("4 generators × 16×16").
+pub fn connections_short(cat: &Catalog, k: &CaseKey) -> String {
+    let connections = format!("{}×{}", k.clients, k.window);
+    match k.generators {
+        Some(n) => format!("{} × {connections}", generators(cat, n).as_str()),
+        None => connections,
+    }
+}
+
+/// A protocol (with its program, as [`program_protocol`]) measured by a fleet of
+/// `generators`: "TCP · 4 generators"; the protocol alone without a fleet.
+pub fn program_protocol_at(
+    cat: &Catalog,
+    p: Protocol,
+    implementation: &str,
+    fleet: Option<u64>,
+) -> Markup {
+    let mut out = program_protocol(cat, p, implementation);
+    if let Some(n) = fleet {
+        out.push(&Markup::trusted(" · "));
+        out.push(&generators(cat, n));
+    }
+    out
+}
+
+/// A stratum of a recommendation: its protocol and program, and a fleet's generators.
+pub fn stratum(cat: &Catalog, s: &crate::analysis::recommend::Stratum) -> Markup {
+    program_protocol_at(cat, s.protocol, &s.implementation, s.generators)
 }
 
 /// "A, B and C" in the page's language.
@@ -604,4 +663,50 @@ pub fn rule(cat: &Catalog, rules: &crate::analysis::decision::Rules, up: &str) -
             ("methodology", &number(format!("{up}methodology.md"))),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(generators: Option<u64>) -> CaseKey {
+        let mut k = crate::model::tests::run(Protocol::Tcp, 1).key;
+        k.window = 1;
+        k.generators = generators;
+        k
+    }
+
+    #[test]
+    fn a_fleets_generators_lead_its_load_in_both_languages() {
+        let cats = super::super::i18n::catalogs();
+        let (en, zh) = (&cats[0], &cats[1]);
+        assert_eq!(
+            load(en, &key(Some(4))).as_str(),
+            "1,024 B / 4 generators × 16 clients / window 1"
+        );
+        assert_eq!(
+            load(en, &key(Some(1))).as_str(),
+            "1,024 B / 1 generator × 16 clients / window 1"
+        );
+        assert_eq!(
+            load(zh, &key(Some(4))).as_str(),
+            "1,024 B / 4 台生成器 × 16 个客户端 / 窗口 1"
+        );
+        assert_eq!(
+            load(en, &key(None)).as_str(),
+            "1,024 B / 16 clients / window 1"
+        );
+        assert_eq!(connections_short(en, &key(Some(4))), "4 generators × 16×1");
+        assert_eq!(connections_short(zh, &key(Some(2))), "2 台生成器 × 16×1");
+        assert_eq!(connections_short(en, &key(None)), "16×1");
+        assert_eq!(
+            fleet_clients(zh, Some(1_000), 16).as_str(),
+            "1,000 台生成器 × 16 个客户端",
+            "the same digit grouping as English"
+        );
+        assert_eq!(
+            program_protocol_at(en, Protocol::Tcp, "echomark", Some(2)).as_str(),
+            "TCP · 2 generators"
+        );
+    }
 }

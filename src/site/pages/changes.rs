@@ -141,8 +141,10 @@ fn trend(
         points: vec![points],
         marks,
     };
+    // A fleet's generators part the file name (none without a fleet, as before).
+    let fleet = key.generators.map_or(String::new(), |n| format!("-gen{n}"));
     let rel = format!(
-        "charts/history-{}-{}-{}-{}x{}-{}-{}.svg",
+        "charts/history-{}-{}-{}-{}x{}-{}-{}{fleet}.svg",
         key.protocol.as_str(),
         safe_name(key.backend.as_str()),
         key.payload_bytes,

@@ -39,11 +39,15 @@ pub struct Section {
 }
 
 /// Whether `protocol` in `view` was measured over enough windows for a dimensions page.
-/// Isolation cases vary the server buffer too; they have their own table in the UDP report.
+/// Isolation cases vary the server buffer too; they have their own table in the UDP report;
+/// a fleet measured at several generator counts has its scaling chart on the overview.
 pub fn applies(view: &DatasetView, protocol: Protocol) -> bool {
     let mine = || view.configs.iter().filter(|c| c.key.protocol == protocol);
     let windows: BTreeSet<u64> = mine().map(|c| c.key.window).collect();
-    windows.len() >= 3 && mine().all(|c| c.key.udp_server_recv_buffer.is_none())
+    let fleets: BTreeSet<Option<u64>> = mine().map(|c| c.key.generators).collect();
+    windows.len() >= 3
+        && fleets.len() <= 1
+        && mine().all(|c| c.key.udp_server_recv_buffer.is_none())
 }
 
 /// A group of one backend and work level.

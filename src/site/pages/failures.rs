@@ -70,13 +70,12 @@ pub fn raw_reasons(view: &DatasetView, protocol: Option<Protocol>) -> Vec<Markup
         .flat_map(|f| {
             f.failures.iter().map(move |r| {
                 Markup::trusted(format!(
-                    "{} results\\[{}\\] ({} {} B, {} × {}, {} {}, repetition {}): {}",
+                    "{} results\\[{}\\] ({} {} B, {}, {} {}, repetition {}): {}",
                     Markup::text(&r.file),
                     r.index,
                     f.key.protocol,
                     f.key.payload_bytes,
-                    f.key.clients,
-                    f.key.window,
+                    f.key.clients_by_window(),
                     f.key.io_model,
                     f.key.io_threads,
                     r.repetition,

@@ -30,7 +30,7 @@ pub fn key_result(cat: &Catalog, f: &IoModelFinding, ctx: &KeyContext) -> Markup
     } else {
         Markup::default()
     };
-    let protocol = labels::program_protocol(cat, g.protocol, &g.implementation);
+    let protocol = labels::program_protocol_at(cat, g.protocol, &g.implementation, g.generators);
     let backend = labels::backend(cat, &g.backend);
     let work = labels::work(cat, g.handler_work);
     let head: [(&str, &dyn Fill); 4] = [

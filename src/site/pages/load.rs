@@ -191,9 +191,12 @@ fn section(cat: &Catalog, c: &LoadCurve, charts: &mut Vec<ChartFile>) -> CurveSe
     let arrival = arrival_label(cat, c.arrival);
     let heading = Markup::join(&[name.clone(), arrival.clone()], &Markup::trusted(" / "));
     let k = &c.key;
-    let buffer = k
+    let mut buffer = k
         .udp_server_recv_buffer
         .map_or(String::new(), |b| format!("-rcvbuf{b}"));
+    if let Some(n) = k.generators {
+        buffer.push_str(&format!("-gen{n}"));
+    }
     let rel = format!(
         "charts/load-{}.svg",
         safe_name(&format!(

@@ -347,6 +347,7 @@ fn main_findings<'a>(view: &DatasetView<'a>, load: &Load) -> Vec<&'a IoModelFind
             f.group.backend.clone(),
             labels::protocol_rank(f.group.protocol),
             f.group.implementation.clone(),
+            f.group.generators,
             f.group.handler_work,
             f.group.window,
         )
@@ -391,10 +392,18 @@ fn key_results(cat: &Catalog, view: &DatasetView, load: &Load) -> Vec<Markup> {
         return key_results;
     }
     let naming = super::recommend::Naming::of(view);
-    let short = cat.fill(
-        "recommend.measured_load_short",
-        &[("payload", &load.p), ("clients", &load.c)],
-    );
+    let short = |generators: Option<u64>| {
+        cat.fill(
+            "recommend.measured_load_short",
+            &[
+                ("payload", &load.p),
+                (
+                    "clients",
+                    &labels::fleet_clients(cat, generators, load.clients),
+                ),
+            ],
+        )
+    };
     let mut choices: Vec<_> = view.analysis.main_load_choices.iter().collect();
     choices.sort_by_key(|s| labels::protocol_rank(s.stratum.protocol));
     choices
@@ -422,8 +431,15 @@ fn main_charts(
             load.payload,
             load.clients,
         );
+        // A fleet's generator counts are loads of their own: a group each.
         let group_of = |c: &Configuration| {
-            labels::program_protocol(cat, c.key.protocol, &c.key.implementation).to_string()
+            labels::program_protocol_at(
+                cat,
+                c.key.protocol,
+                &c.key.implementation,
+                c.key.generators,
+            )
+            .to_string()
         };
         let b = safe_name(backend);
         for (metric, title_key, out) in [

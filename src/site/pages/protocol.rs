@@ -134,10 +134,9 @@ fn work_section(
         // cases too.
         let group_of = |c: &Configuration| {
             let mut g = format!(
-                "{} · {}×{}",
+                "{} · {}",
                 format::payload_short(c.key.payload_bytes),
-                c.key.clients,
-                c.key.window
+                labels::connections_short(cat, &c.key)
             );
             if let Some(b) = c.key.udp_server_recv_buffer {
                 g.push_str(&format!(" · {}", format::buffer_size(b)));
@@ -171,7 +170,8 @@ fn work_section(
             charts.push(chart_model::bar_file(rel, &chart));
         }
     }
-    let mut loads: BTreeMap<(u64, u64, u64, Option<u64>), Vec<&Configuration>> = BTreeMap::new();
+    type Load = (u64, u64, u64, Option<u64>, Option<u64>);
+    let mut loads: BTreeMap<Load, Vec<&Configuration>> = BTreeMap::new();
     for c in at_work {
         let k = &c.key;
         loads
@@ -180,6 +180,7 @@ fn work_section(
                 k.payload_bytes,
                 k.window,
                 k.udp_server_recv_buffer,
+                k.generators,
             ))
             .or_default()
             .push(c);

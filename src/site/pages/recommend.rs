@@ -101,10 +101,7 @@ impl Naming {
 }
 
 fn strata_label(cat: &Catalog, strata: &[Stratum]) -> Markup {
-    let names: Vec<Markup> = strata
-        .iter()
-        .map(|s| labels::program_protocol(cat, s.protocol, &s.implementation))
-        .collect();
+    let names: Vec<Markup> = strata.iter().map(|s| labels::stratum(cat, s)).collect();
     labels::join_list(cat, &names)
 }
 
@@ -384,6 +381,7 @@ pub(super) fn measured_section(cat: &Catalog, view: &DatasetView) -> Option<Sect
             m.stratum.implementation.clone(),
             m.payload_bytes,
             m.clients,
+            m.stratum.generators,
             m.window,
             m.handler_work,
         )
@@ -399,7 +397,10 @@ pub(super) fn measured_section(cat: &Catalog, view: &DatasetView) -> Option<Sect
             "recommend.measured_load",
             &[
                 ("payload", &labels::number(format::count(m.payload_bytes))),
-                ("clients", &labels::clients(cat, m.clients)),
+                (
+                    "clients",
+                    &labels::fleet_clients(cat, m.stratum.generators, m.clients),
+                ),
                 ("window", &Markup::trusted(m.window.to_string())),
             ],
         );
@@ -442,17 +443,18 @@ pub(super) fn measured_section(cat: &Catalog, view: &DatasetView) -> Option<Sect
 
 /// A key-result bullet of one protocol at the main load of a dataset that compares
 /// backends or servers: the fastest, its rate and p99, and the rule's word against the
-/// runner-up with the price in p99 and CPU per echo where the rule finds one.
+/// runner-up with the price in p99 and CPU per echo where the rule finds one. `load` names
+/// the main load for a fleet's generators (none without a fleet).
 pub(super) fn key_result(
     cat: &Catalog,
     naming: &Naming,
-    load: &Markup,
+    load: &dyn Fn(Option<u64>) -> Markup,
     s: &recommend::StratumAdvice,
 ) -> Markup {
     let what = {
         let mut m = labels::program_protocol(cat, s.stratum.protocol, &s.stratum.implementation);
         m.push(&Markup::trusted(" / "));
-        m.push(load);
+        m.push(&load(s.stratum.generators));
         m
     };
     let figures = |c: &Choice| s.medians.iter().find(|(m, _, _)| m == c);
