@@ -121,6 +121,45 @@ pub struct RunInstruments {
     pub server_cpu_us_per_echo: Option<f64>,
     /// QUIC runs: quinn's connection statistics, summed over the clients.
     pub quic: Option<echomark_archive::QuicCounters>,
+    /// A fleet run: how its generators were released, their clocks and where each ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Box<RunFleet>>,
+}
+
+/// What a fleet run records beside its merged figures, as the pages use it: the release's
+/// start skew and each generator's host, clock and CPUs (its own full metrics stay in the
+/// archive).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunFleet {
+    /// The host the coordinator ran on.
+    pub coordinator_host: String,
+    /// The generators' start skews (start minus the release, in the coordinator's clock):
+    /// their median and the one farthest from zero, with the largest uncertainty, in µs.
+    pub start_skew_median_us: f64,
+    pub start_skew_worst_us: f64,
+    pub start_skew_uncertainty_us: f64,
+    /// Each generator, in index order.
+    pub generators: Vec<RunGenerator>,
+}
+
+/// One generator of a fleet run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunGenerator {
+    pub index: u64,
+    pub host: String,
+    pub logical_cpus: u64,
+    /// Its clock against the coordinator's, before and after the run.
+    pub clock: echomark_archive::ClockRecord,
+    /// Its start minus the release instant and that skew's uncertainty, in µs.
+    pub start_skew_us: f64,
+    pub start_skew_uncertainty_us: f64,
+    /// The CPUs its client's threads were allowed on, as its own metrics record them
+    /// (`None` where they do not), and whether echomark pinned them there.
+    pub client_cpus: Option<echomark_archive::cpus::CpuList>,
+    pub client_pinned: bool,
+    /// The kind of path its client's host routed it to the server over, where recorded: a
+    /// loopback or veth path keeps it on the server's machine.
+    pub path: Option<echomark_archive::PathKind>,
 }
 
 /// What an imported run says beyond the figures every run has: how its latency was kept,
@@ -573,5 +612,46 @@ pub(crate) mod tests {
             instruments: RunInstruments::default(),
             imported: None,
         }
+    }
+
+    /// A passing fleet run of TCP (1,024 B, 4 generators × 16 clients × window 1, …) by
+    /// `generators` generators at `rate` merged round trips/s: generator `i` on host
+    /// `gen-i`, its client on CPU 0 over a veth pair, its clock `i` µs off (±10 µs) and
+    /// drifting `i` ppm (±5 ppm), starting `100 + 10 i + repetition` µs late (±10 µs).
+    pub(crate) fn fleet_run(generators: u64, repetition: u64, rate: f64) -> Run {
+        let mut r = run(Protocol::Tcp, repetition);
+        r.key.window = 1;
+        r.key.generators = Some(generators);
+        r.roundtrips_per_second = Some(rate);
+        let one = |i: u64| RunGenerator {
+            index: i,
+            host: format!("gen-{i}"),
+            logical_cpus: 1,
+            clock: echomark_archive::ClockRecord {
+                offset_us: i as f64,
+                uncertainty_us: 10.0,
+                delay_us: 20.0,
+                exchanges: 32,
+                offset_end_us: -(i as f64),
+                uncertainty_end_us: 10.0,
+                drift_ppm: i as f64,
+                drift_uncertainty_ppm: 5.0,
+            },
+            start_skew_us: (100 + 10 * i + repetition) as f64,
+            start_skew_uncertainty_us: 10.0,
+            client_cpus: Some("0".parse().expect("a CPU list")),
+            client_pinned: false,
+            path: Some(echomark_archive::PathKind::Veth),
+        };
+        let all: Vec<RunGenerator> = (0..generators).map(one).collect();
+        let skews: Vec<f64> = all.iter().map(|g| g.start_skew_us).collect();
+        r.instruments.fleet = Some(Box::new(RunFleet {
+            coordinator_host: "gen-0".into(),
+            start_skew_median_us: echomark_archive::plan::median(&skews).unwrap_or(0.0),
+            start_skew_worst_us: skews.iter().copied().fold(0.0, f64::max),
+            start_skew_uncertainty_us: 10.0,
+            generators: all,
+        }));
+        r
     }
 }

@@ -28,7 +28,8 @@ impl Stat {
         self.min <= other.max && other.min <= self.max
     }
 
-    fn scaled(self, by: f64) -> Stat {
+    /// Each figure divided by `by`.
+    pub(crate) fn scaled(self, by: f64) -> Stat {
         Stat {
             median: self.median / by,
             min: self.min / by,

@@ -1,7 +1,7 @@
 //! Analysis, computed once for every output: per configuration the aggregate of its runs
 //! ([`aggregate`]), per load the IO-model ranking ([`rank`]), protocol-against-protocol
 //! ratios ([`ratios`]), backend-against-backend pairs ([`backends`]), the UDP loss and invariant accounting ([`udp`]), the dimension
-//! findings ([`findings`]), hosts set against each other ([`hosts`]), where threads ran ([`placement`]), latency against offered load ([`load_curve`]), and the
+//! findings ([`findings`]), hosts set against each other ([`hosts`]), where threads ran ([`placement`]), latency against offered load ([`load_curve`]), a fleet's generators and scaling ([`fleet`]), and the
 //! validation report. Pages and summaries only select and
 //! arrange what is here.
 
@@ -12,6 +12,7 @@ pub mod backends;
 pub mod compare;
 pub mod decision;
 pub mod findings;
+pub mod fleet;
 pub mod history;
 pub mod hosts;
 pub mod load_curve;
@@ -78,6 +79,9 @@ pub struct DatasetAnalysis {
     /// Each protocol at the main load, choice against choice (the key results where the
     /// dataset compares backends or servers rather than IO models).
     pub main_load_choices: Vec<recommend::StratumAdvice>,
+    /// A fleet dataset: its generators, their start and clocks, and how the merged rate
+    /// went with their number.
+    pub fleet: Option<fleet::FleetAnalysis>,
 }
 
 impl Analysis {
@@ -148,6 +152,7 @@ impl Analysis {
                         recommend::recommendations(&mine, &rules)
                     },
                     main_load_choices: recommend::main_load_choices(&mine, &rules),
+                    fleet: fleet::analyse(d, &mine, &rules),
                     udp,
                     findings: findings::findings(&mine),
                 }

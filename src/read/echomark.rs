@@ -433,6 +433,7 @@ fn add_runs(
                 }),
                 server_cpu_us_per_echo: per_echo(&entry, |s| Some(s.cpu_seconds? * 1e6)),
                 quic: entry.metrics.as_ref().and_then(|m| m.quic.clone()),
+                fleet: fleet(out, file, index, &entry),
             },
         };
         out.add_run(file, facts, measurement.as_ref());
@@ -449,6 +450,60 @@ fn per_echo(
     let m = entry.metrics.as_ref()?;
     let echoes = m.messages_sent + m.warmup_messages;
     (echoes > 0).then(|| total / echoes as f64)
+}
+
+/// How entry `index`'s fleet ran, when it is a fleet run: the release, and each generator's
+/// host, clock and CPUs (a CPU list that does not parse is a problem at its JSON path).
+fn fleet(
+    out: &mut FileRead,
+    file: &ArchiveFile,
+    index: usize,
+    entry: &Entry,
+) -> Option<Box<crate::model::RunFleet>> {
+    let record = entry.metrics.as_ref()?.fleet.as_ref()?;
+    let generators = record
+        .generators
+        .iter()
+        .enumerate()
+        .map(|(g, generator)| {
+            let placement = generator.metrics.placement.as_ref();
+            let client_cpus = placement.and_then(|p| match p.client_cpus.parse::<CpuList>() {
+                Ok(list) => Some(list),
+                Err(e) => {
+                    out.problem(
+                        &file.path,
+                        format!(
+                            "results[{index}].metrics.fleet.generators[{g}].metrics.placement.client_cpus"
+                        ),
+                        e.to_string(),
+                    );
+                    None
+                }
+            });
+            crate::model::RunGenerator {
+                index: generator.index,
+                host: generator.host.clone(),
+                logical_cpus: generator.logical_cpus,
+                clock: generator.clock.clone(),
+                start_skew_us: generator.start_skew_us,
+                start_skew_uncertainty_us: generator.start_skew_uncertainty_us,
+                client_cpus,
+                client_pinned: placement.is_some_and(|p| p.client_pinned),
+                path: generator
+                    .metrics
+                    .target
+                    .as_ref()
+                    .and_then(|t| Some(t.path.as_ref()?.kind)),
+            }
+        })
+        .collect();
+    Some(Box::new(crate::model::RunFleet {
+        coordinator_host: record.coordinator_host.clone(),
+        start_skew_median_us: record.start_skew_median_us,
+        start_skew_worst_us: record.start_skew_worst_us,
+        start_skew_uncertainty_us: record.start_skew_uncertainty_us,
+        generators,
+    }))
 }
 
 /// Where entry `index` ran: its client's placement from the metrics, and the server's
