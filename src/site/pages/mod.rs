@@ -12,6 +12,7 @@ pub mod explore;
 pub mod failures;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod fleet;
 pub mod hosts;
 pub mod imported;
 pub mod index;

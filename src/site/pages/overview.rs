@@ -1,5 +1,6 @@
-//! A dataset's overview page: test conditions, key results per backend, the main charts, the
-//! choosing-an-IO-model table, excluded configurations, toolchain, raw data and scope.
+//! A dataset's overview page: test conditions, a fleet's generators and scaling, key results
+//! per backend, the main charts, the choosing-an-IO-model table, excluded configurations,
+//! toolchain, raw data and scope.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -76,6 +77,9 @@ pub struct OverviewPage {
     pub across: Vec<Markup>,
     /// UDP buffer isolation: loss against the server's receive buffer.
     pub buffer_answer: Option<answers::BufferAnswer>,
+    /// A fleet dataset: its generators, their start and clocks, and the merged rate by
+    /// generator count with its chart.
+    pub fleet: Option<super::fleet::FleetSection>,
     /// When the IO model is all the dataset varies: in how many loads one model wins.
     pub io_model_answer: Option<Markup>,
     /// A link to each protocol page of the dataset.
@@ -716,6 +720,13 @@ pub fn model(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> Overview
         })
     });
     let backends = answers::backends_sections(cat, view);
+    let mut fleet = super::fleet::section(cat, view);
+    let mut charts = main.charts;
+    charts.extend(
+        fleet
+            .as_mut()
+            .map_or_else(Vec::new, |f| std::mem::take(&mut f.charts)),
+    );
     let rule = labels::rule(cat, &view.rules, "../");
     let (commands, commands_intro, one_run) = reproduction(cat, d);
     OverviewPage {
@@ -749,6 +760,7 @@ pub fn model(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> Overview
         knee_answers: answers::knee_answers(cat, view),
         across,
         buffer_answer: answers::buffer_answer(cat, view),
+        fleet,
         guide: guide(cat),
         protocols: protocol_links(cat, view),
         batch_rtt_caveat: view
@@ -776,7 +788,7 @@ pub fn model(cat: &Catalog, view: &DatasetView, across: Vec<Markup>) -> Overview
             .map(|w| Markup::text(&w.to_string()))
             .collect(),
         scope_text: scope_text(cat, d, cpus, &not_recorded),
-        charts: main.charts,
+        charts,
     }
 }
 
