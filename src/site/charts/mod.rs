@@ -102,6 +102,14 @@ pub struct ChartText {
     pub failed_label: String,
 }
 
+/// How many palette colours past the canonical topologies' six other topologies (and the
+/// latency-under-load series) share.
+const SPARE_COLOURS: usize = 3;
+
+/// The colours of a fleet's scaling chart: the merged rate and the rate per generator, kept
+/// apart from every IO model's and series' colour.
+pub const FLEET_COLOURS: [usize; 2] = [6 + SPARE_COLOURS, 7 + SPARE_COLOURS];
+
 /// The colour of an IO model on every chart: the canonical topologies (shared 1, 2 and 4,
 /// sharded 2 and 4, sharded 1) have one each; others share what is left by thread count.
 pub fn topology_colour(io_model: echomark_archive::IoModel, threads: u64) -> usize {
@@ -113,7 +121,7 @@ pub fn topology_colour(io_model: echomark_archive::IoModel, threads: u64) -> usi
         (Sharded, 2) => 3,
         (Sharded, 4) => 4,
         (Sharded, 1) => 5,
-        (_, t) => 6 + (t as usize % (PALETTE.len() - 6)),
+        (_, t) => 6 + (t as usize % SPARE_COLOURS),
     }
 }
 
@@ -173,7 +181,7 @@ pub enum Cell {
     Missing,
 }
 
-pub(crate) const PALETTE: [RGBColor; 9] = [
+pub(crate) const PALETTE: [RGBColor; 11] = [
     RGBColor(0x3b, 0x6e, 0xa8),
     RGBColor(0xe0, 0x8e, 0x2b),
     RGBColor(0x4c, 0x9a, 0x5b),
@@ -183,6 +191,9 @@ pub(crate) const PALETTE: [RGBColor; 9] = [
     RGBColor(0x8c, 0x6d, 0x31),
     RGBColor(0x2f, 0x4f, 0x4f),
     RGBColor(0xc4, 0x62, 0xa8),
+    // A fleet's scaling chart (FLEET_COLOURS): teal and olive.
+    RGBColor(0x0f, 0x7b, 0x6c),
+    RGBColor(0x7c, 0x8a, 0x1c),
 ];
 pub(crate) const FAILED: RGBColor = RGBColor(0xc0, 0x1c, 0x28);
 

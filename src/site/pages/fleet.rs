@@ -276,7 +276,13 @@ fn scaling_chart(cat: &Catalog, view: &DatasetView, s: &Scaling) -> (Image, Char
         .collect();
     let (y_label, _) = chart_model::axis(cat, echomark_archive::Metric::RoundtripsPerSecond);
     let chart = LineChart {
-        text: chart_model::text(cat, &title, y_label, &series, vec![0, 1]),
+        text: chart_model::text(
+            cat,
+            &title,
+            y_label,
+            &series,
+            charts::FLEET_COLOURS.to_vec(),
+        ),
         x_label: cat.raw("fleet.x_label").to_string(),
         x_ticks: s
             .points
