@@ -20,6 +20,7 @@ mod site;
 mod site_answers;
 mod site_browser;
 mod site_decisions;
+mod site_fleet;
 mod site_kinds;
 mod site_quic;
 mod site_sentences;
