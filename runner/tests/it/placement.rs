@@ -550,3 +550,28 @@ fn the_baseline_preset_places_client_and_server_apart_unless_told_together() {
         "the scheduler placed the runtime threads, each running clients and the server side"
     ));
 }
+
+/// A process pinned to one CPU (taskset, a pod's cpuset) still describes the whole machine:
+/// the host's logical CPUs are the machine's online ones, not the ones it may run on.
+#[test]
+fn a_pinned_process_describes_every_cpu_of_its_machine() {
+    let online = std::process::Command::new("getconf")
+        .arg("_NPROCESSORS_ONLN")
+        .output()
+        .expect("getconf runs");
+    let online: u64 = String::from_utf8_lossy(&online.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let out = std::process::Command::new("taskset")
+        .args(["-c", "0", RUNNER, "describe-host"])
+        .output()
+        .expect("taskset runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let host: echomark_archive::Host = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(host.logical_cpus, online);
+}
