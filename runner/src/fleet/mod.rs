@@ -80,7 +80,8 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
-/// This host's logical CPUs.
+/// This host's logical CPUs (the machine's, as its description says them; where the
+/// generator's clients ran is in their metrics' `placement`).
 pub fn logical_cpus() -> u64 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    crate::matrix::host::online_cpus()
 }

@@ -37,7 +37,7 @@ pub fn describe() -> Host {
 
 /// The machine's logical CPUs that are online, whatever this process may run on (a
 /// process pinned with `taskset`, or a pod's cpuset, still describes the whole machine).
-fn online_cpus() -> u64 {
+pub fn online_cpus() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     if online > 0 {
