@@ -160,6 +160,18 @@ pub fn threads_allowed_split(
     Some((CpuList::of(others), CpuList::of(matched)))
 }
 
+/// The machine's logical CPUs that are online, whatever this process may run on (a
+/// process pinned with `taskset`, or a pod's cpuset, still describes the whole machine).
+pub fn online_cpus() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if online > 0 {
+        online as u64
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

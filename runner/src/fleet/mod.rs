@@ -83,5 +83,5 @@ pub fn host_name() -> String {
 /// This host's logical CPUs (the machine's, as its description says them; where the
 /// generator's clients ran is in their metrics' `placement`).
 pub fn logical_cpus() -> u64 {
-    crate::matrix::host::online_cpus()
+    crate::placement::online_cpus()
 }

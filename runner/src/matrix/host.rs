@@ -16,7 +16,7 @@ pub fn describe() -> Host {
         release,
         machine,
         cpu: cpu_model(&cpuinfo).unwrap_or_else(|| "unknown".to_string()),
-        logical_cpus: online_cpus(),
+        logical_cpus: crate::placement::online_cpus(),
         physical_cpus: physical_cores(&cpuinfo),
         memory_bytes: fs::read_to_string("/proc/meminfo")
             .ok()
@@ -32,18 +32,6 @@ pub fn describe() -> Host {
             .ok()
             .map(|v| v.trim().to_string()),
         name: None,
-    }
-}
-
-/// The machine's logical CPUs that are online, whatever this process may run on (a
-/// process pinned with `taskset`, or a pod's cpuset, still describes the whole machine).
-pub fn online_cpus() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    if online > 0 {
-        online as u64
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
     }
 }
 
