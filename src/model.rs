@@ -440,6 +440,17 @@ impl Dataset {
         self.files.iter().any(|f| f.external_server.is_some())
     }
 
+    /// Whether every server the dataset measured was already running (`--server-address`):
+    /// no run has the server's own CPU, only the measuring clients'.
+    pub fn measures_running_servers(&self) -> bool {
+        !self.files.is_empty()
+            && self.files.iter().all(|f| {
+                f.external_server
+                    .as_ref()
+                    .is_some_and(|s| s.address.is_some())
+            })
+    }
+
     /// Whether every server the dataset measured is echomark's own `serve` (`--backend` and
     /// its options), each in its own process: the runtime comparison with one client for
     /// every server. The servers' names, one per file, when so (two servers may share a

@@ -95,6 +95,10 @@ fn the_fleet_overview_states_the_generators_start_clocks_and_rates_in_both_langu
     let en = committed(&format!("site/en/{DATASET}/overview.md"));
     let zh = committed(&format!("site/zh/{DATASET}/overview.md"));
     assert!(en.contains("\n## The fleet\n"), "{en}");
+    // The server was already running: its CPU is not what the table's CPU column holds.
+    assert!(en.contains("CPU per echo is the measuring clients' own CPU time"));
+    assert!(!en.contains("the server process's own CPU time"));
+    assert!(zh.contains("每次回显 CPU 是测量端客户端自身的 CPU 时间"));
     assert!(zh.contains("\n## 生成器集群\n"), "{zh}");
     // Three loads, not three rival IO models.
     assert!(!en.contains("## Choosing an IO model"));

@@ -360,12 +360,21 @@ pub(super) fn section(cat: &Catalog, view: &DatasetView) -> Option<Section> {
         "recommend.intro"
     });
     intro.push(&cat.text("site.sentence_sep"));
-    intro.push(&cat.text(if view.dataset.measures_external_servers() {
+    intro.push(&cat.text(cpu_sentence(view.dataset)));
+    Some(Section { intro, table })
+}
+
+/// The catalog key of what a dataset's CPU per echo is: an external server's own, the
+/// measuring clients' when the server was already running (nothing measured its CPU), or
+/// the whole process's.
+fn cpu_sentence(d: &crate::model::Dataset) -> &'static str {
+    if d.measures_running_servers() {
+        "recommend.cpu_clients"
+    } else if d.measures_external_servers() {
         "recommend.cpu_server"
     } else {
         "recommend.cpu_process"
-    }));
-    Some(Section { intro, table })
+    }
 }
 
 /// What a dataset with one choice measured, load by load: rate, p99 and CPU per echo.
@@ -433,11 +442,7 @@ pub(super) fn measured_section(cat: &Catalog, view: &DatasetView) -> Option<Sect
         &[("choice", &naming.label(cat, &choice))],
     );
     intro.push(&cat.text("site.sentence_sep"));
-    intro.push(&cat.text(if view.dataset.measures_external_servers() {
-        "recommend.cpu_server"
-    } else {
-        "recommend.cpu_process"
-    }));
+    intro.push(&cat.text(cpu_sentence(view.dataset)));
     Some(Section { intro, table })
 }
 
