@@ -164,6 +164,11 @@ pub struct Metrics {
     /// read inside its runtime; absent in older archives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_driver: Option<String>,
+    /// `--backend io-uring`: what the client's rings did over the whole run (setup and
+    /// warmup included; in process, the rings the server shared). Absent for the other
+    /// backends and in older archives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring: Option<crate::target::RingCounters>,
     /// Linux `kernel.io_uring_disabled` (0 allowed, 1 privileged only, 2 off) when the run
     /// started; absent where unreadable and in older archives.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -312,6 +312,11 @@ pub struct RingCounters {
     /// Zero, and absent, when the loops slept while there was nothing to do.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub busy_polls: u64,
+    /// Echoes sent straight from the provided buffer their message arrived in
+    /// (`--uring-zero-copy`), the buffer given back when the send completed. Zero, and
+    /// absent, when every echo was copied out first.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub zero_copy_sends: u64,
 }
 
 impl RingCounters {
@@ -327,6 +332,7 @@ impl RingCounters {
         self.registered_files += o.registered_files;
         self.other_syscalls += o.other_syscalls;
         self.busy_polls += o.busy_polls;
+        self.zero_copy_sends += o.zero_copy_sends;
     }
 }
 

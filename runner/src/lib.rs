@@ -16,6 +16,7 @@ pub mod exit_codes;
 pub mod fleet;
 pub mod framing;
 pub mod instruments;
+pub mod iouring;
 pub mod matrix;
 pub mod measure;
 pub mod message;

@@ -293,6 +293,11 @@ pub struct ServeArgs {
     /// receive per read into the connection's buffer).
     #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
     pub uring_multishot: bool,
+    /// --backend io-uring, with multishot: a message echoed unchanged (tcp's prefix framing,
+    /// raw bytes) is sent straight from the provided buffer it arrived in, which goes back to
+    /// the kernel when the send completes (off: copied out first).
+    #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
+    pub uring_zero_copy: bool,
     /// --backend io-uring: IO through registered file slots (off: plain descriptors).
     #[arg(long, value_name = "on|off", default_value = "on", action = clap::ArgAction::Set, value_parser = clap::builder::BoolishValueParser::new())]
     pub uring_fixed_files: bool,
@@ -374,6 +379,7 @@ impl ServeArgs {
             backend: self.backend.clone(),
             ring: echomark_runner::serve::ring::Tuning {
                 multishot: self.uring_multishot,
+                zero_copy: self.uring_zero_copy && self.uring_multishot,
                 fixed_files: self.uring_fixed_files,
                 batched_submit: self.uring_batched_submit,
                 defer_taskrun: self.uring_defer_taskrun && !self.uring_sqpoll,

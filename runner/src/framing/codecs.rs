@@ -139,6 +139,10 @@ impl Framing for ServerFraming {
             _ => None,
         }
     }
+
+    fn verbatim(&self) -> bool {
+        matches!(self, ServerFraming::Prefix(_))
+    }
 }
 
 /// Whether `serve` echoes `protocol` with `framing` byte for byte, as bytes come, without

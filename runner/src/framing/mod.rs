@@ -89,4 +89,10 @@ pub trait Framing: Send + 'static {
     fn refusal(&self) -> Option<&'static [u8]> {
         None
     }
+
+    /// Whether a server's echo of a message is the message's own bytes, head included (so
+    /// an echo may be sent from the buffer the message arrived in).
+    fn verbatim(&self) -> bool {
+        false
+    }
 }

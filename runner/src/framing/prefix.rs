@@ -52,6 +52,10 @@ impl Framing for LengthPrefix {
     fn decode_head(&self, buf: &[u8]) -> Result<Option<FrameHead>, FrameError> {
         Ok(read_prefix(buf).map(|(len, body)| FrameHead::plain(len, body)))
     }
+
+    fn verbatim(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

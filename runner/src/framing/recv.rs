@@ -61,6 +61,11 @@ impl RecvBuf {
         }
     }
 
+    /// Whether no unparsed byte is held.
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+
     /// Records that `n` bytes were read into [`Self::spare`].
     pub fn filled(&mut self, n: usize) {
         self.end += n;

@@ -203,7 +203,7 @@ pub enum ServeUsage {
 
 /// How long the accept loop waits after the process ran out of file descriptors (or the
 /// kernel of memory for sockets): retrying at once would spin a core while nothing frees.
-pub(crate) const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+pub(crate) const ACCEPT_BACKOFF: std::time::Duration = crate::iouring::server::ACCEPT_BACKOFF;
 
 /// Waits before the next accept after `e`: [`ACCEPT_BACKOFF`] when descriptors or memory
 /// ran out (EMFILE, ENFILE, ENOBUFS, ENOMEM), a moment after any other error.

@@ -448,6 +448,54 @@ impl<F: Framing> ServerSide<F> {
         self.recv.controls().peer_closed()
     }
 
+    /// Zero-copy echo: when nothing is buffered or owed and the framing echoes a message
+    /// as its own bytes, judges the whole messages at the start of `data` where they lie
+    /// (counted and worked on as [`Self::answer`] does) and returns how many bytes of
+    /// `data` are their echo, to be sent from `data` itself; the partial message after
+    /// them is kept in `recv`. `None`, having judged nothing, when a message there is not
+    /// one to echo unchanged (a corrupt or foreign one, a fault to apply): then `data`
+    /// goes through `recv` and [`Self::answer`] as usual.
+    pub fn answer_verbatim(&mut self, data: &mut [u8]) -> Option<usize> {
+        if !self.framing.verbatim()
+            || !self.recv.is_empty()
+            || !self.out.is_empty()
+            || self.held.is_some()
+            || self.duty.fault.is_some()
+        {
+            return None;
+        }
+        // First look, judging nothing: every whole message must be one that is echoed.
+        let mut end = 0;
+        while let Ok(Some(head)) = self.framing.decode_head(&data[end..]) {
+            let body = usize::try_from(head.body).ok()?;
+            if body > MAX_PAYLOAD {
+                return None;
+            }
+            let Some(frame) = data.get(end + head.len..end + head.len + body) else {
+                break;
+            };
+            if !self.duty.echo_foreign && message::parse_header(frame).is_err() {
+                return None;
+            }
+            end += head.len + body;
+        }
+        if self.framing.decode_head(&data[end..]).is_err() {
+            return None;
+        }
+        let mut at = 0;
+        while at < end {
+            let Ok(Some(head)) = self.framing.decode_head(&data[at..end]) else {
+                break;
+            };
+            let body = &mut data[at + head.len..at + head.len + head.body as usize];
+            self.duty.admit(body);
+            work::run(self.duty.work_rounds, body);
+            at += head.len + head.body as usize;
+        }
+        self.recv.preload(&data[end..]);
+        Some(end)
+    }
+
     /// Echoes every whole message in `recv` into `out` after the synthetic work, and answers
     /// WebSocket control frames; malformed messages are counted and not echoed.
     pub fn answer(&mut self) -> Result<(), Corrupt> {

@@ -10,26 +10,20 @@ use std::time::{Duration, Instant};
 
 use io_uring::opcode;
 
-use super::buffers::BufferRing;
-use super::driver::{on_target, Completion, Driver, RingCounters, Target};
-use super::ShardContext;
+use super::{ACCEPT_BACKOFF, STOP_GRACE, TURN};
 use crate::framing::websocket::handshake::{self, BAD_REQUEST};
 use crate::framing::Framing;
+use crate::iouring::buffers::BufferRing;
+use crate::iouring::driver::{on_target, Completion, Driver, RingCounters, Target};
+use crate::iouring::{Guest, ShardContext, GUEST};
 use crate::traffic::stream::{IdleLimit, ServerSide};
 
-/// How long a turn waits for completions before it looks at the stop flag and the clocks.
-const TURN: Duration = Duration::from_millis(20);
-/// Registered file slots per shard at most (fewer when the open-file limit leaves fewer);
-/// connections past them use plain descriptors.
-pub(super) const SLOTS: u32 = 16_384;
 /// Buffers in the ring and bytes each: 8 MiB per shard, enough for 16 KiB messages at 256
 /// in flight; an empty ring only re-arms a receive (`ENOBUFS`).
 const RING_BUFFERS: u16 = 512;
 const RING_BUFFER_SIZE: usize = 16 * 1024;
 /// Bytes a single-shot receive reads at a time.
 const READ_CHUNK: usize = 64 * 1024;
-/// How long a stopping shard waits for its connections' operations to complete.
-const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// What a completion answers, in the top byte of its `user_data`; the connection's slot is
 /// in the low 32 bits.
@@ -50,6 +44,12 @@ struct Conn<F> {
     upgrade: Option<Vec<u8>>,
     /// The bytes of the send in flight, and how many of them the kernel took.
     sending: Option<Vec<u8>>,
+    /// A zero-copy echo in flight instead: the provided buffer it is sent from, and how
+    /// many of its bytes are the echo.
+    lent: Option<(u16, usize)>,
+    /// Whether the lent buffer's send was submitted (until the end of the turn it was
+    /// not: another receive in the same turn copies it out, so both leave in one send).
+    lent_sending: bool,
     sent: usize,
     /// An emptied send buffer, for the next batch.
     spare: Vec<u8>,
@@ -70,7 +70,7 @@ struct Conn<F> {
 }
 
 /// The shard: its ring first, so the ring is released before the memory it points into.
-struct Shard<F> {
+struct Shard<F, G> {
     driver: Driver,
     buffers: Option<BufferRing>,
     conns: Vec<Option<Conn<F>>>,
@@ -78,8 +78,11 @@ struct Shard<F> {
     /// Connections that received this turn: their echoes are sent when the turn's
     /// completions are all taken.
     owed: Vec<usize>,
-    listener: TcpListener,
+    /// `None` when the shard serves no connection (a client's shard).
+    listener: Option<TcpListener>,
     ctx: ShardContext,
+    /// What else the ring carries (an in-process measurement's clients).
+    guest: G,
     framing: F,
     /// `--framing raw`: bytes back as they come.
     bytes: bool,
@@ -87,18 +90,21 @@ struct Shard<F> {
     idle: Option<IdleLimit>,
     accept_armed: bool,
     accept_after: Option<Instant>,
+    /// Provided buffers held by zero-copy echoes in flight.
+    lent: u16,
     last_idle_scan: Instant,
 }
 
-/// Serves `listener` on this thread until the shard is told to stop.
-pub(super) fn serve<F: Framing + Clone>(
+/// Serves `listener` (if any) and `guest` on this thread until the shard is told to stop.
+pub fn serve<F: Framing + Clone, G: Guest>(
     mut ctx: ShardContext,
-    listener: TcpListener,
+    listener: Option<TcpListener>,
     framing: F,
     bytes: bool,
+    guest: G,
 ) -> std::io::Result<RingCounters> {
-    let driver = ctx.driver(ctx.slots)?;
-    let buffers = if ctx.options.ring.multishot {
+    let driver = ctx.driver()?;
+    let buffers = if ctx.tuning.multishot {
         Some(BufferRing::register(
             driver.ring(),
             0,
@@ -108,7 +114,7 @@ pub(super) fn serve<F: Framing + Clone>(
     } else {
         None
     };
-    let websocket = crate::framing::codecs::upgrades(ctx.options.protocol);
+    let websocket = crate::framing::codecs::upgrades(ctx.protocol);
     ctx.serving();
     let mut shard = Shard {
         driver,
@@ -117,22 +123,27 @@ pub(super) fn serve<F: Framing + Clone>(
         free: Vec::new(),
         owed: Vec::new(),
         listener,
-        idle: ctx.registry.idle_limit(),
+        guest,
+        idle: ctx.hooks.idle_limit(),
         ctx,
         framing,
         bytes,
         websocket,
         accept_armed: false,
         accept_after: None,
+        lent: 0,
         last_idle_scan: Instant::now(),
     };
     let mut reaped = Vec::new();
     while !shard.ctx.stopping() {
         shard.keep_accepting()?;
-        shard.driver.turn(TURN, &mut reaped)?;
+        shard.guest.before_turn(&mut shard.driver)?;
+        let wait = shard.guest.wait().min(TURN);
+        shard.driver.turn(wait, &mut reaped)?;
         for c in &reaped {
             shard.complete(*c)?;
         }
+        shard.guest.after_turn(&mut shard.driver)?;
         shard.send_everything_owed()?;
         if let Some(b) = &shard.buffers {
             b.publish();
@@ -143,13 +154,16 @@ pub(super) fn serve<F: Framing + Clone>(
     Ok(shard.driver.stats)
 }
 
-impl<F: Framing + Clone> Shard<F> {
+impl<F: Framing + Clone, G: Guest> Shard<F, G> {
     /// Arms the multishot accept when it is not armed (and no backoff is running).
     fn keep_accepting(&mut self) -> std::io::Result<()> {
+        let Some(listener) = &self.listener else {
+            return Ok(());
+        };
         if self.accept_armed || self.accept_after.is_some_and(|t| Instant::now() < t) {
             return Ok(());
         }
-        let entry = opcode::AcceptMulti::new(io_uring::types::Fd(self.listener.as_raw_fd()))
+        let entry = opcode::AcceptMulti::new(io_uring::types::Fd(listener.as_raw_fd()))
             .build()
             .user_data(tag(ACCEPT, 0));
         // SAFETY: the entry points to no memory; the listener outlives the ring.
@@ -160,6 +174,9 @@ impl<F: Framing + Clone> Shard<F> {
     }
 
     fn complete(&mut self, c: Completion) -> std::io::Result<()> {
+        if c.user_data & GUEST != 0 {
+            return self.guest.complete(&mut self.driver, c);
+        }
         let slot = (c.user_data & 0xffff_ffff) as usize;
         match c.user_data >> 56 {
             ACCEPT => self.accepted(c),
@@ -179,7 +196,7 @@ impl<F: Framing + Clone> Shard<F> {
                 libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM
             ) {
                 self.accept_armed = false;
-                self.accept_after = Some(Instant::now() + super::super::ACCEPT_BACKOFF);
+                self.accept_after = Some(Instant::now() + ACCEPT_BACKOFF);
             }
             return Ok(());
         }
@@ -187,25 +204,21 @@ impl<F: Framing + Clone> Shard<F> {
         let socket = unsafe { std::net::TcpStream::from_raw_fd(c.result) };
         let _ = socket.set_nodelay(true);
         self.driver.stats.other_syscalls += 1;
-        self.ctx
-            .registry
-            .connections
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.ctx.hooks.connected();
         let slot = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
             self.conns.len() - 1
         });
         let target = self.driver.register(slot, socket.as_raw_fd());
-        let duty = self
-            .ctx
-            .registry
-            .duty(self.ctx.options.work, &self.ctx.closing);
+        let duty = self.ctx.hooks.duty();
         self.conns[slot] = Some(Conn {
             socket,
             target,
             side: ServerSide::new(duty, self.framing.clone()),
             upgrade: self.websocket.then(Vec::new),
             sending: None,
+            lent: None,
+            lent_sending: false,
             sent: 0,
             spare: Vec::new(),
             read_buf: Vec::new(),
@@ -292,8 +305,38 @@ impl<F: Framing + Clone> Shard<F> {
                 (Some(id), Some(ring)) => {
                     self.driver.stats.ring_buffers_used += 1;
                     self.driver.stats.multishot_receives += u64::from(c.more());
-                    fine = conn.feed(ring.filled(id, n), self.bytes, &self.ctx);
-                    ring.give_back(id);
+                    if let (Some((held, len)), false) = (conn.lent, conn.lent_sending) {
+                        // A second receive this turn: the first one's echo is copied out
+                        // after all, and both leave in one send.
+                        conn.side.out.extend_from_slice(ring.filled(held, len));
+                        ring.give_back(held);
+                        conn.lent = None;
+                        self.lent -= 1;
+                    }
+                    let lend = self.ctx.tuning.zero_copy
+                        && self.lent < RING_BUFFERS / 2
+                        && conn.sending.is_none()
+                        && conn.lent.is_none()
+                        && conn.side.out.is_empty()
+                        && conn.upgrade.is_none();
+                    let data = ring.filled(id, n);
+                    let verbatim = match (lend, self.bytes) {
+                        (false, _) => None,
+                        (true, true) => Some(n),
+                        (true, false) => conn.side.answer_verbatim(data),
+                    };
+                    match verbatim {
+                        Some(echo) if echo > 0 => {
+                            conn.lent = Some((id, echo));
+                            conn.lent_sending = false;
+                            self.lent += 1;
+                        }
+                        Some(_) => ring.give_back(id),
+                        None => {
+                            fine = conn.feed(data, self.bytes, &self.ctx);
+                            ring.give_back(id);
+                        }
+                    }
                 }
                 _ if conn.direct => {
                     conn.side.recv.filled(n);
@@ -330,6 +373,9 @@ impl<F: Framing + Clone> Shard<F> {
             return Ok(());
         };
         conn.ops -= 1;
+        if let Some((id, len)) = conn.lent {
+            return self.sent_lent(slot, c, id, len);
+        }
         let Some(batch) = conn.sending.take() else {
             return self.finish_if_done(slot);
         };
@@ -348,14 +394,52 @@ impl<F: Framing + Clone> Shard<F> {
             return self.push_send(slot);
         }
         if self.bytes {
-            self.ctx
-                .registry
-                .raw_bytes
-                .fetch_add(batch.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            self.ctx.hooks.raw_echoed(batch.len() as u64);
         }
         let mut batch = batch;
         batch.clear();
         conn.spare = batch;
+        self.send_owed(slot)?;
+        let conn = self.conns[slot].as_mut().expect("the slot was just used");
+        if conn.close_after_send && conn.sending.is_none() {
+            return self.close(slot);
+        }
+        self.finish_if_done(slot)
+    }
+
+    /// A zero-copy echo's send completed: the rest of it goes out from the same buffer, or
+    /// the buffer goes back to the kernel and whatever was queued meanwhile follows.
+    fn sent_lent(
+        &mut self,
+        slot: usize,
+        c: Completion,
+        id: u16,
+        len: usize,
+    ) -> std::io::Result<()> {
+        let conn = self.conns[slot].as_mut().expect("a send was in flight");
+        let failed = c.result <= 0;
+        if !failed {
+            conn.sent += c.result as usize;
+            if conn.sent < len && !conn.closing {
+                return self.push_send(slot);
+            }
+        }
+        conn.lent = None;
+        self.lent -= 1;
+        if let Some(ring) = self.buffers.as_mut() {
+            ring.give_back(id);
+        }
+        if conn.closing {
+            return self.finish_if_done(slot);
+        }
+        if failed {
+            conn.side
+                .send_failed(&std::io::Error::from_raw_os_error(-c.result));
+            return self.close(slot);
+        }
+        if self.bytes {
+            self.ctx.hooks.raw_echoed(len as u64);
+        }
         self.send_owed(slot)?;
         let conn = self.conns[slot].as_mut().expect("the slot was just used");
         if conn.close_after_send && conn.sending.is_none() {
@@ -383,7 +467,17 @@ impl<F: Framing + Clone> Shard<F> {
         let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return Ok(());
         };
-        if conn.closing || conn.sending.is_some() || conn.side.out.is_empty() {
+        if let (Some(_), false) = (conn.lent, conn.lent_sending) {
+            if conn.closing {
+                return Ok(());
+            }
+            conn.lent_sending = true;
+            conn.sent = 0;
+            self.driver.stats.zero_copy_sends += 1;
+            return self.push_send(slot);
+        }
+        if conn.closing || conn.sending.is_some() || conn.lent.is_some() || conn.side.out.is_empty()
+        {
             return Ok(());
         }
         let spare = std::mem::take(&mut conn.spare);
@@ -397,10 +491,11 @@ impl<F: Framing + Clone> Shard<F> {
         let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return Ok(());
         };
-        let Some(batch) = &conn.sending else {
-            return Ok(());
+        let rest: &[u8] = match (&conn.sending, conn.lent, self.buffers.as_mut()) {
+            (Some(batch), _, _) => &batch[conn.sent..],
+            (None, Some((id, len)), Some(ring)) => &ring.filled(id, len)[conn.sent..],
+            _ => return Ok(()),
         };
-        let rest = &batch[conn.sent..];
         let entry = on_target!(conn.target, |file| opcode::Send::new(
             file,
             rest.as_ptr(),
@@ -412,7 +507,8 @@ impl<F: Framing + Clone> Shard<F> {
         // A connection closes once its last answer is written: that completion is a reason
         // to wake (a quiet one would wait for the turn's end to close it).
         let pushed = if conn.close_after_send {
-            // SAFETY: `sending` is neither touched nor dropped until this send completes.
+            // SAFETY: `sending` (or the lent provided buffer, which the kernel gets back only
+            // once this send completed) is neither touched nor dropped until then.
             unsafe { self.driver.push(entry) }
         } else {
             // SAFETY: as above.
@@ -446,6 +542,11 @@ impl<F: Framing + Clone> Shard<F> {
         if done {
             if let Some(conn) = self.conns[slot].take() {
                 self.driver.unregister(conn.target);
+                // A zero-copy echo never sent: its buffer goes back.
+                if let (Some((id, _)), Some(ring)) = (conn.lent, self.buffers.as_mut()) {
+                    ring.give_back(id);
+                    self.lent -= 1;
+                }
             }
             self.free.push(slot);
         }
@@ -513,9 +614,7 @@ impl<F: Framing> Conn<F> {
             match answer {
                 Ok(response) => self.side.out.extend_from_slice(response.as_bytes()),
                 Err(refusal) => {
-                    ctx.registry
-                        .handshake_failures
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    ctx.hooks.handshake_failed();
                     self.side.out.extend_from_slice(refusal.as_bytes());
                     self.close_after_send = true;
                 }

@@ -5,24 +5,23 @@
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use io_uring::opcode;
 use io_uring::types::RecvMsgOut;
 
-use super::buffers::BufferRing;
-use super::driver::{on_target, Completion, Driver, RingCounters, Target};
-use super::{peer_of, ShardContext};
+use super::{STOP_GRACE, TURN};
+use crate::iouring::buffers::BufferRing;
+use crate::iouring::driver::{on_target, Completion, Driver, RingCounters, Target};
+use crate::iouring::{peer_of, Guest, ShardContext, GUEST};
 use crate::traffic::datagram::{DatagramServer, Reply, RECV_BUF};
 
-const TURN: Duration = Duration::from_millis(20);
 /// Buffers in the ring: each holds one datagram of any size with its header and address.
 const RING_BUFFERS: u16 = 256;
 /// The kernel's header before the address in a multishot `recvmsg` buffer
 /// (`struct io_uring_recvmsg_out`: four `u32`).
 const OUT_HEADER: usize = 16;
 const NAME_LEN: usize = std::mem::size_of::<libc::sockaddr_storage>();
-const STOP_GRACE: Duration = Duration::from_millis(500);
 
 const RECV: u64 = 1;
 const SEND: u64 = 2;
@@ -44,7 +43,7 @@ struct SendSlot {
     phase: u8,
 }
 
-struct Shard {
+struct Shard<G> {
     driver: Driver,
     buffers: Option<BufferRing>,
     /// The header multishot receives are described by (only its name length matters).
@@ -62,12 +61,18 @@ struct Shard {
     server: DatagramServer,
     ctx: ShardContext,
     recv_armed: bool,
+    /// What else the ring carries (an in-process measurement's clients).
+    guest: G,
 }
 
-/// Serves `socket` on this thread until the shard is told to stop.
-pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result<RingCounters> {
-    let mut driver = ctx.driver(ctx.slots)?;
-    let buffers = if ctx.options.ring.multishot {
+/// Serves `socket` and `guest` on this thread until the shard is told to stop.
+pub fn serve<G: Guest>(
+    mut ctx: ShardContext,
+    socket: UdpSocket,
+    guest: G,
+) -> std::io::Result<RingCounters> {
+    let mut driver = ctx.driver()?;
+    let buffers = if ctx.tuning.multishot {
         Some(BufferRing::register(
             driver.ring(),
             0,
@@ -93,7 +98,7 @@ pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result
             buf: vec![0; RECV_BUF],
         })
     });
-    let duty = ctx.registry.duty(ctx.options.work, &ctx.closing);
+    let duty = ctx.hooks.duty();
     ctx.serving();
     let mut shard = Shard {
         driver,
@@ -108,14 +113,18 @@ pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result
         server: DatagramServer::new(duty),
         ctx,
         recv_armed: false,
+        guest,
     };
     let mut reaped = Vec::new();
     while !shard.ctx.stopping() {
         shard.arm_receive()?;
-        shard.driver.turn(TURN, &mut reaped)?;
+        shard.guest.before_turn(&mut shard.driver)?;
+        let wait = shard.guest.wait().min(TURN);
+        shard.driver.turn(wait, &mut reaped)?;
         for c in &reaped {
             shard.complete(*c)?;
         }
+        shard.guest.after_turn(&mut shard.driver)?;
         if let Some(b) = &shard.buffers {
             b.publish();
         }
@@ -124,7 +133,7 @@ pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result
     while shard.in_flight > 0 && Instant::now() < until {
         shard.driver.turn(TURN, &mut reaped)?;
         for c in &reaped {
-            if c.user_data >> 56 == SEND {
+            if c.user_data & GUEST == 0 && c.user_data >> 56 == SEND {
                 shard.sent(*c);
             }
         }
@@ -132,7 +141,7 @@ pub(super) fn serve(mut ctx: ShardContext, socket: UdpSocket) -> std::io::Result
     Ok(shard.driver.stats)
 }
 
-impl Shard {
+impl<G: Guest> Shard<G> {
     fn arm_receive(&mut self) -> std::io::Result<()> {
         if self.recv_armed {
             return Ok(());
@@ -171,6 +180,9 @@ impl Shard {
     }
 
     fn complete(&mut self, c: Completion) -> std::io::Result<()> {
+        if c.user_data & GUEST != 0 {
+            return self.guest.complete(&mut self.driver, c);
+        }
         match c.user_data >> 56 {
             RECV => self.received(c),
             SEND => {

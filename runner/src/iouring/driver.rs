@@ -47,11 +47,11 @@ pub enum Target {
 macro_rules! on_target {
     ($target:expr, |$file:ident| $build:expr) => {
         match $target {
-            $crate::serve::ring::driver::Target::Fd(fd) => {
+            $crate::iouring::driver::Target::Fd(fd) => {
                 let $file = io_uring::types::Fd(fd);
                 $build
             }
-            $crate::serve::ring::driver::Target::Fixed(slot) => {
+            $crate::iouring::driver::Target::Fixed(slot) => {
                 let $file = io_uring::types::Fixed(slot);
                 $build
             }

@@ -1,9 +1,12 @@
-//! `serve --backend io-uring`: echomark's server on io_uring directly (the `io-uring` crate,
-//! no runtime), tuned as far as the kernel allows, each technique a switch of its own:
+//! echomark on io_uring directly (the `io-uring` crate, no runtime): one ring per thread
+//! ("shard"), tuned as far as the kernel allows, each technique a switch of its own:
 //!
 //! * **multishot receive** with a **provided-buffer ring**: one receive request per
 //!   connection or socket stays armed and the kernel fills buffers it takes from a ring the
 //!   shard hands them back to, instead of one request (and one buffer held) per read;
+//! * **zero-copy echo** (with multishot): a server's echo of a whole message that filled a
+//!   provided buffer is sent from that buffer, which goes back to the kernel when the send
+//!   completes, instead of being copied out first;
 //! * **one `io_uring_enter` per event-loop turn**: every submission a turn queued goes in
 //!   with the wait for the next completions, instead of a system call per operation;
 //! * **registered file descriptors**: operations name a slot of the ring's file table, so
@@ -18,34 +21,39 @@
 //!   without waiting for them, so a request is seen without a wakeup; the shard's CPU is busy
 //!   whether or not there is work (with SQPOLL the loop makes no system call at all).
 //!
-//! One thread per shard (`shared 1` or `sharded N`), each with its own ring and its own
-//! listener (TCP) or socket (UDP) on one port (`SO_REUSEPORT`). The echo itself is the other
-//! backends' sans-IO server side ([`ServerSide`](crate::traffic::stream::ServerSide),
-//! [`DatagramServer`](crate::traffic::datagram::DatagramServer)): the same framings, checks
-//! and counters. TCP (prefix and raw framing), UDP, HTTP and WebSocket; the TLS protocols
-//! are refused ("not supported by this backend"), never served another way.
+//! [`server`] is the echo server's half of a shard (`serve --backend io-uring`, and the
+//! server of an in-process `once --backend io-uring`), [`client`] the client's half
+//! (`once --backend io-uring`, in process or against `--target`). A shard runs either half
+//! alone or both on one ring ([`Guest`]): in process, a client and the server it measures
+//! share their thread, so one `io_uring_enter` carries a client's send, the server's
+//! receive of it, and the next wait.
+//!
+//! The echo and the checks are the other backends' sans-IO halves
+//! ([`ServerSide`](crate::traffic::stream::ServerSide),
+//! [`DatagramServer`](crate::traffic::datagram::DatagramServer),
+//! [`Session`](crate::traffic::stream::Session), [`ClientCore`](crate::traffic::client::ClientCore)):
+//! the same framings, checks and counters. TCP (prefix and raw framing), UDP, HTTP and
+//! WebSocket; the TLS protocols are refused, never served another way.
 
 pub mod buffers;
-mod datagram;
+pub mod client;
 pub mod driver;
-mod stream;
+pub mod server;
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::time::Duration;
 
-use echomark_archive::{IoModel, Protocol};
+use echomark_archive::Protocol;
 use serde::Serialize;
 
 pub use driver::RingCounters;
 
-use super::{Echo, Registry, ServeOptions, Started};
+use crate::traffic::stream::{IdleLimit, ServerDuty};
 
 /// How long a shard may take to build its ring.
-const SETUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
-use crate::framing::codecs::ServerFraming;
-use crate::framing::prefix::LengthPrefix;
+pub const SETUP_LIMIT: Duration = Duration::from_secs(10);
 
 /// How the io_uring backend is tuned: each technique on or off, recorded in the listening
 /// line and the report so its effect can be measured alone.
@@ -54,6 +62,10 @@ pub struct Tuning {
     /// Multishot receive into a provided-buffer ring (off: one single-shot receive per read,
     /// into the connection's own buffer).
     pub multishot: bool,
+    /// A server echoes a message that filled a provided buffer straight from it, and gives
+    /// the buffer back when the send completes (off: the echo is copied out first). Only
+    /// with `multishot`, and only where the framing echoes a message's bytes unchanged.
+    pub zero_copy: bool,
     /// IO through registered file slots (off: plain descriptors).
     pub fixed_files: bool,
     /// A turn's submissions entered together with its wait (off: one enter per submission).
@@ -72,6 +84,7 @@ impl Default for Tuning {
     fn default() -> Self {
         Self {
             multishot: true,
+            zero_copy: true,
             fixed_files: true,
             batched_submit: true,
             defer_taskrun: true,
@@ -83,7 +96,7 @@ impl Default for Tuning {
 
 /// Why io_uring cannot run here, if it cannot (the kernel refuses rings, or lacks the
 /// multishot receive of Linux 6.0).
-fn probe() -> std::io::Result<()> {
+pub fn probe() -> std::io::Result<()> {
     let ring = io_uring::IoUring::new(8)?;
     let mut probe = io_uring::Probe::new();
     ring.submitter().register_probe(&mut probe)?;
@@ -101,119 +114,33 @@ fn probe() -> std::io::Result<()> {
     Ok(())
 }
 
-/// The fewest registered file slots a ring serves with: fewer connections is no server.
-const MIN_SLOTS: u64 = 64;
-
-/// The registered file slots of each of `shards` rings: as many as connections the soft
-/// open-file limit leaves room for besides the process's own descriptors, shared among the
-/// rings, at most [`stream::SLOTS`] each (none without `--uring-fixed-files`). A limit too
-/// low for even [`MIN_SLOTS`] is an error that says how to raise it.
-fn file_slots(tuning: Tuning, shards: usize) -> std::io::Result<u32> {
-    use super::limits::{soft_open_files, RESERVED_DESCRIPTORS};
-    if !tuning.fixed_files {
-        return Ok(0);
+/// What a server shard reports into: `serve`'s registry, or an in-process measurement's
+/// server counters.
+pub trait Hooks: Send + Sync {
+    /// The duty of a new connection or socket.
+    fn duty(&self) -> ServerDuty;
+    /// A connection was accepted.
+    fn connected(&self) {}
+    /// `--framing raw`: bytes echoed.
+    fn raw_echoed(&self, _bytes: u64) {}
+    /// A WebSocket upgrade was refused.
+    fn handshake_failed(&self) {}
+    /// How long a connection may stay silent, if there is a limit.
+    fn idle_limit(&self) -> Option<IdleLimit> {
+        None
     }
-    let limit = soft_open_files()?;
-    let shards = shards.max(1) as u64;
-    let each = limit.saturating_sub(RESERVED_DESCRIPTORS) / shards;
-    if each < MIN_SLOTS {
-        let wanted = RESERVED_DESCRIPTORS + shards * u64::from(stream::SLOTS);
-        return Err(std::io::Error::other(format!(
-            "the open-file limit is {limit} descriptors, too few for io-uring's registered \
-             files ({MIN_SLOTS} per ring at least, on {shards} ring(s), besides \
-             {RESERVED_DESCRIPTORS} for the process): raise it with `ulimit -n {wanted}` \
-             (as root if the hard limit, `ulimit -Hn`, is lower) before starting serve, or \
-             serve with --uring-fixed-files off"
-        )));
-    }
-    Ok(u32::try_from(each).unwrap_or(u32::MAX).min(stream::SLOTS))
 }
 
-/// Starts one shard thread per ring, each pinned like the other backends' runtime threads.
-pub fn start(
-    o: &ServeOptions,
-    registry: &Arc<Registry>,
-    closing: &Arc<AtomicBool>,
-) -> std::io::Result<Started> {
-    probe()?;
-    let shards = match o.io_model {
-        IoModel::Shared => 1,
-        IoModel::Sharded => o.io_threads,
-    };
-    let slots = if o.protocol == Protocol::Udp {
-        1
-    } else {
-        file_slots(o.ring, shards)?
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut address = o.listen;
-    let mut threads: Vec<JoinHandle<RingCounters>> = Vec::with_capacity(shards);
-    for index in 0..shards {
-        let shard = ShardContext {
-            index,
-            options: o.clone(),
-            registry: registry.clone(),
-            closing: closing.clone(),
-            stop: stop.clone(),
-            slots,
-            ready: None,
-        };
-        let (ready, started) = std::sync::mpsc::channel();
-        let failed = ready.clone();
-        let shard = ShardContext {
-            ready: Some(ready),
-            ..shard
-        };
-        let thread = if o.protocol == Protocol::Udp {
-            let socket = crate::traffic::sockets::udp_listener(
-                address,
-                o.udp_send_buffer,
-                o.udp_recv_buffer,
-            )?;
-            address = socket.local_addr()?;
-            spawn(index, failed, move || datagram::serve(shard, socket))?
-        } else {
-            let listener = crate::traffic::sockets::tcp_listener(address)?;
-            address = listener.local_addr()?;
-            let how = Echo::of(o);
-            spawn(index, failed, move || match how {
-                Echo::Framed(protocol) => {
-                    stream::serve(shard, listener, ServerFraming::of(protocol), false)
-                }
-                Echo::Bytes => stream::serve(shard, listener, LengthPrefix, true),
-            })?
-        };
-        threads.push(thread);
-        // The ring and its buffers exist before the listening line is printed, or `serve`
-        // fails with the reason.
-        match started.recv_timeout(SETUP_LIMIT) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(std::io::Error::other(e)),
-            Err(why) => return Err(std::io::Error::other(ShardSilent { index, why })),
-        }
-    }
-    let registry = registry.clone();
-    Ok(Started {
-        address,
-        stop: Box::new(move || {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let mut total = RingCounters::default();
-            for thread in threads {
-                if let Ok(stats) = thread.join() {
-                    total.add(&stats);
-                }
-            }
-            registry.set_ring_stats(total);
-        }),
-    })
-}
-
-/// What a shard thread needs from `serve`.
-pub(crate) struct ShardContext {
+/// What a shard thread needs.
+pub struct ShardContext {
     pub index: usize,
-    pub options: ServeOptions,
-    pub registry: Arc<Registry>,
-    pub closing: Arc<AtomicBool>,
+    pub tuning: Tuning,
+    pub protocol: Protocol,
+    /// The CPUs the shard threads are pinned to, one each; `None` leaves placement to the
+    /// scheduler.
+    pub cpus: Option<crate::placement::CpuList>,
+    /// Where the server half reports.
+    pub hooks: Arc<dyn Hooks>,
     /// Set when the shard must stop.
     pub stop: Arc<AtomicBool>,
     /// Registered file slots of the shard's ring.
@@ -224,25 +151,63 @@ pub(crate) struct ShardContext {
 
 impl ShardContext {
     /// Pins this thread and builds its ring (its SQPOLL thread, if any, on the same CPU).
-    fn driver(&self, slots: u32) -> std::io::Result<driver::Driver> {
-        let cpus = self.options.server_cpus.as_ref();
+    pub fn driver(&self) -> std::io::Result<driver::Driver> {
+        let cpus = self.cpus.as_ref();
         crate::placement::pin_runtime_thread(cpus, self.index).map_err(std::io::Error::other)?;
         driver::Driver::new(
-            self.options.ring,
-            slots,
+            self.tuning,
+            self.slots,
             cpus.map(|c| c.for_runtime(self.index)),
         )
     }
 
-    /// Tells `start` the shard is serving.
-    fn serving(&mut self) {
+    /// Tells the starter the shard is serving.
+    pub fn serving(&mut self) {
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(Ok(()));
         }
     }
 
-    fn stopping(&self) -> bool {
+    pub fn stopping(&self) -> bool {
         self.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What else a shard's ring carries besides its server half: an in-process measurement's
+/// clients, whose operations carry [`GUEST`] in their `user_data`.
+pub trait Guest {
+    /// Before the turn's wait: queue what is due (new connections, a phase's first sends).
+    fn before_turn(&mut self, driver: &mut driver::Driver) -> std::io::Result<()>;
+    /// One of the guest's completions.
+    fn complete(
+        &mut self,
+        driver: &mut driver::Driver,
+        c: driver::Completion,
+    ) -> std::io::Result<()>;
+    /// After the turn's completions: send what they freed.
+    fn after_turn(&mut self, driver: &mut driver::Driver) -> std::io::Result<()>;
+    /// How long the next turn may wait at most.
+    fn wait(&self) -> Duration;
+}
+
+/// The bit a guest's operations carry in their `user_data`.
+pub const GUEST: u64 = 1 << 63;
+
+/// A shard with no guest.
+pub struct Alone;
+
+impl Guest for Alone {
+    fn before_turn(&mut self, _: &mut driver::Driver) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn complete(&mut self, _: &mut driver::Driver, _: driver::Completion) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn after_turn(&mut self, _: &mut driver::Driver) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn wait(&self) -> Duration {
+        server::TURN
     }
 }
 
@@ -255,7 +220,7 @@ pub struct ShardFailed {
     pub source: std::io::Error,
 }
 
-/// Why `start` heard nothing from a shard: it did not report within `SETUP_LIMIT`
+/// Why a starter heard nothing from a shard: it did not report within [`SETUP_LIMIT`]
 /// (`Timeout`), or its thread ended without a word (`Disconnected`: it panicked).
 #[derive(Debug, thiserror::Error)]
 #[error("an io_uring shard did not start")]
@@ -265,32 +230,45 @@ pub struct ShardSilent {
     pub why: std::sync::mpsc::RecvTimeoutError,
 }
 
-/// Runs a shard on a thread of its own; a shard that fails before it serves tells `start`
-/// why, one that fails later says so on stderr.
-fn spawn(
+/// Waits for a shard started with `ready` to say it is serving, or why not.
+pub fn started(
+    index: usize,
+    ready: &std::sync::mpsc::Receiver<Result<(), ShardFailed>>,
+) -> std::io::Result<()> {
+    match ready.recv_timeout(SETUP_LIMIT) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(std::io::Error::other(e)),
+        Err(why) => Err(std::io::Error::other(ShardSilent { index, why })),
+    }
+}
+
+/// Runs a shard on a thread named `name`; a shard that fails before it serves tells its
+/// starter why, one that fails later says so on stderr.
+pub fn spawn<T: Default + Send + 'static>(
+    name: String,
     index: usize,
     failed: std::sync::mpsc::Sender<Result<(), ShardFailed>>,
-    serve: impl FnOnce() -> std::io::Result<RingCounters> + Send + 'static,
-) -> std::io::Result<JoinHandle<RingCounters>> {
+    serve: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
     std::thread::Builder::new()
-        .name(format!("echomark-ring-{index}"))
+        .name(name)
         .spawn(move || match serve() {
             Ok(stats) => stats,
             Err(source) => {
-                // Before serving, `start` hears why; later nobody listens, so stderr does.
+                // Before serving, the starter hears why; later nobody listens, so stderr does.
                 if let Err(unheard) = failed.send(Err(ShardFailed { index, source })) {
                     if let Err(why) = unheard.0 {
-                        eprintln!("echomark-runner serve: {why}");
+                        eprintln!("echomark-runner: {why}");
                     }
                 }
-                RingCounters::default()
+                T::default()
             }
         })
 }
 
 /// The peer address a kernel wrote into `name` (a `sockaddr_in` or `sockaddr_in6`), if it
 /// is one.
-fn peer_of(name: &[u8]) -> Option<SocketAddr> {
+pub fn peer_of(name: &[u8]) -> Option<SocketAddr> {
     let family = u16::from_ne_bytes([*name.first()?, *name.get(1)?]);
     match i32::from(family) {
         libc::AF_INET if name.len() >= 8 => {
@@ -318,8 +296,7 @@ fn peer_of(name: &[u8]) -> Option<SocketAddr> {
 mod tests {
     use super::*;
 
-    /// A shard that says nothing is reported as before, with why it was not heard as the
-    /// source.
+    /// A silent shard is reported as before, with why it was not heard as the source.
     #[test]
     fn a_silent_shard_says_it_did_not_start() {
         use std::error::Error as _;
