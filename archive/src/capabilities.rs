@@ -5,7 +5,8 @@
 //! tokio runs every model, protocol and option. monoio is thread-per-core: one runtime per
 //! thread, no work stealing, so `shared N` with N > 1 (one runtime driven by N threads) does
 //! not exist there; `shared 1` and `sharded N` do. The io_uring event loop (`io-uring`)
-//! only serves. Backends this crate does not know (arknet's stacks, an external server) are
+//! runs one ring per thread too, and measures (in process, or against a target) as well as
+//! serves, but neither TLS nor QUIC. Backends this crate does not know (arknet's stacks, an external server) are
 //! not restricted.
 
 use crate::backend::Backend;
@@ -79,14 +80,14 @@ const MONOIO: Capabilities = Capabilities {
 };
 
 const IO_URING: Capabilities = Capabilities {
-    roles: &[Role::Server],
+    roles: &[Role::InProcess, Role::Client, Role::Server],
     shared_threads: Err(
         "io-uring runs one ring per thread: use --io-model shared with 1 thread or \
          --io-model sharded N",
     ),
     tls: Err("TCP, UDP, HTTP and WebSocket are"),
     quic: Err("quinn runs on tokio"),
-    open_loop: Err("measured on tokio only"),
+    open_loop: Ok(()),
     udp_batch: Err(
         "io-uring's multishot receive takes every queued datagram without a call per datagram",
     ),
@@ -178,9 +179,11 @@ mod tests {
         let in_process: Vec<&str> = Backend::playing(Role::InProcess)
             .map(Backend::as_str)
             .collect();
-        assert_eq!(in_process, ["tokio", "monoio"]);
-        let refused = Backend::IoUring.refuse_role(Role::InProcess).unwrap();
-        assert!(refused.contains("tokio, monoio can"), "{refused}");
+        assert_eq!(in_process, ["tokio", "monoio", "io-uring"]);
+        let refused = Backend::named("nginx")
+            .refuse_role(Role::InProcess)
+            .unwrap();
+        assert!(refused.contains("tokio, monoio, io-uring can"), "{refused}");
         assert!(Backend::named("nginx").refuse_role(Role::Server).is_some());
         assert!(Backend::Tokio
             .refuse_protocol(Protocol::QuicStreams)

@@ -118,6 +118,19 @@ fn one_generator_metrics() -> Metrics {
         tls_version: Some("TLSv1_3".into()),
         tls_cipher_suite: Some("TLS13_AES_256_GCM_SHA384".into()),
         io_driver: Some("io_uring".into()),
+        ring: Some(echomark_archive::RingCounters {
+            enters: 100,
+            submissions: 200,
+            completions: 400,
+            multishot_receives: 199,
+            ring_buffers_used: 199,
+            ring_buffers_exhausted: 0,
+            receives_armed: 2,
+            registered_files: 2,
+            other_syscalls: 0,
+            busy_polls: 1,
+            zero_copy_sends: 99,
+        }),
         kernel_io_uring_disabled: Some(0),
         open_loop: Some(OpenLoopMetrics {
             offered_rate: 10,
@@ -285,6 +298,7 @@ fn sample() -> Archive {
                 registered_files: 1,
                 other_syscalls: 4,
                 busy_polls: 30,
+                zero_copy_sends: 5,
             }),
         }),
     };

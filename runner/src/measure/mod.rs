@@ -6,13 +6,15 @@
 //! starts only when all have. The CPU and kernel-counter samples are taken on the
 //! orchestrator thread at the start signal and at the deadline, so they cover exactly the
 //! measured interval. [`report`] turns the totals into the metrics object; [`topology`]
-//! builds tokio's runtimes and [`shards`] monoio's.
+//! builds tokio's runtimes, [`shards`] monoio's, and `setup_ring` the io_uring rings of
+//! [`crate::iouring`].
 
 pub mod report;
 mod rig;
 pub use rig::{AtOnce, Release, Window};
 pub mod runtimes;
 mod setup;
+mod setup_ring;
 mod setup_target;
 mod setup_target_uring;
 mod setup_uring;
@@ -59,6 +61,15 @@ impl Engine for shards::MonoioRuntimes {
     }
 }
 
+impl Engine for setup_ring::RingRuntimes {
+    fn in_process(case: &Case) -> std::io::Result<rig::Rig<Self>> {
+        rig::Rig::start_ring(case)
+    }
+    fn client(case: &Case, _: &Target) -> std::io::Result<rig::Rig<Self>> {
+        rig::Rig::start_ring(case)
+    }
+}
+
 /// Sets `case` up on the runtimes `E` for its role and runs it into `m`.
 fn measure_with<E: Engine>(
     case: &Case,
@@ -93,7 +104,8 @@ fn measure_on(
     match case.backend {
         Backend::Tokio => measure_with::<topology::TokioRuntimes>(case, m, syscalls, release),
         Backend::Monoio => measure_with::<shards::MonoioRuntimes>(case, m, syscalls, release),
-        Backend::IoUring | Backend::Named(_) => Err(std::io::Error::other(format!(
+        Backend::IoUring => measure_with::<setup_ring::RingRuntimes>(case, m, syscalls, release),
+        Backend::Named(_) => Err(std::io::Error::other(format!(
             "--backend {} does not measure in this process",
             case.backend
         ))),

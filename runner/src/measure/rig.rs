@@ -83,7 +83,7 @@ pub(super) struct Rig<R> {
     pub(super) panics: Arc<AtomicU64>,
     /// One per client, rung every `tick` while a phase runs.
     alarms: Vec<Arc<Alarm>>,
-    tick: Duration,
+    pub(super) tick: Duration,
     /// TLS: the negotiated version and cipher suite.
     pub(super) tls: Option<(String, String)>,
     pub(super) udp: Option<UdpBuffers>,
@@ -148,6 +148,7 @@ impl<R: Runtimes> Rig<R> {
                     stopped.server_received,
                 );
                 m.callback_exceptions += stopped.task_panics;
+                m.ring = stopped.ring;
             }
             Err(e) => m.error = Some(e.to_string()),
         }
@@ -318,7 +319,7 @@ impl<R: Runtimes> Rig<R> {
 
     /// Stops every task and runtime, then sums what the server side counted.
     fn stop(self) -> Stopped {
-        self.runtimes.stop();
+        let ring = self.runtimes.stop();
         let sum = |phase: u8| {
             let mut total = ErrorCounters::default();
             for s in &self.server_stats {
@@ -334,6 +335,7 @@ impl<R: Runtimes> Rig<R> {
                 .map(|s| s.received(PHASE_MEASURED))
                 .sum(),
             task_panics: self.panics.load(Ordering::Relaxed),
+            ring,
         }
     }
 }
@@ -346,6 +348,8 @@ struct Stopped {
     server_received: u64,
     /// Server tasks that panicked.
     task_panics: u64,
+    /// What the runtimes' own io_uring rings counted (`--backend io-uring`).
+    ring: Option<echomark_archive::RingCounters>,
 }
 
 /// Counts a panic of the task it lives in (tokio catches the panic; this makes it visible).

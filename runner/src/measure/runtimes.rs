@@ -12,8 +12,9 @@ pub const RUNTIME_STOP_GRACE: Duration = Duration::from_millis(500);
 /// A backend's runtimes with the tasks a setup spawned on them.
 pub trait Runtimes {
     /// Gives clients (which end on [`crate::traffic::phase::Command::Stop`]) [`CLIENT_STOP_GRACE`] and then server
-    /// tasks [`SERVER_STOP_GRACE`] to end, cancels what is left and joins every thread.
-    fn stop(self);
+    /// tasks [`SERVER_STOP_GRACE`] to end, cancels what is left and joins every thread;
+    /// returns what their io_uring rings counted, when the backend runs on rings of its own.
+    fn stop(self) -> Option<echomark_archive::RingCounters>;
 }
 
 /// The kernel's `kernel.io_uring_disabled` sysctl (0 allowed, 1 privileged only, 2 off);

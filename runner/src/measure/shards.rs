@@ -352,7 +352,7 @@ impl Shard {
 }
 
 impl Runtimes for MonoioRuntimes {
-    fn stop(mut self) {
+    fn stop(mut self) -> Option<echomark_archive::RingCounters> {
         self.clients.wait(CLIENT_STOP_GRACE);
         for side in [&self.shards, &self.server_shards] {
             for index in 0..side.len() {
@@ -364,6 +364,7 @@ impl Runtimes for MonoioRuntimes {
         for shard in self.shards.iter_mut().chain(&mut self.server_shards) {
             shard.stop();
         }
+        None
     }
 }
 

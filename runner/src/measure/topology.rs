@@ -79,7 +79,7 @@ impl TokioRuntimes {
 }
 
 impl Runtimes for TokioRuntimes {
-    fn stop(self) {
+    fn stop(self) -> Option<echomark_archive::RingCounters> {
         let all_done =
             |tasks: &[tokio::task::JoinHandle<()>]| tasks.iter().all(|t| t.is_finished());
         let deadline = Instant::now() + CLIENT_STOP_GRACE;
@@ -98,6 +98,7 @@ impl Runtimes for TokioRuntimes {
         if let Some(server) = self.server_topology {
             server.shutdown(RUNTIME_STOP_GRACE);
         }
+        None
     }
 }
 

@@ -125,7 +125,7 @@ impl<F: Framing> Session<F> {
     }
 
     /// Open loop: queues every message that is due and has a slot.
-    fn send_pass(&mut self, now: Instant) {
+    pub fn send_pass(&mut self, now: Instant) {
         while self.core.due(now) {
             self.queue_next(now);
         }

@@ -19,6 +19,7 @@ mod quic;
 mod quic_interop;
 mod quic_limits;
 mod ring;
+mod ring_client;
 mod ring_hostile;
 mod servers;
 mod soak;

@@ -1,1 +1,246 @@
-//! placeholder
+//! The client half of a shard (`once --backend io-uring`): the shard's clients, the phases
+//! the orchestrator commands, and their IO on the shard's ring. In process it is the
+//! [`Guest`] of the server half on the same ring; against `--target` it is alone on its
+//! ring.
+//!
+//! Each client keeps one receive armed straight into its buffer and at most one send in
+//! flight. The echoes a turn's completions free are framed into the client's output, and
+//! at the end of the turn go out in one send, which the next turn enters together with its
+//! wait: one `io_uring_enter` carries a round trip's send and the wait for its echo (in
+//! process, the server's receive of it too). The client's checks and counters are the
+//! other backends' ([`Session`](crate::traffic::stream::Session),
+//! [`ClientCore`](crate::traffic::client::ClientCore)).
+
+pub mod datagram;
+pub mod stream;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::buffers::BufferRing;
+use super::driver::{Completion, Driver};
+use super::{Guest, GUEST};
+use crate::traffic::phase::{ClientReport, Command, PhasePlan};
+
+/// How often an idle shard looks for the orchestrator's next command.
+const IDLE_LOOK: Duration = Duration::from_micros(200);
+/// How long a turn waits at most while a phase runs.
+const PHASE_TURN: Duration = Duration::from_millis(20);
+
+/// The buffer group of the clients' provided-buffer ring (the server half's is 0).
+const GROUP: u16 = 1;
+/// Buffers in the clients' ring.
+const RING_BUFFERS: u16 = 256;
+
+/// What a client's operation was, in bits 48–55 of its `user_data`; the client's place on
+/// its shard is in bits 0–23 and an operation's own index (a datagram send's buffer) in
+/// bits 24–47.
+const RECV: u64 = 1;
+const SEND: u64 = 2;
+
+/// The `user_data` of client `client`'s operation `kind` number `op`.
+fn tag(kind: u64, op: usize, client: usize) -> u64 {
+    GUEST | (kind << 48) | ((op as u64 & 0xff_ffff) << 24) | (client as u64 & 0xff_ffff)
+}
+
+/// The kind, operation and client of a guest completion.
+fn untag(user_data: u64) -> (u64, usize, usize) {
+    (
+        (user_data >> 48) & 0xff,
+        ((user_data >> 24) & 0xff_ffff) as usize,
+        (user_data & 0xff_ffff) as usize,
+    )
+}
+
+/// One client on a ring: its socket, its checks, its operations.
+pub trait RingClient {
+    /// Opens a phase: queues the first messages (its report at once, if its connection
+    /// broke earlier).
+    fn start(&mut self, plan: PhasePlan, now: Instant) -> Option<ClientReport>;
+    /// One of its operations completed; a multishot receive's bytes are in `data` (taken
+    /// from the provided-buffer ring, which gets the buffer back after this call).
+    fn complete(&mut self, kind: u64, op: usize, c: Completion, data: Option<&[u8]>, now: Instant);
+    /// After the turn's completions: submits what is queued and keeps a receive armed
+    /// (multishot from buffer group `group`, or single-shot into its own buffer); `me` is
+    /// the client's place on its shard.
+    fn submit(&mut self, driver: &mut Driver, me: usize, group: Option<u16>)
+        -> std::io::Result<()>;
+    /// The size of the provided buffers its receives need.
+    fn buffer_size(&self) -> usize;
+    /// Between turns of a running phase: loss checks and open-loop sends due by `now`.
+    fn tick(&mut self, now: Instant);
+    /// Whether the phase is over for this client at `now` (nothing left in flight or to
+    /// send, or its connection broke).
+    fn done(&self, now: Instant) -> bool;
+    /// Ends the phase: counts what is left and reports; `drain_timeout` when the drain limit
+    /// ended it.
+    fn finish(&mut self, drain_timeout: bool) -> ClientReport;
+    /// When the client must act next without a completion (an open-loop message due, a
+    /// loss check), if ever.
+    fn wake(&self, now: Instant) -> Option<Instant>;
+}
+
+/// A shard's clients and their phases.
+pub struct Clients<C> {
+    clients: Vec<C>,
+    /// Clients handed over by the setup, started on the ring at the next turn.
+    incoming: mpsc::Receiver<C>,
+    commands: watch::Receiver<Command>,
+    reports: mpsc::Sender<ClientReport>,
+    /// The running phase, and which clients still run it.
+    phase: Option<PhasePlan>,
+    running: Vec<bool>,
+    /// Multishot receives into `buffers`, registered on the ring with the first client.
+    multishot: bool,
+    buffers: Option<BufferRing>,
+}
+
+impl<C: RingClient> Clients<C> {
+    /// A shard's clients: those `incoming` hands over, commanded by `commands`, reporting
+    /// to `reports`.
+    pub fn new(
+        incoming: mpsc::Receiver<C>,
+        (commands, reports): (watch::Receiver<Command>, mpsc::Sender<ClientReport>),
+        multishot: bool,
+    ) -> Self {
+        Self {
+            clients: Vec::new(),
+            incoming,
+            commands,
+            reports,
+            phase: None,
+            running: Vec::new(),
+            multishot,
+            buffers: None,
+        }
+    }
+
+    /// Starts `plan` on every client; those that cannot take part report at once.
+    fn start_phase(&mut self, plan: PhasePlan) {
+        let now = Instant::now();
+        self.phase = Some(plan);
+        self.running = vec![true; self.clients.len()];
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            if let Some(report) = client.start(plan, now) {
+                self.running[i] = false;
+                let _ = self.reports.send(report);
+            }
+        }
+    }
+
+    /// Reports every client whose phase is over (all of them at the drain limit).
+    fn finish_done(&mut self, now: Instant) {
+        let Some(plan) = self.phase else {
+            return;
+        };
+        let drained = now >= plan.drain_limit;
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            if !self.running[i] {
+                continue;
+            }
+            client.tick(now);
+            if drained || client.done(now) {
+                self.running[i] = false;
+                let report = client.finish(drained && !client.done(now));
+                let _ = self.reports.send(report);
+            }
+        }
+        if !self.running.contains(&true) {
+            self.phase = None;
+        }
+    }
+}
+
+impl<C: RingClient> Guest for Clients<C> {
+    fn before_turn(&mut self, driver: &mut Driver) -> std::io::Result<()> {
+        while let Ok(client) = self.incoming.try_recv() {
+            if self.multishot && self.buffers.is_none() {
+                let size = client.buffer_size();
+                let ring = BufferRing::register(driver.ring(), GROUP, RING_BUFFERS, size)?;
+                self.buffers = Some(ring);
+            }
+            self.clients.push(client);
+            self.running.push(false);
+        }
+        if self.phase.is_none() && self.commands.has_changed().unwrap_or(false) {
+            let command = *self.commands.borrow_and_update();
+            if let Command::Run(plan) = command {
+                self.start_phase(plan);
+            }
+        }
+        self.finish_done(Instant::now());
+        self.submit_all(driver)
+    }
+
+    fn complete(&mut self, driver: &mut Driver, c: Completion) -> std::io::Result<()> {
+        let (kind, op, me) = untag(c.user_data);
+        let Some(client) = self.clients.get_mut(me) else {
+            return Ok(());
+        };
+        match (c.buffer(), self.buffers.as_mut()) {
+            (Some(id), Some(ring)) => {
+                driver.stats.ring_buffers_used += 1;
+                driver.stats.multishot_receives += u64::from(c.more());
+                let len = usize::try_from(c.result).unwrap_or(0);
+                client.complete(kind, op, c, Some(ring.filled(id, len)), Instant::now());
+                ring.give_back(id);
+            }
+            _ => {
+                if c.result == -libc::ENOBUFS {
+                    driver.stats.ring_buffers_exhausted += 1;
+                }
+                client.complete(kind, op, c, None, Instant::now());
+            }
+        }
+        Ok(())
+    }
+
+    fn after_turn(&mut self, driver: &mut Driver) -> std::io::Result<()> {
+        self.finish_done(Instant::now());
+        self.submit_all(driver)
+    }
+
+    fn wait(&self) -> Duration {
+        let Some(plan) = self.phase else {
+            return IDLE_LOOK;
+        };
+        let now = Instant::now();
+        let mut until = plan.drain_limit.min(now + PHASE_TURN);
+        for (i, client) in self.clients.iter().enumerate() {
+            if self.running[i] {
+                if let Some(wake) = client.wake(now) {
+                    until = until.min(wake);
+                }
+            }
+        }
+        until.saturating_duration_since(now)
+    }
+}
+
+impl<C: RingClient> Clients<C> {
+    fn submit_all(&mut self, driver: &mut Driver) -> std::io::Result<()> {
+        let group = self.buffers.as_ref().map(|ring| {
+            ring.publish();
+            ring.group()
+        });
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            client.submit(driver, i, group)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_names_its_kind_operation_and_client_and_is_a_guests() {
+        let t = tag(SEND, 70_000, 1_234);
+        assert_ne!(t & GUEST, 0);
+        assert_eq!(untag(t), (SEND, 70_000, 1_234));
+        assert_eq!(untag(tag(RECV, 0, 0)), (RECV, 0, 0));
+    }
+}
