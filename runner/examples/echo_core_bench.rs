@@ -10,7 +10,8 @@
 //! (min–max over the rounds) of the seven-protocol rows. Then the two backends side by side
 //! (tokio on epoll, monoio on io_uring) on the models both can run: 1 × 1 on one runtime
 //! against the floor, 16 × 16 on two shards for TCP and UDP, and the seven protocols at
-//! 16 × 16 on two shards. Then each switch against the same case without it: batched UDP
+//! 16 × 16 on two shards, beside echomark's own io_uring event loop (`--backend io-uring`,
+//! each ring carrying the clients and the server they measure) where it runs them. Then each switch against the same case without it: batched UDP
 //! (`--udp-batch 16`, and with the kernel's segmentation offload, `--udp-gso`), every
 //! runtime thread pinned to one CPU (`--client-cpus`), and the server on runtimes of its own
 //! on another CPU (`--client-cpus FIRST --server-cpus LAST`). Last, a
@@ -133,6 +134,32 @@ fn main() {
             });
         }
     }
+    // echomark's own io_uring event loop (client and server on each ring), on the same
+    // loads, for the backends table.
+    let mut ring_cases: Vec<Case> = backend_cases
+        .iter()
+        .filter(|c| c.backend == "tokio" && !matches!(c.protocol, "tcps" | "wss" | "https"))
+        .map(|c| Case {
+            label: c.label.clone(),
+            backend: "io-uring",
+            args: c
+                .args
+                .iter()
+                .map(|a| {
+                    if a == "tokio" {
+                        "io-uring".into()
+                    } else {
+                        a.clone()
+                    }
+                })
+                .collect(),
+            protocol: c.protocol,
+            outstanding: c.outstanding,
+            rates: vec![],
+            p99: vec![],
+            rss: vec![],
+        })
+        .collect();
     // Each switch against the same case without it, back to back: batched UDP
     // (`--udp-batch 16`, with and without `--udp-gso`) and placement (every runtime thread
     // pinned to the last CPU, or the server apart on it).
@@ -274,6 +301,10 @@ fn main() {
         for i in order {
             measure(&runner, &mut cases[i]);
         }
+        // The io_uring cases first or last in alternate rounds, right beside the floor.
+        if round % 2 == 1 {
+            ring_cases.iter_mut().for_each(|c| measure(&runner, c));
+        }
         // The two backends of a case (a switch off and on) run back to back, in alternate
         // order each round.
         for pair in backend_cases
@@ -289,6 +320,9 @@ fn main() {
             if round % 2 == 0 {
                 pair.reverse();
             }
+        }
+        if round % 2 == 0 {
+            ring_cases.iter_mut().for_each(|c| measure(&runner, c));
         }
     }
     let floor = [median(floor[0].clone()), median(floor[1].clone())];
@@ -349,7 +383,7 @@ fn main() {
     }
     print_protocols(&cases[..half]);
     print_quic(&cases[..half]);
-    print_backends(&backend_cases, floor);
+    print_backends(&backend_cases, &ring_cases, floor);
     print_switches(&switch_cases);
     let [rate, p50, p99, p999] = crowd.map(median);
     println!(
@@ -383,37 +417,54 @@ fn measure(runner: &Path, case: &mut Case) {
     case.rss.push(m.peak_rss_bytes.unwrap_or(0) as f64);
 }
 
-/// tokio and monoio side by side: medians, their ratio, and the 1 × 1 rows against the
-/// blocking floor of their transport.
-fn print_backends(cases: &[Case], floor: [f64; 2]) {
-    println!("\nbackends side by side, 1 KiB, latency recorded (tokio: epoll, monoio: io_uring)\n");
+/// tokio, monoio and echomark's io_uring event loop side by side: medians, the ratios to
+/// tokio, and the 1 × 1 rows against the blocking floor of their transport.
+fn print_backends(cases: &[Case], rings: &[Case], floor: [f64; 2]) {
     println!(
-        "| case | tokio rt/s | monoio rt/s | monoio / tokio | tokio vs floor | monoio vs floor | \
-         tokio p99 µs | monoio p99 µs |"
+        "\nbackends side by side, 1 KiB, latency recorded (tokio: epoll, monoio: io_uring \
+         through its runtime, io-uring: echomark's own event loop, client and server on each \
+         ring)\n"
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| case | tokio rt/s | monoio rt/s | io-uring rt/s | monoio / tokio | io-uring / tokio | \
+         tokio vs floor | monoio vs floor | io-uring vs floor | tokio p99 µs | monoio p99 µs | \
+         io-uring p99 µs |"
+    );
+    println!(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
     for pair in cases.chunks(2) {
         let [tokio, monoio] = pair else { continue };
+        let ring = rings.iter().find(|r| r.label == tokio.label);
         let (t, m) = (median(tokio.rates.clone()), median(monoio.rates.clone()));
+        let r = ring.map(|r| median(r.rates.clone()));
         let single = tokio.label.contains(" 1×1 ");
         let floor = floor[usize::from(tokio.protocol == "udp")];
-        let vs = |rate: f64| {
-            if single {
-                format!("{:.1}%", 100.0 * rate / floor)
-            } else {
-                String::new()
-            }
+        let vs = |rate: Option<f64>| match rate {
+            Some(rate) if single => format!("{:.2}", rate / floor),
+            _ => String::new(),
         };
+        let show =
+            |v: Option<f64>, digits: usize| v.map_or("refused".into(), |v| format!("{v:.digits$}"));
         println!(
-            "| {} | {t:.0} | {m:.0} | {:.2} | {} | {} | {:.1} | {:.1} |",
+            "| {} | {t:.0} | {m:.0} | {} | {:.2} | {} | {} | {} | {} | {:.1} | {:.1} | {} |",
             tokio.label,
+            show(r, 0),
             m / t,
-            vs(t),
-            vs(m),
+            show(r.map(|r| r / t), 2),
+            vs(Some(t)),
+            vs(Some(m)),
+            vs(r),
             median(tokio.p99.clone()),
             median(monoio.p99.clone()),
+            show(ring.map(|r| median(r.p99.clone())), 1),
         );
     }
+    println!(
+        "\n\"vs floor\" divides a 1 × 1 median by the blocking floor's (calibrate: one thread, \
+         four system calls per echo) measured in the same rounds; io-uring is \"refused\" on \
+         the TLS protocols, which it does not speak."
+    );
 }
 
 /// Each switch against the same case without it: medians, ranges, and whether the ranges

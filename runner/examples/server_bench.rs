@@ -62,7 +62,7 @@ const LOADS: [Load; 4] = [
 ];
 
 /// A server: its label and `serve` flags; `None` is the blocking floor.
-const SERVERS: [(&str, Option<&[&str]>); 11] = [
+const SERVERS: [(&str, Option<&[&str]>); 12] = [
     ("blocking floor (calibrate, 2 processes)", None),
     ("tokio", Some(&["--backend", "tokio"])),
     ("monoio", Some(&["--backend", "monoio"])),
@@ -70,6 +70,10 @@ const SERVERS: [(&str, Option<&[&str]>); 11] = [
     (
         "io-uring, multishot off",
         Some(&["--backend", "io-uring", "--uring-multishot", "off"]),
+    ),
+    (
+        "io-uring, zero-copy echo off",
+        Some(&["--backend", "io-uring", "--uring-zero-copy", "off"]),
     ),
     (
         "io-uring, fixed files off",

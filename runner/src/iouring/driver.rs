@@ -11,6 +11,8 @@ use super::Tuning;
 
 /// Submission queue entries per shard; completions get the kernel's default (twice as many).
 const ENTRIES: u32 = 1024;
+/// `IORING_ENTER_GETEVENTS` (include/uapi/linux/io_uring.h).
+const ENTER_GETEVENTS: u32 = 1;
 /// How long the SQPOLL kernel thread spins without work before it sleeps.
 const SQPOLL_IDLE_MS: u32 = 50;
 
@@ -71,7 +73,18 @@ pub struct Driver {
     quiet: u32,
     /// `stats.submissions` when a busy SQPOLL loop last woke the kernel thread.
     woken_at: u64,
+    /// Sends submitted and not yet completed, by half ([`SERVER`], [`GUEST`]), and whether
+    /// a half submitted any since the other half last looked ([`Self::peer_sent`]): in a
+    /// paired ring, whether the other half may have bytes to receive.
+    pub sends_out: [u32; 2],
+    fresh_sends: [bool; 2],
+    /// Sends completed, by half.
+    pub sends_done: [u64; 2],
 }
+
+/// The halves of a shard, for [`Driver::sends_out`].
+pub const SERVER: usize = 0;
+pub const GUEST: usize = 1;
 
 impl Driver {
     /// A ring tuned as asked; with SQPOLL, its kernel thread is pinned to `sqpoll_cpu`.
@@ -100,6 +113,9 @@ impl Driver {
             stats: RingCounters::default(),
             quiet: 0,
             woken_at: 0,
+            sends_out: [0; 2],
+            fresh_sends: [false; 2],
+            sends_done: [0; 2],
         })
     }
 
@@ -174,6 +190,60 @@ impl Driver {
             }
         } else if !self.ring.submission().is_empty() {
             self.enter_now()?;
+        }
+        self.reap(reaped);
+        Ok(())
+    }
+
+    /// Whether nothing waits to be submitted: a paired ring's next turn would sleep.
+    pub fn nothing_queued(&mut self) -> bool {
+        self.ring.submission().is_empty()
+    }
+
+    /// Counts a send `half` submitted.
+    pub fn sending(&mut self, half: usize) {
+        self.sends_out[half] += 1;
+        self.fresh_sends[half] = true;
+    }
+
+    /// Counts a send of `half` completed.
+    pub fn sent(&mut self, half: usize) {
+        self.sends_out[half] = self.sends_out[half].saturating_sub(1);
+        self.sends_done[half] += 1;
+    }
+
+    /// Whether `half` submitted a send since the last call, or has one not yet completed.
+    pub fn peer_sent(&mut self, half: usize) -> bool {
+        std::mem::take(&mut self.fresh_sends[half]) || self.sends_out[half] > 0
+    }
+
+    /// A paired ring's turn (client and server halves on one ring, every receive issued
+    /// right after the other half's sends, without waiting): what was queued is submitted
+    /// and the completions it produced are reaped, without sleeping, while there is
+    /// anything to submit; with nothing queued the turn waits for a completion or `wait`.
+    pub fn paired_turn(
+        &mut self,
+        wait: Duration,
+        reaped: &mut Vec<Completion>,
+    ) -> std::io::Result<()> {
+        if self.ring.submission().is_empty() {
+            self.quiet = 0;
+            return self.turn(wait, reaped);
+        }
+        self.stats.enters += 1;
+        let to_submit = self.ring.submission().len() as u32;
+        // GETEVENTS with no minimum: the kernel runs the completions' deferred task work
+        // (a send that had to wait for room) and returns at once.
+        // SAFETY: no argument is passed.
+        let entered = unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None)
+        };
+        match entered {
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY)) => {}
+            Err(e) => return Err(e),
         }
         self.reap(reaped);
         Ok(())

@@ -145,6 +145,10 @@ pub struct ShardContext {
     pub stop: Arc<AtomicBool>,
     /// Registered file slots of the shard's ring.
     pub slots: u32,
+    /// In process, the server half shares the ring with the clients it serves: every
+    /// receive is issued right after the other half's sends, without waiting (so it finds
+    /// its bytes already there), and the ring waits only when nothing is left to submit.
+    pub paired: bool,
     /// Told once the shard is set up (or why it could not be).
     pub ready: Option<std::sync::mpsc::Sender<Result<(), ShardFailed>>>,
 }
@@ -188,6 +192,21 @@ pub trait Guest {
     fn after_turn(&mut self, driver: &mut driver::Driver) -> std::io::Result<()>;
     /// How long the next turn may wait at most.
     fn wait(&self) -> Duration;
+    /// A paired ring, after the server half's sends (`peer_sending`: it has sends not yet
+    /// completed): the guest's receives, issued now so they find what was just sent.
+    fn arm_receives(
+        &mut self,
+        _driver: &mut driver::Driver,
+        _peer_sending: bool,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// A paired ring about to sleep: a receive that waits for its bytes on every client
+    /// that has none armed, so bytes the kernel delivers late (from its softirq thread,
+    /// on a busy machine) still wake the ring.
+    fn arm_blocking(&mut self, _driver: &mut driver::Driver) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The bit a guest's operations carry in their `user_data`.

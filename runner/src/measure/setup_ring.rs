@@ -138,24 +138,37 @@ impl Rig<RingRuntimes> {
     where
         C: iouring::client::RingClient + Send + 'static,
     {
+        // In process the server half shares the ring: receives follow the other half's
+        // sends into the connections' own buffers (no multishot, so no zero-copy echo).
+        let paired = !matches!(serving, Serving::Streams(None));
+        let tuning = if paired {
+            Tuning {
+                multishot: false,
+                zero_copy: false,
+                ..Tuning::default()
+            }
+        } else {
+            Tuning::default()
+        };
         let (clients, incoming) = mpsc::channel();
         let channels = (self.commands_rx.clone(), self.reports_tx.clone());
         let (ready, started) = mpsc::channel();
         let failed = ready.clone();
         let ctx = ShardContext {
             index: k,
-            tuning: Tuning::default(),
+            tuning,
             protocol: case.protocol,
             cpus: case.client_cpus.clone(),
             hooks: Arc::new(ShardDuty(duty)),
             stop: self.runtimes.stop.clone(),
             slots: Self::slots(case),
+            paired,
             ready: Some(ready),
         };
         let protocol = case.protocol;
         let thread = iouring::spawn(format!("echomark-ring-{k}"), k, failed, move || {
             // Made on its thread: its buffer ring is the ring's, and stays there.
-            let guest = Clients::<C>::new(incoming, channels, Tuning::default().multishot);
+            let guest = Clients::<C>::new(incoming, channels, (tuning.multishot, paired));
             run_shard(ctx, serving, protocol, guest)
         })?;
         self.runtimes.threads.push(thread);

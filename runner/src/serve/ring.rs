@@ -106,6 +106,7 @@ pub fn start(
             hooks: hooks.clone(),
             stop: stop.clone(),
             slots,
+            paired: false,
             ready: Some(ready),
         };
         let name = format!("echomark-ring-{index}");

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use io_uring::opcode;
 
 use super::{tag, RingClient, RECV, SEND};
-use crate::iouring::driver::{on_target, Completion, Driver, Target};
+use crate::iouring::driver::{on_target, Completion, Driver, Target, GUEST as GUEST_SENDS};
 use crate::traffic::client::{ClientCore, Next};
 use crate::traffic::datagram::RECV_BUF;
 use crate::traffic::phase::{ClientReport, PhasePlan};
@@ -33,6 +33,8 @@ pub struct DatagramClient {
     last_expiry: Instant,
     broken: bool,
     begun: bool,
+    /// The last receive found a datagram (more may be queued).
+    recv_full: bool,
 }
 
 impl DatagramClient {
@@ -59,6 +61,7 @@ impl DatagramClient {
             last_expiry: Instant::now(),
             broken: false,
             begun: false,
+            recv_full: false,
         }
     }
 
@@ -80,6 +83,13 @@ impl DatagramClient {
             self.queue_next(now);
         }
         self.core.end_pass();
+    }
+
+    /// Its socket's target on `driver`'s ring, registered on first use.
+    fn target(&mut self, driver: &mut Driver) -> Target {
+        *self
+            .target
+            .get_or_insert_with(|| driver.register(self.slot, self.socket.as_raw_fd()))
     }
 
     fn refused(e: i32) -> bool {
@@ -108,8 +118,10 @@ impl RingClient for DatagramClient {
         match kind {
             RECV => {
                 self.recv_armed = data.is_some() && c.more();
-                if c.result == -libc::ENOBUFS {
-                    // The clients' buffer ring was empty: armed again at the end of the turn.
+                self.recv_full = false;
+                if matches!(-c.result, libc::ENOBUFS | libc::EAGAIN) {
+                    // The clients' buffer ring was empty, or (paired) nothing had come yet:
+                    // armed again at the end of the turn, or after the server's next sends.
                 } else if c.result >= 0 {
                     if !self.begun {
                         return;
@@ -118,7 +130,10 @@ impl RingClient for DatagramClient {
                         Some(bytes) => bytes,
                         None => &self.recv_buf[..(c.result as usize).min(RECV_BUF)],
                     };
-                    if self.core.on_echo(echo, now) == Next::Send {
+                    let next = self.core.on_echo(echo, now);
+                    // More echoes may be queued only while messages are still out.
+                    self.recv_full = self.core.in_flight() > 0;
+                    if next == Next::Send {
                         self.queue_next(now);
                     }
                 } else if Self::refused(-c.result) {
@@ -149,40 +164,12 @@ impl RingClient for DatagramClient {
         }
     }
 
-    fn submit(
-        &mut self,
-        driver: &mut Driver,
-        me: usize,
-        group: Option<u16>,
-    ) -> std::io::Result<()> {
+    fn send(&mut self, driver: &mut Driver, me: usize) -> std::io::Result<()> {
         if self.broken {
             self.queued.clear();
             return Ok(());
         }
-        let target = *self
-            .target
-            .get_or_insert_with(|| driver.register(self.slot, self.socket.as_raw_fd()));
-        if !self.recv_armed {
-            let entry = match group {
-                Some(group) => {
-                    on_target!(target, |file| opcode::RecvMulti::new(file, group).build())
-                }
-                None => {
-                    let buf = &mut self.recv_buf;
-                    on_target!(target, |file| opcode::Recv::new(
-                        file,
-                        buf.as_mut_ptr(),
-                        buf.len() as u32
-                    )
-                    .build())
-                }
-            };
-            // SAFETY: the receive buffer is not touched until this receive completes and
-            // lives as long as the client, which the shard drops after its ring.
-            unsafe { driver.push(entry.user_data(tag(RECV, 0, me))) }?;
-            self.recv_armed = true;
-            driver.stats.receives_armed += 1;
-        }
+        let target = self.target(driver);
         for i in 0..self.queued.len() {
             let index = self.queued[i];
             let buf = &self.sends[index];
@@ -194,9 +181,47 @@ impl RingClient for DatagramClient {
             .build());
             // SAFETY: a queued buffer is neither touched nor freed until its send completes.
             unsafe { driver.push_quiet(entry.user_data(tag(SEND, index, me))) }?;
+            driver.sending(GUEST_SENDS);
         }
         self.queued.clear();
         Ok(())
+    }
+
+    fn receive(
+        &mut self,
+        driver: &mut Driver,
+        me: usize,
+        group: Option<u16>,
+        now: bool,
+    ) -> std::io::Result<()> {
+        if self.broken || self.recv_armed {
+            return Ok(());
+        }
+        let target = self.target(driver);
+        let entry = match group {
+            Some(group) => on_target!(target, |file| opcode::RecvMulti::new(file, group).build()),
+            None => {
+                let buf = &mut self.recv_buf;
+                let flags = if now { libc::MSG_DONTWAIT } else { 0 };
+                on_target!(target, |file| opcode::Recv::new(
+                    file,
+                    buf.as_mut_ptr(),
+                    buf.len() as u32
+                )
+                .flags(flags)
+                .build())
+            }
+        };
+        // SAFETY: the receive buffer is not touched until this receive completes and
+        // lives as long as the client, which the shard drops after its ring.
+        unsafe { driver.push(entry.user_data(tag(RECV, 0, me))) }?;
+        self.recv_armed = true;
+        driver.stats.receives_armed += 1;
+        Ok(())
+    }
+
+    fn wants_receive(&self, peer_sending: bool) -> bool {
+        !self.recv_armed && !self.broken && (peer_sending || self.recv_full)
     }
 
     fn tick(&mut self, now: Instant) {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::buffers::BufferRing;
-use super::driver::{Completion, Driver};
+use super::driver::{Completion, Driver, GUEST as GUEST_SENDS};
 use super::{Guest, GUEST};
 use crate::traffic::phase::{ClientReport, Command, PhasePlan};
 
@@ -62,11 +62,22 @@ pub trait RingClient {
     /// One of its operations completed; a multishot receive's bytes are in `data` (taken
     /// from the provided-buffer ring, which gets the buffer back after this call).
     fn complete(&mut self, kind: u64, op: usize, c: Completion, data: Option<&[u8]>, now: Instant);
-    /// After the turn's completions: submits what is queued and keeps a receive armed
-    /// (multishot from buffer group `group`, or single-shot into its own buffer); `me` is
-    /// the client's place on its shard.
-    fn submit(&mut self, driver: &mut Driver, me: usize, group: Option<u16>)
-        -> std::io::Result<()>;
+    /// After the turn's completions: submits what is queued (counted in the driver's
+    /// [`Driver::sends_out`]); `me` is the client's place on its shard.
+    fn send(&mut self, driver: &mut Driver, me: usize) -> std::io::Result<()>;
+    /// Arms a receive unless one is armed: multishot from buffer group `group`, or
+    /// single-shot into its own buffer, which with `now` does not wait for bytes.
+    fn receive(
+        &mut self,
+        driver: &mut Driver,
+        me: usize,
+        group: Option<u16>,
+        now: bool,
+    ) -> std::io::Result<()>;
+    /// Paired: whether a receive is due now, `peer_sending` being whether the server half
+    /// has sends not yet completed (it is not when none is and the last receive took all
+    /// there was).
+    fn wants_receive(&self, peer_sending: bool) -> bool;
     /// The size of the provided buffers its receives need.
     fn buffer_size(&self) -> usize;
     /// Between turns of a running phase: loss checks and open-loop sends due by `now`.
@@ -95,6 +106,8 @@ pub struct Clients<C> {
     /// Multishot receives into `buffers`, registered on the ring with the first client.
     multishot: bool,
     buffers: Option<BufferRing>,
+    /// Paired with the server half on the ring ([`super::ShardContext::paired`]).
+    paired: bool,
 }
 
 impl<C: RingClient> Clients<C> {
@@ -103,7 +116,7 @@ impl<C: RingClient> Clients<C> {
     pub fn new(
         incoming: mpsc::Receiver<C>,
         (commands, reports): (watch::Receiver<Command>, mpsc::Sender<ClientReport>),
-        multishot: bool,
+        (multishot, paired): (bool, bool),
     ) -> Self {
         Self {
             clients: Vec::new(),
@@ -112,8 +125,9 @@ impl<C: RingClient> Clients<C> {
             reports,
             phase: None,
             running: Vec::new(),
-            multishot,
+            multishot: multishot && !paired,
             buffers: None,
+            paired,
         }
     }
 
@@ -176,6 +190,9 @@ impl<C: RingClient> Guest for Clients<C> {
 
     fn complete(&mut self, driver: &mut Driver, c: Completion) -> std::io::Result<()> {
         let (kind, op, me) = untag(c.user_data);
+        if kind == SEND {
+            driver.sent(GUEST_SENDS);
+        }
         let Some(client) = self.clients.get_mut(me) else {
             return Ok(());
         };
@@ -202,6 +219,27 @@ impl<C: RingClient> Guest for Clients<C> {
         self.submit_all(driver)
     }
 
+    fn arm_receives(&mut self, driver: &mut Driver, peer_sending: bool) -> std::io::Result<()> {
+        if !self.paired {
+            return Ok(());
+        }
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            if client.wants_receive(peer_sending) {
+                client.receive(driver, i, None, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn arm_blocking(&mut self, driver: &mut Driver) -> std::io::Result<()> {
+        for (i, client) in self.clients.iter_mut().enumerate() {
+            if client.wants_receive(true) {
+                client.receive(driver, i, None, false)?;
+            }
+        }
+        Ok(())
+    }
+
     fn wait(&self) -> Duration {
         let Some(plan) = self.phase else {
             return IDLE_LOOK;
@@ -226,7 +264,10 @@ impl<C: RingClient> Clients<C> {
             ring.group()
         });
         for (i, client) in self.clients.iter_mut().enumerate() {
-            client.submit(driver, i, group)?;
+            client.send(driver, i)?;
+            if !self.paired {
+                client.receive(driver, i, group, false)?;
+            }
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use io_uring::opcode;
 
 use super::{tag, RingClient, RECV, SEND};
 use crate::framing::Framing;
-use crate::iouring::driver::{on_target, Completion, Driver, Target};
+use crate::iouring::driver::{on_target, Completion, Driver, Target, GUEST as GUEST_SENDS};
 use crate::traffic::phase::{ClientReport, PhasePlan};
 use crate::traffic::stream::Session;
 
@@ -33,6 +33,10 @@ pub struct StreamClient<F> {
     spare: Vec<u8>,
     /// A phase began at least once: received bytes are judged from then on.
     begun: bool,
+    /// How long the single-shot receive in flight may read, and whether the last one
+    /// filled that (more may be waiting).
+    recv_len: usize,
+    recv_full: bool,
     /// The connection failed in the running phase.
     failed: bool,
 }
@@ -52,6 +56,8 @@ impl<F: Framing> StreamClient<F> {
             resend: false,
             spare: Vec::new(),
             begun: false,
+            recv_len: 0,
+            recv_full: false,
             failed: false,
         }
     }
@@ -59,6 +65,15 @@ impl<F: Framing> StreamClient<F> {
     fn break_off(&mut self) {
         self.session.broken = true;
         self.failed = true;
+    }
+}
+
+impl<F> StreamClient<F> {
+    /// Its socket's target on `driver`'s ring, registered on first use.
+    fn target(&mut self, driver: &mut Driver) -> Target {
+        *self
+            .target
+            .get_or_insert_with(|| driver.register(self.slot, self.socket.as_raw_fd()))
     }
 }
 
@@ -81,8 +96,11 @@ impl<F: Framing> RingClient for StreamClient<F> {
         match kind {
             RECV => {
                 self.recv_armed = data.is_some() && c.more();
-                if c.result == -libc::ENOBUFS {
-                    // The clients' buffer ring was empty: armed again at the end of the turn.
+                self.recv_full =
+                    data.is_none() && c.result > 0 && c.result as usize >= self.recv_len;
+                if matches!(-c.result, libc::ENOBUFS | libc::EAGAIN) {
+                    // The clients' buffer ring was empty, or (paired) nothing had come yet:
+                    // armed again at the end of the turn, or after the server's next sends.
                 } else if c.result > 0 {
                     match data {
                         Some(bytes) => self.session.recv.preload(bytes),
@@ -125,40 +143,11 @@ impl<F: Framing> RingClient for StreamClient<F> {
         }
     }
 
-    fn submit(
-        &mut self,
-        driver: &mut Driver,
-        me: usize,
-        group: Option<u16>,
-    ) -> std::io::Result<()> {
+    fn send(&mut self, driver: &mut Driver, me: usize) -> std::io::Result<()> {
         if self.session.broken {
             return Ok(());
         }
-        let target = *self
-            .target
-            .get_or_insert_with(|| driver.register(self.slot, self.socket.as_raw_fd()));
-        if !self.recv_armed {
-            let entry = match group {
-                Some(group) => {
-                    on_target!(target, |file| opcode::RecvMulti::new(file, group).build())
-                }
-                None => {
-                    let buf = self.session.recv.spare();
-                    on_target!(target, |file| opcode::Recv::new(
-                        file,
-                        buf.as_mut_ptr(),
-                        buf.len() as u32
-                    )
-                    .build())
-                }
-            };
-            // SAFETY: the receive buffer (the session's, or the clients' buffer ring) is
-            // neither touched nor moved until this receive completes (it is read only after),
-            // and lives as long as the client, which the shard drops after its ring.
-            unsafe { driver.push(entry.user_data(tag(RECV, 0, me))) }?;
-            self.recv_armed = true;
-            driver.stats.receives_armed += 1;
-        }
+        let target = self.target(driver);
         if self.sending.is_none() && !self.session.out.is_empty() {
             let spare = std::mem::take(&mut self.spare);
             self.sending = Some(std::mem::replace(&mut self.session.out, spare));
@@ -176,9 +165,49 @@ impl<F: Framing> RingClient for StreamClient<F> {
             .build());
             // SAFETY: `sending` is neither touched nor dropped until this send completes.
             unsafe { driver.push_quiet(entry.user_data(tag(SEND, 0, me))) }?;
+            driver.sending(GUEST_SENDS);
             self.resend = false;
         }
         Ok(())
+    }
+
+    fn receive(
+        &mut self,
+        driver: &mut Driver,
+        me: usize,
+        group: Option<u16>,
+        now: bool,
+    ) -> std::io::Result<()> {
+        if self.session.broken || self.recv_armed {
+            return Ok(());
+        }
+        let target = self.target(driver);
+        let entry = match group {
+            Some(group) => on_target!(target, |file| opcode::RecvMulti::new(file, group).build()),
+            None => {
+                let buf = self.session.recv.spare();
+                self.recv_len = buf.len();
+                let flags = if now { libc::MSG_DONTWAIT } else { 0 };
+                on_target!(target, |file| opcode::Recv::new(
+                    file,
+                    buf.as_mut_ptr(),
+                    buf.len() as u32
+                )
+                .flags(flags)
+                .build())
+            }
+        };
+        // SAFETY: the receive buffer (the session's, or the clients' buffer ring) is
+        // neither touched nor moved until this receive completes (it is read only after),
+        // and lives as long as the client, which the shard drops after its ring.
+        unsafe { driver.push(entry.user_data(tag(RECV, 0, me))) }?;
+        self.recv_armed = true;
+        driver.stats.receives_armed += 1;
+        Ok(())
+    }
+
+    fn wants_receive(&self, peer_sending: bool) -> bool {
+        !self.recv_armed && !self.session.broken && (peer_sending || self.recv_full)
     }
 
     fn tick(&mut self, now: Instant) {

@@ -12,7 +12,10 @@ use io_uring::types::RecvMsgOut;
 
 use super::{STOP_GRACE, TURN};
 use crate::iouring::buffers::BufferRing;
-use crate::iouring::driver::{on_target, Completion, Driver, RingCounters, Target};
+use crate::iouring::driver::{
+    on_target, Completion, Driver, RingCounters, Target, GUEST as GUEST_SENDS,
+    SERVER as SERVER_SENDS,
+};
 use crate::iouring::{peer_of, Guest, ShardContext, GUEST};
 use crate::traffic::datagram::{DatagramServer, Reply, RECV_BUF};
 
@@ -63,6 +66,15 @@ struct Shard<G> {
     recv_armed: bool,
     /// What else the ring carries (an in-process measurement's clients).
     guest: G,
+    /// Paired with the guest ([`ShardContext::paired`]): receives follow the guest's sends
+    /// and do not wait; whether the last one found a datagram (more may be queued).
+    paired: bool,
+    /// Paired: the receive being armed waits for its datagram.
+    blocking: bool,
+    got_data: bool,
+    /// Datagrams received: paired, every one the guest sent arrives here, so fewer than
+    /// the guest's completed sends means more are queued.
+    received: u64,
 }
 
 /// Serves `socket` and `guest` on this thread until the shard is told to stop.
@@ -99,6 +111,7 @@ pub fn serve<G: Guest>(
         })
     });
     let duty = ctx.hooks.duty();
+    let paired = ctx.paired;
     ctx.serving();
     let mut shard = Shard {
         driver,
@@ -114,17 +127,44 @@ pub fn serve<G: Guest>(
         ctx,
         recv_armed: false,
         guest,
+        paired,
+        blocking: false,
+        got_data: false,
+        received: 0,
     };
     let mut reaped = Vec::new();
     while !shard.ctx.stopping() {
-        shard.arm_receive()?;
+        if !shard.paired {
+            shard.arm_receive()?;
+        }
         shard.guest.before_turn(&mut shard.driver)?;
         let wait = shard.guest.wait().min(TURN);
-        shard.driver.turn(wait, &mut reaped)?;
+        if shard.paired {
+            shard.driver.paired_turn(wait, &mut reaped)?;
+        } else {
+            shard.driver.turn(wait, &mut reaped)?;
+        }
         for c in &reaped {
             shard.complete(*c)?;
         }
         shard.guest.after_turn(&mut shard.driver)?;
+        if shard.paired {
+            // After the guest's sends (the echoes went out as their messages came): the
+            // receive that finds them, then the guest's receives of the echoes.
+            let queued = shard.got_data && shard.driver.sends_done[GUEST_SENDS] > shard.received;
+            if shard.driver.peer_sent(GUEST_SENDS) || queued {
+                shard.arm_receive()?;
+            }
+            let sending = shard.driver.peer_sent(SERVER_SENDS);
+            shard.guest.arm_receives(&mut shard.driver, sending)?;
+            if shard.driver.nothing_queued() {
+                // About to sleep: every receive waits for its bytes, so none is missed.
+                shard.blocking = true;
+                shard.arm_receive()?;
+                shard.blocking = false;
+                shard.guest.arm_blocking(&mut shard.driver)?;
+            }
+        }
         if let Some(b) = &shard.buffers {
             b.publish();
         }
@@ -166,7 +206,13 @@ impl<G: Guest> Shard<G> {
                 single.msghdr.msg_iov = &raw mut single.iov;
                 single.msghdr.msg_iovlen = 1;
                 let header: *mut libc::msghdr = &raw mut single.msghdr;
+                let flags = if self.paired && !self.blocking {
+                    libc::MSG_DONTWAIT as u32
+                } else {
+                    0
+                };
                 on_target!(self.target, |file| opcode::RecvMsg::new(file, header)
+                    .flags(flags)
                     .build())
             }
             (None, None) => return Ok(()),
@@ -197,6 +243,8 @@ impl<G: Guest> Shard<G> {
         if !(self.buffers.is_some() && c.more()) {
             self.recv_armed = false;
         }
+        self.got_data = c.result >= 0;
+        self.received += u64::from(c.result >= 0);
         if c.result == -libc::ENOBUFS {
             self.driver.stats.ring_buffers_exhausted += 1;
             return Ok(());
@@ -302,6 +350,7 @@ impl<G: Guest> Shard<G> {
                 .push_quiet(entry.user_data((SEND << 56) | slot as u64))
         }?;
         self.in_flight += 1;
+        self.driver.sending(SERVER_SENDS);
         Ok(())
     }
 
@@ -317,6 +366,7 @@ impl<G: Guest> Shard<G> {
         };
         self.server.sent(s.phase, result, s.buf.len());
         self.in_flight = self.in_flight.saturating_sub(1);
+        self.driver.sent(SERVER_SENDS);
         self.free.push(slot);
     }
 }

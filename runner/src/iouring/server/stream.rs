@@ -14,7 +14,10 @@ use super::{ACCEPT_BACKOFF, STOP_GRACE, TURN};
 use crate::framing::websocket::handshake::{self, BAD_REQUEST};
 use crate::framing::Framing;
 use crate::iouring::buffers::BufferRing;
-use crate::iouring::driver::{on_target, Completion, Driver, RingCounters, Target};
+use crate::iouring::driver::{
+    on_target, Completion, Driver, RingCounters, Target, GUEST as GUEST_SENDS,
+    SERVER as SERVER_SENDS,
+};
 use crate::iouring::{Guest, ShardContext, GUEST};
 use crate::traffic::stream::{IdleLimit, ServerSide};
 
@@ -59,6 +62,11 @@ struct Conn<F> {
     /// The single-shot receive in flight reads straight into `side.recv`.
     direct: bool,
     recv_armed: bool,
+    /// Paired: the last receive filled its buffer (more may be waiting), and how long the
+    /// receive in flight may read; whether the connection is listed in `unarmed`.
+    recv_full: bool,
+    recv_len: usize,
+    listed: bool,
     /// Listed in the shard's `owed`: echoes wait for the end of the turn.
     owed: bool,
     /// Operations in flight: the slot is freed only when none are.
@@ -92,6 +100,10 @@ struct Shard<F, G> {
     accept_after: Option<Instant>,
     /// Provided buffers held by zero-copy echoes in flight.
     lent: u16,
+    /// Paired with a guest on the ring ([`ShardContext::paired`]), and the connections
+    /// whose next receive waits for the guest's sends.
+    paired: bool,
+    unarmed: Vec<usize>,
     last_idle_scan: Instant,
 }
 
@@ -115,6 +127,7 @@ pub fn serve<F: Framing + Clone, G: Guest>(
         None
     };
     let websocket = crate::framing::codecs::upgrades(ctx.protocol);
+    let paired = ctx.paired;
     ctx.serving();
     let mut shard = Shard {
         driver,
@@ -132,6 +145,8 @@ pub fn serve<F: Framing + Clone, G: Guest>(
         accept_armed: false,
         accept_after: None,
         lent: 0,
+        paired,
+        unarmed: Vec::new(),
         last_idle_scan: Instant::now(),
     };
     let mut reaped = Vec::new();
@@ -139,12 +154,30 @@ pub fn serve<F: Framing + Clone, G: Guest>(
         shard.keep_accepting()?;
         shard.guest.before_turn(&mut shard.driver)?;
         let wait = shard.guest.wait().min(TURN);
-        shard.driver.turn(wait, &mut reaped)?;
+        if shard.paired {
+            shard.driver.paired_turn(wait, &mut reaped)?;
+        } else {
+            shard.driver.turn(wait, &mut reaped)?;
+        }
         for c in &reaped {
             shard.complete(*c)?;
         }
         shard.guest.after_turn(&mut shard.driver)?;
+        if shard.paired {
+            // After the guest's sends: the receives that find them.
+            let guest_sending = shard.driver.peer_sent(GUEST_SENDS);
+            shard.arm_paired(guest_sending)?;
+        }
         shard.send_everything_owed()?;
+        if shard.paired {
+            let sending = shard.driver.peer_sent(SERVER_SENDS);
+            shard.guest.arm_receives(&mut shard.driver, sending)?;
+            if shard.driver.nothing_queued() {
+                // About to sleep: every receive waits for its bytes, so none is missed.
+                shard.arm_blocking()?;
+                shard.guest.arm_blocking(&mut shard.driver)?;
+            }
+        }
         if let Some(b) = &shard.buffers {
             b.publish();
         }
@@ -224,16 +257,36 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
             read_buf: Vec::new(),
             direct: false,
             recv_armed: false,
+            recv_full: false,
+            recv_len: 0,
+            listed: false,
             owed: false,
             ops: 0,
             closing: false,
             close_after_send: false,
             last_heard: Instant::now(),
         });
-        self.arm_receive(slot)
+        self.rearm(slot)
+    }
+
+    /// Paired, about to sleep: arms every listed receive to wait for its bytes.
+    fn arm_blocking(&mut self) -> std::io::Result<()> {
+        for slot in std::mem::take(&mut self.unarmed) {
+            if let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+                conn.listed = false;
+                self.arm_receive_waiting(slot, true)?;
+            }
+        }
+        Ok(())
     }
 
     fn arm_receive(&mut self, slot: usize) -> std::io::Result<()> {
+        self.arm_receive_waiting(slot, false)
+    }
+
+    /// Arms the connection's receive; paired (once upgraded) it does not wait for bytes
+    /// unless `wait`.
+    fn arm_receive_waiting(&mut self, slot: usize, wait: bool) -> std::io::Result<()> {
         let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
             return Ok(());
         };
@@ -260,11 +313,19 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
                     }
                     &mut conn.read_buf
                 };
+                conn.recv_len = buf.len();
+                // Paired, once upgraded: the receive finds its bytes now or says so.
+                let flags = if self.paired && !wait && conn.upgrade.is_none() {
+                    libc::MSG_DONTWAIT
+                } else {
+                    0
+                };
                 on_target!(conn.target, |file| opcode::Recv::new(
                     file,
                     buf.as_mut_ptr(),
                     buf.len() as u32
                 )
+                .flags(flags)
                 .build())
             }
         };
@@ -297,9 +358,15 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
             }
             return self.finish_if_done(slot);
         }
+        if c.result == -libc::EAGAIN && self.paired {
+            // Nothing there yet: the next receive follows the guest's next sends.
+            conn.recv_full = false;
+            return self.rearm(slot);
+        }
         let mut fine = true;
         if c.result > 0 {
             let n = c.result as usize;
+            conn.recv_full = n >= conn.recv_len;
             conn.last_heard = Instant::now();
             match (c.buffer(), self.buffers.as_mut()) {
                 (Some(id), Some(ring)) => {
@@ -365,7 +432,53 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
             conn.owed = true;
             self.owed.push(slot);
         }
-        self.arm_receive(slot)
+        self.rearm(slot)
+    }
+
+    /// Arms the connection's next receive, or (paired, once upgraded) lists it to be armed
+    /// after the guest's sends.
+    fn rearm(&mut self, slot: usize) -> std::io::Result<()> {
+        if !self.paired {
+            return self.arm_receive(slot);
+        }
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return Ok(());
+        };
+        if conn.upgrade.is_some() {
+            return self.arm_receive(slot);
+        }
+        if !conn.listed {
+            conn.listed = true;
+            self.unarmed.push(slot);
+        }
+        Ok(())
+    }
+
+    /// Paired: arms the listed receives once the guest has sent (`guest_sending`), or
+    /// where the last receive filled its buffer.
+    fn arm_paired(&mut self, guest_sending: bool) -> std::io::Result<()> {
+        let mut listed = std::mem::take(&mut self.unarmed);
+        let mut kept = 0;
+        for i in 0..listed.len() {
+            let slot = listed[i];
+            let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+                continue;
+            };
+            if conn.closing || conn.close_after_send {
+                conn.listed = false;
+                continue;
+            }
+            if guest_sending || conn.recv_full {
+                conn.listed = false;
+                self.arm_receive(slot)?;
+            } else {
+                listed[kept] = slot;
+                kept += 1;
+            }
+        }
+        listed.truncate(kept);
+        self.unarmed = listed;
+        Ok(())
     }
 
     fn sent(&mut self, slot: usize, c: Completion) -> std::io::Result<()> {
@@ -373,6 +486,7 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
             return Ok(());
         };
         conn.ops -= 1;
+        self.driver.sent(SERVER_SENDS);
         if let Some((id, len)) = conn.lent {
             return self.sent_lent(slot, c, id, len);
         }
@@ -516,6 +630,7 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
         };
         pushed?;
         conn.ops += 1;
+        self.driver.sending(SERVER_SENDS);
         Ok(())
     }
 
