@@ -172,8 +172,12 @@ pub fn fill(
     }
 
     if let (Some(open), Some(totals)) = (&case.open_loop, &measured.open) {
+        let timer = match case.backend {
+            crate::case::Backend::IoUring => crate::iouring::client::TIMER,
+            _ => crate::traffic::pacing::TIMER,
+        };
         m.open_loop = Some(open_loop_metrics(
-            (open, case.spin),
+            (open, case.spin, timer),
             measured,
             totals,
             timing,
@@ -224,7 +228,7 @@ pub fn set_latency(m: &mut Metrics, h: &Histogram<u64>) {
 
 /// The open-loop figures of the measured phase.
 fn open_loop_metrics(
-    (open, spin): (&crate::case::OpenLoop, Duration),
+    (open, spin, timer): (&crate::case::OpenLoop, Duration, &str),
     measured: &PhaseTotals,
     totals: &OpenReport,
     timing: &Timing,
@@ -277,7 +281,7 @@ fn open_loop_metrics(
         },
         little_window_seconds: window,
         clock: timer::CLOCK.to_string(),
-        timer: crate::traffic::pacing::TIMER.to_string(),
+        timer: timer.to_string(),
         spin_us: spin.as_micros() as u64,
     }
 }

@@ -165,10 +165,10 @@ impl Rig<RingRuntimes> {
             paired,
             ready: Some(ready),
         };
-        let protocol = case.protocol;
+        let (protocol, spin) = (case.protocol, case.spin);
         let thread = iouring::spawn(format!("echomark-ring-{k}"), k, failed, move || {
             // Made on its thread: its buffer ring is the ring's, and stays there.
-            let guest = Clients::<C>::new(incoming, channels, (tuning.multishot, paired));
+            let guest = Clients::<C>::new(incoming, channels, (tuning.multishot, paired), spin);
             run_shard(ctx, serving, protocol, guest)
         })?;
         self.runtimes.threads.push(thread);

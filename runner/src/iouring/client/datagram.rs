@@ -257,6 +257,10 @@ impl RingClient for DatagramClient {
         RECV_BUF
     }
 
+    fn due(&self, now: Instant) -> Option<Instant> {
+        self.core.next_wake(now)
+    }
+
     fn wake(&self, now: Instant) -> Option<Instant> {
         let expiry = self.last_expiry + self.tick;
         Some(self.core.next_wake(now).map_or(expiry, |w| w.min(expiry)))

@@ -24,6 +24,10 @@ use super::driver::{Completion, Driver, GUEST as GUEST_SENDS};
 use super::{Guest, GUEST};
 use crate::traffic::phase::{ClientReport, Command, PhasePlan};
 
+/// How an open-loop sender on a ring waits, named in every open-loop metrics object.
+pub const TIMER: &str = "the ring's own wait (io_uring_enter with a timeout) until spin_us \
+     before the due instant, then looks for completions without waiting";
+
 /// How often an idle shard looks for the orchestrator's next command.
 const IDLE_LOOK: Duration = Duration::from_micros(200);
 /// How long a turn waits at most while a phase runs.
@@ -91,6 +95,8 @@ pub trait RingClient {
     /// When the client must act next without a completion (an open-loop message due, a
     /// loss check), if ever.
     fn wake(&self, now: Instant) -> Option<Instant>;
+    /// Open loop: when its next message is due, if it waits for one.
+    fn due(&self, now: Instant) -> Option<Instant>;
 }
 
 /// A shard's clients and their phases.
@@ -108,6 +114,8 @@ pub struct Clients<C> {
     buffers: Option<BufferRing>,
     /// Paired with the server half on the ring ([`super::ShardContext::paired`]).
     paired: bool,
+    /// Open loop: how long before a due instant the ring stops sleeping.
+    spin: Duration,
 }
 
 impl<C: RingClient> Clients<C> {
@@ -117,6 +125,7 @@ impl<C: RingClient> Clients<C> {
         incoming: mpsc::Receiver<C>,
         (commands, reports): (watch::Receiver<Command>, mpsc::Sender<ClientReport>),
         (multishot, paired): (bool, bool),
+        spin: Duration,
     ) -> Self {
         Self {
             clients: Vec::new(),
@@ -128,6 +137,7 @@ impl<C: RingClient> Clients<C> {
             multishot: multishot && !paired,
             buffers: None,
             paired,
+            spin,
         }
     }
 
@@ -246,12 +256,21 @@ impl<C: RingClient> Guest for Clients<C> {
         };
         let now = Instant::now();
         let mut until = plan.drain_limit.min(now + PHASE_TURN);
+        let mut due = None;
         for (i, client) in self.clients.iter().enumerate() {
             if self.running[i] {
                 if let Some(wake) = client.wake(now) {
                     until = until.min(wake);
                 }
+                if let Some(next) = client.due(now) {
+                    due = Some(due.map_or(next, |d: Instant| d.min(next)));
+                }
             }
+        }
+        // Within `spin` of a due message, look without sleeping: a sleeping thread wakes
+        // tens of microseconds late.
+        if due.is_some_and(|d| d.saturating_duration_since(now) <= self.spin) {
+            return Duration::ZERO;
         }
         until.saturating_duration_since(now)
     }
