@@ -257,6 +257,10 @@ impl RingClient for DatagramClient {
         RECV_BUF
     }
 
+    fn timed(&self) -> bool {
+        true
+    }
+
     fn due(&self, now: Instant) -> Option<Instant> {
         self.core.next_wake(now)
     }

@@ -97,6 +97,9 @@ pub trait RingClient {
     fn wake(&self, now: Instant) -> Option<Instant>;
     /// Open loop: when its next message is due, if it waits for one.
     fn due(&self, now: Instant) -> Option<Instant>;
+    /// Whether it acts on the clock as well as on completions ([`Self::tick`], [`Self::wake`]):
+    /// open loop, or losses to declare.
+    fn timed(&self) -> bool;
 }
 
 /// A shard's clients and their phases.
@@ -116,6 +119,14 @@ pub struct Clients<C> {
     paired: bool,
     /// Open loop: how long before a due instant the ring stops sleeping.
     spin: Duration,
+    /// The clients a turn's completions (or a phase's start) touched: only they have
+    /// something to send, a receive to arm or a phase that may have ended.
+    touched: Vec<usize>,
+    is_touched: Vec<bool>,
+    /// Whether any client acts on the clock: then every turn ticks them all.
+    timed: bool,
+    /// Clients still running the phase.
+    unfinished: usize,
 }
 
 impl<C: RingClient> Clients<C> {
@@ -138,6 +149,10 @@ impl<C: RingClient> Clients<C> {
             buffers: None,
             paired,
             spin,
+            touched: Vec::new(),
+            is_touched: Vec::new(),
+            timed: false,
+            unfinished: 0,
         }
     }
 
@@ -146,32 +161,60 @@ impl<C: RingClient> Clients<C> {
         let now = Instant::now();
         self.phase = Some(plan);
         self.running = vec![true; self.clients.len()];
+        self.unfinished = self.clients.len();
         for (i, client) in self.clients.iter_mut().enumerate() {
             if let Some(report) = client.start(plan, now) {
                 self.running[i] = false;
+                self.unfinished -= 1;
                 let _ = self.reports.send(report);
+            }
+        }
+        if self.unfinished == 0 {
+            self.phase = None;
+        }
+        for i in 0..self.clients.len() {
+            self.touch(i);
+        }
+    }
+
+    /// Lists client `i` for the end of the turn.
+    fn touch(&mut self, i: usize) {
+        if let Some(flag) = self.is_touched.get_mut(i) {
+            if !*flag {
+                *flag = true;
+                self.touched.push(i);
             }
         }
     }
 
-    /// Reports every client whose phase is over (all of them at the drain limit).
+    /// Reports every client whose phase is over (all of them at the drain limit). Only the
+    /// touched clients can have finished, unless clients act on the clock or the drain
+    /// limit passed: then every running client is looked at.
     fn finish_done(&mut self, now: Instant) {
         let Some(plan) = self.phase else {
             return;
         };
         let drained = now >= plan.drain_limit;
-        for (i, client) in self.clients.iter_mut().enumerate() {
+        if drained || self.timed {
+            for i in 0..self.clients.len() {
+                self.touch(i);
+            }
+        }
+        for k in 0..self.touched.len() {
+            let i = self.touched[k];
             if !self.running[i] {
                 continue;
             }
+            let client = &mut self.clients[i];
             client.tick(now);
             if drained || client.done(now) {
                 self.running[i] = false;
                 let report = client.finish(drained && !client.done(now));
                 let _ = self.reports.send(report);
+                self.unfinished -= 1;
             }
         }
-        if !self.running.contains(&true) {
+        if self.unfinished == 0 {
             self.phase = None;
         }
     }
@@ -185,8 +228,11 @@ impl<C: RingClient> Guest for Clients<C> {
                 let ring = BufferRing::register(driver.ring(), GROUP, RING_BUFFERS, size)?;
                 self.buffers = Some(ring);
             }
+            self.timed |= client.timed();
             self.clients.push(client);
             self.running.push(false);
+            self.is_touched.push(false);
+            self.touch(self.clients.len() - 1);
         }
         if self.phase.is_none() && self.commands.has_changed().unwrap_or(false) {
             let command = *self.commands.borrow_and_update();
@@ -203,6 +249,7 @@ impl<C: RingClient> Guest for Clients<C> {
         if kind == SEND {
             driver.sent(GUEST_SENDS);
         }
+        self.touch(me);
         let Some(client) = self.clients.get_mut(me) else {
             return Ok(());
         };
@@ -258,7 +305,7 @@ impl<C: RingClient> Guest for Clients<C> {
         let mut until = plan.drain_limit.min(now + PHASE_TURN);
         let mut due = None;
         for (i, client) in self.clients.iter().enumerate() {
-            if self.running[i] {
+            if self.timed && self.running[i] {
                 if let Some(wake) = client.wake(now) {
                     until = until.min(wake);
                 }
@@ -277,17 +324,24 @@ impl<C: RingClient> Guest for Clients<C> {
 }
 
 impl<C: RingClient> Clients<C> {
+    /// Sends what the touched clients queued and (not paired) re-arms their receives; the
+    /// list is emptied.
     fn submit_all(&mut self, driver: &mut Driver) -> std::io::Result<()> {
         let group = self.buffers.as_ref().map(|ring| {
             ring.publish();
             ring.group()
         });
-        for (i, client) in self.clients.iter_mut().enumerate() {
+        let mut touched = std::mem::take(&mut self.touched);
+        for &i in &touched {
+            self.is_touched[i] = false;
+            let client = &mut self.clients[i];
             client.send(driver, i)?;
             if !self.paired {
                 client.receive(driver, i, group, false)?;
             }
         }
+        touched.clear();
+        self.touched = touched;
         Ok(())
     }
 }

@@ -232,6 +232,10 @@ impl<F: Framing> RingClient for StreamClient<F> {
         self.session.core.finish(false)
     }
 
+    fn timed(&self) -> bool {
+        self.session.core.is_open_loop()
+    }
+
     fn due(&self, now: Instant) -> Option<Instant> {
         self.session.core.next_wake(now)
     }
