@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use io_uring::opcode;
 
-use super::{tag, RingClient, RECV, SEND};
+use super::{push_receive, tag, RingClient, RECV, SEND};
 use crate::iouring::driver::{on_target, Completion, Driver, Target, GUEST as GUEST_SENDS};
 use crate::traffic::client::{ClientCore, Next};
 use crate::traffic::datagram::RECV_BUF;
@@ -198,25 +198,11 @@ impl RingClient for DatagramClient {
             return Ok(());
         }
         let target = self.target(driver);
-        let entry = match group {
-            Some(group) => on_target!(target, |file| opcode::RecvMulti::new(file, group).build()),
-            None => {
-                let buf = &mut self.recv_buf;
-                let flags = if now { libc::MSG_DONTWAIT } else { 0 };
-                on_target!(target, |file| opcode::Recv::new(
-                    file,
-                    buf.as_mut_ptr(),
-                    buf.len() as u32
-                )
-                .flags(flags)
-                .build())
-            }
-        };
-        // SAFETY: the receive buffer is not touched until this receive completes and
-        // lives as long as the client, which the shard drops after its ring.
-        unsafe { driver.push(entry.user_data(tag(RECV, 0, me))) }?;
+        let buf = &mut self.recv_buf;
+        // SAFETY: the receive buffer is not touched until this receive completes and lives
+        // as long as the client, which the shard drops after its ring.
+        unsafe { push_receive(driver, (target, me), group, buf, now) }?;
         self.recv_armed = true;
-        driver.stats.receives_armed += 1;
         Ok(())
     }
 

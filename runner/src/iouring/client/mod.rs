@@ -58,6 +58,41 @@ fn untag(user_data: u64) -> (u64, usize, usize) {
     )
 }
 
+/// Arms client `me`'s receive on `target`: multishot from buffer group `group`, or
+/// single-shot into `buf`, which with `now` does not wait for bytes.
+///
+/// # Safety
+///
+/// `buf` must be neither touched, moved nor freed until the receive completes (the ring is
+/// dropped before the clients).
+unsafe fn push_receive(
+    driver: &mut Driver,
+    (target, me): (super::driver::Target, usize),
+    group: Option<u16>,
+    buf: &mut [u8],
+    now: bool,
+) -> std::io::Result<()> {
+    use super::driver::on_target;
+    use io_uring::opcode;
+    let entry = match group {
+        Some(group) => on_target!(target, |file| opcode::RecvMulti::new(file, group).build()),
+        None => {
+            let flags = if now { libc::MSG_DONTWAIT } else { 0 };
+            on_target!(target, |file| opcode::Recv::new(
+                file,
+                buf.as_mut_ptr(),
+                buf.len() as u32
+            )
+            .flags(flags)
+            .build())
+        }
+    };
+    // SAFETY: as the caller promised.
+    unsafe { driver.push(entry.user_data(tag(RECV, 0, me))) }?;
+    driver.stats.receives_armed += 1;
+    Ok(())
+}
+
 /// One client on a ring: its socket, its checks, its operations.
 pub trait RingClient {
     /// Opens a phase: queues the first messages (its report at once, if its connection

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use io_uring::opcode;
 
-use super::{tag, RingClient, RECV, SEND};
+use super::{push_receive, tag, RingClient, RECV, SEND};
 use crate::framing::Framing;
 use crate::iouring::driver::{on_target, Completion, Driver, Target, GUEST as GUEST_SENDS};
 use crate::traffic::phase::{ClientReport, PhasePlan};
@@ -182,27 +182,16 @@ impl<F: Framing> RingClient for StreamClient<F> {
             return Ok(());
         }
         let target = self.target(driver);
-        let entry = match group {
-            Some(group) => on_target!(target, |file| opcode::RecvMulti::new(file, group).build()),
-            None => {
-                let buf = self.session.recv.spare();
-                self.recv_len = buf.len();
-                let flags = if now { libc::MSG_DONTWAIT } else { 0 };
-                on_target!(target, |file| opcode::Recv::new(
-                    file,
-                    buf.as_mut_ptr(),
-                    buf.len() as u32
-                )
-                .flags(flags)
-                .build())
-            }
+        let buf: &mut [u8] = match group {
+            Some(_) => &mut [],
+            None => self.session.recv.spare(),
         };
-        // SAFETY: the receive buffer (the session's, or the clients' buffer ring) is
-        // neither touched nor moved until this receive completes (it is read only after),
-        // and lives as long as the client, which the shard drops after its ring.
-        unsafe { driver.push(entry.user_data(tag(RECV, 0, me))) }?;
+        self.recv_len = buf.len();
+        // SAFETY: the receive buffer (the session's, or the clients' buffer ring) is neither
+        // touched nor moved until this receive completes (it is read only after), and lives
+        // as long as the client, which the shard drops after its ring.
+        unsafe { push_receive(driver, (target, me), group, buf, now) }?;
         self.recv_armed = true;
-        driver.stats.receives_armed += 1;
         Ok(())
     }
 

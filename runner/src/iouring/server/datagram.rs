@@ -137,13 +137,12 @@ pub fn serve<G: Guest>(
         if !shard.paired {
             shard.arm_receive()?;
         }
-        shard.guest.before_turn(&mut shard.driver)?;
-        let wait = shard.guest.wait().min(TURN);
-        if shard.paired {
-            shard.driver.paired_turn(wait, &mut reaped)?;
-        } else {
-            shard.driver.turn(wait, &mut reaped)?;
-        }
+        super::turn(
+            &mut shard.driver,
+            &mut shard.guest,
+            shard.paired,
+            &mut reaped,
+        )?;
         for c in &reaped {
             shard.complete(*c)?;
         }

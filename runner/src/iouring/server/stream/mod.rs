@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use io_uring::opcode;
 
 use super::{ACCEPT_BACKOFF, STOP_GRACE, TURN};
-use crate::framing::websocket::handshake::{self, BAD_REQUEST};
 use crate::framing::Framing;
 use crate::iouring::buffers::BufferRing;
 use crate::iouring::driver::{
@@ -20,6 +19,9 @@ use crate::iouring::driver::{
 };
 use crate::iouring::{Guest, ShardContext, GUEST};
 use crate::traffic::stream::{IdleLimit, ServerSide};
+
+mod conn;
+mod paired;
 
 /// Buffers in the ring and bytes each: 8 MiB per shard, enough for 16 KiB messages at 256
 /// in flight; an empty ring only re-arms a receive (`ENOBUFS`).
@@ -152,13 +154,12 @@ pub fn serve<F: Framing + Clone, G: Guest>(
     let mut reaped = Vec::new();
     while !shard.ctx.stopping() {
         shard.keep_accepting()?;
-        shard.guest.before_turn(&mut shard.driver)?;
-        let wait = shard.guest.wait().min(TURN);
-        if shard.paired {
-            shard.driver.paired_turn(wait, &mut reaped)?;
-        } else {
-            shard.driver.turn(wait, &mut reaped)?;
-        }
+        super::turn(
+            &mut shard.driver,
+            &mut shard.guest,
+            shard.paired,
+            &mut reaped,
+        )?;
         for c in &reaped {
             shard.complete(*c)?;
         }
@@ -267,17 +268,6 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
             last_heard: Instant::now(),
         });
         self.rearm(slot)
-    }
-
-    /// Paired, about to sleep: arms every listed receive to wait for its bytes.
-    fn arm_blocking(&mut self) -> std::io::Result<()> {
-        for slot in std::mem::take(&mut self.unarmed) {
-            if let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) {
-                conn.listed = false;
-                self.arm_receive_waiting(slot, true)?;
-            }
-        }
-        Ok(())
     }
 
     fn arm_receive(&mut self, slot: usize) -> std::io::Result<()> {
@@ -433,52 +423,6 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
             self.owed.push(slot);
         }
         self.rearm(slot)
-    }
-
-    /// Arms the connection's next receive, or (paired, once upgraded) lists it to be armed
-    /// after the guest's sends.
-    fn rearm(&mut self, slot: usize) -> std::io::Result<()> {
-        if !self.paired {
-            return self.arm_receive(slot);
-        }
-        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-            return Ok(());
-        };
-        if conn.upgrade.is_some() {
-            return self.arm_receive(slot);
-        }
-        if !conn.listed {
-            conn.listed = true;
-            self.unarmed.push(slot);
-        }
-        Ok(())
-    }
-
-    /// Paired: arms the listed receives once the guest has sent (`guest_sending`), or
-    /// where the last receive filled its buffer.
-    fn arm_paired(&mut self, guest_sending: bool) -> std::io::Result<()> {
-        let mut listed = std::mem::take(&mut self.unarmed);
-        let mut kept = 0;
-        for i in 0..listed.len() {
-            let slot = listed[i];
-            let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-                continue;
-            };
-            if conn.closing || conn.close_after_send {
-                conn.listed = false;
-                continue;
-            }
-            if guest_sending || conn.recv_full {
-                conn.listed = false;
-                self.arm_receive(slot)?;
-            } else {
-                listed[kept] = slot;
-                kept += 1;
-            }
-        }
-        listed.truncate(kept);
-        self.unarmed = listed;
-        Ok(())
     }
 
     fn sent(&mut self, slot: usize, c: Completion) -> std::io::Result<()> {
@@ -703,51 +647,5 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
                 let _ = self.complete(*c);
             }
         }
-    }
-}
-
-impl<F: Framing> Conn<F> {
-    /// Takes bytes the socket delivered: the upgrade request, or messages to echo. `false`
-    /// when the connection must close now.
-    fn feed(&mut self, data: &[u8], bytes: bool, ctx: &ShardContext) -> bool {
-        if bytes {
-            self.side.out.extend_from_slice(data);
-            return true;
-        }
-        if let Some(head) = &mut self.upgrade {
-            head.extend_from_slice(data);
-            let answer = match handshake::head_end(head) {
-                Ok(None) => return true,
-                Ok(Some(end)) if head.len() > end + 4 => Err(BAD_REQUEST.to_string()),
-                Ok(Some(end)) => match std::str::from_utf8(&head[..end]) {
-                    Ok(text) => handshake::server_response(text).map_err(|(refusal, _)| refusal),
-                    Err(_) => Err(BAD_REQUEST.to_string()),
-                },
-                Err(_) => Err(BAD_REQUEST.to_string()),
-            };
-            self.upgrade = None;
-            match answer {
-                Ok(response) => self.side.out.extend_from_slice(response.as_bytes()),
-                Err(refusal) => {
-                    ctx.hooks.handshake_failed();
-                    self.side.out.extend_from_slice(refusal.as_bytes());
-                    self.close_after_send = true;
-                }
-            }
-            return true;
-        }
-        self.side.recv.preload(data);
-        self.answer()
-    }
-
-    /// Echoes every whole message received; a corrupt stream closes once what it still
-    /// owes is written (the echoes before the corrupt message, an HTTP server's `400`).
-    /// `false` when the connection must close now.
-    fn answer(&mut self) -> bool {
-        let corrupt = self.side.answer().is_err();
-        if corrupt || self.side.peer_closed() {
-            self.close_after_send = true;
-        }
-        !corrupt || !self.side.out.is_empty()
     }
 }
