@@ -257,6 +257,15 @@ impl<C: RingClient> Clients<C> {
 
 impl<C: RingClient> Guest for Clients<C> {
     fn before_turn(&mut self, driver: &mut Driver) -> std::io::Result<()> {
+        // The command first, then the clients: every client was handed over before the
+        // command that starts their phase was sent, so once it is seen, draining the
+        // channel finds them all (the other order could start a phase without a client
+        // handed over in between, which would then never report).
+        let command = if self.phase.is_none() && self.commands.has_changed().unwrap_or(false) {
+            Some(*self.commands.borrow_and_update())
+        } else {
+            None
+        };
         while let Ok(client) = self.incoming.try_recv() {
             if self.multishot && self.buffers.is_none() {
                 let size = client.buffer_size();
@@ -269,11 +278,8 @@ impl<C: RingClient> Guest for Clients<C> {
             self.is_touched.push(false);
             self.touch(self.clients.len() - 1);
         }
-        if self.phase.is_none() && self.commands.has_changed().unwrap_or(false) {
-            let command = *self.commands.borrow_and_update();
-            if let Command::Run(plan) = command {
-                self.start_phase(plan);
-            }
+        if let Some(Command::Run(plan)) = command {
+            self.start_phase(plan);
         }
         self.finish_done(Instant::now());
         self.submit_all(driver)
