@@ -244,6 +244,12 @@ impl<G: Guest> Shard<G> {
         }
         self.got_data = c.result >= 0;
         self.received += u64::from(c.result >= 0);
+        if c.result == -libc::EAGAIN {
+            // Nothing queued: whatever the guest sent so far arrived or was dropped by the
+            // kernel, so no receive is owed until it sends again (a dropped datagram would
+            // otherwise keep the ring looking for it without ever sleeping).
+            self.received = self.received.max(self.driver.sends_done[GUEST_SENDS]);
+        }
         if c.result == -libc::ENOBUFS {
             self.driver.stats.ring_buffers_exhausted += 1;
             return Ok(());
