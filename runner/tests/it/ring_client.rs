@@ -8,8 +8,9 @@ use crate::common::*;
 use echomark_archive::Metrics;
 use serde_json::Value;
 
-/// The protocols the io_uring client speaks, with the server's and the client's extra
-/// flags (`--framing raw`: the server is a byte echo, the client frames by length).
+/// The protocols the io_uring client speaks, with the flags both ends get (`--framing raw`:
+/// the server is a byte echo and the client frames messages by their size, as against any
+/// byte echo server).
 const SUPPORTED: [(&str, &[&str]); 5] = [
     ("tcp", &[]),
     ("tcp", &["--framing", "raw"]),
@@ -111,12 +112,17 @@ fn the_io_uring_client_measures_serve_on_every_backend() {
                 flags.extend_from_slice(framing);
                 let server = Server::echomark(&flags);
                 let mut args = vec!["--target", server.address.as_str(), "--protocol", protocol];
+                args.extend_from_slice(framing);
                 args.extend_from_slice(&model);
                 let (code, m, raw) = once_ring(&args);
                 let report = server.stop();
                 let what = format!("{protocol} {framing:?} on {backend}, client {model:?}");
                 assert_clean_on_rings(&what, code, &m);
                 assert_eq!(raw["backend"], "io-uring", "{what}");
+                let client_framing = if framing.is_empty() { "prefix" } else { "raw" };
+                if protocol == "tcp" {
+                    assert_eq!(raw["target"]["framing"], client_framing, "{what}");
+                }
                 assert_eq!(report["content_errors"], 0, "{what}: {report}");
                 let received = report["measured_messages_received"].as_u64().unwrap()
                     + report["warmup_messages_received"].as_u64().unwrap();
