@@ -187,12 +187,19 @@ impl Rig<RingRuntimes> {
             shards.push(Shard { clients, server });
         }
         let shape = ClientShape::of(case);
+        let handshakes = upgrade_runtime(case)?;
         for i in 0..case.clients {
             let shard = &shards[i % shards.len()];
             let addr = shard.server.expect("in process, every ring serves");
             let host = addr.to_string();
             let framing = ClientFraming::in_process(case.protocol, &host)?;
-            let client = self.stream_client(case, (i, shape), addr, &host, framing)?;
+            let client = self.stream_client(
+                case,
+                (i, shape),
+                addr,
+                (&host, handshakes.as_ref()),
+                framing,
+            )?;
             send(&shard.clients, client)?;
         }
         Ok(())
@@ -206,30 +213,34 @@ impl Rig<RingRuntimes> {
         }
         let shape = ClientShape::per_connection(case);
         let host = target.authority.clone();
+        let handshakes = upgrade_runtime(case)?;
         for i in 0..shape.clients {
             let framing =
                 ClientFraming::for_target(case.protocol, target.framing, &host, case.payload)?;
-            let client = self.stream_client(case, (i, shape), target.addr, &host, framing)?;
+            let client = self.stream_client(
+                case,
+                (i, shape),
+                target.addr,
+                (&host, handshakes.as_ref()),
+                framing,
+            )?;
             send(&shards[i % shards.len()], client)?;
         }
         Ok(())
     }
 
-    /// Client `index`, connected to `addr` (upgraded to WebSocket when the protocol is),
-    /// with its session.
+    /// Client `index`, connected to `addr` (upgraded to WebSocket on `handshakes` when
+    /// there is one), with its session.
     fn stream_client(
         &mut self,
         case: &Case,
         (index, shape): (usize, ClientShape),
         addr: SocketAddr,
-        host: &str,
+        (host, handshakes): (&str, Option<&tokio::runtime::Runtime>),
         framing: ClientFraming,
     ) -> std::io::Result<StreamClient<ClientFraming>> {
         let socket = connect::connect_std(addr, HANDSHAKE_LIMIT)?;
-        let (socket, early) = if codecs::upgrades(case.protocol) {
-            let handshakes = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
+        let (socket, early) = if let Some(handshakes) = handshakes {
             let detached = handshakes.block_on(async {
                 let stream = tokio::net::TcpStream::from_std(socket)?;
                 let setup = connect::establish_client(stream, None, Some(host));
@@ -308,6 +319,18 @@ impl Rig<RingRuntimes> {
         self.udp = Some(buffers);
         Ok(())
     }
+}
+
+/// The setup-only tokio runtime every WebSocket upgrade of `case` runs on (none for the
+/// other protocols), built once for all its clients.
+fn upgrade_runtime(case: &Case) -> std::io::Result<Option<tokio::runtime::Runtime>> {
+    if !codecs::upgrades(case.protocol) {
+        return Ok(None);
+    }
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map(Some)
 }
 
 /// Hands `client` to its ring.

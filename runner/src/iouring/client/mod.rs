@@ -242,9 +242,10 @@ impl<C: RingClient> Clients<C> {
             }
             let client = &mut self.clients[i];
             client.tick(now);
-            if drained || client.done(now) {
+            let done = client.done(now);
+            if drained || done {
                 self.running[i] = false;
-                let report = client.finish(drained && !client.done(now));
+                let report = client.finish(!done);
                 let _ = self.reports.send(report);
                 self.unfinished -= 1;
             }

@@ -451,12 +451,19 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
             conn.sending = Some(batch);
             return self.push_send(slot);
         }
-        if self.bytes {
-            self.ctx.hooks.raw_echoed(batch.len() as u64);
-        }
+        let echoed = batch.len();
         let mut batch = batch;
         batch.clear();
         conn.spare = batch;
+        self.echo_sent(slot, echoed)
+    }
+
+    /// An echo of `len` bytes is written: what was queued meanwhile follows, and a
+    /// connection that owed only this answer closes.
+    fn echo_sent(&mut self, slot: usize, len: usize) -> std::io::Result<()> {
+        if self.bytes {
+            self.ctx.hooks.raw_echoed(len as u64);
+        }
         self.send_owed(slot)?;
         let conn = self.conns[slot].as_mut().expect("the slot was just used");
         if conn.close_after_send && conn.sending.is_none() {
@@ -495,15 +502,7 @@ impl<F: Framing + Clone, G: Guest> Shard<F, G> {
                 .send_failed(&std::io::Error::from_raw_os_error(-c.result));
             return self.close(slot);
         }
-        if self.bytes {
-            self.ctx.hooks.raw_echoed(len as u64);
-        }
-        self.send_owed(slot)?;
-        let conn = self.conns[slot].as_mut().expect("the slot was just used");
-        if conn.close_after_send && conn.sending.is_none() {
-            return self.close(slot);
-        }
-        self.finish_if_done(slot)
+        self.echo_sent(slot, len)
     }
 
     /// Sends the echoes of every connection that received this turn.
