@@ -326,6 +326,11 @@ pub fn median(s: Option<Stat>, f: fn(f64) -> String) -> Markup {
 }
 
 /// A formatted number (echomark's own text).
+/// A count with the pages' digit grouping.
+pub fn count(n: u64) -> Markup {
+    number(crate::format::count(n))
+}
+
 pub fn number(text: String) -> Markup {
     Markup::trusted(text)
 }

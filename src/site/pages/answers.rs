@@ -106,7 +106,7 @@ struct Pair<'a> {
 fn headline(cat: &Catalog, view: &DatasetView, pair: &Pair, duels: &[backends::Duel]) -> Markup {
     let mut tally = backends::Tally::default();
     duels.iter().for_each(|d| tally.count(&d.verdict));
-    let count = |n: usize| labels::number(format::count(n as u64));
+    let count = |n: usize| labels::count(n as u64);
     cat.fill(
         if pair.external {
             "overview.servers_summary"
@@ -121,7 +121,7 @@ fn headline(cat: &Catalog, view: &DatasetView, pair: &Pair, duels: &[backends::D
             ("equivalent", &count(tally.equivalent)),
             ("undecided", &count(tally.undecided)),
             ("margin", &labels::margin(view.rules.throughput)),
-            ("total", &labels::number(format::count(duels.len() as u64))),
+            ("total", &labels::count(duels.len() as u64)),
         ],
     )
 }
@@ -312,7 +312,7 @@ pub(super) fn knee_answers(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
                 "overview.knee_group",
                 &[
                     ("protocol", &labels::protocol(cat, f.protocol)),
-                    ("payload", &labels::number(format::count(f.payload_bytes))),
+                    ("payload", &labels::count(f.payload_bytes)),
                 ],
             );
             let baseline = labels::number(first.baseline_p99.map_or("N/A".into(), format::latency));
@@ -338,7 +338,7 @@ pub(super) fn knee_answers(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
                     ),
                     // The knee is a step of the sweep: say what the next step did.
                     Some(next) => {
-                        let next_rate = labels::number(format::count(next.offered_rate));
+                        let next_rate = labels::count(next.offered_rate);
                         let what_next = match next.p99_us {
                             Some(p) if next.usable() => cat.fill(
                                 "overview.knee_next_p99",
@@ -395,7 +395,7 @@ pub(super) fn io_model_answer(cat: &Catalog, view: &DatasetView) -> Option<Marku
         return None;
     }
     let winners: Vec<_> = findings.iter().filter(|f| f.crowns_a_winner()).collect();
-    let n = |x: usize| labels::number(format::count(x as u64));
+    let n = |x: usize| labels::count(x as u64);
     Some(
         cat.fill(
             if winners.is_empty() {
@@ -422,7 +422,7 @@ pub(super) fn io_model_answer(cat: &Catalog, view: &DatasetView) -> Option<Marku
 /// The loss-against-buffer answer of a UDP buffer-isolation dataset.
 pub(super) fn buffer_answer(cat: &Catalog, view: &DatasetView) -> Option<BufferAnswer> {
     let f = view.analysis.udp_buffers.as_ref()?;
-    let count = |n: usize| labels::number(format::count(n as u64));
+    let count = |n: usize| labels::count(n as u64);
     let summary = cat.fill(
         "overview.buffers_summary",
         &[
@@ -450,13 +450,13 @@ pub(super) fn buffer_answer(cat: &Catalog, view: &DatasetView) -> Option<BufferA
         let mut cells = vec![labels::load(cat, &row.key)];
         for &request in &f.requests {
             cells.push(match row.cells.iter().find(|c| c.requested == request) {
-                Some(c) if c.min_lost == c.max_lost => labels::number(format::count(c.median_lost)),
+                Some(c) if c.min_lost == c.max_lost => labels::count(c.median_lost),
                 Some(c) => cat.fill(
                     "overview.buffers_lost_range",
                     &[
-                        ("median", &labels::number(format::count(c.median_lost))),
-                        ("min", &labels::number(format::count(c.min_lost))),
-                        ("max", &labels::number(format::count(c.max_lost))),
+                        ("median", &labels::count(c.median_lost)),
+                        ("min", &labels::count(c.min_lost)),
+                        ("max", &labels::count(c.max_lost)),
                     ],
                 ),
                 None => Markup::trusted("—"),

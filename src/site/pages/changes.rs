@@ -218,7 +218,7 @@ fn side_column(cat: &Catalog, view: &DatasetView, s: &compare::SideSummary) -> V
             .map_or(missing.clone(), |t| Markup::text(t.get(..19).unwrap_or(t))),
         list(&s.builds),
         list(&s.revisions),
-        labels::number(format::count(s.runs as u64)),
+        labels::count(s.runs as u64),
     ]
 }
 
@@ -239,7 +239,7 @@ pub fn page(
     current: &DatasetView,
     c: &Comparison,
 ) -> PageSpec {
-    let count = |n: usize| labels::number(format::count(n as u64));
+    let count = |n: usize| labels::count(n as u64);
     let previous_link = labels::dataset_link(&previous.dataset.name, &previous.slug(), "../");
     let title = cat.fill(
         "changes.title",
@@ -416,7 +416,7 @@ fn change_tables(cat: &Catalog, c: &Comparison) -> (Table, Table, usize) {
 /// not comparable, and the largest throughput change (What changed, History).
 fn protocol_summary(cat: &Catalog, c: &Comparison) -> Table {
     use Align::{Default as L, Right as R};
-    let count = |n: usize| labels::number(format::count(n as u64));
+    let count = |n: usize| labels::count(n as u64);
     let mut summary = Table::new(
         cat.list("changes.summary_columns", &[]),
         &[L, R, R, R, R, R, R],
@@ -448,7 +448,7 @@ pub const HISTORY_WINDOW: usize = 60;
 pub fn history(cat: &Catalog, views: &[DatasetView], series: &Series) -> Option<PageSpec> {
     use Align::{Default as L, Right as R};
     let newest = views.get(*series.datasets.last()?)?;
-    let count = |n: usize| labels::number(format::count(n as u64));
+    let count = |n: usize| labels::count(n as u64);
     // The newest datasets only, so the page keeps its size however long the series grows.
     let start = series.datasets.len().saturating_sub(HISTORY_WINDOW);
     let mut steps = Table::new(cat.list("history.columns", &[]), &[L, L, L, R, R, L]);

@@ -94,7 +94,7 @@ fn line_charts(
                 &[
                     ("backend", &labels::backend(cat, g.backend)),
                     ("protocol", &label_p),
-                    ("payload", &labels::number(format::count(payload))),
+                    ("payload", &labels::count(payload)),
                     ("work", &labels::work(cat, g.work)),
                 ],
             ));
@@ -182,11 +182,11 @@ fn loss_maps(
                             let tooltip = cat.fill(
                                 "dimensions.loss_tooltip",
                                 &[
-                                    ("payload", &labels::number(format::count(*p))),
+                                    ("payload", &labels::count(*p)),
                                     ("window", &n(*w)),
                                     ("passed", &n(c.runs_passed)),
                                     ("runs", &n(c.runs)),
-                                    ("lost", &labels::number(format::count(lost))),
+                                    ("lost", &labels::count(lost)),
                                 ],
                             );
                             HeatCell {
@@ -248,7 +248,7 @@ fn findings(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Markup
                 &[
                     ("backend", &labels::backend(cat, &f.backend)),
                     ("work", &labels::work(cat, f.handler_work)),
-                    ("payload", &labels::number(format::count(f.payload_bytes))),
+                    ("payload", &labels::count(f.payload_bytes)),
                     (
                         "model",
                         &labels::topology(cat, &f.backend, b.io_model, b.io_threads),

@@ -69,8 +69,8 @@ pub fn section(cat: &Catalog, view: &DatasetView) -> Option<FleetSection> {
                         "fleet.verdict",
                         &[
                             ("rule", &labels::rule_short(cat, &view.rules, "../")),
-                            ("subject", &count(d.subject)),
-                            ("base", &count(d.base)),
+                            ("subject", &labels::count(d.subject)),
+                            ("base", &labels::count(d.base)),
                             (
                                 "decision",
                                 &labels::decision(
@@ -91,7 +91,7 @@ pub fn section(cat: &Catalog, view: &DatasetView) -> Option<FleetSection> {
         skew: cat.fill(
             "fleet.skew",
             &[
-                ("samples", &count(fleet.skew.samples as u64)),
+                ("samples", &labels::count(fleet.skew.samples as u64)),
                 ("median", &micro(fleet.skew.median_us)),
                 ("worst", &micro(fleet.skew.worst_us)),
                 ("uncertainty", &micro(fleet.skew.uncertainty_us)),
@@ -102,10 +102,6 @@ pub fn section(cat: &Catalog, view: &DatasetView) -> Option<FleetSection> {
         cpus: cpus(cat, &fleet.cpus),
         charts,
     })
-}
-
-fn count(n: u64) -> Markup {
-    labels::number(format::count(n))
 }
 
 /// A time or drift to three significant digits, as the pages give latencies.
@@ -120,11 +116,11 @@ fn intro(cat: &Catalog, fleet: &FleetAnalysis) -> Markup {
         .iter()
         .map(|h| Markup::text(h))
         .collect();
-    let counts: Vec<Markup> = fleet.counts.iter().map(|n| count(*n)).collect();
+    let counts: Vec<Markup> = fleet.counts.iter().map(|n| labels::count(*n)).collect();
     cat.fill(
         "fleet.intro",
         &[
-            ("size", &count(size)),
+            ("size", &labels::count(size)),
             ("coordinator", &labels::join_list(cat, &coordinators)),
             ("counts", &labels::join_list(cat, &counts)),
         ],
@@ -138,14 +134,14 @@ fn generators_table(cat: &Catalog, fleet: &FleetAnalysis) -> Table {
     let sep = Markup::trusted(", ");
     for g in &fleet.generators {
         let hosts: Vec<Markup> = g.hosts.iter().map(|h| Markup::text(h)).collect();
-        let logical: Vec<Markup> = g.logical_cpus.iter().map(|n| count(*n)).collect();
+        let logical: Vec<Markup> = g.logical_cpus.iter().map(|n| labels::count(*n)).collect();
         let cpus: Vec<Markup> = g
             .client_cpus
             .iter()
             .map(|l| Markup::text(&l.to_string()))
             .collect();
         table.push(vec![
-            count(g.index),
+            labels::count(g.index),
             Markup::join(&hosts, &sep),
             Markup::join(&logical, &sep),
             if cpus.is_empty() {
@@ -226,7 +222,7 @@ fn points_table(cat: &Catalog, points: &[Point]) -> Table {
             }
         };
         table.push(vec![
-            count(p.generators),
+            labels::count(p.generators),
             rate(p.merged),
             rate(p.per_generator),
             p.p99_us

@@ -228,7 +228,7 @@ fn comparison(
             &[
                 ("subject", &link(subject)),
                 ("base", &link(base)),
-                ("common", &labels::number(format::count(pair.common as u64))),
+                ("common", &labels::count(pair.common as u64)),
                 (
                     "why",
                     &cat.text(if pair.sound {

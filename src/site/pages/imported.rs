@@ -94,7 +94,7 @@ pub fn page(cat: &Catalog, view: &DatasetView) -> PageSpec {
         lead: cat.fill(
             "imported.lead",
             &[
-                ("runs", &labels::number(format::count(d.runs.len() as u64))),
+                ("runs", &labels::count(d.runs.len() as u64)),
                 ("tools", &names),
             ],
         ),
@@ -139,10 +139,7 @@ fn load_label(cat: &Catalog, c: &Configuration) -> Markup {
     label.push(&labels::load(cat, &c.key));
     if let Some(load) = c.key.load {
         label.push(&Markup::trusted(" / "));
-        label.push(&cat.fill(
-            "imported.rate",
-            &[("rate", &labels::number(format::count(load.rate)))],
-        ));
+        label.push(&cat.fill("imported.rate", &[("rate", &labels::count(load.rate))]));
     }
     label
 }
@@ -211,8 +208,8 @@ fn tool_section(cat: &Catalog, tool: &ToolRuns) -> Section {
             latency_cell(c.stat(Metric::RttP50Us)),
             latency_cell(c.stat(Metric::RttP99Us)),
             fidelity(cat, load),
-            labels::number(format::count(load.errors)),
-            labels::number(format::count(load.non_2xx)),
+            labels::count(load.errors),
+            labels::count(load.non_2xx),
         ]);
     }
     let unfinished: u64 = tool.loads.iter().filter_map(|l| l.unfinished).sum();
@@ -221,10 +218,7 @@ fn tool_section(cat: &Catalog, tool: &ToolRuns) -> Section {
         &[("tool", &Markup::text(&tool.source.label()))],
     )];
     if unfinished > 0 {
-        notes.push(cat.fill(
-            "imported.unfinished",
-            &[("n", &labels::number(format::count(unfinished)))],
-        ));
+        notes.push(cat.fill("imported.unfinished", &[("n", &labels::count(unfinished))]));
     }
     Section {
         heading: measured_by(cat, &tool.source),
@@ -356,24 +350,12 @@ fn agreement_section(
         summary: cat.fill(
             "imported.agreement_summary",
             &[
-                (
-                    "agree",
-                    &labels::number(format::count(tally.equivalent as u64)),
-                ),
-                (
-                    "higher",
-                    &labels::number(format::count(tally.subject_higher as u64)),
-                ),
-                (
-                    "lower",
-                    &labels::number(format::count(tally.subject_lower as u64)),
-                ),
-                (
-                    "undecided",
-                    &labels::number(format::count(tally.undecided as u64)),
-                ),
+                ("agree", &labels::count(tally.equivalent as u64)),
+                ("higher", &labels::count(tally.subject_higher as u64)),
+                ("lower", &labels::count(tally.subject_lower as u64)),
+                ("undecided", &labels::count(tally.undecided as u64)),
                 ("margin", &labels::margin(rules.throughput)),
-                ("rows", &labels::number(format::count(rows.len() as u64))),
+                ("rows", &labels::count(rows.len() as u64)),
             ],
         ),
         table,
@@ -423,8 +405,8 @@ fn streams_section(cat: &Catalog, d: &Dataset, own: &[&Configuration]) -> Option
             cat.fill(
                 "imported.stream_load",
                 &[
-                    ("streams", &labels::number(format::count(s.streams))),
-                    ("bytes", &labels::number(format::count(r.key.payload_bytes))),
+                    ("streams", &labels::count(s.streams)),
+                    ("bytes", &labels::count(r.key.payload_bytes)),
                 ],
             ),
             gbit(s.sent_bits_per_second),
@@ -511,7 +493,7 @@ fn raw_files(cat: &Catalog, view: &DatasetView) -> Vec<Markup> {
                         "link",
                         &Markup::trusted(format!("../../data/{slug}/{published}")),
                     ),
-                    ("runs", &labels::number(format::count(f.runs as u64))),
+                    ("runs", &labels::count(f.runs as u64)),
                     (
                         "who",
                         &f.imported
@@ -586,8 +568,8 @@ fn path_section(cat: &Catalog, advice: &PathAdvice) -> Option<super::recommend::
                 },
                 &[
                     ("protocol", &labels::protocol(cat, b.protocol)),
-                    ("streams", &labels::number(format::count(b.streams))),
-                    ("bytes", &labels::number(format::count(b.write_bytes))),
+                    ("streams", &labels::count(b.streams)),
+                    ("bytes", &labels::count(b.write_bytes)),
                 ],
             ),
             chosen,

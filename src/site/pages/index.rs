@@ -36,8 +36,8 @@ pub fn page(cat: &Catalog, views: &[DatasetView], answers: &[Answer]) -> PageSpe
         cat.fill(
             "index.more",
             &[
-                ("shown", &labels::number(format::count(shown.len() as u64))),
-                ("n", &labels::number(format::count(views.len() as u64))),
+                ("shown", &labels::count(shown.len() as u64)),
+                ("n", &labels::count(views.len() as u64)),
                 ("link", &link),
             ],
         )
@@ -106,7 +106,7 @@ fn versus_text(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -> Op
         return None;
     };
     let view = views.get(a.dataset)?;
-    let n = |x: usize| labels::number(format::count(x as u64));
+    let n = |x: usize| labels::count(x as u64);
     let x = |r: f64| labels::number(format::ratio(r));
     let ratios = tally.ratios?;
     let (s, b) = match companion {
@@ -162,7 +162,7 @@ fn overheads_text(
         Spread,
     )],
 ) -> Markup {
-    let n = |x: usize| labels::number(format::count(x as u64));
+    let n = |x: usize| labels::count(x as u64);
     let x = |r: f64| labels::number(format::ratio(r));
     let parts: Vec<Markup> = spreads
         .iter()
@@ -188,7 +188,7 @@ fn overheads_text(
 /// `up` leads from the page to the language's folder (`""` on the index, `"../"` below it).
 pub fn answer_line(cat: &Catalog, views: &[DatasetView], a: &Answer, up: &str) -> Option<Markup> {
     let view = views.get(a.dataset)?;
-    let n = |x: usize| labels::number(format::count(x as u64));
+    let n = |x: usize| labels::count(x as u64);
     let text = match &a.body {
         Body::Versus { .. } => versus_text(cat, views, a, up)?,
         Body::IoModels {

@@ -6,7 +6,6 @@
 use serde::Serialize;
 
 use super::{DatasetView, PageSpec};
-use crate::format;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
 use crate::site::markup::Markup;
@@ -141,7 +140,7 @@ pub fn dataset_table(cat: &Catalog, views: &[DatasetView], members: &[usize], up
             .map(|s| labels::subject(cat, s))
             .collect();
         let recorded = d.recorded_at().unwrap_or("");
-        let count = |n: usize| labels::number(format::count(n as u64));
+        let count = |n: usize| labels::count(n as u64);
         let of = |a: usize, b: usize| Markup::trusted(format!("{} / {}", count(a), count(b)));
         table.push(vec![
             labels::dataset_link(&d.name, &v.slug(), up),
@@ -188,7 +187,7 @@ pub fn pages(cat: &Catalog, views: &[DatasetView], groups: &Groups) -> Vec<PageS
         labels::dataset_link(&v.dataset.name, &v.slug(), "../")
     };
     let link = |label: Markup, g: &Group| Markup::trusted(format!("[{label}]({}.md)", g.slug));
-    let count = |g: &Group| labels::number(format::count(g.datasets.len() as u64));
+    let count = |g: &Group| labels::count(g.datasets.len() as u64);
     let mut hosts = Table::new(
         cat.list("lists.host_columns", &[]),
         &[Align::Default, Align::Default, Align::Right, Align::Default],

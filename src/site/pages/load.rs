@@ -223,7 +223,7 @@ fn section(cat: &Catalog, c: &LoadCurve, charts: &mut Vec<ChartFile>) -> CurveSe
         Some(p) => cat.fill(
             "load.knee",
             &[
-                ("rate", &labels::number(format::count(p.offered_rate))),
+                ("rate", &labels::count(p.offered_rate)),
                 (
                     "share",
                     &share_of_max(cat, p.offered_rate, c.closed_loop_rate),

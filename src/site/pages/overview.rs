@@ -10,7 +10,6 @@ use super::failures::{failed_table, raw_reasons};
 use super::provenance::{host_table, toolchain};
 use super::recommend::Section;
 use super::{once_command, ChartFile, DatasetView, Image, PageSpec};
-use crate::format;
 use crate::model::Dataset;
 use crate::reproduce::commands;
 use crate::site::i18n::Catalog;
@@ -205,7 +204,7 @@ fn lead(cat: &Catalog, view: &DatasetView) -> Markup {
         Some(AddressFamily::Ipv6) => "IPv6",
         _ => "IPv4",
     };
-    let count = |n: usize| labels::number(format::count(n as u64));
+    let count = |n: usize| labels::count(n as u64);
     cat.fill(
         &labels::for_path("overview.lead", d),
         &[
@@ -256,7 +255,7 @@ fn raw_files(cat: &Catalog, view: &DatasetView, not_recorded: &Markup) -> Vec<Ma
                             crate::site::published_archive_name(&f.name)
                         )),
                     ),
-                    ("runs", &labels::number(format::count(f.runs as u64))),
+                    ("runs", &labels::count(f.runs as u64)),
                     (
                         "recorded",
                         &f.recorded_at_utc

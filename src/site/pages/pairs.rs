@@ -73,7 +73,7 @@ pub fn section(
 fn summary(cat: &Catalog, rows: &[backends::Row], sides: &Sides, texts: &Texts) -> Markup {
     let names: [(&str, &dyn Fill); 2] = [("subject", &sides.subject), ("base", &sides.base)];
     let t = backends::tally(rows);
-    let n = |v: usize| labels::number(format::count(v as u64));
+    let n = |v: usize| labels::count(v as u64);
     let mut summary = match t.ratios {
         None => cat.fill(texts.none, &names),
         Some(r) => {

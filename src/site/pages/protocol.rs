@@ -248,7 +248,7 @@ fn comparisons(cat: &Catalog, view: &DatasetView, protocol: Protocol) -> Vec<Com
                             &[
                                 ("protocol", &subject),
                                 ("base", &base_label),
-                                ("count", &labels::number(format::count(s.count as u64))),
+                                ("count", &labels::count(s.count as u64)),
                                 ("median", &r(s.median)),
                                 ("min", &r(s.min)),
                                 ("max", &r(s.max)),

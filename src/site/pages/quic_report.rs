@@ -45,7 +45,7 @@ pub fn exists(views: &[DatasetView]) -> bool {
 }
 
 fn comparison_row(cat: &Catalog, view: &DatasetView, c: &Comparison) -> Vec<Markup> {
-    let count = |n: usize| labels::number(format::count(n as u64));
+    let count = |n: usize| labels::count(n as u64);
     let s = &c.spread;
     vec![
         Markup::trusted(format!(
@@ -227,7 +227,7 @@ pub fn page(cat: &Catalog, views: &[DatasetView]) -> Option<PageSpec> {
         lead: cat.fill(
             "quic.lead",
             &[
-                ("runs", &labels::number(format::count(runs as u64))),
+                ("runs", &labels::count(runs as u64)),
                 ("datasets", &Markup::trusted(datasets.len().to_string())),
             ],
         ),

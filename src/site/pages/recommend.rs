@@ -119,12 +119,9 @@ fn class_label(cat: &Catalog, load: &ClassLoad) -> Markup {
     cat.fill(
         key,
         &[
-            (
-                "payload",
-                &labels::number(format::count(load.payload_bytes)),
-            ),
+            ("payload", &labels::count(load.payload_bytes)),
             ("clients", &labels::clients(cat, load.clients)),
-            ("work", &labels::number(format::count(load.handler_work))),
+            ("work", &labels::count(load.handler_work)),
         ],
     )
 }
@@ -139,10 +136,7 @@ fn capped_list(cat: &Catalog, mut names: Vec<Markup>) -> Markup {
     }
     let rest = names.len() - NAMED;
     names.truncate(NAMED);
-    names.push(cat.fill(
-        "recommend.more",
-        &[("n", &labels::number(format::count(rest as u64)))],
-    ));
+    names.push(cat.fill("recommend.more", &[("n", &labels::count(rest as u64))]));
     labels::join_list(cat, &names)
 }
 
@@ -201,10 +195,7 @@ fn why_no_choice(
             &[
                 ("best", &naming.label(cat, best)),
                 ("others", &list(undecided)),
-                (
-                    "runs",
-                    &labels::number(format::count(runs.unwrap_or_default())),
-                ),
+                ("runs", &labels::count(runs.unwrap_or_default())),
             ],
         ));
     }
@@ -405,7 +396,7 @@ pub(super) fn measured_section(cat: &Catalog, view: &DatasetView) -> Option<Sect
         let mut load = cat.fill(
             "recommend.measured_load",
             &[
-                ("payload", &labels::number(format::count(m.payload_bytes))),
+                ("payload", &labels::count(m.payload_bytes)),
                 (
                     "clients",
                     &labels::fleet_clients(cat, m.stratum.generators, m.clients),

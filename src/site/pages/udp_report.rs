@@ -64,10 +64,10 @@ const IMAGES_SHOWN: usize = 4;
 /// The receive-queue overflow callout of a lossy run: its loss and the kernel counter that
 /// says where the datagrams went.
 fn callout(cat: &Catalog, repro: &Reproduction) -> Markup {
-    let lost = labels::number(format::count(repro.lost));
+    let lost = labels::count(repro.lost);
     let mut text = loss_meaning(cat, repro, &lost);
     if let Some(r) = &repro.readings {
-        let n = |v: u64| labels::number(format::count(v));
+        let n = |v: u64| labels::count(v);
         let opt = |v: Option<u64>| v.map_or(cat.text("overview.not_recorded"), n);
         text.push(&cat.text("site.sentence_sep"));
         text.push(&cat.fill(
@@ -95,10 +95,7 @@ fn loss_meaning(cat: &Catalog, repro: &Reproduction, lost: &Markup) -> Markup {
         Some(k) if k == repro.lost => cat.fill("udp.callout_matched", &[("lost", &lost)]),
         Some(k) => cat.fill(
             "udp.callout_differs",
-            &[
-                ("lost", &lost),
-                ("kernel", &labels::number(format::count(k))),
-            ],
+            &[("lost", &lost), ("kernel", &labels::count(k))],
         ),
         None => cat.fill("udp.callout_unknown", &[("lost", &lost)]),
     }
@@ -250,10 +247,7 @@ fn correctness_rows(cat: &Catalog, view: &DatasetView) -> Vec<Vec<Markup>> {
                 "udp.soak_passed",
                 &[
                     ("seconds", &secs),
-                    (
-                        "echoes",
-                        &labels::number(format::count(soak.verified_echoes)),
-                    ),
+                    ("echoes", &labels::count(soak.verified_echoes)),
                     ("rounds", &Markup::trusted(soak.rounds.to_string())),
                 ],
             )
@@ -290,17 +284,14 @@ fn correctness_rows(cat: &Catalog, view: &DatasetView) -> Vec<Vec<Markup>> {
                         "n",
                         &Markup::trusted(passes.configurations_failed.to_string()),
                     ),
-                    ("loss", &labels::number(format::count(passes.worst_loss))),
+                    ("loss", &labels::count(passes.worst_loss)),
                 ],
             )
         };
         if let Some(late) = passes.late.filter(|&n| n > 0) {
             result = cat.fill(
                 "udp.late",
-                &[
-                    ("result", &result),
-                    ("late", &labels::number(format::count(late))),
-                ],
+                &[("result", &result), ("late", &labels::count(late))],
             );
         }
         rows.push(vec![
@@ -439,7 +430,7 @@ pub fn model(cat: &Catalog, views: &[DatasetView]) -> Option<UdpPage> {
     let (isolation, isolation_intro) = isolation_section(cat, &with_udp, &not_recorded);
     let repro = reproduction_section(cat, &with_udp, &not_recorded);
     let totals = udp::Totals::of(with_udp.iter().map(|v| &v.analysis.udp));
-    let count = |n: u64| labels::number(format::count(n));
+    let count = |n: u64| labels::count(n);
     Some(UdpPage {
         lead: cat.fill(
             "udp.lead",

@@ -11,7 +11,6 @@ use super::super::{ChartFile, DatasetView, Image};
 use crate::analysis::aggregate::Configuration;
 use crate::analysis::findings::io_model::IoModelFinding;
 use crate::analysis::placement::{self, Placement};
-use crate::format;
 use crate::output::safe_name;
 use crate::site::i18n::Catalog;
 use crate::site::labels;
@@ -85,7 +84,7 @@ pub(super) fn main_load_section(cat: &Catalog, view: &DatasetView) -> Option<Mai
     let load = Load {
         payload,
         clients,
-        p: labels::number(format::count(payload)),
+        p: labels::count(payload),
         c: labels::clients(cat, clients),
     };
     let (throughput, p99, charts) = main_charts(cat, view, &load);

@@ -48,8 +48,8 @@ fn isolation_row(
                     "udp.inv_kernel",
                     &[
                         ("rep", &rep(repetition)),
-                        ("kernel", &labels::number(format::count(*kernel))),
-                        ("lost", &labels::number(format::count(*lost))),
+                        ("kernel", &labels::count(*kernel)),
+                        ("lost", &labels::count(*lost)),
                     ],
                 ),
             }
@@ -58,9 +58,9 @@ fn isolation_row(
     let same = loss.is_none_or(|l| l.same_in_every_run);
     vec![
         Markup::text(&view.dataset.name),
-        labels::number(format::count(k.payload_bytes)),
-        labels::number(format::count(k.clients)),
-        labels::number(format::count(k.window)),
+        labels::count(k.payload_bytes),
+        labels::count(k.clients),
+        labels::count(k.window),
         loss.and_then(|l| l.server_buffer)
             .map_or(not_recorded.clone(), |b| {
                 Markup::trusted(format::buffer_size(b))
@@ -158,7 +158,7 @@ fn load_charts(
         title.push(&cat.fill(
             key,
             &[
-                ("payload", &labels::number(format::count(PAYLOAD))),
+                ("payload", &labels::count(PAYLOAD)),
                 ("clients", &labels::clients(cat, CLIENTS)),
             ],
         ));
